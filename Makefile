@@ -1,0 +1,52 @@
+# make run   installs what is missing, builds, and evaluates the reference solutions of our suite
+# make test  installs what is missing, builds, and runs every test (what CI runs)
+SHELL := /bin/bash
+PYTHON ?= python3
+BUILD ?= build
+JOBS ?= $(shell nproc)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_PACKAGES := build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libspdlog-dev \
+	libfmt-dev libxxhash-dev libgtest-dev python3 python3-pip
+TORCH_VERSION := $(shell sed -n 's/^torch==//p' requirements.txt)
+VINCI := $(BUILD)/src/cli/vinci
+
+.PHONY: all deps apt-deps python-deps build test run clean
+
+all: build
+
+deps: apt-deps python-deps
+
+apt-deps:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:" $$missing; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+# torch is checked by version prefix, so a GPU machine's 2.11.0+cu130 counts as installed.
+python-deps:
+	@if ! $(PYTHON) -c 'import torch, numpy, sys; sys.exit(0 if torch.__version__.startswith("$(TORCH_VERSION)") else 1)' 2>/dev/null; then \
+	  echo "installing pinned Python packages (requirements.txt)"; \
+	  $(PYTHON) -m pip install -q -r requirements.txt || $(PYTHON) -m pip install -q --break-system-packages -r requirements.txt; \
+	fi
+
+build: deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && VINCI_PYTHON=$(PYTHON) ctest --output-on-failure --timeout 3000
+
+# The main job: every reference solution of tasks/ through the evaluator, on the GPU when there is
+# one (CUDA solutions, full sizes), else on the CPU (CPU solutions, sizes scaled down).
+run: build
+	@if [ -d /proc/driver/nvidia/gpus ] && [ -n "$$(ls /proc/driver/nvidia/gpus 2>/dev/null)" ]; then \
+	  VINCI_PYTHON=$(PYTHON) $(VINCI) eval --tasks tasks --candidates tasks/solutions/cuda --device cuda --out results.jsonl; \
+	else \
+	  VINCI_PYTHON=$(PYTHON) $(VINCI) eval --tasks tasks --candidates tasks/solutions/cpu --device cpu --scale 0.05 \
+	    --no-compile-baseline --out results.jsonl; \
+	fi
+	$(VINCI) report results.jsonl --tasks tasks --out-dir .
+
+clean:
+	rm -rf $(BUILD)

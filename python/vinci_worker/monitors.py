@@ -1,0 +1,162 @@
+"""Dynamic monitors wrapped around every call of a candidate's forward.
+
+- TorchOpMonitor sees every ATen op dispatched while forward runs, including the ones an
+  extension's C++ makes through the dispatcher, and tells compute from allocation/view/copy.
+- ExtensionCalls counts and times calls into load_inline extensions (the CPU analogue of kernel
+  launches and of time coverage).
+- PatchSnapshot records the identity of every attribute of the modules a harness relies on, so
+  a candidate that replaces a timer or a comparison function is caught.
+"""
+from __future__ import annotations
+
+import sys
+import time
+import types
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+_perf_counter = time.perf_counter
+
+# ATen ops that only allocate, view, copy or read metadata: allowed inside forward under the
+# "forbid" policy, because a kernel needs its output allocated and its inputs laid out.
+ALLOWED_OPS = frozenset("""
+empty empty_like empty_strided new_empty new_empty_strided zeros zeros_like new_zeros ones ones_like
+new_ones full full_like new_full fill_ zero_ view _unsafe_view reshape _reshape_alias as_strided expand
+expand_as permute transpose t squeeze unsqueeze flatten unflatten slice select narrow split split_with_sizes
+unbind chunk detach alias clone copy_ _to_copy lift_fresh lift_fresh_copy view_as contiguous
+_local_scalar_dense cat stack set_ resize_ is_same_size _has_compatible_shallow_copy_type item
+""".split())
+LOW_PRECISION = (torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+class TorchOpMonitor(TorchDispatchMode):
+    """Records compute ops and precision drops seen while forward runs."""
+
+    def __init__(self, low_precision_task: bool):
+        super().__init__()
+        self.compute_ops: dict[str, int] = {}
+        self.precision_drops: list[str] = []
+        self.low_precision_task = low_precision_task
+
+    def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = func.overloadpacket.__name__
+        if name not in ALLOWED_OPS:
+            self.compute_ops[name] = self.compute_ops.get(name, 0) + 1
+        elif name == "_to_copy" and not self.low_precision_task:
+            dtype = kwargs.get("dtype")
+            if dtype in LOW_PRECISION:
+                self.precision_drops.append(f"aten._to_copy to {dtype}")
+        return func(*args, **kwargs)
+
+
+class ExtensionCalls:
+    """Counts and times the calls made into load_inline extension modules."""
+
+    def __init__(self):
+        self.calls = 0
+        self.seconds = 0.0
+
+    def reset(self):
+        self.calls = 0
+        self.seconds = 0.0
+
+    def wrap_module(self, module: types.ModuleType) -> types.ModuleType:
+        """Returns a stand-in module whose callables count and time themselves."""
+        proxy = types.ModuleType(module.__name__)
+        for attr in dir(module):
+            value = getattr(module, attr)
+            if callable(value) and not attr.startswith("__") and not isinstance(value, type):
+                proxy.__dict__[attr] = self._wrap(value)
+            else:
+                proxy.__dict__[attr] = value
+        return proxy
+
+    def _wrap(self, fn):
+        calls = self
+
+        def counted(*args, **kwargs):
+            t0 = _perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                calls.calls += 1
+                calls.seconds += _perf_counter() - t0
+        counted.__name__ = getattr(fn, "__name__", "extension_function")
+        counted.__doc__ = getattr(fn, "__doc__", None)
+        return counted
+
+
+_WATCHED_MODULE_NAMES = (
+    "torch", "torch.nn", "torch.nn.functional", "torch.cuda", "torch.testing", "torch.utils.cpp_extension",
+    "torch.backends", "torch.backends.cuda", "torch.backends.cudnn", "torch.autograd", "torch.profiler",
+    "time", "math", "os", "sys", "builtins", "random", "gc", "threading",
+)
+
+
+def _watched_objects():
+    objs = []
+    for name in _WATCHED_MODULE_NAMES:
+        mod = sys.modules.get(name)
+        if mod is not None:
+            objs.append((name, mod))
+    objs += [("torch.Tensor", torch.Tensor), ("torch.nn.Module", torch.nn.Module)]
+    if torch.cuda.is_available():
+        objs += [("torch.cuda.Event", torch.cuda.Event), ("torch.cuda.Stream", torch.cuda.Stream)]
+    return objs
+
+
+def precision_flags() -> dict:
+    flags = {
+        "cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "matmul_precision": torch.get_float32_matmul_precision(),
+        "cuda.matmul.allow_fp16_reduced": torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "cuda.matmul.allow_bf16_reduced": torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+    }
+    return flags
+
+
+class PatchSnapshot:
+    """Identity of every attribute of the watched modules and classes, taken before a candidate runs."""
+
+    def __init__(self):
+        self.entries = {}
+        for label, obj in _watched_objects():
+            d = vars(obj)
+            self.entries[label] = (obj, {k: id(v) for k, v in list(d.items())})
+        self.flags = precision_flags()
+
+    def changes(self) -> list[str]:
+        changed = []
+        for label, (obj, ids) in self.entries.items():
+            d = vars(obj)
+            for k, v in ids.items():
+                if k not in d:
+                    changed.append(f"{label}.{k} deleted")
+                elif id(d[k]) != v and not _benign(label, k):
+                    changed.append(f"{label}.{k} replaced")
+            for k in d.keys() - ids.keys():
+                if not _benign(label, k):
+                    changed.append(f"{label}.{k} added")
+        return changed
+
+    def flag_changes(self) -> list[str]:
+        now = precision_flags()
+        return [f"{k}: {self.flags[k]} -> {now[k]}" for k in now if now[k] != self.flags[k]]
+
+
+def _benign(label: str, key: str) -> bool:
+    # Module-level caches and lazily imported submodules change without anyone patching anything.
+    if key.startswith("__") or key in ("_initialized", "_queued_calls", "_tls", "_lazy_seed_tracker",
+                                       "_is_in_bad_fork", "_cached_device_count", "_original_pid"):
+        return True
+    if label in ("sys", "os", "builtins", "gc", "threading", "random"):
+        # These hold interpreter state (sys.modules, os.environ, …) that imports legitimately touch;
+        # only functions are watched there.
+        return key in ("modules", "path_importer_cache", "last_value", "last_type", "last_traceback",
+                       "last_exc", "environ", "_", "meta_path", "path", "path_hooks", "flags")
+    if label.startswith("torch") and isinstance(sys.modules.get(f"{label}.{key}"), types.ModuleType):
+        return True
+    return False

@@ -1,0 +1,15 @@
+// One function per subcommand: it adds its options to the app and returns the action to run.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace vinci::cli {
+
+using Action = std::function<int()>;
+
+Action add_eval_command(CLI::App& app);
+Action add_report_command(CLI::App& app);
+
+}  // namespace vinci::cli

@@ -1,0 +1,146 @@
+// vinci eval: every candidate of a folder against its task, one JSON line each, then fast_p.
+#include <cmath>
+#include <cstdio>
+#include <regex>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "core/files.h"
+#include "core/progress.h"
+#include "eval/candidate.h"
+#include "eval/metrics.h"
+#include "eval/pool.h"
+#include "eval/task.h"
+
+namespace vinci::cli {
+
+namespace {
+
+struct EvalOptions {
+  std::string tasks, candidates, out, filter, baseline = "eager";
+  bool json = false, no_cache = false, append = false, quiet = false;
+  std::vector<int> levels;
+  double atol_fp32 = 1e-4, rtol_fp32 = 1e-4, tol_half = 1e-2;
+  int compile_timeout_s = 900, run_timeout_s = 300;
+  eval::EvalConfig config;
+};
+
+std::map<int, std::vector<std::string>> tasks_per_level(const std::vector<eval::Task>& tasks) {
+  std::map<int, std::vector<std::string>> out;
+  for (const auto& t : tasks) out[t.level].push_back(t.id);
+  return out;
+}
+
+std::string class_counts(const std::vector<eval::Result>& results) {
+  std::map<std::string, int> counts;
+  for (const auto& r : results) ++counts[std::string(eval::to_string(r.verdict)) + (r.reason.empty() ? "" : "/" + r.reason)];
+  std::string out;
+  for (const auto& [k, n] : counts) out += fmt::format("  {:<36} {}\n", k, n);
+  return out;
+}
+
+int run_eval(EvalOptions& o) {
+  eval::Suite suite = eval::load_suite(o.tasks);
+  for (const auto& s : suite.skipped) spdlog::warn("skipped {}", s);
+  std::vector<eval::Task> selected;
+  const std::regex filter(o.filter.empty() ? ".*" : o.filter);
+  for (const auto& t : suite.tasks) {
+    if (!o.levels.empty() && std::find(o.levels.begin(), o.levels.end(), t.level) == o.levels.end()) continue;
+    if (!std::regex_search(t.id, filter)) continue;
+    selected.push_back(t);
+  }
+  suite.tasks = selected;
+  if (suite.tasks.empty()) throw std::runtime_error("no task of the suite passes --level/--filter");
+
+  eval::Pairing pairing = eval::match_candidates(suite, o.candidates);
+  for (const auto& u : pairing.unmatched) spdlog::warn("unmatched candidate {}", u);
+  if (pairing.pairs.empty()) throw std::runtime_error(fmt::format("no candidate in {} matches a task of {}", o.candidates, o.tasks));
+
+  eval::EvalConfig& c = o.config;
+  c.tolerances["float32"] = {o.atol_fp32, o.rtol_fp32};
+  c.tolerances["float16"] = {o.tol_half, o.tol_half};
+  c.tolerances["bfloat16"] = {o.tol_half, o.tol_half};
+  c.use_cache = !o.no_cache;
+  c.compile_timeout = std::chrono::seconds(o.compile_timeout_s);
+  c.run_timeout = std::chrono::seconds(o.run_timeout_s);
+  eval::EvaluatorPool pool(c);
+  spdlog::info("{} candidates for {} tasks on {} ({} worker{}), cache {}", pairing.pairs.size(), suite.tasks.size(),
+               pool.device_name(), pool.workers(), pool.workers() == 1 ? "" : "s",
+               c.use_cache ? pool.config().cache_dir.string() : "off");
+
+  std::vector<eval::Job> jobs;
+  for (auto& [task, cand] : pairing.pairs) jobs.push_back({task, cand});
+  std::optional<core::LineWriter> out;
+  if (!o.out.empty()) out.emplace(o.out, o.append);
+  core::Progress progress("eval", jobs.size(), !o.quiet);
+  const auto results = pool.run(jobs, [&](const eval::Result& r) {
+    if (out) out->write_line(eval::to_json(r).dump());
+    progress.advance(fmt::format("{} {}", r.task, eval::to_string(r.verdict)));
+  });
+  progress.finish();
+
+  const eval::Baseline baseline = eval::baseline_from_string(o.baseline);
+  const eval::Summary summary = eval::summarize(results, tasks_per_level(suite.tasks), baseline);
+  const auto stats = pool.stats();
+  if (o.json) {
+    nlohmann::json j = eval::to_json(summary);
+    j["device"] = pool.device_name();
+    j["candidates"] = results.size();
+    j["unmatched_candidates"] = pairing.unmatched.size();
+    j["result_cache_hits"] = stats.result_cache_hits;
+    j["builds"] = stats.builds;
+    j["worker_restarts"] = stats.worker_restarts;
+    fmt::print("{}\n", j.dump());
+  } else {
+    fmt::print("\nresults by class:\n{}\n{}", class_counts(results), eval::format_table(summary));
+    fmt::print("{} results ({} from cache), {} builds, {} worker restarts{}\n", results.size(), stats.result_cache_hits,
+               stats.builds, stats.worker_restarts, o.out.empty() ? "" : fmt::format("; written to {}", o.out));
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_eval_command(CLI::App& app) {
+  auto o = std::make_shared<EvalOptions>();
+  app.add_option("--tasks", o->tasks, "task suite: a folder of levelN/<number>_<Name>.py problem files")->required();
+  app.add_option("--candidates", o->candidates,
+                 "folder of candidate files, matched to tasks by name (levelN/<file>, <file>, "
+                 "level_L_problem_N_*.py) or by a '# vinci-task: <id>' header")->required();
+  app.add_option("--device", o->config.device, "cpu, cuda (one worker per visible GPU) or auto")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+  app.add_option("--out", o->out, "write one JSON line per (task, candidate) to this file");
+  app.add_flag("--append", o->append, "append to --out instead of replacing it");
+  app.add_flag("--json", o->json, "print the summary as one JSON object instead of a table");
+  app.add_option("--scale", o->config.scale, "shrink the sizes tasks list in SCALABLE (e.g. 0.05 for CPU runs)")
+      ->check(CLI::Range(1e-6, 1.0))->capture_default_str();
+  app.add_option("--level", o->levels, "only these levels");
+  app.add_option("--filter", o->filter, "only tasks whose id matches this regex");
+  app.add_flag("--no-cache", o->no_cache, "evaluate every pair again instead of reusing cached results");
+  app.add_option("--cache-dir", o->config.cache_dir, "cache folder (default $VINCI_CACHE or ~/.cache/vinci)");
+  app.add_option("--correctness-trials", o->config.correctness_trials, "correctness trials with fresh inputs")
+      ->check(CLI::Range(1, 1000))->capture_default_str();
+  app.add_option("--trials", o->config.timing.trials, "timed calls per measurement")->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  app.add_option("--time-budget", o->config.timing.budget_s, "seconds at most per timing run (at least 10 trials)")
+      ->capture_default_str();
+  app.add_option("--atol", o->atol_fp32, "fp32 absolute tolerance")->capture_default_str();
+  app.add_option("--rtol", o->rtol_fp32, "fp32 relative tolerance")->capture_default_str();
+  app.add_option("--half-tol", o->tol_half, "fp16/bf16 absolute and relative tolerance")->capture_default_str();
+  app.add_option("--torch-ops", o->config.torch_ops, "torch compute ops inside ModelNew.forward")
+      ->check(CLI::IsMember({"forbid", "warn", "allow"}))->capture_default_str();
+  app.add_flag("--allow-precision-drop", o->config.allow_precision_drop, "accept fp16/bf16/TF32 in fp32 tasks");
+  app.add_flag("!--no-compile-baseline", o->config.compile_baseline, "skip the torch.compile baseline");
+  app.add_option("--baseline", o->baseline, "speedup baseline for fast_p")->check(CLI::IsMember({"eager", "compile"}))
+      ->capture_default_str();
+  app.add_option("--jobs", o->config.build_jobs, "parallel builds (default: CPU cores)");
+  app.add_option("--compile-timeout", o->compile_timeout_s, "seconds per candidate build")->capture_default_str();
+  app.add_option("--run-timeout", o->run_timeout_s, "seconds per check or timing request")->capture_default_str();
+  app.add_option("--seed", o->config.seed, "base seed of the correctness inputs")->capture_default_str();
+  app.add_flag("-q,--quiet", o->quiet, "no progress bar");
+  return [o] { return run_eval(*o); };
+}
+
+}  // namespace vinci::cli

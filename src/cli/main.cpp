@@ -1,0 +1,37 @@
+// vinci: GPU kernels made faster by LLM agents, judged by an evaluator that cannot be fooled.
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe is an error to handle, not a reason to die
+  CLI::App app{"vinci: KernelBench-compatible kernel evaluation, agents and training"};
+  app.require_subcommand(1);
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "debug logging on stderr");
+  std::map<CLI::App*, vinci::cli::Action> actions;
+  auto* eval = app.add_subcommand("eval", "evaluate candidate kernels on a task suite (fast_p, speedups)");
+  actions[eval] = vinci::cli::add_eval_command(*eval);
+  auto* report = app.add_subcommand("report", "fast_p curve and speedup distribution of a results file, as SVG");
+  actions[report] = vinci::cli::add_report_command(*report);
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
+  spdlog::set_default_logger(spdlog::stderr_color_mt("vinci"));
+  spdlog::set_pattern("%^%l%$: %v");
+  try {
+    for (auto& [sub, action] : actions)
+      if (sub->parsed()) return action();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "vinci: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

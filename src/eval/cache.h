@@ -1,0 +1,25 @@
+// The evaluator's on-disk caches, content-addressed: a key is a hash of everything that decides
+// the value, so an entry never goes stale, and concurrent writers only ever race to write the
+// same bytes (each write is an atomic rename).
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace vinci::eval {
+
+class JsonCache {
+ public:
+  explicit JsonCache(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  std::optional<nlohmann::json> get(const std::string& key) const;  // a corrupt entry reads as a miss
+  void put(const std::string& key, const nlohmann::json& value) const;
+
+ private:
+  std::filesystem::path path(const std::string& key) const;
+  std::filesystem::path dir_;
+};
+
+}  // namespace vinci::eval

@@ -1,0 +1,33 @@
+// Candidates and how they are matched to tasks.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/task.h"
+
+namespace vinci::eval {
+
+struct Candidate {
+  std::filesystem::path file;
+  std::string source;
+  std::string hash;                       // content hash of source
+  std::optional<std::string> task_header; // from a "# vinci-task: <id>" line
+};
+
+Candidate load_candidate(const std::filesystem::path& file);
+
+struct Pairing {
+  std::vector<std::pair<Task, Candidate>> pairs;
+  std::vector<std::string> unmatched;  // candidate files no task claims, with why
+};
+
+// Matches every .py file under dir (recursively) to a task, as KernelBench's generation folders
+// do, trying in order: a "# vinci-task:" header; the path relative to dir equal to a task id
+// (levelN/<number>_<Name>.py); the file name equal to exactly one task's file name; KernelBench's
+// generated names, level_<L>_problem_<N>[_sample_<S>][_kernel].py.
+Pairing match_candidates(const Suite& suite, const std::filesystem::path& dir);
+
+}  // namespace vinci::eval

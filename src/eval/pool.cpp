@@ -1,0 +1,380 @@
+#include "eval/pool.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/files.h"
+#include "core/hash.h"
+#include "eval/build_step.h"
+#include "eval/worker_client.h"
+
+namespace vinci::eval {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+static double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+struct EvaluatorPool::Shared {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<size_t> ready;  // job indices whose build succeeded, waiting for a worker
+  size_t builds_left = 0;
+  std::map<size_t, BuildOutcome> builds;
+  std::map<std::string, std::unique_ptr<std::mutex>> baseline_locks;
+  std::mutex result_mu;
+};
+
+EvaluatorPool::EvaluatorPool(EvalConfig config)
+    : config_(std::move(config)), results_(fs::path()), baselines_(fs::path()) {
+  config_.resolve();
+  env_ = probe_environment(config_.python);
+  if (env_.torch_version.empty())
+    throw std::runtime_error(fmt::format("torch is not installed for {} (run `make install-deps`, or set VINCI_PYTHON "
+                                         "to a python that has torch)", config_.python));
+  device_kind_ = config_.device == "auto" ? (env_.gpus.empty() ? "cpu" : "cuda") : config_.device;
+  if (device_kind_ != "cpu" && device_kind_ != "cuda")
+    throw std::runtime_error(fmt::format("unknown device '{}': use cpu, cuda or auto", config_.device));
+  if (device_kind_ == "cuda" && env_.gpus.empty())
+    throw std::runtime_error("--device cuda: no NVIDIA GPU is visible (none under /proc/driver/nvidia/gpus, or "
+                             "CUDA_VISIBLE_DEVICES hides them); use --device cpu");
+  device_name_ = device_kind_ == "cpu" ? "cpu" : env_.gpus.front();
+  results_ = JsonCache(config_.cache_dir / "results");
+  baselines_ = JsonCache(config_.cache_dir / "baselines");
+
+  std::vector<std::optional<std::string>> gpus;
+  if (device_kind_ == "cuda") {
+    std::vector<std::string> ids;
+    if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"); v != nullptr) {
+      std::stringstream ss(v);
+      std::string item;
+      while (std::getline(ss, item, ',') && ids.size() < env_.gpus.size()) ids.push_back(item);
+    } else {
+      for (size_t i = 0; i < env_.gpus.size(); ++i) ids.push_back(std::to_string(i));
+    }
+    for (auto& id : ids) gpus.emplace_back(id);
+  } else {
+    gpus.emplace_back(std::nullopt);
+  }
+  worker_specs_ = gpus.size();
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    WorkerSpec spec;
+    spec.device = device_kind_;
+    spec.gpu = gpus[i];
+    const std::string tag = gpus[i] ? "gpu" + *gpus[i] : "cpu";
+    spec.scratch = config_.cache_dir / "scratch" / fmt::format("worker-{}-{}", tag, ::getpid());
+    spec.log = config_.cache_dir / "logs" / fmt::format("worker-{}.log", tag);
+    workers_.push_back(std::make_unique<WorkerClient>(spec, config_));
+  }
+}
+
+EvaluatorPool::~EvaluatorPool() {
+  for (auto& w : workers_) w->restart();
+  std::error_code ec;
+  fs::remove_all(config_.cache_dir / "scratch" / fmt::format("worker-cpu-{}", ::getpid()), ec);
+}
+
+PoolStats EvaluatorPool::stats() const {
+  std::lock_guard lock(stats_mu_);
+  PoolStats s = stats_;
+  s.worker_restarts = 0;
+  for (const auto& w : workers_) s.worker_restarts += w->restarts();
+  return s;
+}
+
+std::string EvaluatorPool::result_key(const Job& job) const {
+  const std::string task_source = core::read_file(job.task.file);
+  return core::content_hash({task_source, job.candidate.source, config_.fingerprint(), device_name_,
+                             env_.torch_version, "result-v1"});
+}
+
+static Result base_result(const Job& job, const std::string& device) {
+  Result r;
+  r.task = job.task.id;
+  r.level = job.task.level;
+  r.task_number = job.task.number;
+  r.task_name = job.task.name;
+  r.candidate = job.candidate.file.string();
+  r.candidate_hash = job.candidate.hash;
+  r.device = device;
+  return r;
+}
+
+// Fills a result from a failed worker reply: the worker's own classification, or what the pool
+// saw happen to the worker.
+static void apply_failure(Result& r, const WorkerReply& reply, const char* timeout_reason) {
+  switch (reply.kind) {
+    case WorkerReply::Kind::ok:
+      return;
+    case WorkerReply::Kind::failed: {
+      const auto& b = reply.body;
+      try {
+        r.verdict = verdict_from_string(b.value("class", "runtime_error"));
+      } catch (const std::invalid_argument&) {
+        r.verdict = Verdict::runtime_error;
+      }
+      r.reason = b.value("reason", "");
+      r.message = b.value("message", "");
+      if (b.contains("trials_passed")) r.trials_passed = b["trials_passed"].get<int>();
+      if (b.contains("max_abs_diff") && b["max_abs_diff"].is_number()) r.max_abs_diff = b["max_abs_diff"].get<double>();
+      if (b.contains("mean_abs_diff") && b["mean_abs_diff"].is_number()) r.mean_abs_diff = b["mean_abs_diff"].get<double>();
+      return;
+    }
+    case WorkerReply::Kind::timeout:
+      r.verdict = Verdict::timeout;
+      r.reason = timeout_reason;
+      r.message = reply.description;
+      return;
+    case WorkerReply::Kind::crashed:
+      if (reply.signal == SIGXCPU) {
+        r.verdict = Verdict::timeout;
+        r.reason = "cpu_time";
+      } else {
+        r.verdict = Verdict::runtime_error;
+        r.reason = reply.signal ? "worker_crashed" : "worker_exited";
+      }
+      r.message = reply.description;
+      return;
+  }
+}
+
+std::optional<nlohmann::json> EvaluatorPool::baseline(const Task& task, WorkerClient& worker, Shared& shared,
+                                                      Result& failure) {
+  const std::string task_source = core::read_file(task.file);
+  const nlohmann::json proto = config_.worker_json();
+  const std::string key = core::content_hash({task_source, std::to_string(config_.scale), proto["timing"].dump(),
+                                              std::to_string(config_.seed), config_.compile_baseline ? "c" : "",
+                                              device_name_, env_.torch_version, "baseline-v1"});
+  std::mutex* lock_ptr;
+  {
+    std::lock_guard lock(shared.mu);
+    auto& slot = shared.baseline_locks[key];
+    if (!slot) slot = std::make_unique<std::mutex>();
+    lock_ptr = slot.get();
+  }
+  std::lock_guard task_lock(*lock_ptr);
+  const nlohmann::json task_req = {{"path", fs::absolute(task.file).string()}, {"scale", config_.scale}};
+  nlohmann::json req = task_req;
+  req["op"] = "load_task";
+  WorkerReply r = worker.request(req, config_.run_timeout);
+  if (r.kind != WorkerReply::Kind::ok) {
+    apply_failure(failure, r, "run_timeout");
+    if (failure.verdict != Verdict::invalid_task) {
+      failure.message = "loading the task failed: " + failure.message;
+      failure.verdict = Verdict::invalid_task;
+    }
+    return std::nullopt;
+  }
+  if (config_.use_cache) {
+    if (auto hit = baselines_.get(key)) return hit;
+  }
+  req = task_req;
+  req["op"] = "baseline";
+  req["config"] = proto;
+  r = worker.request(req, config_.baseline_timeout);
+  if (r.kind != WorkerReply::Kind::ok) {
+    apply_failure(failure, r, "baseline_timeout");
+    failure.message = "timing the reference failed: " + failure.message;
+    failure.verdict = Verdict::invalid_task;
+    return std::nullopt;
+  }
+  baselines_.put(key, r.body);
+  return r.body;
+}
+
+Result EvaluatorPool::evaluate(const Job& job, const BuildOutcome& build, WorkerClient& worker, Shared& shared) {
+  Result r = base_result(job, device_name_);
+  r.phase_seconds["build"] = build.seconds;
+  auto t = Clock::now();
+  const auto base = baseline(job.task, worker, shared, r);
+  r.phase_seconds["baseline"] = seconds_since(t);
+  if (!base) return r;
+  if (worker.info().contains("device_name")) r.device = worker.info()["device_name"].get<std::string>();
+  if (base->contains("eager") && !(*base)["eager"].is_null()) r.eager = timing_from_json((*base)["eager"]);
+  if (base->contains("compile") && !(*base)["compile"].is_null()) r.compiled = timing_from_json((*base)["compile"]);
+
+  const nlohmann::json proto = config_.worker_json();
+  const std::string task_path = fs::absolute(job.task.file).string();
+  const fs::path copy = config_.cache_dir / "candidates" / (job.candidate.hash + ".py");
+
+  t = Clock::now();
+  WorkerReply reply = worker.request({{"op", "load_candidate"}, {"path", copy.string()},
+                                      {"static", build.static_report}, {"config", proto}},
+                                     config_.compile_timeout);
+  r.phase_seconds["load"] = seconds_since(t);
+  if (reply.kind != WorkerReply::Kind::ok) {
+    apply_failure(r, reply, "compile_timeout");
+    return r;
+  }
+
+  t = Clock::now();
+  reply = worker.request({{"op", "check"}, {"path", task_path}, {"scale", config_.scale}, {"config", proto}},
+                         config_.run_timeout + config_.compile_timeout);
+  r.phase_seconds["check"] = seconds_since(t);
+  r.trials = config_.correctness_trials;
+  if (reply.kind != WorkerReply::Kind::ok) {
+    apply_failure(r, reply, "run_timeout");
+    if (reply.kind != WorkerReply::Kind::crashed && reply.kind != WorkerReply::Kind::timeout)
+      worker.request({{"op", "unload"}}, config_.run_timeout);
+    return r;
+  }
+  r.trials_passed = reply.body.value("trials_passed", 0);
+  r.max_abs_diff = reply.body.value("max_abs_diff", 0.0);
+  r.mean_abs_diff = reply.body.value("mean_abs_diff", 0.0);
+  r.warnings = reply.body.value("warnings", std::vector<std::string>{});
+  for (const auto& f : build.static_report.value("findings", std::vector<std::string>{})) r.warnings.push_back(f);
+
+  t = Clock::now();
+  reply = worker.request({{"op", "time"}, {"path", task_path}, {"scale", config_.scale}, {"config", proto}},
+                         config_.run_timeout);
+  r.phase_seconds["time"] = seconds_since(t);
+  if (reply.kind != WorkerReply::Kind::ok) {
+    apply_failure(r, reply, "run_timeout");
+  } else {
+    r.verdict = Verdict::correct;
+    r.reason.clear();
+    r.timing = timing_from_json(reply.body.at("timing"));
+    r.custom_launches = reply.body.value("custom_launches", 0);
+    if (reply.body.contains("coverage") && reply.body["coverage"].is_number())
+      r.coverage = reply.body["coverage"].get<double>();
+    r.flags = reply.body.value("flags", std::vector<std::string>{});
+    if (r.eager && r.timing->median_ms > 0) r.speedup_eager = r.eager->median_ms / r.timing->median_ms;
+    if (r.compiled && r.timing->median_ms > 0) r.speedup_compile = r.compiled->median_ms / r.timing->median_ms;
+    r.message = fmt::format("{:.4g} ms (eager {:.4g} ms{})", r.timing->median_ms, r.eager ? r.eager->median_ms : 0.0,
+                            r.compiled ? fmt::format(", compile {:.4g} ms", r.compiled->median_ms) : "");
+  }
+  if (reply.kind == WorkerReply::Kind::ok || reply.kind == WorkerReply::Kind::failed) {
+    t = Clock::now();
+    worker.request({{"op", "unload"}}, config_.run_timeout);
+    r.phase_seconds["unload"] = seconds_since(t);
+  }
+  return r;
+}
+
+std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::function<void(const Result&)>& on_result) {
+  std::vector<Result> results(jobs.size());
+  std::vector<bool> done(jobs.size(), false);
+  Shared shared;
+  std::vector<std::string> keys(jobs.size());
+  std::vector<Clock::time_point> started(jobs.size(), Clock::now());
+
+  auto emit = [&](size_t i, Result r) {
+    std::lock_guard lock(shared.result_mu);
+    r.eval_seconds = seconds_since(started[i]);
+    if (!r.cached && r.verdict != Verdict::invalid_task && r.verdict != Verdict::timeout && config_.use_cache &&
+        !(r.verdict == Verdict::runtime_error && (r.reason == "worker_error" || r.reason == "build_not_started")))
+      results_.put(keys[i], to_json(r));
+    {
+      std::lock_guard s(stats_mu_);
+      ++stats_.results;
+      if (r.cached) ++stats_.result_cache_hits;
+    }
+    results[i] = r;
+    done[i] = true;
+    if (on_result) on_result(results[i]);
+  };
+
+  // Cached results first; everything else is copied into the content-addressed candidate store.
+  std::vector<size_t> to_build;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    keys[i] = result_key(jobs[i]);
+    if (config_.use_cache) {
+      if (auto hit = results_.get(keys[i])) {
+        try {
+          Result r = result_from_json(*hit);
+          r.candidate = jobs[i].candidate.file.string();
+          r.cached = true;
+          emit(i, r);
+          continue;
+        } catch (const std::invalid_argument&) {
+          // an unreadable entry is a miss
+        }
+      }
+    }
+    const fs::path copy = config_.cache_dir / "candidates" / (jobs[i].candidate.hash + ".py");
+    if (!fs::exists(copy)) core::write_file_atomic(copy, jobs[i].candidate.source);
+    to_build.push_back(i);
+  }
+  shared.builds_left = to_build.size();
+
+  std::mutex build_mu;
+  size_t next_build = 0;
+  auto builder = [&] {
+    for (;;) {
+      size_t i;
+      {
+        std::lock_guard lock(build_mu);
+        if (next_build >= to_build.size()) return;
+        i = to_build[next_build++];
+      }
+      const fs::path copy = config_.cache_dir / "candidates" / (jobs[i].candidate.hash + ".py");
+      const fs::path log = config_.cache_dir / "logs" / ("build-" + jobs[i].candidate.hash + ".log");
+      BuildOutcome b = run_build(copy, jobs[i].task, config_, log);
+      {
+        std::lock_guard s(stats_mu_);
+        ++stats_.builds;
+      }
+      if (!b.ok) {
+        Result r = base_result(jobs[i], device_name_);
+        r.verdict = b.verdict;
+        r.reason = b.reason;
+        r.message = b.message;
+        r.phase_seconds["build"] = b.seconds;
+        emit(i, r);
+      }
+      std::lock_guard lock(shared.mu);
+      if (b.ok) {
+        shared.builds[i] = std::move(b);
+        shared.ready.push_back(i);
+      }
+      --shared.builds_left;
+      shared.cv.notify_all();
+    }
+  };
+  auto runner = [&](WorkerClient& worker) {
+    for (;;) {
+      size_t i;
+      BuildOutcome b;
+      {
+        std::unique_lock lock(shared.mu);
+        shared.cv.wait(lock, [&] { return !shared.ready.empty() || shared.builds_left == 0; });
+        if (shared.ready.empty()) return;
+        i = shared.ready.front();
+        shared.ready.pop_front();
+        b = shared.builds[i];
+      }
+      Result r;
+      try {
+        r = evaluate(jobs[i], b, worker, shared);
+      } catch (const std::exception& e) {  // the worker cannot start: every job on it says why
+        r = base_result(jobs[i], device_name_);
+        r.verdict = Verdict::runtime_error;
+        r.reason = "worker_error";
+        r.message = e.what();
+      }
+      emit(i, r);
+    }
+  };
+
+  std::vector<std::thread> threads;
+  const int nbuild = std::max(1, std::min<int>(config_.build_jobs, static_cast<int>(to_build.size())));
+  for (int b = 0; b < nbuild; ++b) threads.emplace_back(builder);
+  for (auto& w : workers_) threads.emplace_back(runner, std::ref(*w));
+  for (auto& th : threads) th.join();
+  return results;
+}
+
+}  // namespace vinci::eval

@@ -1,0 +1,62 @@
+// The evaluator pool: parallel builds on the CPU cores, one worker per visible GPU (or one CPU
+// worker), a queue between them, and the result and baseline caches.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "eval/cache.h"
+#include "eval/candidate.h"
+#include "eval/config.h"
+#include "eval/environment.h"
+#include "eval/result.h"
+#include "eval/task.h"
+
+namespace vinci::eval {
+
+struct Job {
+  Task task;
+  Candidate candidate;
+};
+
+struct PoolStats {
+  int results = 0, result_cache_hits = 0, builds = 0, worker_restarts = 0;
+};
+
+class WorkerClient;
+
+class EvaluatorPool {
+ public:
+  // Throws std::runtime_error when the device asked for is not there (e.g. cuda without a GPU).
+  explicit EvaluatorPool(EvalConfig config);
+  ~EvaluatorPool();
+
+  const EvalConfig& config() const { return config_; }
+  const std::string& device_name() const { return device_name_; }
+  int workers() const { return static_cast<int>(worker_specs_); }
+
+  // Evaluates every job; on_result runs (one at a time) as each result is ready.
+  std::vector<Result> run(const std::vector<Job>& jobs, const std::function<void(const Result&)>& on_result);
+  PoolStats stats() const;
+
+ private:
+  struct Shared;
+  Result evaluate(const Job& job, const struct BuildOutcome& build, WorkerClient& worker, Shared& shared);
+  std::optional<nlohmann::json> baseline(const Task& task, WorkerClient& worker, Shared& shared, Result& failure);
+  std::string result_key(const Job& job) const;
+
+  EvalConfig config_;
+  Environment env_;
+  std::string device_kind_;  // cpu | cuda
+  std::string device_name_;
+  size_t worker_specs_ = 1;
+  std::vector<std::unique_ptr<WorkerClient>> workers_;
+  JsonCache results_, baselines_;
+  mutable std::mutex stats_mu_;
+  PoolStats stats_;
+};
+
+}  // namespace vinci::eval

@@ -1,0 +1,131 @@
+#include "eval/result.h"
+
+#include <array>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace vinci::eval {
+
+namespace {
+constexpr std::array<std::pair<Verdict, std::string_view>, 7> kVerdicts{{
+    {Verdict::correct, "correct"},
+    {Verdict::incorrect, "incorrect"},
+    {Verdict::rejected, "rejected"},
+    {Verdict::compile_error, "compile_error"},
+    {Verdict::runtime_error, "runtime_error"},
+    {Verdict::timeout, "timeout"},
+    {Verdict::invalid_task, "invalid_task"},
+}};
+
+template <typename T>
+void put(nlohmann::json& j, const char* key, const std::optional<T>& v) {
+  if (v) j[key] = *v;
+}
+
+template <typename T>
+std::optional<T> get_opt(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->get<T>();
+}
+}  // namespace
+
+std::string_view to_string(Verdict v) {
+  for (const auto& [k, s] : kVerdicts)
+    if (k == v) return s;
+  return "unknown";
+}
+
+Verdict verdict_from_string(std::string_view s) {
+  for (const auto& [k, name] : kVerdicts)
+    if (name == s) return k;
+  throw std::invalid_argument(fmt::format("unknown result class '{}'", s));
+}
+
+nlohmann::json to_json(const TimingStats& t) {
+  return {{"trials", t.trials}, {"median_ms", t.median_ms}, {"mean_ms", t.mean_ms}, {"std_ms", t.std_ms},
+          {"min_ms", t.min_ms}, {"max_ms", t.max_ms},       {"p10_ms", t.p10_ms},   {"p90_ms", t.p90_ms}};
+}
+
+TimingStats timing_from_json(const nlohmann::json& j) {
+  TimingStats t;
+  t.trials = j.value("trials", 0);
+  t.median_ms = j.at("median_ms").get<double>();
+  t.mean_ms = j.value("mean_ms", t.median_ms);
+  t.std_ms = j.value("std_ms", 0.0);
+  t.min_ms = j.value("min_ms", t.median_ms);
+  t.max_ms = j.value("max_ms", t.median_ms);
+  t.p10_ms = j.value("p10_ms", t.median_ms);
+  t.p90_ms = j.value("p90_ms", t.median_ms);
+  return t;
+}
+
+nlohmann::json to_json(const Result& r) {
+  nlohmann::json j{{"task", r.task},
+                   {"level", r.level},
+                   {"task_number", r.task_number},
+                   {"task_name", r.task_name},
+                   {"candidate", r.candidate},
+                   {"candidate_hash", r.candidate_hash},
+                   {"device", r.device},
+                   {"class", to_string(r.verdict)},
+                   {"reason", r.reason},
+                   {"message", r.message},
+                   {"cached", r.cached},
+                   {"eval_seconds", r.eval_seconds}};
+  if (r.trials) {
+    j["trials"] = r.trials;
+    j["trials_passed"] = r.trials_passed;
+  }
+  put(j, "max_abs_diff", r.max_abs_diff);
+  put(j, "mean_abs_diff", r.mean_abs_diff);
+  if (r.timing) j["timing"] = to_json(*r.timing);
+  if (r.eager) j["eager"] = to_json(*r.eager);
+  if (r.compiled) j["compile"] = to_json(*r.compiled);
+  put(j, "speedup_eager", r.speedup_eager);
+  put(j, "speedup_compile", r.speedup_compile);
+  put(j, "coverage", r.coverage);
+  if (r.correct()) j["custom_launches"] = r.custom_launches;
+  if (!r.flags.empty()) j["flags"] = r.flags;
+  if (!r.warnings.empty()) j["warnings"] = r.warnings;
+  if (!r.phase_seconds.empty()) j["phase_seconds"] = r.phase_seconds;
+  return j;
+}
+
+Result result_from_json(const nlohmann::json& j) {
+  Result r;
+  try {
+    r.task = j.at("task").get<std::string>();
+    r.verdict = verdict_from_string(j.at("class").get<std::string>());
+    r.level = j.value("level", 0);
+    r.task_number = j.value("task_number", 0);
+    r.task_name = j.value("task_name", "");
+    r.candidate = j.value("candidate", "");
+    r.candidate_hash = j.value("candidate_hash", "");
+    r.device = j.value("device", "");
+    r.reason = j.value("reason", "");
+    r.message = j.value("message", "");
+    r.trials = j.value("trials", 0);
+    r.trials_passed = j.value("trials_passed", 0);
+    r.max_abs_diff = get_opt<double>(j, "max_abs_diff");
+    r.mean_abs_diff = get_opt<double>(j, "mean_abs_diff");
+    if (j.contains("timing") && !j["timing"].is_null()) r.timing = timing_from_json(j["timing"]);
+    if (j.contains("eager") && !j["eager"].is_null()) r.eager = timing_from_json(j["eager"]);
+    if (j.contains("compile") && !j["compile"].is_null()) r.compiled = timing_from_json(j["compile"]);
+    r.speedup_eager = get_opt<double>(j, "speedup_eager");
+    r.speedup_compile = get_opt<double>(j, "speedup_compile");
+    r.coverage = get_opt<double>(j, "coverage");
+    r.custom_launches = j.value("custom_launches", 0);
+    r.flags = j.value("flags", std::vector<std::string>{});
+    r.warnings = j.value("warnings", std::vector<std::string>{});
+    r.cached = j.value("cached", false);
+    r.eval_seconds = j.value("eval_seconds", 0.0);
+    r.phase_seconds = j.value("phase_seconds", std::map<std::string, double>{});
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(fmt::format("malformed result: {}", e.what()));
+  }
+  return r;
+}
+
+}  // namespace vinci::eval

@@ -1,0 +1,32 @@
+// Task suites: folders of KernelBench-format problem files.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace vinci::eval {
+
+struct Task {
+  std::string id;    // "level1/1_Matmul": the suite-relative path without ".py"
+  int level = 0;     // from the levelN folder (0 when there is none)
+  int number = 0;    // the leading integer of the file name
+  std::string name;  // the rest of the file name: "Matmul"
+  std::filesystem::path file;
+};
+
+struct Suite {
+  std::filesystem::path root;
+  std::vector<Task> tasks;            // sorted by level, then number
+  std::vector<std::string> skipped;   // files that are not problem files, with why
+};
+
+// Loads KernelBench's layout as it is: ROOT/levelN/<number>_<Name>.py. ROOT may also be a
+// single levelN folder. Other folders (e.g. solutions/) are ignored. Throws std::runtime_error
+// naming the folder when it does not exist or holds no problem file.
+Suite load_suite(const std::filesystem::path& root);
+
+// "levelN" -> N, otherwise -1.
+int level_of_folder(const std::string& folder);
+
+}  // namespace vinci::eval

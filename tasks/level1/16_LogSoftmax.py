@@ -1,0 +1,23 @@
+"""Log-softmax over the last dimension of a 2-D tensor."""
+import torch
+import torch.nn as nn
+
+BATCH = 32768
+DIM = 16384
+SCALABLE = ("BATCH", "DIM")
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.log_softmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.rand(BATCH, DIM)]
+
+
+def get_init_inputs():
+    return []
