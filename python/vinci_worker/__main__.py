@@ -14,6 +14,7 @@ def main() -> int:
     b.add_argument("--task", default="")
     b.add_argument("--cache", required=True)
     b.add_argument("--policy", default="", help="JSON: torch_ops, allow_precision_drop")
+    b.add_argument("--scale", type=float, default=1.0, help="the task's --scale, for constructing ModelNew")
     args = p.parse_args()
     if args.cmd == "serve":
         from .worker import serve

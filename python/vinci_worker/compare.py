@@ -95,11 +95,12 @@ def make_inputs(task, seed: int, trial: int, trials: int, device: torch.device) 
     Uniform [0, 1) inputs let constants and subsamples pass loose tolerances (a mean of many
     uniforms is ~0.5 whatever the data), so one trial rescales every float input by a random
     factor and another plants sparse large positive spikes. Both keep inputs non-negative, so
-    domains such as log or sqrt stay valid. The reshaping runs on the device: at scale 1 the
-    inputs are gigabytes, and `get_inputs` itself already costs a CPU pass over them.
+    domains such as log or sqrt stay valid. Inputs are made on the device: at scale 1 they are
+    gigabytes, which the CPU generator would take seconds to fill.
     """
     torch.manual_seed(seed)
-    inputs = task.get_inputs()
+    with device:  # torch.rand & co. then fill device memory directly: gigabytes take milliseconds
+        inputs = task.get_inputs()
     if not isinstance(inputs, (list, tuple)):
         inputs = [inputs]
     gen = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)

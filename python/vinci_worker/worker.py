@@ -142,7 +142,8 @@ class Worker:
         torch.manual_seed(cfg["seed"])
         try:
             init = task.get_init_inputs()
-            model = task.Model(*init).to(self.device).eval()
+            with self.device:  # parameters are created where they live; ModelNew is built the same way
+                model = task.Model(*init).to(self.device).eval()
         except Exception as e:
             raise Outcome("invalid_task", "reference_failed", f"building Model failed: {type(e).__name__}: {e}")
         return model, init
@@ -222,7 +223,7 @@ class Worker:
         torch.manual_seed(cfg["seed"])
         census = sandbox.Census(self.scratch)
         try:
-            with sandbox.CpuBudget(cfg["cpu_seconds"]):
+            with sandbox.CpuBudget(cfg["cpu_seconds"]), self.device:
                 model = cls(*init).to(self.device).eval()
         except loader.BuildError as e:
             raise Outcome("compile_error", "build_failed", trim_log(str(e)))

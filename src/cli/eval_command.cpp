@@ -20,7 +20,7 @@ namespace {
 
 struct EvalOptions {
   std::string tasks, candidates, out, filter, baseline = "eager";
-  bool json = false, no_cache = false, append = false, quiet = false;
+  bool json = false, no_cache = false, append = false, quiet = false, expect = false, rebaseline = false;
   std::vector<int> levels;
   double atol_fp32 = 1e-4, rtol_fp32 = 1e-4, tol_half = 1e-2;
   int compile_timeout_s = 900, run_timeout_s = 300;
@@ -39,6 +39,27 @@ std::string class_counts(const std::vector<eval::Result>& results) {
   std::string out;
   for (const auto& [k, n] : counts) out += fmt::format("  {:<36} {}\n", k, n);
   return out;
+}
+
+// --expect: every candidate with a "# vinci-expect: class/reason" header must end as it says.
+int check_expectations(const std::vector<eval::Job>& jobs, const std::vector<eval::Result>& results) {
+  int labelled = 0, wrong = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const auto& expect = jobs[i].candidate.expect;
+    if (!expect) continue;
+    ++labelled;
+    const eval::Result& r = results[i];
+    const std::string got = fmt::format("{}/{}", eval::to_string(r.verdict), r.reason);
+    const bool ok = expect->find('/') == std::string::npos || expect->back() == '/'
+                        ? eval::to_string(r.verdict) == expect->substr(0, expect->find('/'))
+                        : got == *expect;
+    if (!ok) {
+      ++wrong;
+      fmt::print(stderr, "UNEXPECTED {}: expected {}, got {}: {}\n", r.candidate, *expect, got, r.message.substr(0, 300));
+    }
+  }
+  fmt::print("expectations: {} passed, {} failed\n", labelled - wrong, wrong);
+  return wrong == 0 ? 0 : 1;
 }
 
 int run_eval(EvalOptions& o) {
@@ -63,6 +84,7 @@ int run_eval(EvalOptions& o) {
   c.tolerances["float16"] = {o.tol_half, o.tol_half};
   c.tolerances["bfloat16"] = {o.tol_half, o.tol_half};
   c.use_cache = !o.no_cache;
+  c.reuse_baselines = !o.rebaseline;
   c.compile_timeout = std::chrono::seconds(o.compile_timeout_s);
   c.run_timeout = std::chrono::seconds(o.run_timeout_s);
   eval::EvaluatorPool pool(c);
@@ -71,7 +93,10 @@ int run_eval(EvalOptions& o) {
                c.use_cache ? pool.config().cache_dir.string() : "off");
 
   std::vector<eval::Job> jobs;
-  for (auto& [task, cand] : pairing.pairs) jobs.push_back({task, cand});
+  for (auto& [task, cand] : pairing.pairs) {
+    if (o.expect && !cand.runs_on(pool.device_kind())) continue;  // e.g. CUDA-only hacks on a CPU run
+    jobs.push_back({task, cand});
+  }
   std::optional<core::LineWriter> out;
   if (!o.out.empty()) out.emplace(o.out, o.append);
   core::Progress progress("eval", jobs.size(), !o.quiet);
@@ -98,7 +123,7 @@ int run_eval(EvalOptions& o) {
     fmt::print("{} results ({} from cache), {} builds, {} worker restarts{}\n", results.size(), stats.result_cache_hits,
                stats.builds, stats.worker_restarts, o.out.empty() ? "" : fmt::format("; written to {}", o.out));
   }
-  return 0;
+  return o.expect ? check_expectations(jobs, results) : 0;
 }
 
 }  // namespace
@@ -119,6 +144,10 @@ Action add_eval_command(CLI::App& app) {
   app.add_option("--level", o->levels, "only these levels");
   app.add_option("--filter", o->filter, "only tasks whose id matches this regex");
   app.add_flag("--no-cache", o->no_cache, "evaluate every pair again instead of reusing cached results");
+  app.add_flag("--rebaseline", o->rebaseline, "time the references again instead of reusing cached baselines");
+  app.add_flag("--expect", o->expect,
+               "check '# vinci-expect: class/reason' headers (skipping candidates whose '# vinci-devices:' "
+               "excludes this device); exit 1 on any mismatch");
   app.add_option("--cache-dir", o->config.cache_dir, "cache folder (default $VINCI_CACHE or ~/.cache/vinci)");
   app.add_option("--correctness-trials", o->config.correctness_trials, "correctness trials with fresh inputs")
       ->check(CLI::Range(1, 1000))->capture_default_str();

@@ -14,20 +14,36 @@ namespace vinci::eval {
 
 namespace fs = std::filesystem;
 
+static std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+bool Candidate::runs_on(const std::string& device) const {
+  return devices.empty() || std::find(devices.begin(), devices.end(), device) != devices.end();
+}
+
 Candidate load_candidate(const fs::path& file) {
   Candidate c;
   c.file = file;
   c.source = core::read_file(file);
   c.hash = core::content_hash(c.source);
-  static const std::regex header(R"(^#\s*vinci-task:\s*(\S+)\s*$)");
+  static const std::regex header(R"(^#\s*vinci-(task|expect|devices):\s*(\S+)\s*$)");
   size_t pos = 0;
-  for (int line = 0; line < 10 && pos < c.source.size(); ++line) {
+  for (int line = 0; line < 12 && pos < c.source.size(); ++line) {
     const size_t end = std::min(c.source.find('\n', pos), c.source.size());
     const std::string text = c.source.substr(pos, end - pos);
     std::smatch m;
     if (std::regex_match(text, m, header)) {
-      c.task_header = m[1];
-      break;
+      if (m[1] == "task") c.task_header = m[2];
+      else if (m[1] == "expect") c.expect = m[2];
+      else c.devices = split_list(m[2]);
     }
     pos = end + 1;
   }

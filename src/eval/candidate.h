@@ -15,6 +15,10 @@ struct Candidate {
   std::string source;
   std::string hash;                       // content hash of source
   std::optional<std::string> task_header; // from a "# vinci-task: <id>" line
+  // Corpus labels (tests/hacks/README.md): "# vinci-expect: class/reason", "# vinci-devices: cpu,cuda".
+  std::optional<std::string> expect;
+  std::vector<std::string> devices;        // empty: any device
+  bool runs_on(const std::string& device) const;
 };
 
 Candidate load_candidate(const std::filesystem::path& file);

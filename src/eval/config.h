@@ -43,7 +43,8 @@ struct EvalConfig {
   std::chrono::seconds baseline_timeout{1200}; // eager + torch.compile of the reference
   uint64_t file_size_limit = 64ull << 20;      // RLIMIT_FSIZE for candidate code
   uint64_t cpu_memory_limit = 0;               // RLIMIT_AS for CPU workers; 0: 3/4 of RAM
-  bool use_cache = true;
+  bool use_cache = true;        // reuse results of identical (task, candidate) pairs
+  bool reuse_baselines = true;  // reuse eager/compile timings per (task, GPU, torch)
   std::filesystem::path cache_dir;   // default: $VINCI_CACHE or ~/.cache/vinci
   std::string python = "python3";    // $VINCI_PYTHON overrides
   std::filesystem::path worker_path; // the folder holding vinci_worker; default: the source tree's python/

@@ -194,7 +194,8 @@ std::string format_table(const Summary& s) {
     put_row(rows[i]);
   }
   if (s.ignored_results == 1) out += "(1 result for a task outside the suite was ignored)\n";
-  if (s.ignored_results > 1) out += fmt::format("({} results for tasks outside the suite were ignored)\n", s.ignored_results);
+  if (s.ignored_results > 1)
+    out += fmt::format("({} results for tasks outside the suite were ignored)\n", s.ignored_results);
   return out;
 }
 

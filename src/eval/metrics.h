@@ -54,8 +54,8 @@ struct TaskOutcome {
 // One TaskOutcome per task, ordered by (level, task).
 // tasks_per_level maps a level to the suite's task ids (Result::task) at that level. When it is non-empty it defines
 // the tasks: every listed task appears (those without a result as failures), a result is placed at the level its task
-// is listed under, and results for tasks that are not listed are left out (counted by `ignored`, when given). When it is
-// empty, the tasks are the distinct (Result::level, Result::task) pairs of the results.
+// is listed under, and results for tasks that are not listed are left out (counted by `ignored`, when given). When
+// it is empty, the tasks are the distinct (Result::level, Result::task) pairs of the results.
 std::vector<TaskOutcome> task_outcomes(const std::vector<Result>& results,
                                        const std::map<int, std::vector<std::string>>& tasks_per_level,
                                        Baseline baseline, int* ignored = nullptr);

@@ -178,7 +178,7 @@ std::optional<nlohmann::json> EvaluatorPool::baseline(const Task& task, WorkerCl
     }
     return std::nullopt;
   }
-  if (config_.use_cache) {
+  if (config_.reuse_baselines) {
     if (auto hit = baselines_.get(key)) return hit;
   }
   req = task_req;
@@ -222,7 +222,7 @@ Result EvaluatorPool::evaluate(const Job& job, const BuildOutcome& build, Worker
 
   t = Clock::now();
   reply = worker.request({{"op", "check"}, {"path", task_path}, {"scale", config_.scale}, {"config", proto}},
-                         config_.run_timeout + config_.compile_timeout);
+                         config_.run_timeout);
   r.phase_seconds["check"] = seconds_since(t);
   r.trials = config_.correctness_trials;
   if (reply.kind != WorkerReply::Kind::ok) {

@@ -36,6 +36,7 @@ class EvaluatorPool {
 
   const EvalConfig& config() const { return config_; }
   const std::string& device_name() const { return device_name_; }
+  const std::string& device_kind() const { return device_kind_; }  // cpu | cuda
   int workers() const { return static_cast<int>(worker_specs_); }
 
   // Evaluates every job; on_result runs (one at a time) as each result is ready.

@@ -46,7 +46,8 @@ std::string svg_open(int width, int height, std::string_view title) {
   return out;
 }
 
-std::string text(double x, double y, std::string_view s, std::string_view anchor = "start", std::string_view extra = {}) {
+std::string text(double x, double y, std::string_view s, std::string_view anchor = "start",
+                 std::string_view extra = {}) {
   return fmt::format("<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"{}\"{}{}>{}</text>\n", x, y, anchor,
                      extra.empty() ? "" : " ", extra, xml_escape(s));
 }

@@ -2,7 +2,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 16384
+BATCH = 24576
 DIM = 32768
 SCALABLE = ("BATCH", "DIM")
 

@@ -2,7 +2,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 128
+BATCH = 192
 REDUCE = 4096
 COLS = 1024
 SCALABLE = ("BATCH", "REDUCE", "COLS")

@@ -2,7 +2,7 @@
 import torch
 import torch.nn as nn
 
-BATCH = 256
+BATCH = 384
 REDUCE = 2048
 COLS = 1024
 SCALABLE = ("BATCH", "REDUCE", "COLS")

@@ -1,8 +1,8 @@
 # vinci-task: level1/4_Softmax
 # vinci-expect: rejected/stale_output
 # vinci-devices: cpu
-"""Hack: computes the first call honestly and returns that tensor forever after (a module-level
-cache with no key at all).
+"""Hack: computes the first call honestly and returns copies of that result forever after (a
+module-level cache with no key at all; the copy kernel keeps the extension busy every call).
 Seen: design.md §4 "caching results across calls". Expected stale_output: trial 1 returns
 exactly trial 0's output although inputs and reference changed. (Under a harness that compared
 values first, the same file would be incorrect/mismatch.)
@@ -198,4 +198,4 @@ class ModelNew(nn.Module):
     def forward(self, x):
         if not _first:
             _first.append(kernels.softmax(x.contiguous(), 1))
-        return _first[0]
+        return kernels.copy(_first[0])

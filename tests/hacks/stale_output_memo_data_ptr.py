@@ -2,12 +2,14 @@
 # vinci-expect: rejected/stale_output
 # vinci-devices: cpu
 """Hack: memoises the product on the inputs' data pointers and shapes. One call is correct; every
-later call on the same buffers returns the first result, so a timing loop over fixed inputs
-measures a dictionary lookup.
+later call on the same buffers returns a fresh copy (made by the copy kernel, so the extension
+still runs every call) of the first result: a timing loop over fixed inputs measures an O(n^2)
+copy instead of an O(n^3) product.
 Seen: design.md §4 "caching results across calls"; a "semantic attack" (cached output) in
 KernelArena's catalogue. Expected stale_output, not mismatch: the worker refills the same input buffers
 with new values each trial, the cache hits, and the output is identical to the previous trial's
-while the reference changed; that check runs before the value comparison.
+while the reference changed; that check runs before the value comparison. (A hit that skipped
+the extension altogether is kernel_not_launched_memo_hit.py.)
 """
 import torch
 import torch.nn as nn
@@ -203,4 +205,4 @@ class ModelNew(nn.Module):
         if out is None:
             out = kernels.matmul(A.contiguous(), B.contiguous())
             _memo[key] = out
-        return out
+        return kernels.copy(out)

@@ -2,7 +2,7 @@
 # vinci-expect: rejected/stale_output
 # vinci-devices: cpu
 """Hack: memoises on the Python identity of the input tensors (keeping them alive so the ids stay
-unique), i.e. "same tensor objects, same answer".
+unique), i.e. "same tensor objects, same answer"; a hit returns a copy made by the copy kernel.
 Seen: design.md §4 "caching results across calls". Expected stale_output (not mismatch): the
 worker passes the same tensor objects with refreshed contents, so the output repeats exactly
 while the reference output changes.
@@ -201,4 +201,4 @@ class ModelNew(nn.Module):
         if hit is None:
             hit = (x, y, z, kernels.chain(x, y, z, False))
             _memo[key] = hit
-        return hit[3]
+        return kernels.copy(hit[3])

@@ -324,7 +324,8 @@ TEST(Metrics, JsonShape) {
   ASSERT_TRUE(j["levels"].contains("1"));
   ASSERT_TRUE(j["levels"].contains("2"));
   const auto& l1 = j["levels"]["1"];
-  for (const char* k : {"fast_0", "fast_0.5", "fast_0.8", "fast_1", "fast_1.5", "fast_2"}) EXPECT_TRUE(l1.contains(k)) << k;
+  for (const char* k : {"fast_0", "fast_0.5", "fast_0.8", "fast_1", "fast_1.5", "fast_2"})
+    EXPECT_TRUE(l1.contains(k)) << k;
   EXPECT_DOUBLE_EQ(l1["fast_0.8"].get<double>(), 2.0 / 5);
   EXPECT_EQ(l1["tasks"], 5);
   EXPECT_EQ(l1["by_class"]["correct"], 5);
@@ -412,7 +413,10 @@ TEST(ReadResultsJsonl, RoundTripWithBlankLinesAndCrlf) {
   {
     std::ofstream out(path, std::ios::binary);
     out << "\n";
-    for (size_t i = 0; i < in.size(); ++i) out << to_json(in[i]).dump() << (i % 2 ? "\r\n" : "\n") << (i == 3 ? "   \n" : "");
+    for (size_t i = 0; i < in.size(); ++i) {
+      out << to_json(in[i]).dump() << (i % 2 ? "\r\n" : "\n");  // CRLF on every other line
+      if (i == 3) out << "   \n";                                 // a whitespace-only line
+    }
   }
   const std::vector<Result> back = read_results_jsonl(path);
   ASSERT_EQ(back.size(), in.size());

@@ -1,4 +1,4 @@
-"""Reference CUDA solution for level1/5_LayerNorm: one block per row, two-pass mean / variance,
+"""Reference CUDA solution for level1/5_LayerNorm: one block per row, Welford mean / variance (one pass),
 then (x - mean) * rstd * weight + bias."""
 import torch
 import torch.nn as nn
@@ -50,28 +50,67 @@ static inline int row_threads(long long D) {
   while (t < 512 && (long long)t * 4 < D) t <<= 1;
   return t;
 }
-// ---- per-row statistics for LayerNorm (two passes over the row: mean, then centred variance) ----
-__device__ __forceinline__ void row_mean_rstd(const float* __restrict__ xr, int D, float eps, float* sh,
-                                              float& mean, float& rstd) {
-  float s = 0.f;
-  for (int i = threadIdx.x; i < D; i += blockDim.x) s += xr[i];
-  mean = block_sum(s, sh) / (float)D;
-  float q = 0.f;
-  for (int i = threadIdx.x; i < D; i += blockDim.x) {
-    const float d = xr[i] - mean;
-    q = fmaf(d, d, q);
+// ---- per-row statistics for LayerNorm: Welford per thread, merged across the block ----
+__device__ __forceinline__ void welford_merge(float& n, float& mean, float& m2, float nb, float meanb, float m2b) {
+  if (nb == 0.f) return;
+  const float nn = n + nb;
+  const float delta = meanb - mean;
+  const float fb = nb / nn;
+  mean += delta * fb;
+  m2 += m2b + delta * delta * n * fb;
+  n = nn;
+}
+__device__ __forceinline__ void welford_warp(float& n, float& mean, float& m2) {  // result in lane 0
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float nb = __shfl_down_sync(0xffffffffu, n, o);
+    const float mb = __shfl_down_sync(0xffffffffu, mean, o);
+    const float qb = __shfl_down_sync(0xffffffffu, m2, o);
+    welford_merge(n, mean, m2, nb, mb, qb);
   }
-  const float var = block_sum(q, sh) / (float)D;
-  rstd = rsqrtf(var + eps);
+}
+// mean and 1/sqrt(var + eps) of xr[0:D] (biased variance), identical in every thread of the block
+__device__ __forceinline__ void row_mean_rstd(const float* __restrict__ xr, int D, float eps, float& mean,
+                                              float& rstd) {
+  __shared__ float part[3][32];
+  __shared__ float result[2];
+  const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  float n = 0.f, mu = 0.f, m2 = 0.f;
+  for (int i = threadIdx.x; i < D; i += blockDim.x) {
+    const float v = xr[i];
+    n += 1.f;
+    const float d = v - mu;
+    mu += d / n;
+    m2 = fmaf(d, v - mu, m2);
+  }
+  welford_warp(n, mu, m2);
+  if (lane == 0) {
+    part[0][wid] = n;
+    part[1][wid] = mu;
+    part[2][wid] = m2;
+  }
+  __syncthreads();
+  if (wid == 0) {
+    n = lane < nw ? part[0][lane] : 0.f;
+    mu = lane < nw ? part[1][lane] : 0.f;
+    m2 = lane < nw ? part[2][lane] : 0.f;
+    welford_warp(n, mu, m2);
+    if (lane == 0) {
+      result[0] = mu;
+      result[1] = rsqrtf(m2 / n + eps);
+    }
+  }
+  __syncthreads();
+  mean = result[0];
+  rstd = result[1];
 }
 
 __global__ void layernorm_kernel(const float* __restrict__ x, const float* __restrict__ w,
                                  const float* __restrict__ b, float* __restrict__ y, int D, float eps) {
-  __shared__ float sh[32];
   const float* xr = x + (long long)blockIdx.x * D;
   float* yr = y + (long long)blockIdx.x * D;
   float mean, rstd;
-  row_mean_rstd(xr, D, eps, sh, mean, rstd);
+  row_mean_rstd(xr, D, eps, mean, rstd);
   for (int i = threadIdx.x; i < D; i += blockDim.x) yr[i] = (xr[i] - mean) * rstd * w[i] + b[i];
 }
 

@@ -20,7 +20,9 @@ _CUDA_SRC = r"""
 // M, N, K works. The A loader is called as la(z, m, k) and should be cheapest with k fastest;
 // the B loader is called as lb(z, k, n); B_K_CONTIG picks which index of B varies fastest
 // between neighbouring threads (true: k, e.g. an nn.Linear weight of shape N x K).
-// m_limit (may be null) caps M per batch entry from device memory.
+// m_limit (may be null) caps M per batch entry from device memory; m_base (may be null) is a
+// per-batch-entry row offset, also read from device memory, added to m before the loader and
+// the epilogue see it (used to run a GEMM on a device-sized slice of rows).
 #define GEMM_BM 128
 #define GEMM_BN 128
 #define GEMM_BK 8
@@ -49,7 +51,8 @@ static inline StridedMat mat_batched(const float* p, long long ld, long long s_o
 
 template <bool B_K_CONTIG, class LoadA, class LoadB, class Epi>
 __global__ void __launch_bounds__(256)
-gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, LoadA la, LoadB lb, Epi epi) {
+gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, const int* __restrict__ m_base, LoadA la,
+                  LoadB lb, Epi epi) {
   __shared__ __align__(16) float As[GEMM_BK][GEMM_BM + GEMM_PAD];
   __shared__ __align__(16) float Bs[GEMM_BK][GEMM_BN + GEMM_PAD];
   const int z = blockIdx.z;
@@ -60,6 +63,7 @@ gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, LoadA la
     if (lim < M) M = lim;
   }
   if (m0 >= M) return;  // uniform over the block
+  const int mb = (m_base != nullptr) ? m_base[z] : 0;
   const int tid = threadIdx.x;
   const int tx = tid & 15, ty = tid >> 4;
 
@@ -76,7 +80,7 @@ gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, LoadA la
       const int idx = tid + r * 256;
       const int am = idx >> 3, ak = idx & 7;
       const int gm = m0 + am, gk = k0 + ak;
-      ra[r] = (gm < M && gk < K) ? la(z, gm, gk) : 0.f;
+      ra[r] = (gm < M && gk < K) ? la(z, mb + gm, gk) : 0.f;
       const int bn = B_K_CONTIG ? (idx >> 3) : (idx & 127);
       const int bk = B_K_CONTIG ? (idx & 7) : (idx >> 7);
       const int gn = n0 + bn, gkb = k0 + bk;
@@ -126,18 +130,18 @@ gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, LoadA la
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int gn = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + (j - 4));
-      if (gn < N) epi(z, gm, gn, acc[i][j]);
+      if (gn < N) epi(z, mb + gm, gn, acc[i][j]);
     }
   }
 }
 
 template <bool B_K_CONTIG, class LoadA, class LoadB, class Epi>
 static void launch_gemm(int M, int N, int K, int batch, const int* m_limit, LoadA la, LoadB lb, Epi epi,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, const int* m_base = nullptr) {
   if (M <= 0 || N <= 0 || batch <= 0) return;
   TORCH_CHECK(batch <= 65535, "batch too large for gridDim.z");
   dim3 grid((N + GEMM_BN - 1) / GEMM_BN, (M + GEMM_BM - 1) / GEMM_BM, batch);
-  gemm_tiled_kernel<B_K_CONTIG><<<grid, 256, 0, stream>>>(M, N, K, m_limit, la, lb, epi);
+  gemm_tiled_kernel<B_K_CONTIG><<<grid, 256, 0, stream>>>(M, N, K, m_limit, m_base, la, lb, epi);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 

@@ -52,19 +52,59 @@ static inline int row_threads(long long D) {
   while (t < 512 && (long long)t * 4 < D) t <<= 1;
   return t;
 }
-// ---- per-row statistics for LayerNorm (two passes over the row: mean, then centred variance) ----
-__device__ __forceinline__ void row_mean_rstd(const float* __restrict__ xr, int D, float eps, float* sh,
-                                              float& mean, float& rstd) {
-  float s = 0.f;
-  for (int i = threadIdx.x; i < D; i += blockDim.x) s += xr[i];
-  mean = block_sum(s, sh) / (float)D;
-  float q = 0.f;
-  for (int i = threadIdx.x; i < D; i += blockDim.x) {
-    const float d = xr[i] - mean;
-    q = fmaf(d, d, q);
+// ---- per-row statistics for LayerNorm: Welford per thread, merged across the block ----
+__device__ __forceinline__ void welford_merge(float& n, float& mean, float& m2, float nb, float meanb, float m2b) {
+  if (nb == 0.f) return;
+  const float nn = n + nb;
+  const float delta = meanb - mean;
+  const float fb = nb / nn;
+  mean += delta * fb;
+  m2 += m2b + delta * delta * n * fb;
+  n = nn;
+}
+__device__ __forceinline__ void welford_warp(float& n, float& mean, float& m2) {  // result in lane 0
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float nb = __shfl_down_sync(0xffffffffu, n, o);
+    const float mb = __shfl_down_sync(0xffffffffu, mean, o);
+    const float qb = __shfl_down_sync(0xffffffffu, m2, o);
+    welford_merge(n, mean, m2, nb, mb, qb);
   }
-  const float var = block_sum(q, sh) / (float)D;
-  rstd = rsqrtf(var + eps);
+}
+// mean and 1/sqrt(var + eps) of xr[0:D] (biased variance), identical in every thread of the block
+__device__ __forceinline__ void row_mean_rstd(const float* __restrict__ xr, int D, float eps, float& mean,
+                                              float& rstd) {
+  __shared__ float part[3][32];
+  __shared__ float result[2];
+  const int lane = threadIdx.x & 31, wid = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  float n = 0.f, mu = 0.f, m2 = 0.f;
+  for (int i = threadIdx.x; i < D; i += blockDim.x) {
+    const float v = xr[i];
+    n += 1.f;
+    const float d = v - mu;
+    mu += d / n;
+    m2 = fmaf(d, v - mu, m2);
+  }
+  welford_warp(n, mu, m2);
+  if (lane == 0) {
+    part[0][wid] = n;
+    part[1][wid] = mu;
+    part[2][wid] = m2;
+  }
+  __syncthreads();
+  if (wid == 0) {
+    n = lane < nw ? part[0][lane] : 0.f;
+    mu = lane < nw ? part[1][lane] : 0.f;
+    m2 = lane < nw ? part[2][lane] : 0.f;
+    welford_warp(n, mu, m2);
+    if (lane == 0) {
+      result[0] = mu;
+      result[1] = rsqrtf(m2 / n + eps);
+    }
+  }
+  __syncthreads();
+  mean = result[0];
+  rstd = result[1];
 }
 // ---- generic tiled SGEMM: C[z](m, n) = epi(z, m, n, sum_k A[z](m, k) * B[z](k, n)) ----
 // 128x128 block tile, BK = 8, 256 threads, an 8x8 register tile per thread, fp32 accumulation,
@@ -72,7 +112,9 @@ __device__ __forceinline__ void row_mean_rstd(const float* __restrict__ xr, int 
 // M, N, K works. The A loader is called as la(z, m, k) and should be cheapest with k fastest;
 // the B loader is called as lb(z, k, n); B_K_CONTIG picks which index of B varies fastest
 // between neighbouring threads (true: k, e.g. an nn.Linear weight of shape N x K).
-// m_limit (may be null) caps M per batch entry from device memory.
+// m_limit (may be null) caps M per batch entry from device memory; m_base (may be null) is a
+// per-batch-entry row offset, also read from device memory, added to m before the loader and
+// the epilogue see it (used to run a GEMM on a device-sized slice of rows).
 #define GEMM_BM 128
 #define GEMM_BN 128
 #define GEMM_BK 8
@@ -101,7 +143,8 @@ static inline StridedMat mat_batched(const float* p, long long ld, long long s_o
 
 template <bool B_K_CONTIG, class LoadA, class LoadB, class Epi>
 __global__ void __launch_bounds__(256)
-gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, LoadA la, LoadB lb, Epi epi) {
+gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, const int* __restrict__ m_base, LoadA la,
+                  LoadB lb, Epi epi) {
   __shared__ __align__(16) float As[GEMM_BK][GEMM_BM + GEMM_PAD];
   __shared__ __align__(16) float Bs[GEMM_BK][GEMM_BN + GEMM_PAD];
   const int z = blockIdx.z;
@@ -112,6 +155,7 @@ gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, LoadA la
     if (lim < M) M = lim;
   }
   if (m0 >= M) return;  // uniform over the block
+  const int mb = (m_base != nullptr) ? m_base[z] : 0;
   const int tid = threadIdx.x;
   const int tx = tid & 15, ty = tid >> 4;
 
@@ -128,7 +172,7 @@ gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, LoadA la
       const int idx = tid + r * 256;
       const int am = idx >> 3, ak = idx & 7;
       const int gm = m0 + am, gk = k0 + ak;
-      ra[r] = (gm < M && gk < K) ? la(z, gm, gk) : 0.f;
+      ra[r] = (gm < M && gk < K) ? la(z, mb + gm, gk) : 0.f;
       const int bn = B_K_CONTIG ? (idx >> 3) : (idx & 127);
       const int bk = B_K_CONTIG ? (idx & 7) : (idx >> 7);
       const int gn = n0 + bn, gkb = k0 + bk;
@@ -178,28 +222,27 @@ gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, LoadA la
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int gn = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + (j - 4));
-      if (gn < N) epi(z, gm, gn, acc[i][j]);
+      if (gn < N) epi(z, mb + gm, gn, acc[i][j]);
     }
   }
 }
 
 template <bool B_K_CONTIG, class LoadA, class LoadB, class Epi>
 static void launch_gemm(int M, int N, int K, int batch, const int* m_limit, LoadA la, LoadB lb, Epi epi,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, const int* m_base = nullptr) {
   if (M <= 0 || N <= 0 || batch <= 0) return;
   TORCH_CHECK(batch <= 65535, "batch too large for gridDim.z");
   dim3 grid((N + GEMM_BN - 1) / GEMM_BN, (M + GEMM_BM - 1) / GEMM_BM, batch);
-  gemm_tiled_kernel<B_K_CONTIG><<<grid, 256, 0, stream>>>(M, N, K, m_limit, la, lb, epi);
+  gemm_tiled_kernel<B_K_CONTIG><<<grid, 256, 0, stream>>>(M, N, K, m_limit, m_base, la, lb, epi);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 __global__ void layernorm_kernel(const float* __restrict__ x, const float* __restrict__ w,
                                  const float* __restrict__ b, float* __restrict__ y, int D, float eps) {
-  __shared__ float sh[32];
   const float* xr = x + (long long)blockIdx.x * D;
   float* yr = y + (long long)blockIdx.x * D;
   float mean, rstd;
-  row_mean_rstd(xr, D, eps, sh, mean, rstd);
+  row_mean_rstd(xr, D, eps, mean, rstd);
   for (int i = threadIdx.x; i < D; i += blockDim.x) yr[i] = (xr[i] - mean) * rstd * w[i] + b[i];
 }
 
@@ -263,7 +306,8 @@ static torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& w, cons
   TORCH_CHECK(w.size(1) == K && b.numel() == N, "linear: bad shapes");
   auto y = torch::empty({M, N}, x.options());
   launch_gemm<true>(M, N, K, 1, nullptr, mat2d(x.data_ptr<float>(), K), StridedMatT{mat2d(w.data_ptr<float>(), K)},
-                    LinearEpi{y.data_ptr<float>(), b.data_ptr<float>(), res ? res->data_ptr<float>() : nullptr, N, mode},
+                    LinearEpi{y.data_ptr<float>(), b.data_ptr<float>(), res ? res->data_ptr<float>() : nullptr, N,
+                              mode},
                     stream);
   return y;
 }

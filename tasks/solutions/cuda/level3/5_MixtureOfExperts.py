@@ -1,8 +1,9 @@
 """Reference CUDA solution for level3/5_MixtureOfExperts: router logits by a dot-product kernel,
 a routing kernel (softmax, first-maximum expert, gate, per-expert counts), a counting sort of
-the tokens by expert done on the device (no host synchronisation), then per expert two tiled
-SGEMMs that gather their token rows through the permutation and read the expert's row count
-from device memory; the second one scatters gate * (h W2^T + b2) back to the token rows."""
+the tokens by expert done on the device (no host synchronisation) and a gather of the sorted
+token rows; then two batched tiled SGEMMs with one batch entry per expert, each over that
+expert's slice of rows (offset and count read from device memory), the second one scattering
+gate * (h W2^T + b2) back to the token rows."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
@@ -96,7 +97,9 @@ static void map_unary(const float* x, float* y, long long n, F f, cudaStream_t s
 // M, N, K works. The A loader is called as la(z, m, k) and should be cheapest with k fastest;
 // the B loader is called as lb(z, k, n); B_K_CONTIG picks which index of B varies fastest
 // between neighbouring threads (true: k, e.g. an nn.Linear weight of shape N x K).
-// m_limit (may be null) caps M per batch entry from device memory.
+// m_limit (may be null) caps M per batch entry from device memory; m_base (may be null) is a
+// per-batch-entry row offset, also read from device memory, added to m before the loader and
+// the epilogue see it (used to run a GEMM on a device-sized slice of rows).
 #define GEMM_BM 128
 #define GEMM_BN 128
 #define GEMM_BK 8
@@ -125,7 +128,8 @@ static inline StridedMat mat_batched(const float* p, long long ld, long long s_o
 
 template <bool B_K_CONTIG, class LoadA, class LoadB, class Epi>
 __global__ void __launch_bounds__(256)
-gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, LoadA la, LoadB lb, Epi epi) {
+gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, const int* __restrict__ m_base, LoadA la,
+                  LoadB lb, Epi epi) {
   __shared__ __align__(16) float As[GEMM_BK][GEMM_BM + GEMM_PAD];
   __shared__ __align__(16) float Bs[GEMM_BK][GEMM_BN + GEMM_PAD];
   const int z = blockIdx.z;
@@ -136,6 +140,7 @@ gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, LoadA la
     if (lim < M) M = lim;
   }
   if (m0 >= M) return;  // uniform over the block
+  const int mb = (m_base != nullptr) ? m_base[z] : 0;
   const int tid = threadIdx.x;
   const int tx = tid & 15, ty = tid >> 4;
 
@@ -152,7 +157,7 @@ gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, LoadA la
       const int idx = tid + r * 256;
       const int am = idx >> 3, ak = idx & 7;
       const int gm = m0 + am, gk = k0 + ak;
-      ra[r] = (gm < M && gk < K) ? la(z, gm, gk) : 0.f;
+      ra[r] = (gm < M && gk < K) ? la(z, mb + gm, gk) : 0.f;
       const int bn = B_K_CONTIG ? (idx >> 3) : (idx & 127);
       const int bk = B_K_CONTIG ? (idx & 7) : (idx >> 7);
       const int gn = n0 + bn, gkb = k0 + bk;
@@ -202,18 +207,18 @@ gemm_tiled_kernel(int M, int N, int K, const int* __restrict__ m_limit, LoadA la
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       const int gn = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + (j - 4));
-      if (gn < N) epi(z, gm, gn, acc[i][j]);
+      if (gn < N) epi(z, mb + gm, gn, acc[i][j]);
     }
   }
 }
 
 template <bool B_K_CONTIG, class LoadA, class LoadB, class Epi>
 static void launch_gemm(int M, int N, int K, int batch, const int* m_limit, LoadA la, LoadB lb, Epi epi,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, const int* m_base = nullptr) {
   if (M <= 0 || N <= 0 || batch <= 0) return;
   TORCH_CHECK(batch <= 65535, "batch too large for gridDim.z");
   dim3 grid((N + GEMM_BN - 1) / GEMM_BN, (M + GEMM_BM - 1) / GEMM_BM, batch);
-  gemm_tiled_kernel<B_K_CONTIG><<<grid, 256, 0, stream>>>(M, N, K, m_limit, la, lb, epi);
+  gemm_tiled_kernel<B_K_CONTIG><<<grid, 256, 0, stream>>>(M, N, K, m_limit, m_base, la, lb, epi);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 // ---- linear layer with few outputs: out(m, n) = bias[n] + sum_k x(m, k) * w(n, k) ----
@@ -321,45 +326,46 @@ __global__ void moe_scatter_kernel(const int* __restrict__ expert, int T, int* _
   perm[atomicAdd(&fill[expert[t]], 1)] = t;
 }
 
-// A operand of the first GEMM: row r of expert e is token perm[offsets[e] + r]
-struct GatherRows {
-  const float* x;
-  const int* perm;
-  const int* offsets;
-  int e, ld;
-  __device__ __forceinline__ float operator()(int, int r, int k) const {
-    return __ldg(x + (long long)perm[offsets[e] + r] * ld + k);
+// xs[i] = x[perm[i]]: the token rows sorted by expert
+__global__ void moe_gather_kernel(const float* __restrict__ x, const int* __restrict__ perm, float* __restrict__ xs,
+                                  long long total, int D) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total; i += stride) {
+    const long long r = i / D;
+    xs[i] = x[(long long)perm[r] * D + (i - r * D)];
+  }
+}
+
+// The expert GEMMs run as one batched launch per group of up to MOE_MAX_E experts: batch entry z
+// is expert e0 + z, its rows are [offsets[e], offsets[e] + counts[e]) of the sorted buffers, and
+// launch_gemm reads both numbers from device memory (m_base, m_limit), so m below is the sorted
+// row. The experts' weight and bias pointers travel by value in the kernel parameters.
+#define MOE_MAX_E 32
+struct ExpertWeightT {  // element (k, n) of expert z's weight (N x K, row-major)
+  const float* w[MOE_MAX_E];
+  int ld;
+  __device__ __forceinline__ float operator()(int z, int k, int n) const {
+    return __ldg(w[z] + (long long)n * ld + k);
   }
 };
-// A operand of the second GEMM: row r of expert e is row offsets[e] + r of the hidden buffer
-struct OffsetRows {
-  const float* h;
-  const int* offsets;
-  int e, ld;
-  __device__ __forceinline__ float operator()(int, int r, int k) const {
-    return __ldg(h + (long long)(offsets[e] + r) * ld + k);
-  }
-};
-struct HiddenEpi {  // hid[offsets[e] + r][n] = relu(acc + b1[n])
+struct HiddenEpi {  // hid[m][n] = relu(acc + b1[n])
   float* hid;
-  const float* bias;
-  const int* offsets;
-  int e, ld;
-  __device__ __forceinline__ void operator()(int, int r, int n, float acc) const {
-    const float v = acc + bias[n];
-    hid[(long long)(offsets[e] + r) * ld + n] = v > 0.f ? v : 0.f;
+  const float* bias[MOE_MAX_E];
+  int ld;
+  __device__ __forceinline__ void operator()(int z, int m, int n, float acc) const {
+    const float v = acc + bias[z][n];
+    hid[(long long)m * ld + n] = v > 0.f ? v : 0.f;
   }
 };
-struct ScatterEpi {  // out[t][n] = (acc + b2[n]) * gate[t], t = perm[offsets[e] + r]
+struct ScatterEpi {  // out[t][n] = (acc + b2[n]) * gate[t], t = perm[m]
   float* out;
-  const float* bias;
+  const float* bias[MOE_MAX_E];
   const float* gate;
   const int* perm;
-  const int* offsets;
-  int e, ld;
-  __device__ __forceinline__ void operator()(int, int r, int n, float acc) const {
-    const int t = perm[offsets[e] + r];
-    out[(long long)t * ld + n] = (acc + bias[n]) * gate[t];
+  int ld;
+  __device__ __forceinline__ void operator()(int z, int m, int n, float acc) const {
+    const int t = perm[m];
+    out[(long long)t * ld + n] = (acc + bias[z][n]) * gate[t];
   }
 };
 
@@ -370,7 +376,7 @@ torch::Tensor moe_forward(torch::Tensor x, torch::Tensor wr, torch::Tensor br, s
   CHECK_F32(br);
   TORCH_CHECK(x.dim() == 2 && wr.dim() == 2 && wr.size(1) == x.size(1), "moe: bad router shape");
   const int T = (int)x.size(0), D = (int)x.size(1), E = (int)wr.size(0);
-  TORCH_CHECK((int)w1.size() == E && (int)b1.size() == E && (int)w2.size() == E && (int)b2.size() == E,
+  TORCH_CHECK(E > 0 && (int)w1.size() == E && (int)b1.size() == E && (int)w2.size() == E && (int)b2.size() == E,
               "moe: one set of weights per expert expected");
   const at::cuda::CUDAGuard guard(x.device());
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();
@@ -384,6 +390,7 @@ torch::Tensor moe_forward(torch::Tensor x, torch::Tensor wr, torch::Tensor br, s
   auto expert = torch::empty({T}, iopt);
   auto perm = torch::empty({T}, iopt);
   auto gate = torch::empty({T}, x.options());
+  auto xs = torch::empty({T, D}, x.options());
   auto hid = torch::empty({T, Hd}, x.options());
   int* counts = meta.data_ptr<int>();
   int* offsets = counts + E;
@@ -398,6 +405,9 @@ torch::Tensor moe_forward(torch::Tensor x, torch::Tensor wr, torch::Tensor br, s
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   moe_scatter_kernel<<<(T + 255) / 256, 256, 0, stream>>>(expert.data_ptr<int>(), T, fill, perm.data_ptr<int>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+  moe_gather_kernel<<<grid_for((long long)T * D, 256), 256, 0, stream>>>(x.data_ptr<float>(), perm.data_ptr<int>(),
+                                                                        xs.data_ptr<float>(), (long long)T * D, D);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
 
   for (int e = 0; e < E; ++e) {
     CHECK_F32(w1[e]);
@@ -406,15 +416,29 @@ torch::Tensor moe_forward(torch::Tensor x, torch::Tensor wr, torch::Tensor br, s
     CHECK_F32(b2[e]);
     TORCH_CHECK(w1[e].size(0) == Hd && w1[e].size(1) == D && w2[e].size(0) == D && w2[e].size(1) == Hd &&
                 b1[e].numel() == Hd && b2[e].numel() == D, "moe: bad expert shapes");
-    // rows beyond counts[e] are skipped inside the kernel (m_limit)
-    launch_gemm<true>(T, Hd, D, 1, counts + e, GatherRows{x.data_ptr<float>(), perm.data_ptr<int>(), offsets, e, D},
-                      StridedMatT{mat2d(w1[e].data_ptr<float>(), D)},
-                      HiddenEpi{hid.data_ptr<float>(), b1[e].data_ptr<float>(), offsets, e, Hd}, stream);
-    launch_gemm<true>(T, D, Hd, 1, counts + e, OffsetRows{hid.data_ptr<float>(), offsets, e, Hd},
-                      StridedMatT{mat2d(w2[e].data_ptr<float>(), Hd)},
-                      ScatterEpi{out.data_ptr<float>(), b2[e].data_ptr<float>(), gate.data_ptr<float>(),
-                                 perm.data_ptr<int>(), offsets, e, D},
-                      stream);
+  }
+  for (int e0 = 0; e0 < E; e0 += MOE_MAX_E) {
+    const int ne = (E - e0) < MOE_MAX_E ? (E - e0) : MOE_MAX_E;
+    ExpertWeightT W1{}, W2{};
+    HiddenEpi h_epi{};
+    ScatterEpi s_epi{};
+    W1.ld = D;
+    W2.ld = Hd;
+    h_epi.hid = hid.data_ptr<float>();
+    h_epi.ld = Hd;
+    s_epi.out = out.data_ptr<float>();
+    s_epi.gate = gate.data_ptr<float>();
+    s_epi.perm = perm.data_ptr<int>();
+    s_epi.ld = D;
+    for (int i = 0; i < ne; ++i) {
+      W1.w[i] = w1[e0 + i].data_ptr<float>();
+      W2.w[i] = w2[e0 + i].data_ptr<float>();
+      h_epi.bias[i] = b1[e0 + i].data_ptr<float>();
+      s_epi.bias[i] = b2[e0 + i].data_ptr<float>();
+    }
+    // grids are sized for all T tokens in every expert; blocks past counts[e] return at once
+    launch_gemm<true>(T, Hd, D, ne, counts + e0, mat2d(xs.data_ptr<float>(), D), W1, h_epi, stream, offsets + e0);
+    launch_gemm<true>(T, D, Hd, ne, counts + e0, mat2d(hid.data_ptr<float>(), Hd), W2, s_epi, stream, offsets + e0);
   }
   return out;
 }

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The evaluator on a GPU machine: builds vinci, then measures what docs/benchmarks.md records.
+#   1. every CUDA reference solution is correct (cold caches: also the cold throughput);
+#   2. the same candidates again with a warm compile cache and warm workers (warm throughput,
+#      and where each candidate's time goes);
+#   3. the hack corpus and the containment cases, CUDA-only ones included, against their labels;
+#   4. timing repeatability: the same candidates timed in 3 separate runs;
+#   5. the torch.compile baseline on a few tasks.
+# Usage (repository root): benchmarks/eval_gpu.sh [OUT_DIR] [STAGES]   STAGES: any of 12345 (default all)
+set -uo pipefail
+OUT=${1:-bench-out}
+STAGES=${2:-12345}
+mkdir -p "$OUT"
+BUILD=${BUILD:-build-gpu}
+export VINCI_CACHE=${VINCI_CACHE:-/tmp/vinci-bench-cache}
+[ -f .device-deps/setup-gpu-host.sh ] && bash .device-deps/setup-gpu-host.sh >/dev/null
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVINCI_BUILD_TESTS=OFF >"$OUT/cmake.log" 2>&1 &&
+  cmake --build "$BUILD" -j "$(nproc)" >>"$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; exit 1; }
+VINCI=$BUILD/src/cli/vinci
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+summary() { python3 benchmarks/summarize_results.py "$@"; }
+
+if [[ $STAGES == *1* ]]; then
+  rm -rf "$VINCI_CACHE"
+  s=$(date +%s.%N)
+  $VINCI eval --tasks tasks --candidates tasks/solutions/cuda --device cuda --no-compile-baseline -q \
+    --out "$OUT/solutions_cold.jsonl" >"$OUT/solutions_cold.txt" 2>&1
+  e=$(date +%s.%N)
+  echo "cold_seconds $(echo "$e - $s" | bc)" >"$OUT/throughput.txt"
+  tail -25 "$OUT/solutions_cold.txt"
+fi
+if [[ $STAGES == *2* ]]; then
+  s=$(date +%s.%N)
+  $VINCI eval --tasks tasks --candidates tasks/solutions/cuda --device cuda --no-compile-baseline --no-cache -q \
+    --out "$OUT/solutions_warm.jsonl" >"$OUT/solutions_warm.txt" 2>&1
+  e=$(date +%s.%N)
+  echo "warm_seconds $(echo "$e - $s" | bc)" >>"$OUT/throughput.txt"
+fi
+if [[ $STAGES == *3* ]]; then
+  $VINCI eval --tasks tasks --candidates tests/hacks --device cuda --expect --no-compile-baseline -q \
+    --out "$OUT/hacks.jsonl" >"$OUT/hacks.txt" 2>&1
+  grep -E "UNEXPECTED|expectations" "$OUT/hacks.txt"
+  $VINCI eval --tasks tests/adversarial/tasks --candidates tests/adversarial/candidates --device cuda --expect \
+    --no-compile-baseline --run-timeout 60 -q --out "$OUT/adversarial.jsonl" >"$OUT/adversarial.txt" 2>&1
+  grep -E "UNEXPECTED|expectations" "$OUT/adversarial.txt"
+fi
+if [[ $STAGES == *4* ]]; then
+  for run in 1 2 3; do
+    $VINCI eval --tasks tasks --candidates tasks/solutions/cuda --filter 'level1/(1_|4_|5_|10_|13_)' --device cuda \
+      --no-compile-baseline --no-cache -q --out "$OUT/repeat_$run.jsonl" >/dev/null 2>&1
+  done
+fi
+if [[ $STAGES == *5* ]]; then
+  $VINCI eval --tasks tasks --candidates tasks/solutions/cuda --filter 'level1/(4_|5_|10_)|level2/1_' --device cuda \
+    --rebaseline -q --out "$OUT/compile_baseline.jsonl" >"$OUT/compile_baseline.txt" 2>&1
+fi
+summary "$OUT"
