@@ -28,7 +28,9 @@ void WorkerClient::start() {
   o.env["TORCHINDUCTOR_CACHE_DIR"] = (config_.cache_dir / "inductor").string();
   o.env["TORCHINDUCTOR_COMPILE_THREADS"] = "1";
   o.env["TORCH_EXTENSIONS_DIR"] = (config_.cache_dir / "torch_extensions").string();
-  o.env["HOME"] = spec_.scratch.string();
+  // Not the scratch directory: whatever torch or triton drop under $HOME must not read as a
+  // candidate's file writes in the scratch census.
+  o.env["HOME"] = (config_.cache_dir / "home").string();
   if (spec_.gpu) o.env["CUDA_VISIBLE_DEVICES"] = *spec_.gpu;
   else if (spec_.device == "cpu") o.env["CUDA_VISIBLE_DEVICES"] = "";
   o.cwd = spec_.scratch;

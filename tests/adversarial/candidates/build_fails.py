@@ -5,10 +5,10 @@
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
-ext = load_inline(name="vinci_broken", cpp_sources="torch::Tensor add(torch::Tensor a) { return a + ; }",
-                  functions=["add"], verbose=False)
+ext = load_inline(name="vinci_broken", cpp_sources="torch::Tensor vadd(torch::Tensor a) { return a + ; }",
+                  functions=["vadd"], verbose=False)
 
 
 class ModelNew(nn.Module):
     def forward(self, a, b):
-        return ext.add(a)
+        return ext.vadd(a)

@@ -13,7 +13,7 @@ SOURCE = r"""
 #include <sys/syscall.h>
 #include <unistd.h>
 
-torch::Tensor add(torch::Tensor a, torch::Tensor b) {
+torch::Tensor vadd(torch::Tensor a, torch::Tensor b) {
   auto out = torch::empty_like(a);
   const float* x = a.data_ptr<float>();
   const float* y = b.data_ptr<float>();
@@ -21,12 +21,12 @@ torch::Tensor add(torch::Tensor a, torch::Tensor b) {
   for (int64_t i = 0; i < a.numel(); ++i) z[i] = x[i] + y[i];
   return out;
 }
-torch::Tensor crash(torch::Tensor a, torch::Tensor b) { volatile int* p = nullptr; *p = 1; return add(a, b); }
-torch::Tensor hang(torch::Tensor a, torch::Tensor b) { volatile bool go = true; while (go) {} return add(a, b); }
+torch::Tensor crash(torch::Tensor a, torch::Tensor b) { volatile int* p = nullptr; *p = 1; return vadd(a, b); }
+torch::Tensor hang(torch::Tensor a, torch::Tensor b) { volatile bool go = true; while (go) {} return vadd(a, b); }
 torch::Tensor quit(torch::Tensor a, torch::Tensor b) { _exit(0); }
 torch::Tensor spawn(torch::Tensor a, torch::Tensor b) {
   if (syscall(SYS_fork) == 0) for (;;) pause();
-  return add(a, b);
+  return vadd(a, b);
 }
 torch::Tensor fill(torch::Tensor a, torch::Tensor b) {
   const char name[] = {'f', 'i', 'l', 'l', '.', 'b', 'i', 'n', 0};
@@ -34,11 +34,11 @@ torch::Tensor fill(torch::Tensor a, torch::Tensor b) {
   const int fd = ::open(name, O_CREAT | O_WRONLY | O_TRUNC, 0644);
   while (fd >= 0 && ::write(fd, block, sizeof block) > 0) {}
   if (fd >= 0) ::close(fd);
-  return add(a, b);
+  return vadd(a, b);
 }
 """
 ext = load_inline(name="vinci_containment", cpp_sources=SOURCE,
-                  functions=["add", "crash", "hang", "quit", "spawn", "fill"], verbose=False)
+                  functions=["vadd", "crash", "hang", "quit", "spawn", "fill"], verbose=False)
 
 
 class ModelNew(nn.Module):
