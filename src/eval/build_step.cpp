@@ -15,8 +15,9 @@ BuildOutcome run_build(const std::filesystem::path& candidate_file, const Task& 
   std::filesystem::create_directories(scratch);
   std::filesystem::create_directories(log.parent_path());
   core::SpawnOptions o;
-  o.argv = {config.python, "-m", "vinci_worker", "build", "--candidate", candidate_file.string(),
-            "--task", task.file.string(), "--cache", config.cache_dir.string(), "--scale", std::to_string(config.scale), "--policy",
+  // Absolute paths: the build runs in its own scratch directory.
+  o.argv = {config.python, "-m", "vinci_worker", "build", "--candidate", std::filesystem::absolute(candidate_file).string(),
+            "--task", std::filesystem::absolute(task.file).string(), "--cache", std::filesystem::absolute(config.cache_dir).string(), "--scale", std::to_string(config.scale), "--policy",
             nlohmann::json{{"torch_ops", config.torch_ops}, {"allow_precision_drop", config.allow_precision_drop}}.dump()};
   o.env["PYTHONPATH"] = config.worker_path.string();
   o.env["PYTHONDONTWRITEBYTECODE"] = "1";

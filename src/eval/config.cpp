@@ -47,10 +47,12 @@ void EvalConfig::resolve() {
       cache_dir = "/tmp/vinci-cache";
     }
   }
+  cache_dir = std::filesystem::absolute(cache_dir);  // workers and builds run in other directories
   if (worker_path.empty()) {
     if (const char* w = std::getenv("VINCI_WORKER_PATH"); w && *w) worker_path = w;
     else worker_path = std::filesystem::path(VINCI_SOURCE_ROOT) / "python";
   }
+  worker_path = std::filesystem::absolute(worker_path);
   if (build_jobs <= 0) build_jobs = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   if (cpu_memory_limit == 0) {
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
