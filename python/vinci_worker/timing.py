@@ -25,6 +25,7 @@ class Timer:
         self.cuda = device.type == "cuda"
         n = max(1, flush_bytes // 4)
         self.flush_buffer = torch.empty(n, dtype=torch.float32, device=device)
+        self.refreshes = 0
 
     def sync(self):
         if self.cuda:
@@ -43,7 +44,7 @@ class Timer:
         t0 = _perf_counter()
         done = 0
         while done < warmup or (_perf_counter() - t0) * 1000 < warmup_ms and done < 100 * warmup:
-            self._refresh(buffers, bases, done)
+            self._refresh(buffers, bases)
             fn(*buffers)
             done += 1
         self.sync()
@@ -52,7 +53,7 @@ class Timer:
         if self.cuda:
             events = [(_Event(enable_timing=True), _Event(enable_timing=True)) for _ in range(trials)]
         for i in range(trials):
-            self._refresh(buffers, bases, i + 1)
+            self._refresh(buffers, bases)
             self.flush()
             if self.cuda:
                 s, e = events[i]
@@ -78,7 +79,7 @@ class Timer:
         """Median time of a call bracketed by device-wide synchronisations (catches side streams)."""
         walls = []
         for i in range(n):
-            self._refresh(buffers, bases, i)
+            self._refresh(buffers, bases)
             self.flush()
             _synchronize()
             a = _perf_counter()
@@ -87,14 +88,16 @@ class Timer:
             walls.append((_perf_counter() - a) * 1000)
         return statistics.median(walls)
 
-    @staticmethod
-    def _refresh(buffers, bases, i: int):
-        # A different, slightly scaled copy every call: a cache keyed on pointers or sampled
-        # values never hits, and the values stay in the task's input domain.
-        factor = 1.0 - 1e-3 * ((i % 7) + 1)
+    def _refresh(self, buffers, bases):
+        # A different, slightly scaled copy before every call: a cache keyed on pointers or on
+        # sampled values never hits, and the values stay in the task's input domain (factor in
+        # [0.95, 1)). 16-bit inputs cannot resolve fine steps, so theirs repeat every 50 calls.
+        self.refreshes += 1
         for buf, base in zip(buffers, bases):
             if isinstance(buf, torch.Tensor) and buf.is_floating_point():
-                torch.mul(base, factor, out=buf)
+                step = 1e-3 if buf.element_size() <= 2 else 1e-6
+                period = int(0.05 / step)
+                torch.mul(base, 1.0 - step * (self.refreshes % period + 1), out=buf)
 
 
 def summarize(times: list[float]) -> dict:

@@ -346,11 +346,17 @@ class Worker:
             self._policy_checks(op_monitor, launches, cfg)
             if op_monitor.compute_ops:
                 warnings.append(f"torch ops in forward: {sorted(op_monitor.compute_ops)}")
+            ref_args = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             with torch.no_grad():
                 try:
-                    expected = ref(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+                    expected = ref(*ref_args)
                 except Exception as e:
                     raise Outcome("invalid_task", "reference_failed", f"the reference forward raised {type(e).__name__}: {e}")
+            aliased = _aliases(out, buffers)
+            if aliased and not _aliases(expected, ref_args):
+                raise Outcome("rejected", "output_aliases_input",
+                              f"output {aliased[0]} shares memory with input {aliased[1]} while the reference's is "
+                              "fresh: nothing was computed into an output of its own")
             if previous is not None and compare.same_values(out, previous[0]) and not compare.same_values(expected, previous[1]):
                 raise Outcome("rejected", "stale_output",
                               f"trial {trial}: the output is identical to trial {trial - 1}'s although the inputs "
@@ -385,7 +391,7 @@ class Worker:
             raise Outcome("runtime_error", _error_reason(e), f"forward raised while timing: {type(e).__name__}: {e}")
         # The output for the last refreshed inputs must still be right: a candidate that caches on
         # sampled values, or behaves differently once it has been called many times, fails here.
-        timer._refresh(buffers, inputs, 10**6)
+        timer._refresh(buffers, inputs)
         args_ref = [b.clone() if isinstance(b, torch.Tensor) else b for b in buffers]
         out, op_monitor, launches, (coverage, busy_ms) = self._monitored_call(cand["model"], task, buffers, cfg,
                                                                               profile=True)
@@ -484,6 +490,18 @@ def _low_precision(task) -> bool:
         return False
 
 
+def _aliases(out, inputs):
+    """(output index, input index) of the first output whose storage is an input's, else None."""
+    storages = {}
+    for j, x in enumerate(inputs):
+        if isinstance(x, torch.Tensor):
+            storages[x.untyped_storage().data_ptr()] = j
+    for i, o in enumerate(compare.flatten(out)):
+        if isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() in storages:
+            return i, storages[o.untyped_storage().data_ptr()]
+    return None
+
+
 def _union_ms(spans) -> float:
     """Length of the union of [start, end] intervals in microseconds, as milliseconds."""
     total, end = 0.0, None
@@ -553,9 +571,15 @@ def serve(device: str, cache_dir: str) -> int:
             reply = getattr(worker, op)(req)
         except Outcome as o:
             reply = o.reply
-        except Exception as e:  # a bug in the worker itself: report it, never die silently
-            reply = {"ok": False, "class": "runtime_error", "reason": "worker_error",
-                     "message": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-2000:]}", "fatal": True}
+        except Exception as e:
+            if "CUDA error" in str(e) or type(e).__name__ == "AcceleratorError":
+                # Raised outside the candidate's own frame (e.g. when the profiler flushes): the
+                # context is poisoned all the same.
+                reply = {"ok": False, "class": "runtime_error", "reason": "cuda_error",
+                         "message": trim_log(f"{type(e).__name__}: {e}"), "fatal": True}
+            else:  # a bug in the worker itself: report it, never die silently
+                reply = {"ok": False, "class": "runtime_error", "reason": "worker_error",
+                         "message": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-2000:]}", "fatal": True}
         proto.write(json.dumps(_finite(reply), default=str, allow_nan=False) + "\n")
         if reply.get("fatal"):
             break

@@ -1,5 +1,5 @@
 # vinci-task: level1/13_ReLU
-# vinci-expect: incorrect/nan_inf
+# vinci-expect: incorrect/
 # vinci-devices: cuda
 """Hack: returns torch.empty_like(x) and only computes the last 1024 elements. When the harness has
 just freed the reference's output (e.g. after copying it to the host), the caching allocator hands
