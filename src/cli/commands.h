@@ -11,5 +11,6 @@ using Action = std::function<int()>;
 
 Action add_eval_command(CLI::App& app);
 Action add_report_command(CLI::App& app);
+Action add_skills_command(CLI::App& app);
 
 }  // namespace vinci::cli

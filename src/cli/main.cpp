@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   actions[eval] = vinci::cli::add_eval_command(*eval);
   auto* report = app.add_subcommand("report", "fast_p curve and speedup distribution of a results file, as SVG");
   actions[report] = vinci::cli::add_report_command(*report);
+  auto* skills = app.add_subcommand("skills", "inspect, search, import and export the skill library");
+  actions[skills] = vinci::cli::add_skills_command(*skills);
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_default_logger(spdlog::stderr_color_mt("vinci"));
