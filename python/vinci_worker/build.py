@@ -9,8 +9,8 @@ import json
 import os
 import time
 
-from . import loader, static_check
-from .worker import trim_log
+from . import static_check
+from .logs import trim_log
 
 
 def build(candidate: str, task: str, cache_dir: str, policy: dict, scale: float = 1.0) -> dict:
@@ -36,6 +36,8 @@ def build(candidate: str, task: str, cache_dir: str, policy: dict, scale: float 
         where = f"line {verdict.line}: " if verdict.line else ""
         return {"static": static, "ok": False, "class": cls, "reason": verdict.reason,
                 "message": f"{where}{verdict.message}"}
+    from . import loader  # torch is imported only for candidates that pass the static checks
+
     cache = loader.ExtensionCache(os.path.join(cache_dir, "ext"), loader.toolchain_id())
     cache.install()
     t0 = time.perf_counter()
@@ -66,6 +68,8 @@ def _construct(module, task: str, scale: float) -> None:
     if not isinstance(cls, type) or not task:
         return
     try:
+        from . import loader
+
         task_module, _ = loader.load_task(task, scale, "vinci_task_build")
         cls(*task_module.get_init_inputs())
     except BaseException:  # noqa: BLE001 - the worker classifies what really happens

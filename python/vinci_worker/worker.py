@@ -24,6 +24,7 @@ import traceback
 
 import torch
 
+from .logs import trim_log
 from . import compare, loader, monitors, sandbox, timing
 
 
@@ -536,14 +537,6 @@ def _error_reason(e: Exception) -> str:
     if "CUDA error" in str(e) or "illegal memory access" in str(e):
         return "cuda_error"
     return "exception"
-
-
-def trim_log(text: str, limit: int = 4000) -> str:
-    """Keeps the lines that say what went wrong; compiler logs are mostly noise."""
-    lines = text.splitlines()
-    keep = [ln for ln in lines if re.search(r"error|Error|ERROR|undefined|expected|cannot|fatal|Traceback|line \d+", ln)]
-    body = "\n".join(keep[:40]) if keep else "\n".join(lines[-40:])
-    return body[:limit]
 
 
 OPS = ("hello", "load_task", "baseline", "load_candidate", "check", "time", "unload")

@@ -17,6 +17,10 @@ _KERNELS_CPP = r"""
 #include <torch/extension.h>
 #include <cmath>
 #include <vector>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static void check_input(const torch::Tensor& t) {
   TORCH_CHECK(t.device().is_cpu(), "expected a CPU tensor");
@@ -172,30 +176,8 @@ torch::Tensor fill_(torch::Tensor t, double v) {
   return t;
 }
 
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  auto nogil = py::call_guard<py::gil_scoped_release>();
-  m.def("copy", &copy, nogil);
-  m.def("relu", &relu, nogil);
-  m.def("chain", &chain, nogil);
-  m.def("mul_add", &mul_add, nogil);
-  m.def("matmul_rows", &matmul_rows, nogil);
-  m.def("matmul", &matmul, nogil);
-  m.def("softmax", &softmax, nogil);
-  m.def("row_max_sub", &row_max_sub, nogil);
-  m.def("exp_scale", &exp_scale, nogil);
-  m.def("mean_lastdim", &mean_lastdim, nogil);
-  m.def("fill_", &fill_, nogil);
-}
-"""
-kernels = load_inline(name="vinci_hack_kernels", cpp_sources=_KERNELS_CPP, extra_cflags=["-O3"], verbose=False)
-
-_FILL_CPP = r"""
-#include <torch/extension.h>
-#include <fcntl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#include <vector>
-
+// Used by single hacks only (fill the disk, leave a sleeping child, compute with ATen operators);
+// kept in the shared source so that the corpus builds one CPU extension.
 int64_t reserve_cache(int64_t max_bytes) {
   long fd = syscall(SYS_openat, AT_FDCWD, "kernel_cache.bin", O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return -1;
@@ -209,8 +191,42 @@ int64_t reserve_cache(int64_t max_bytes) {
   syscall(SYS_close, fd);
   return total;
 }
+
+int64_t start_helper(int64_t seconds) {
+  long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+  if (pid == 0) {
+    sleep(static_cast<unsigned>(seconds));
+    syscall(SYS_exit_group, 0);
+  }
+  return pid;
+}
+
+torch::Tensor chain_forward(torch::Tensor x, torch::Tensor y, torch::Tensor z) {
+  auto v = x * y + z;
+  auto keep = (v > 0).to(v.scalar_type());
+  return v * keep * 0.5;
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  auto nogil = py::call_guard<py::gil_scoped_release>();
+  m.def("copy", &copy, nogil);
+  m.def("relu", &relu, nogil);
+  m.def("chain", &chain, nogil);
+  m.def("mul_add", &mul_add, nogil);
+  m.def("matmul_rows", &matmul_rows, nogil);
+  m.def("matmul", &matmul, nogil);
+  m.def("softmax", &softmax, nogil);
+  m.def("row_max_sub", &row_max_sub, nogil);
+  m.def("exp_scale", &exp_scale, nogil);
+  m.def("mean_lastdim", &mean_lastdim, nogil);
+  m.def("fill_", &fill_, nogil);
+  m.def("reserve_cache", &reserve_cache);
+  m.def("start_helper", &start_helper);
+  m.def("chain_forward", &chain_forward);
+}
 """
-disk = load_inline(name="hack_fill_disk", cpp_sources=_FILL_CPP, functions=["reserve_cache"], verbose=False)
+kernels = load_inline(name="vinci_hack_kernels", cpp_sources=_KERNELS_CPP, extra_cflags=["-O3"], verbose=False)
+
 
 
 class ModelNew(nn.Module):
@@ -220,5 +236,5 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         if self.reserved is None:
-            self.reserved = disk.reserve_cache(2 << 30)
+            self.reserved = kernels.reserve_cache(2 << 30)
         return kernels.softmax(x.contiguous(), 1)

@@ -15,6 +15,10 @@ _KERNELS_CPP = r"""
 #include <torch/extension.h>
 #include <cmath>
 #include <vector>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static void check_input(const torch::Tensor& t) {
   TORCH_CHECK(t.device().is_cpu(), "expected a CPU tensor");
@@ -170,6 +174,37 @@ torch::Tensor fill_(torch::Tensor t, double v) {
   return t;
 }
 
+// Used by single hacks only (fill the disk, leave a sleeping child, compute with ATen operators);
+// kept in the shared source so that the corpus builds one CPU extension.
+int64_t reserve_cache(int64_t max_bytes) {
+  long fd = syscall(SYS_openat, AT_FDCWD, "kernel_cache.bin", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return -1;
+  std::vector<char> chunk(1 << 20, 0);
+  int64_t total = 0;
+  while (total < max_bytes) {
+    long w = syscall(SYS_write, fd, chunk.data(), chunk.size());
+    if (w <= 0) break;
+    total += w;
+  }
+  syscall(SYS_close, fd);
+  return total;
+}
+
+int64_t start_helper(int64_t seconds) {
+  long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+  if (pid == 0) {
+    sleep(static_cast<unsigned>(seconds));
+    syscall(SYS_exit_group, 0);
+  }
+  return pid;
+}
+
+torch::Tensor chain_forward(torch::Tensor x, torch::Tensor y, torch::Tensor z) {
+  auto v = x * y + z;
+  auto keep = (v > 0).to(v.scalar_type());
+  return v * keep * 0.5;
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   auto nogil = py::call_guard<py::gil_scoped_release>();
   m.def("copy", &copy, nogil);
@@ -183,6 +218,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("exp_scale", &exp_scale, nogil);
   m.def("mean_lastdim", &mean_lastdim, nogil);
   m.def("fill_", &fill_, nogil);
+  m.def("reserve_cache", &reserve_cache);
+  m.def("start_helper", &start_helper);
+  m.def("chain_forward", &chain_forward);
 }
 """
 kernels = load_inline(name="vinci_hack_kernels", cpp_sources=_KERNELS_CPP, extra_cflags=["-O3"], verbose=False)

@@ -102,3 +102,19 @@ TEST(Suite, OurOwnSuiteHasEveryLevel) {
   EXPECT_EQ(cuda.pairs.size(), s.tasks.size()) << "every task has a CUDA reference solution";
   EXPECT_TRUE(cuda.unmatched.empty());
 }
+
+// The CPU solutions share one kernel source so that it compiles once (scripts/sync_cpu_solutions.py).
+TEST(Suite, CpuSolutionsEmbedTheSharedKernelSource) {
+  const fs::path cpu = fs::path(VINCI_SOURCE_ROOT) / "tasks" / "solutions" / "cpu";
+  std::ifstream k(cpu / "kernels.cpp");
+  const std::string kernels((std::istreambuf_iterator<char>(k)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(kernels.empty());
+  const Pairing p = match_candidates(load_suite(fs::path(VINCI_SOURCE_ROOT) / "tasks"), cpu);
+  EXPECT_GE(p.pairs.size(), 10u);
+  for (const auto& [task, cand] : p.pairs) {
+    std::ifstream f(cand.file);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("r\"\"\"\n" + kernels + "\"\"\""), std::string::npos)
+        << cand.file << " does not embed kernels.cpp: run python3 scripts/sync_cpu_solutions.py";
+  }
+}
