@@ -1,4 +1,5 @@
-# make run   installs what is missing, builds, and evaluates the reference solutions of our suite
+# make run   installs what is missing, builds, evaluates the reference solutions of our suite and
+#            opens the default skill library (seeded from skills/seed.jsonl)
 # make test  installs what is missing, builds, and runs every test (what CI runs)
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -47,6 +48,9 @@ run: build
 	    --no-compile-baseline --out results.jsonl; \
 	fi
 	$(VINCI) report results.jsonl --tasks tasks --out-dir .
+	@# The agents' default library: created from skills/seed.jsonl on first use.
+	$(VINCI) skills stats
+	$(VINCI) skills search "row-wise softmax with a warp reduction" -k 5
 
 clean:
 	rm -rf $(BUILD)
