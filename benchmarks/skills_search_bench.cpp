@@ -22,11 +22,20 @@ namespace {
 class Vocabulary {
  public:
   explicit Vocabulary(size_t size) {
+    // Words are letters only (syllables), as prose is: a word like "w123" would split into parts
+    // that every document shares. Some ranks carry CUDA identifiers, which split on purpose.
     const char* technical[] = {"float4", "__shfl_down_sync", "sm_90", "blockDim.x", "cp.async", "wgmma", "BLOCK_M",
                                "tl.dot", "__syncthreads", "half2", "num_warps", "__launch_bounds__"};
+    const char* consonants = "bcdfghjklmnprstvwxyz";
+    const char* vowels = "aeiou";
     for (size_t i = 0; i < size; ++i) {
-      words_.push_back(i < std::size(technical) * 50 && i % 50 == 7 ? std::string(technical[i / 50])
-                                                                     : fmt::format("w{}x{}", i, i % 97));
+      std::string word;
+      for (size_t v = i + 1; v > 0; v /= 100) {
+        word += consonants[(v % 100) / 5];
+        word += vowels[v % 5];
+      }
+      if (i % 50 == 7 && i / 50 < std::size(technical)) word = technical[i / 50];
+      words_.push_back(word);
       total_ += 1.0 / static_cast<double>(i + 1);
       cdf_.push_back(total_);
     }

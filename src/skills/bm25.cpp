@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -27,7 +28,7 @@ Bm25Index::Bm25Index(Bm25Index&& other) noexcept
 
 uint32_t Bm25Index::add(const std::array<std::vector<std::string>, kFieldCount>& fields) {
   const auto doc = static_cast<uint32_t>(doc_len_.size());
-  std::unordered_map<uint32_t, float> tf;
+  std::vector<std::pair<uint32_t, float>> terms;  // (term, weight) per occurrence, merged below
   double length = 0;
   for (size_t f = 0; f < kFieldCount; ++f) {
     const auto w = static_cast<float>(weights_[f]);
@@ -35,10 +36,16 @@ uint32_t Bm25Index::add(const std::array<std::vector<std::string>, kFieldCount>&
     for (const auto& token : fields[f]) {
       auto [it, inserted] = vocabulary_.try_emplace(token, static_cast<uint32_t>(postings_.size()));
       if (inserted) postings_.emplace_back();
-      tf[it->second] += w;
+      terms.emplace_back(it->second, w);
     }
   }
-  for (const auto& [term, f] : tf) postings_[term].push_back({doc, f});
+  std::sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < terms.size();) {
+    float tf = 0;
+    const uint32_t term = terms[i].first;
+    for (; i < terms.size() && terms[i].first == term; ++i) tf += terms[i].second;
+    postings_[term].push_back({doc, tf});
+  }
   doc_len_.push_back(length);
   total_len_ += length;
   stale_.store(true, std::memory_order_release);
@@ -61,6 +68,10 @@ void Bm25Index::refresh() const {
   norm_.resize(doc_len_.size());
   for (size_t d = 0; d < doc_len_.size(); ++d)
     norm_[d] = params_.k1 * (1 - params_.b + (avgdl > 0 ? params_.b * doc_len_[d] / avgdl : 0));
+  // The tightest bound on each term's contribution, for pruned search.
+  max_part_.assign(postings_.size(), 0.0);
+  for (size_t t = 0; t < postings_.size(); ++t)
+    for (const Posting& p : postings_[t]) max_part_[t] = std::max(max_part_[t], p.tf / (p.tf + norm_[p.doc]));
   double idf_sum = 0;  // rank_bm25 averages the raw idfs, negative ones included
   for (const auto& p : postings_) idf_sum += std::log(N - p.size() + 0.5) - std::log(p.size() + 0.5);
   mean_idf_ = postings_.empty() ? 0 : idf_sum / static_cast<double>(postings_.size());
@@ -94,14 +105,43 @@ std::vector<double> Bm25Index::scores(const std::vector<std::string>& query) con
 
 std::vector<Bm25Hit> Bm25Index::search(const std::vector<std::string>& query, size_t k,
                                        const std::function<bool(uint32_t)>& accept) const {
+  refresh();
+  std::vector<Bm25Hit> hits;
+  if (k == 0 || doc_len_.empty()) return hits;
+  // Repeated query tokens are one term with a multiplied weight; same scores, one pass.
+  struct Term {
+    const std::vector<Posting>* list;
+    double weight;  // multiplicity × idf × numerator
+    double bound;   // the most this term can add to any document
+  };
+  std::vector<Term> terms;
+  {
+    std::unordered_map<uint32_t, int> count;
+    for (const auto& token : query)
+      if (const auto it = vocabulary_.find(token); it != vocabulary_.end()) ++count[it->second];
+    const double numerator = params_.variant == Bm25Variant::lucene ? 1.0 : params_.k1 + 1.0;
+    for (const auto& [term, n] : count) {
+      const double weight = n * idf_of(postings_[term].size()) * numerator;
+      // The slack covers rounding: the bound must never fall below a real contribution.
+      terms.push_back({&postings_[term], weight, weight > 0 ? weight * max_part_[term] * (1 + 1e-12) : 0.0});
+    }
+  }
+  std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.bound > b.bound; });
+  // A negative weight (Robertson's floor can be) makes partial scores overestimate: no pruning.
+  const bool prunable = std::all_of(terms.begin(), terms.end(), [](const Term& t) { return t.weight >= 0; });
+  std::vector<double> rest(terms.size() + 1, 0.0);  // rest[i]: the bound of terms i, i+1, …
+  for (size_t i = terms.size(); i-- > 0;) rest[i] = rest[i + 1] + terms[i].bound;
+
   // Per-thread scratch reused across calls: only the documents a query touches are reset.
   thread_local std::vector<double> score;
   thread_local std::vector<uint32_t> stamp;
+  thread_local std::vector<int8_t> admitted;  // accept(), asked at most once per document
   thread_local uint32_t generation = 0;
   thread_local std::vector<uint32_t> touched;
   if (score.size() < doc_len_.size()) {
     score.resize(doc_len_.size());
     stamp.resize(doc_len_.size(), 0);
+    admitted.resize(doc_len_.size());
   }
   if (++generation == 0) {  // wrapped: no stamp may look current
     std::fill(stamp.begin(), stamp.end(), 0);
@@ -109,33 +149,78 @@ std::vector<Bm25Hit> Bm25Index::search(const std::vector<std::string>& query, si
   }
   touched.clear();
   const uint32_t gen = generation;
-  accumulate(query, [&](uint32_t doc, double s) {
-    if (stamp[doc] != gen) {
-      stamp[doc] = gen;
-      score[doc] = 0;
-      touched.push_back(doc);
-    }
-    score[doc] += s;
-  });
+  const auto is_admitted = [&](uint32_t doc) {
+    if (admitted[doc] < 0) admitted[doc] = !accept || accept(doc) ? 1 : 0;
+    return admitted[doc] == 1;
+  };
   const auto better = [&](const Bm25Hit& a, const Bm25Hit& b) {
     return a.score != b.score ? a.score > b.score : a.doc < b.doc;
   };
-  std::vector<Bm25Hit> heap;  // the k best so far, worst on top
-  heap.reserve(k + 1);
-  for (const uint32_t doc : touched) {
-    const Bm25Hit hit{doc, score[doc]};
-    if (hit.score <= 0 || k == 0) continue;
-    if (heap.size() == k && !better(hit, heap.front())) continue;
-    if (accept && !accept(doc)) continue;
-    heap.push_back(hit);
-    std::push_heap(heap.begin(), heap.end(), better);
-    if (heap.size() > k) {
-      std::pop_heap(heap.begin(), heap.end(), better);
-      heap.pop_back();
+  // The k-th best admitted score so far: documents that cannot reach it are out.
+  const auto threshold = [&]() {
+    std::vector<double> best;
+    best.reserve(k + 1);
+    for (const uint32_t doc : touched) {
+      if (best.size() == k && score[doc] <= best.front()) continue;
+      if (!is_admitted(doc)) continue;
+      best.push_back(score[doc]);
+      std::push_heap(best.begin(), best.end(), std::greater<>());
+      if (best.size() > k) {
+        std::pop_heap(best.begin(), best.end(), std::greater<>());
+        best.pop_back();
+      }
+    }
+    return best.size() == k ? best.front() : -std::numeric_limits<double>::infinity();
+  };
+
+  size_t i = 0;
+  for (; i < terms.size(); ++i) {
+    // Once the terms left cannot lift an unseen document to the k-th score, stop adding documents.
+    if (prunable && i > 0 && !touched.empty() && rest[i] < threshold()) break;
+    const double weight = terms[i].weight;
+    for (const Posting& p : *terms[i].list) {
+      if (stamp[p.doc] != gen) {
+        stamp[p.doc] = gen;
+        score[p.doc] = 0;
+        admitted[p.doc] = -1;
+        touched.push_back(p.doc);
+      }
+      score[p.doc] += weight * p.tf / (p.tf + norm_[p.doc]);
     }
   }
-  std::sort(heap.begin(), heap.end(), better);
-  return heap;
+  std::vector<uint32_t> candidates;
+  if (i < terms.size()) {
+    const double theta = threshold();
+    for (const uint32_t doc : touched)
+      if (score[doc] + rest[i] >= theta && is_admitted(doc)) candidates.push_back(doc);
+    std::sort(candidates.begin(), candidates.end());
+    // The remaining terms are looked up for the candidates only, galloping through sorted lists.
+    for (; i < terms.size(); ++i) {
+      const auto& list = *terms[i].list;
+      auto from = list.begin();
+      for (const uint32_t doc : candidates) {
+        from = std::lower_bound(from, list.end(), doc, [](const Posting& p, uint32_t d) { return p.doc < d; });
+        if (from == list.end()) break;
+        if (from->doc == doc) score[doc] += terms[i].weight * from->tf / (from->tf + norm_[doc]);
+      }
+    }
+  } else {
+    candidates = touched;
+  }
+  for (const uint32_t doc : candidates) {
+    const Bm25Hit hit{doc, score[doc]};
+    if (hit.score <= 0) continue;
+    if (hits.size() == k && !better(hit, hits.front())) continue;
+    if (!is_admitted(doc)) continue;
+    hits.push_back(hit);
+    std::push_heap(hits.begin(), hits.end(), better);
+    if (hits.size() > k) {
+      std::pop_heap(hits.begin(), hits.end(), better);
+      hits.pop_back();
+    }
+  }
+  std::sort(hits.begin(), hits.end(), better);
+  return hits;
 }
 
 }  // namespace vinci::skills

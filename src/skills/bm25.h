@@ -52,6 +52,9 @@ class Bm25Index {
   // Every query token counts, repeated ones as often as they appear (as rank_bm25 does).
   // Returns the k best documents with a positive score that accept() admits, best first; ties go
   // to the earlier document. Concurrent searches are safe; add() must not run beside them.
+  // Exact, but pruned: terms are scored in order of their best possible contribution, and once
+  // the terms left cannot lift an unseen document into the top k, they are only looked up for the
+  // documents that still can (MaxScore, term at a time).
   std::vector<Bm25Hit> search(const std::vector<std::string>& query, size_t k,
                               const std::function<bool(uint32_t)>& accept = {}) const;
   // The score of every document (0 where no query term occurs).
@@ -71,12 +74,13 @@ class Bm25Index {
   Bm25Params params_;
   FieldWeights weights_;
   std::unordered_map<std::string, uint32_t> vocabulary_;
-  std::vector<std::vector<Posting>> postings_;
+  std::vector<std::vector<Posting>> postings_;  // sorted by doc
   std::vector<double> doc_len_;
   double total_len_ = 0;
   mutable std::mutex refresh_mutex_;
   mutable std::atomic<bool> stale_{false};
   mutable std::vector<double> norm_;  // K per document
+  mutable std::vector<double> max_part_;  // per term: the largest tf/(tf + K) over its postings
   mutable double mean_idf_ = 0;       // robertson's floor
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -118,6 +119,47 @@ TEST(Bm25, MatchesRankBm25Golden) {
       EXPECT_NEAR(hits[r].score, expected[order[r]], 1e-9) << q["text"] << " rank " << r;
       if (r + 1 < hits.size() && expected[order[r]] - expected[order[r + 1]] > 1e-9)
         EXPECT_GT(hits[r].score, hits[r + 1].score);
+    }
+  }
+}
+
+// The pruned search must return exactly the brute-force top k (scores() ranked), filters included.
+TEST(Bm25, PrunedSearchEqualsBruteForce) {
+  std::mt19937 rng(7);
+  for (const auto variant : {Bm25Variant::lucene, Bm25Variant::robertson}) {
+    Bm25Index index({1.2, 0.75, variant}, {1, 1, 1, 1});
+    std::vector<std::string> vocabulary;
+    for (int w = 0; w < 300; ++w) vocabulary.push_back("t" + std::to_string(w));
+    // Zipf-like: term w drawn with weight 1/(w+1), so a few terms are in every document.
+    std::vector<double> frequency;
+    for (int w = 0; w < 300; ++w) frequency.push_back(1.0 / (w + 1));
+    std::discrete_distribution<int> zipf(frequency.begin(), frequency.end());
+    for (int d = 0; d < 2000; ++d) {
+      Tokens doc;
+      const int length = 5 + static_cast<int>(rng() % 120);
+      for (int j = 0; j < length; ++j) doc.push_back(vocabulary[zipf(rng)]);
+      index.add({Tokens{}, Tokens{}, Tokens{}, doc});
+    }
+    for (int q = 0; q < 200; ++q) {
+      Tokens query;
+      for (int j = 0; j < 1 + q % 10; ++j) query.push_back(vocabulary[zipf(rng)]);
+      const size_t k = 1 + q % 25;
+      const auto accept = [&](uint32_t d) { return q % 3 != 0 || d % 4 != 1; };
+      const auto scores = index.scores(query);
+      std::vector<uint32_t> order;
+      for (uint32_t d = 0; d < scores.size(); ++d)
+        if (scores[d] > 0 && accept(d)) order.push_back(d);
+      std::sort(order.begin(), order.end(),
+                [&](uint32_t a, uint32_t b) { return scores[a] != scores[b] ? scores[a] > scores[b] : a < b; });
+      order.resize(std::min(order.size(), k));
+      const auto hits = index.search(query, k, accept);
+      ASSERT_EQ(hits.size(), order.size()) << "query " << q;
+      for (size_t r = 0; r < hits.size(); ++r) {
+        // Documents may swap only within a rounding-level tie (terms are summed in another order).
+        EXPECT_NEAR(hits[r].score, scores[order[r]], 1e-9) << "query " << q << " rank " << r;
+        EXPECT_NEAR(scores[hits[r].doc], scores[order[r]], 1e-9) << "query " << q << " rank " << r;
+        EXPECT_TRUE(accept(hits[r].doc));
+      }
     }
   }
 }
