@@ -100,10 +100,13 @@ json to_json(const Verification& v) {
           {"at", v.at}};
 }
 
+json to_json(const Provenance& p) {
+  json j = {{"task", p.task}, {"episode_ids", p.episode_ids}, {"model", p.model}};
+  j["training_step"] = p.training_step ? json(*p.training_step) : json(nullptr);
+  return j;
+}
+
 json to_json(const Skill& s) {
-  json provenance = {{"task", s.provenance.task}, {"episode_ids", s.provenance.episode_ids},
-                     {"model", s.provenance.model}};
-  provenance["training_step"] = s.provenance.training_step ? json(*s.provenance.training_step) : json(nullptr);
   json verifications = json::array();
   for (const auto& v : s.verifications) verifications.push_back(to_json(v));
   const Usage& u = s.usage;
@@ -115,7 +118,7 @@ json to_json(const Skill& s) {
             {"status", to_string(s.status)},
             {"backends", s.backends},
             {"arch", s.arch},
-            {"provenance", provenance},
+            {"provenance", to_json(s.provenance)},
             {"verifications", verifications},
             {"usage",
              {{"selected", u.selected},
@@ -154,6 +157,19 @@ const json& object_at(const json& j, const std::string& key, const std::string& 
 
 }  // namespace
 
+Provenance provenance_from_json(const json& p) {
+  Provenance out;
+  read(p, "task", out.task, "provenance.");
+  read(p, "episode_ids", out.episode_ids, "provenance.");
+  if (p.contains("training_step") && !p["training_step"].is_null()) {
+    int64_t step = 0;
+    read(p, "training_step", step, "provenance.");
+    out.training_step = step;
+  }
+  read(p, "model", out.model, "provenance.");
+  return out;
+}
+
 Skill skill_from_json(const json& j) {
   if (!j.is_object()) throw SkillError("(line)", fmt::format("must be a JSON object, not {}", j.type_name()));
   for (const char* required : {"name", "description", "content"})
@@ -171,15 +187,7 @@ Skill skill_from_json(const json& j) {
   s.status = status_from_string(status);
   read(j, "backends", s.backends);
   read(j, "arch", s.arch);
-  const json& p = object_at(j, "provenance");
-  read(p, "task", s.provenance.task, "provenance.");
-  read(p, "episode_ids", s.provenance.episode_ids, "provenance.");
-  if (p.contains("training_step") && !p["training_step"].is_null()) {
-    int64_t step = 0;
-    read(p, "training_step", step, "provenance.");
-    s.provenance.training_step = step;
-  }
-  read(p, "model", s.provenance.model, "provenance.");
+  s.provenance = provenance_from_json(object_at(j, "provenance"));
   if (const auto it = j.find("verifications"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) throw SkillError("verifications", "must be an array");
     for (size_t i = 0; i < it->size(); ++i) {

@@ -87,6 +87,8 @@ bool arch_supports(const std::string& arch, const std::string& gpu_arch);
 nlohmann::json to_json(const Skill& s);
 Skill skill_from_json(const nlohmann::json& j);  // throws SkillError naming the field
 nlohmann::json to_json(const Verification& v);
+nlohmann::json to_json(const Provenance& p);
+Provenance provenance_from_json(const nlohmann::json& j);  // throws SkillError naming provenance.<field>
 
 // The UTC time now, as stored in created_at/updated_at.
 std::string utc_now();

@@ -75,12 +75,6 @@ const char* kColumns =
     "reward_injected_sum, reward_injected_count, reward_not_injected_sum, reward_not_injected_count, created_at, "
     "updated_at";
 
-json provenance_json(const Provenance& p) {
-  json j = {{"task", p.task}, {"episode_ids", p.episode_ids}, {"model", p.model}};
-  j["training_step"] = p.training_step ? json(*p.training_step) : json(nullptr);
-  return j;
-}
-
 // The part of a skill that a policy reads, which a snapshot must reproduce exactly.
 json text_of(const Skill& s) {
   return {{"name", s.name},       {"description", s.description}, {"scope", s.scope}, {"tags", s.tags},
@@ -127,12 +121,7 @@ std::vector<Skill> SkillStore::query(const std::string& where, const std::functi
     k.status = status_from_string(s.text(6));
     k.backends = json::parse(s.text(7)).get<std::vector<std::string>>();
     k.arch = s.text(8);
-    const json p = json::parse(s.text(9));
-    k.provenance.task = p.value("task", "");
-    k.provenance.episode_ids = p.value("episode_ids", std::vector<std::string>{});
-    k.provenance.model = p.value("model", "");
-    if (p.contains("training_step") && !p["training_step"].is_null())
-      k.provenance.training_step = p["training_step"].get<int64_t>();
+    k.provenance = provenance_from_json(json::parse(s.text(9)));
     k.usage.selected = s.integer(10);
     k.usage.injected = s.integer(11);
     k.usage.reward_injected_sum = s.real(12);
@@ -198,17 +187,12 @@ Skill SkillStore::insert_locked(Skill s) {
          "injected, reward_injected_sum, reward_injected_count, reward_not_injected_sum, reward_not_injected_count, "
          "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
       .bind_all(s.name, s.description, s.scope, json(s.tags).dump(), s.content, to_string(s.status),
-                json(s.backends).dump(), s.arch, provenance_json(s.provenance).dump(), u.selected, u.injected,
+                json(s.backends).dump(), s.arch, to_json(s.provenance).dump(), u.selected, u.injected,
                 u.reward_injected_sum, u.reward_injected_count, u.reward_not_injected_sum,
                 u.reward_not_injected_count, s.created_at, s.updated_at)
       .run();
   s.id = db_.last_insert_rowid();
-  auto add = db_.prepare(
-      "INSERT INTO verifications (skill_id, task, base_speedup, skill_speedup, repeats, correct, gpu, at) "
-      "VALUES (?,?,?,?,?,?,?,?)");
-  for (const auto& v : s.verifications)
-    add.bind_all(s.id, v.task, v.base_speedup, v.skill_speedup, v.repeats, static_cast<int64_t>(v.correct), v.gpu, v.at)
-        .run();
+  insert_verifications_locked(s.id, s.verifications);
   return s;
 }
 
@@ -243,22 +227,27 @@ ImportOutcome SkillStore::import(std::vector<Skill> skills, bool rename_duplicat
   return outcome;
 }
 
+void SkillStore::insert_verifications_locked(int64_t skill_id, const std::vector<Verification>& records) {
+  auto add = db_.prepare(
+      "INSERT INTO verifications (skill_id, task, base_speedup, skill_speedup, repeats, correct, gpu, at) "
+      "VALUES (?,?,?,?,?,?,?,?)");
+  for (const auto& v : records)
+    add.bind_all(skill_id, v.task, v.base_speedup, v.skill_speedup, v.repeats, static_cast<int64_t>(v.correct), v.gpu,
+                 v.at)
+        .run();
+}
+
 void SkillStore::update_evidence_locked(const Skill& s) {
   const Usage& u = s.usage;
   db_.prepare(
          "UPDATE skills SET provenance = ?, selected = ?, injected = ?, reward_injected_sum = ?, "
          "reward_injected_count = ?, reward_not_injected_sum = ?, reward_not_injected_count = ?, updated_at = ? "
          "WHERE id = ?")
-      .bind_all(provenance_json(s.provenance).dump(), u.selected, u.injected, u.reward_injected_sum,
+      .bind_all(to_json(s.provenance).dump(), u.selected, u.injected, u.reward_injected_sum,
                 u.reward_injected_count, u.reward_not_injected_sum, u.reward_not_injected_count, utc_now(), s.id)
       .run();
   db_.prepare("DELETE FROM verifications WHERE skill_id = ?").bind_all(s.id).run();
-  auto add = db_.prepare(
-      "INSERT INTO verifications (skill_id, task, base_speedup, skill_speedup, repeats, correct, gpu, at) "
-      "VALUES (?,?,?,?,?,?,?,?)");
-  for (const auto& v : s.verifications)
-    add.bind_all(s.id, v.task, v.base_speedup, v.skill_speedup, v.repeats, static_cast<int64_t>(v.correct), v.gpu, v.at)
-        .run();
+  insert_verifications_locked(s.id, s.verifications);
 }
 
 Admission SkillStore::admit_locked(Skill s) {
@@ -311,12 +300,9 @@ void SkillStore::set_status(const std::string& name, Status status) {
 void SkillStore::add_verification(const std::string& name, const Verification& v) {
   db_.transaction([&] {
     const int64_t id = id_of(name);
-    db_.prepare(
-           "INSERT INTO verifications (skill_id, task, base_speedup, skill_speedup, repeats, correct, gpu, at) "
-           "VALUES (?,?,?,?,?,?,?,?)")
-        .bind_all(id, v.task, v.base_speedup, v.skill_speedup, v.repeats, static_cast<int64_t>(v.correct), v.gpu,
-                  v.at.empty() ? utc_now() : v.at)
-        .run();
+    Verification stamped = v;
+    if (stamped.at.empty()) stamped.at = utc_now();
+    insert_verifications_locked(id, {stamped});
     db_.prepare("UPDATE skills SET updated_at = ? WHERE id = ?").bind_all(utc_now(), id).run();
   });
 }

@@ -81,6 +81,7 @@ class SkillStore {
   Skill insert_locked(Skill s);
   Admission admit_locked(Skill s);
   void update_evidence_locked(const Skill& s);
+  void insert_verifications_locked(int64_t skill_id, const std::vector<Verification>& records);
   std::vector<Skill> query(const std::string& where, const std::function<void(core::Statement&)>& bind);
   int64_t id_of(const std::string& name);
 
