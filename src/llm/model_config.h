@@ -1,0 +1,49 @@
+// The config.json of a Hugging Face checkpoint, reduced to what our model families use, with the
+// defaults transformers applies per model type.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace vinci::llm {
+
+// type is "default" or "llama3"; the other fields matter for llama3 only.
+struct RopeScaling {
+  std::string type = "default";
+  double factor = 1.0, low_freq_factor = 1.0, high_freq_factor = 4.0;
+  int64_t original_max_position_embeddings = 0;
+};
+
+struct ModelConfig {
+  std::string model_type;  // "qwen2", "qwen3", "llama"
+  int64_t vocab_size = 0, hidden_size = 0, intermediate_size = 0, num_hidden_layers = 0,
+          num_attention_heads = 0, num_key_value_heads = 0, head_dim = 0, max_position_embeddings = 0;
+  double rms_norm_eps = 1e-6, rope_theta = 10000.0;
+  RopeScaling rope_scaling;
+  bool tie_word_embeddings = false;
+  bool attention_bias = false;  // q/k/v (and for llama o) projection bias: always on for qwen2
+  bool qk_norm = false;         // RMSNorm on q and k per head: qwen3
+  bool mlp_bias = false;
+  std::string torch_dtype;              // "bfloat16", …; empty when the file names none
+  std::vector<int32_t> eos_token_ids;   // config.json's, then generation_config.json's, deduplicated
+  std::optional<int32_t> bos_token_id;
+  nlohmann::json raw;  // config.json as read, so a save can write it back unchanged
+};
+
+// Reads model_dir/config.json, and model_dir/generation_config.json when present.
+ModelConfig load_model_config(const std::filesystem::path& model_dir);
+
+// Throws std::runtime_error naming source_name and the field for a missing or mistyped field, an
+// unsupported model_type (listing the supported ones), rope type or enabled sliding window.
+ModelConfig parse_model_config(const nlohmann::json& config, const std::string& source_name);
+
+// The head_dim/2 RoPE inverse frequencies, with llama3 scaling applied, computed in float32 step by
+// step as transformers computes them, so they agree to the last bit or so.
+std::vector<float> rope_inv_freq(const ModelConfig& config);
+
+}  // namespace vinci::llm
