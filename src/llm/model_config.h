@@ -26,7 +26,9 @@ struct ModelConfig {
   double rms_norm_eps = 1e-6, rope_theta = 10000.0;
   RopeScaling rope_scaling;
   bool tie_word_embeddings = false;
-  bool attention_bias = false;  // q/k/v (and for llama o) projection bias: always on for qwen2
+  // qwen2: q/k/v carry a bias, always (o_proj never). llama and qwen3: q/k/v/o all carry one
+  // exactly when attention_bias is set.
+  bool attention_bias = false;
   bool qk_norm = false;         // RMSNorm on q and k per head: qwen3
   bool mlp_bias = false;
   std::string torch_dtype;              // "bfloat16", …; empty when the file names none
