@@ -32,7 +32,9 @@ struct ModelConfig {
   bool qk_norm = false;         // RMSNorm on q and k per head: qwen3
   bool mlp_bias = false;
   std::string torch_dtype;              // "bfloat16", …; empty when the file names none
-  std::vector<int32_t> eos_token_ids;   // config.json's, then generation_config.json's, deduplicated
+  // config.json's, then generation_config.json's, deduplicated. The family defaults transformers
+  // applies (llama: bos 1, eos 2) stand only where neither file names a token.
+  std::vector<int32_t> eos_token_ids;
   std::optional<int32_t> bos_token_id;
   nlohmann::json raw;  // config.json as read, so a save can write it back unchanged
 };
