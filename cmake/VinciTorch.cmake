@@ -18,7 +18,9 @@ find_library(VINCI_C10_LIB c10 PATHS ${VINCI_TORCH_ROOT}/lib NO_DEFAULT_PATH REQ
 find_library(VINCI_TORCH_CUDA_LIB torch_cuda PATHS ${VINCI_TORCH_ROOT}/lib NO_DEFAULT_PATH)
 
 add_library(vinci_torch INTERFACE)
-target_include_directories(vinci_torch SYSTEM INTERFACE ${VINCI_TORCH_ROOT}/include)
+# After the system's include directories, not before: the wheel also ships fmt, spdlog-incompatible
+# with Debian's, under the same include root. ATen itself includes no fmt.
+target_compile_options(vinci_torch INTERFACE "SHELL:-idirafter ${VINCI_TORCH_ROOT}/include")
 target_link_libraries(vinci_torch INTERFACE ${VINCI_TORCH_CPU_LIB} ${VINCI_C10_LIB})
 if(VINCI_TORCH_CUDA_LIB)
   # Nothing references libtorch_cuda by symbol; its static initialisers register the CUDA kernels,

@@ -12,5 +12,8 @@ using Action = std::function<int()>;
 Action add_eval_command(CLI::App& app);
 Action add_report_command(CLI::App& app);
 Action add_skills_command(CLI::App& app);
+Action add_generate_command(CLI::App& app);
+Action add_tokenize_command(CLI::App& app);
+Action add_chat_command(CLI::App& app);
 
 }  // namespace vinci::cli

@@ -24,6 +24,12 @@ int main(int argc, char** argv) {
   actions[report] = vinci::cli::add_report_command(*report);
   auto* skills = app.add_subcommand("skills", "inspect, search, import and export the skill library");
   actions[skills] = vinci::cli::add_skills_command(*skills);
+  auto* generate = app.add_subcommand("generate", "complete a prompt with a Hugging Face checkpoint (native backbone)");
+  actions[generate] = vinci::cli::add_generate_command(*generate);
+  auto* tokenize = app.add_subcommand("tokenize", "the token ids of a text under a checkpoint's tokenizer");
+  actions[tokenize] = vinci::cli::add_tokenize_command(*tokenize);
+  auto* chat = app.add_subcommand("chat", "talk to a checkpoint interactively, through its chat template");
+  actions[chat] = vinci::cli::add_chat_command(*chat);
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_default_logger(spdlog::stderr_color_mt("vinci"));

@@ -1,0 +1,116 @@
+// Decode throughput of the native backbone on a randomly initialised model of a given shape
+// (speed does not depend on the weights' values). Prints one JSON line per batch size:
+// prefill time, decode tokens/s, and the batch-1 share of the memory-bandwidth roofline
+// (weight bytes per step over the measured device copy bandwidth).
+//
+//   llm_decode_bench --config-dir benchmarks/llm/qwen2_5_7b --batch 1,16,64 --prompt 512 --new 256
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <random>
+
+#include <ATen/ATen.h>
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "llm/native_backbone.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void synchronize(const at::Tensor& t) { (void)t.sum().item<double>(); }
+
+// Device-to-device copy bandwidth, counting the bytes read and written, best of several runs.
+double copy_bandwidth(at::Device device) {
+  auto src = at::empty({int64_t{1} << 30}, at::TensorOptions().dtype(at::kByte).device(device)).fill_(1);
+  auto dst = at::empty_like(src);
+  dst.copy_(src);
+  synchronize(dst);
+  double best = 1e30;
+  for (int i = 0; i < 10; ++i) {
+    auto start = Clock::now();
+    dst.copy_(src);
+    synchronize(dst.narrow(0, 0, 1));
+    best = std::min(best, seconds_since(start));
+  }
+  return 2.0 * static_cast<double>(src.numel()) / best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"decode throughput of the native backbone"};
+  std::string config_dir, device = "auto", batches = "1,16,64";
+  int prompt = 512, new_tokens = 256, repeats = 3;
+  app.add_option("--config-dir", config_dir, "a directory with config.json")->required();
+  app.add_option("--device", device);
+  app.add_option("--batch", batches, "comma-separated batch sizes");
+  app.add_option("--prompt", prompt);
+  app.add_option("--new", new_tokens);
+  app.add_option("--repeats", repeats, "runs per measurement; the median is reported");
+  CLI11_PARSE(app, argc, argv);
+
+  vinci::llm::NativeOptions options;
+  options.device = device;
+  options.random_weights_seed = 1;
+  auto load_start = Clock::now();
+  auto backbone = vinci::llm::open_native_backbone(config_dir, options);
+  double weight_bytes = 0;
+  const auto config = nlohmann::json::parse(std::ifstream(std::filesystem::path(config_dir) / "config.json"));
+  fmt::print(stderr, "model ready in {:.1f} s\n", seconds_since(load_start));
+  const bool cuda = options.device != "cpu" && at::hasCUDA();
+  const double bandwidth = copy_bandwidth(cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU));
+
+  std::mt19937 rng(0);
+  std::uniform_int_distribution<int32_t> token(0, config["vocab_size"].get<int32_t>() - 1);
+  auto run = [&](int batch, int max_new) {
+    std::vector<vinci::llm::GenerationRequest> requests(batch);
+    for (auto& r : requests) {
+      for (int i = 0; i < prompt; ++i) r.prompt_ids.push_back(token(rng));
+      r.sampling.greedy = true;
+      r.sampling.ignore_eos = true;
+      r.sampling.max_new_tokens = max_new;
+    }
+    auto start = Clock::now();
+    auto results = backbone->generate(requests);
+    return seconds_since(start);
+  };
+  auto median = [&](int batch, int max_new) {
+    std::vector<double> times;
+    for (int i = 0; i < repeats; ++i) times.push_back(run(batch, max_new));
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+  };
+  // Bytes a batch-1 decode step must read: every weight once (the embedding only one row).
+  const int64_t h = config["hidden_size"], inter = config["intermediate_size"], layers = config["num_hidden_layers"];
+  const int64_t heads = config["num_attention_heads"], kv = config["num_key_value_heads"], vocab = config["vocab_size"];
+  const int64_t head_dim = config.value("head_dim", h / heads);
+  const double per_layer = double(h) * (heads + 2 * kv) * head_dim + double(heads) * head_dim * h + 3.0 * h * inter;
+  weight_bytes = 2.0 * (layers * per_layer + double(vocab) * h);  // bf16
+
+  std::stringstream list(batches);
+  std::string item;
+  run(1, 4);  // warm-up: allocator, kernels' first launch
+  while (std::getline(list, item, ',')) {
+    const int batch = std::stoi(item);
+    const double prefill = median(batch, 1);
+    const double total = median(batch, new_tokens);
+    const double decode = total - prefill;
+    const double step = decode / (new_tokens - 1);
+    nlohmann::json line = {{"engine", "vinci"}, {"batch", batch}, {"prompt", prompt}, {"new_tokens", new_tokens},
+                           {"prefill_s", prefill}, {"total_s", total}, {"decode_s", decode},
+                           {"decode_tokens_per_s", batch * (new_tokens - 1) / decode}, {"step_ms", step * 1e3},
+                           {"copy_bandwidth_GBps", bandwidth / 1e9}, {"weight_GB", weight_bytes / 1e9},
+                           {"roofline_share", (weight_bytes / bandwidth) / step}};
+    fmt::print("{}\n", line.dump());
+    std::fflush(stdout);
+  }
+  return 0;
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The native backbone on a GPU machine: builds vinci, then
+#   1. the backbone tests, whose bf16 GPU cases run only here (logits, logprobs, greedy vs fp32 truth);
+#   2. checkpoints saved by vinci, loaded by transformers: same logits;
+#   3. decode throughput of a Qwen2.5-7B-shaped model (random bf16 weights), vinci vs transformers'
+#      generate, batch 1/16/64, prompt 512, 256 new tokens; the batch-1 roofline share.
+# Usage (repository root): benchmarks/llm_gpu.sh [OUT_DIR] [BATCHES]
+set -uo pipefail
+OUT=${1:-bench-out}
+BATCHES=${2:-1,16,64}
+mkdir -p "$OUT"
+BUILD=${BUILD:-build-gpu}
+if [ -f .device-deps/setup-gpu-host.sh ]; then
+  bash .device-deps/setup-gpu-host.sh >/dev/null
+  # utf8proc travels as a Debian package too: its library and the link CMake looks for.
+  L=/usr/lib/x86_64-linux-gnu
+  cp -n /tmp/device-deps-root$L/libutf8proc.so* $L/ 2>/dev/null
+  [ -e $L/libutf8proc.so ] || ln -s $L/libutf8proc.so.2 $L/libutf8proc.so
+fi
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVINCI_BUILD_LLM_BENCHMARK=ON >"$OUT/cmake.log" 2>&1 &&
+  cmake --build "$BUILD" -j "$(nproc)" --target vinci_llm_tests llm_decode_bench vinci >>"$OUT/cmake.log" 2>&1 ||
+  { tail -40 "$OUT/cmake.log"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+
+echo "== 1. backbone tests (GPU cases included)"
+"$BUILD/tests/vinci_llm_tests" >"$OUT/llm_tests.txt" 2>&1
+tail -3 "$OUT/llm_tests.txt"; grep -E "bf16|FAILED" "$OUT/llm_tests.txt"
+
+echo "== 2. transformers loads vinci's checkpoints"
+rm -rf /tmp/vinci-export
+VINCI_EXPORT_DIR=/tmp/vinci-export "$BUILD/tests/vinci_llm_tests" --gtest_filter=Checkpoints.ExportForTransformers \
+  >"$OUT/export.txt" 2>&1
+python3 tests/fixtures/llm/check_saved_checkpoint.py /tmp/vinci-export | tee "$OUT/hf_load.txt"
+
+echo "== 3. decode throughput"
+"$BUILD/benchmarks/llm_decode_bench" --config-dir benchmarks/llm/qwen2_5_7b --batch "$BATCHES" \
+  >"$OUT/decode_vinci.jsonl" 2>"$OUT/decode_vinci.err" || tail -20 "$OUT/decode_vinci.err"
+python3 benchmarks/llm_decode_hf.py --config-dir benchmarks/llm/qwen2_5_7b --batch "$BATCHES" \
+  >"$OUT/decode_hf.jsonl" 2>"$OUT/decode_hf.err" || tail -20 "$OUT/decode_hf.err"
+python3 - "$OUT" <<'PY'
+import json, sys, pathlib
+out = pathlib.Path(sys.argv[1])
+load = lambda name: {r["batch"]: r for r in map(json.loads, (out / name).read_text().split("\n")[:-1] if (out / name).exists() else [])}
+ours, hf = load("decode_vinci.jsonl"), load("decode_hf.jsonl")
+print(f"{'batch':>5} {'vinci tok/s':>12} {'HF tok/s':>10} {'ratio':>6} {'vinci step ms':>14} {'HF step ms':>11} {'roofline':>9}")
+for b in sorted(set(ours) | set(hf)):
+    o, h = ours.get(b, {}), hf.get(b, {})
+    ratio = o.get("decode_tokens_per_s", 0) / h["decode_tokens_per_s"] if h and o else float("nan")
+    print(f"{b:>5} {o.get('decode_tokens_per_s', float('nan')):>12.1f} {h.get('decode_tokens_per_s', float('nan')):>10.1f} "
+          f"{ratio:>6.2f} {o.get('step_ms', float('nan')):>14.2f} {h.get('step_ms', float('nan')):>11.2f} "
+          f"{o.get('roofline_share', float('nan')):>9.2f}")
+PY

@@ -1,0 +1,108 @@
+// vinci generate: one completion from the native backbone, as text or as JSON with ids and logprobs.
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/backbone_options.h"
+#include "cli/commands.h"
+#include "core/files.h"
+#include "llm/tokenizer.h"
+
+namespace vinci::cli {
+
+namespace {
+
+struct GenerateOptions {
+  BackboneOptions backbone;
+  std::string prompt, messages_file, prompt_ids;
+  int max_new_tokens = 256, top_k = 0;
+  double temperature = 1.0, top_p = 1.0;
+  bool greedy = false, json = false, no_thinking = false;
+  std::optional<uint64_t> seed;
+  std::vector<std::string> stop;
+};
+
+std::vector<int32_t> parse_ids(const std::string& text) {
+  std::vector<int32_t> ids;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      size_t used = 0;
+      ids.push_back(std::stoi(item, &used));
+      if (used != item.size()) throw std::invalid_argument(item);
+    } catch (const std::exception&) {
+      throw std::runtime_error(fmt::format("--prompt-ids: '{}' is not an integer (expected e.g. 1,2,3)", item));
+    }
+  }
+  return ids;
+}
+
+int run_generate(const GenerateOptions& o) {
+  auto backbone = open_backbone(o.backbone);
+  llm::GenerationRequest request;
+  if (!o.prompt_ids.empty()) {
+    request.prompt_ids = parse_ids(o.prompt_ids);
+  } else if (!o.messages_file.empty()) {
+    try {
+      request.messages = nlohmann::ordered_json::parse(core::read_file(o.messages_file));
+    } catch (const nlohmann::ordered_json::parse_error& e) {
+      throw std::runtime_error(fmt::format("{}: not JSON: {}", o.messages_file, e.what()));
+    }
+    if (!request.messages.is_array())
+      throw std::runtime_error(fmt::format("{}: expected a JSON array of {{\"role\", \"content\"}} messages", o.messages_file));
+    if (o.no_thinking) request.chat_extra["enable_thinking"] = false;
+  } else {
+    request.prompt_ids = backbone->tokenizer().encode(o.prompt, /*add_special_tokens=*/true);
+  }
+  auto& s = request.sampling;
+  s.max_new_tokens = o.max_new_tokens;
+  s.temperature = o.temperature;
+  s.top_p = o.top_p;
+  s.top_k = o.top_k;
+  s.greedy = o.greedy;
+  s.seed = o.seed;
+  s.stop_strings = o.stop;
+  auto result = backbone->generate({&request, 1}).at(0);
+  if (o.json) {
+    nlohmann::json out = {{"ids", result.token_ids},       {"text", result.text},
+                          {"logprobs", result.logprobs},   {"finish_reason", llm::finish_reason_name(result.finish_reason)},
+                          {"prompt_ids", result.prompt_ids}};
+    fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  } else {
+    fmt::print("{}\n", result.text);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_generate_command(CLI::App& app) {
+  auto o = std::make_shared<GenerateOptions>();
+  add_backbone_options(app, o->backbone);
+  auto* prompt = app.add_option("--prompt", o->prompt, "raw text to continue (tokenized with the model's special tokens)");
+  auto* messages = app.add_option("--messages", o->messages_file, "a JSON file of chat messages, rendered with the chat template")
+                       ->check(CLI::ExistingFile);
+  auto* ids = app.add_option("--prompt-ids", o->prompt_ids, "token ids to continue, comma-separated");
+  prompt->excludes(messages)->excludes(ids);
+  messages->excludes(ids);
+  app.add_option("--max-new-tokens", o->max_new_tokens, "at most this many new tokens")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--temperature", o->temperature, "sampling temperature (0: greedy)")->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--top-p", o->top_p, "nucleus sampling mass")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  app.add_option("--top-k", o->top_k, "sample among the k likeliest tokens (0: all)")->capture_default_str();
+  app.add_flag("--greedy", o->greedy, "argmax decoding");
+  app.add_option("--seed", o->seed, "seed of this request's sampler");
+  app.add_option("--stop", o->stop, "stop when this string appears (repeatable)");
+  app.add_flag("--no-thinking", o->no_thinking, "with --messages: enable_thinking=false for templates that know it");
+  app.add_flag("--json", o->json, "print {\"ids\", \"text\", \"logprobs\", \"finish_reason\", \"prompt_ids\"}");
+  app.callback([o, prompt, messages, ids] {
+    if (!*prompt && !*messages && !*ids) throw CLI::RequiredError("one of --prompt, --messages, --prompt-ids");
+  });
+  return [o] { return run_generate(*o); };
+}
+
+}  // namespace vinci::cli

@@ -1,0 +1,102 @@
+// The one model all three agents share. Two implementations sit behind it: the native libtorch
+// model (NativeBackbone) and, later, an OpenAI-compatible server client.
+//
+// Rollouts stay token-in, token-out: a result carries the exact ids the model produced and the
+// sampler's logprobs, so training never re-tokenizes rendered text (design.md §6).
+//
+// This header is torch-free (at::Tensor is only declared), so the agents and the CLI compile
+// without libtorch's headers; only code that trains needs <ATen/core/Tensor.h>.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace at {
+class Tensor;
+}
+
+namespace vinci::llm {
+
+class Tokenizer;
+
+struct SamplingParams {
+  // temperature 0 or greedy=true: argmax decoding.
+  double temperature = 1.0;
+  double top_p = 1.0;
+  int top_k = 0;  // 0: no limit
+  bool greedy = false;
+  int max_new_tokens = 256;
+  std::vector<int32_t> stop_token_ids;  // added to the model's own end-of-sequence ids
+  std::vector<std::string> stop_strings;
+  // A seeded request draws from its own generator, so its output does not depend on which other
+  // requests share the batch. Unseeded requests share one generator.
+  std::optional<uint64_t> seed;
+  bool ignore_eos = false;  // benchmarks: always generate max_new_tokens
+};
+
+struct GenerationRequest {
+  // Exactly one of prompt_ids and messages. Messages (OpenAI format) are rendered with the
+  // model's chat template and add_generation_prompt.
+  std::vector<int32_t> prompt_ids;
+  // Ordered JSON: a tool schema reaches the template (and tojson) with its keys in the order given.
+  nlohmann::ordered_json messages;
+  nlohmann::ordered_json chat_extra = nlohmann::ordered_json::object();  // enable_thinking, tools...
+  SamplingParams sampling;
+};
+
+enum class FinishReason { kStop, kLength };
+const char* finish_reason_name(FinishReason reason);  // "stop" / "length", as OpenAI names them
+
+struct GenerationResult {
+  std::vector<int32_t> prompt_ids;
+  std::vector<int32_t> token_ids;  // the new tokens, the matched stop token included
+  std::string text;                // decoded new tokens, cut before a matched stop string
+  // log p(token) under the distribution it was drawn from (temperature, top-k and top-p applied,
+  // renormalised), in fp32. Greedy tokens report the untempered model distribution.
+  std::vector<float> logprobs;
+  FinishReason finish_reason = FinishReason::kLength;
+  std::string matched_stop;  // the stop string or token text that ended it, if any
+};
+
+// A training sequence: the ids, and which of them are the model's own tokens (loss_mask[i] = 1
+// means position i is a target, predicted from positions < i). loss_mask[0] must be 0.
+struct TrainSequence {
+  std::vector<int32_t> ids;
+  std::vector<uint8_t> loss_mask;
+};
+
+struct LogprobOptions {
+  bool pack = false;                 // several sequences per row (block-diagonal attention)
+  int64_t max_tokens_per_row = 0;    // packing row length; 0: the longest sequence
+  double temperature = 1.0;          // must match the rollout's, so ratios are 1 on-policy
+};
+
+class Backbone {
+ public:
+  virtual ~Backbone() = default;
+
+  virtual std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) = 0;
+
+  // log p(target) at every masked position, concatenated in sequence order: a 1-D float32
+  // tensor that carries gradients to the trainable parameters.
+  virtual at::Tensor logprobs(std::span<const TrainSequence> sequences, const LogprobOptions& options) = 0;
+  virtual std::vector<at::Tensor> trainable_parameters() = 0;
+
+  // HF-compatible checkpoint (or a PEFT adapter when training LoRA); load() restores what save()
+  // wrote into this model.
+  virtual void save(const std::filesystem::path& dir) const = 0;
+  virtual void load(const std::filesystem::path& dir) = 0;
+
+  virtual const Tokenizer& tokenizer() const = 0;
+  virtual std::vector<int32_t> render_chat(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& extra,
+                                           bool add_generation_prompt) const = 0;
+};
+
+}  // namespace vinci::llm

@@ -1,0 +1,419 @@
+#include "llm/native_backbone.h"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/files.h"
+#include "llm/chat_template.h"
+#include "llm/model_config.h"
+#include "llm/safetensors.h"
+#include "llm/sampler.h"
+#include "llm/tokenizer.h"
+#include "llm/transformer.h"
+
+namespace vinci::llm {
+
+const char* finish_reason_name(FinishReason reason) { return reason == FinishReason::kStop ? "stop" : "length"; }
+
+namespace {
+
+namespace fs = std::filesystem;
+
+at::Device resolve_device(const std::string& name) {
+  if (name == "auto") return at::hasCUDA() ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
+  at::Device device(name);  // throws c10::Error with the accepted spellings
+  if (device.is_cuda() && !at::hasCUDA())
+    throw std::runtime_error(fmt::format("--device {}: this machine has no CUDA device (use cpu)", name));
+  if (device.is_cuda() && !device.has_index()) device.set_index(0);
+  return device;
+}
+
+at::ScalarType resolve_dtype(const std::string& name, at::Device device) {
+  if (name == "auto") return device.is_cuda() ? at::kBFloat16 : at::kFloat;
+  if (name == "float32" || name == "fp32") return at::kFloat;
+  if (name == "bfloat16" || name == "bf16") return at::kBFloat16;
+  if (name == "float16" || name == "fp16") return at::kHalf;
+  if (name == "float64") return at::kDouble;  // for finite-difference gradient checks
+  throw std::runtime_error(fmt::format("dtype '{}' is not one of auto, float32, bfloat16, float16, float64", name));
+}
+
+DType file_dtype(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat: return DType::F32;
+    case at::kBFloat16: return DType::BF16;
+    case at::kHalf: return DType::F16;
+    case at::kDouble: return DType::F64;
+    default: throw std::logic_error("unexpected parameter dtype");
+  }
+}
+
+const char* hf_dtype_name(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat: return "float32";
+    case at::kBFloat16: return "bfloat16";
+    case at::kHalf: return "float16";
+    case at::kDouble: return "float64";
+    default: throw std::logic_error("unexpected parameter dtype");
+  }
+}
+
+// Tensors moved to the CPU and made contiguous, kept alive while their bytes are written.
+struct HostTensors {
+  std::vector<at::Tensor> keep;
+  std::vector<TensorToWrite> views;
+
+  void add(const std::string& name, const at::Tensor& tensor) {
+    auto host = tensor.detach().to(at::kCPU).contiguous();
+    keep.push_back(host);
+    views.push_back({name, file_dtype(host.scalar_type()), host.sizes().vec(), host.data_ptr(),
+                     static_cast<size_t>(host.nbytes())});
+  }
+};
+
+// Model-side files a saved checkpoint carries along so it loads on its own.
+constexpr const char* kCompanionFiles[] = {"generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                                           "special_tokens_map.json", "chat_template.jinja", "vocab.json",
+                                           "merges.txt"};
+
+// One request in flight: what it has produced, and when it must stop.
+struct Sequence {
+  size_t request = 0;
+  std::vector<int32_t> prompt;
+  const SamplingParams* params = nullptr;
+  std::optional<at::Generator> generator;
+  std::vector<int32_t> stop_ids;
+  std::string raw_text;  // token bytes so far, for stop strings (may end inside a UTF-8 sequence)
+  GenerationResult result;
+  std::optional<size_t> stop_string_at;
+  bool done = false;
+
+  int64_t position() const { return static_cast<int64_t>(prompt.size() + result.token_ids.size()) - 1; }
+};
+
+class NativeBackbone final : public Backbone {
+ public:
+  NativeBackbone(fs::path dir, ModelConfig config, Transformer model, std::optional<Tokenizer> tokenizer,
+                 std::optional<ChatTemplate> chat, std::string no_chat_reason)
+      : dir_(std::move(dir)),
+        config_(std::move(config)),
+        model_(std::move(model)),
+        tokenizer_(std::move(tokenizer)),
+        chat_(std::move(chat)),
+        no_chat_reason_(std::move(no_chat_reason)),
+        shared_generator_(make_generator(model_.options().device, 0x5eed)) {}
+
+  std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) override;
+  at::Tensor logprobs(std::span<const TrainSequence> sequences, const LogprobOptions& options) override;
+  std::vector<at::Tensor> trainable_parameters() override { return model_.trainable_parameters(); }
+  void save(const fs::path& dir) const override;
+  void load(const fs::path& dir) override;
+
+  const Tokenizer& tokenizer() const override {
+    if (!tokenizer_) throw std::runtime_error(fmt::format("{}: no tokenizer.json; this backbone takes token ids only", dir_.string()));
+    return *tokenizer_;
+  }
+
+  std::vector<int32_t> render_chat(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& extra,
+                                   bool add_generation_prompt) const override {
+    if (!chat_)
+      throw std::runtime_error(fmt::format("{}: no usable chat template ({}); pass one with --chat-template FILE",
+                                           dir_.string(), no_chat_reason_));
+    ChatOptions options;
+    options.add_generation_prompt = add_generation_prompt;
+    options.extra = extra;
+    return tokenizer().encode(chat_->render(messages, options), /*add_special_tokens=*/false);
+  }
+
+ private:
+  std::vector<int32_t> prompt_of(const GenerationRequest& request) const;
+  bool finished(Sequence& seq) const;  // also sets the finish reason
+  // Checkpoints pad the embedding matrix past the tokenizer (Qwen: 151936 rows for 151665
+  // tokens), so a sampled id may have no text; it decodes to nothing, as in transformers.
+  std::string bytes_of(int32_t id) const { return id < tokenizer_->vocab_size() ? tokenizer_->token_bytes(id) : ""; }
+  std::string text_of(std::span<const int32_t> ids) const;
+
+  fs::path dir_;
+  ModelConfig config_;
+  Transformer model_;
+  std::optional<Tokenizer> tokenizer_;
+  std::optional<ChatTemplate> chat_;
+  std::string no_chat_reason_;
+  at::Generator shared_generator_;
+};
+
+std::vector<int32_t> NativeBackbone::prompt_of(const GenerationRequest& request) const {
+  const bool has_messages = !request.messages.is_null();
+  if (has_messages == !request.prompt_ids.empty())
+    throw std::invalid_argument("a generation request needs exactly one of prompt_ids and messages");
+  auto ids = has_messages ? render_chat(request.messages, request.chat_extra, true) : request.prompt_ids;
+  if (ids.empty()) throw std::invalid_argument("a generation request has an empty prompt");
+  for (int32_t id : ids)
+    if (id < 0 || id >= config_.vocab_size)
+      throw std::invalid_argument(fmt::format("prompt token id {} is outside the model's vocabulary [0, {})", id,
+                                              config_.vocab_size));
+  return ids;
+}
+
+bool NativeBackbone::finished(Sequence& seq) const {
+  const int32_t token = seq.result.token_ids.back();
+  if (std::find(seq.stop_ids.begin(), seq.stop_ids.end(), token) != seq.stop_ids.end()) {
+    seq.result.finish_reason = FinishReason::kStop;
+    seq.result.matched_stop = tokenizer_ ? bytes_of(token) : std::to_string(token);
+    return true;
+  }
+  if (tokenizer_ && !seq.params->stop_strings.empty()) {
+    // A new match must end inside the newest token, so it starts at most longest-1 bytes earlier.
+    size_t longest = 0;
+    for (const auto& s : seq.params->stop_strings) longest = std::max(longest, s.size());
+    const size_t from = seq.raw_text.size() >= longest ? seq.raw_text.size() - (longest - 1) : 0;
+    seq.raw_text += bytes_of(token);
+    for (const auto& s : seq.params->stop_strings) {
+      const size_t at = s.empty() ? std::string::npos : seq.raw_text.find(s, from);
+      if (at != std::string::npos) {
+        seq.result.finish_reason = FinishReason::kStop;
+        seq.result.matched_stop = s;
+        seq.stop_string_at = at;
+        return true;
+      }
+    }
+  }
+  seq.result.finish_reason = FinishReason::kLength;
+  return static_cast<int>(seq.result.token_ids.size()) >= seq.params->max_new_tokens;
+}
+
+std::string NativeBackbone::text_of(std::span<const int32_t> ids) const {
+  std::vector<int32_t> known;
+  for (int32_t id : ids)
+    if (id < tokenizer_->vocab_size()) known.push_back(id);
+  return tokenizer_->decode(known);
+}
+
+std::vector<GenerationResult> NativeBackbone::generate(std::span<const GenerationRequest> requests) {
+  c10::InferenceMode inference;
+  const auto device = model_.options().device;
+  const auto long_options = at::TensorOptions().dtype(at::kLong);
+  std::vector<GenerationResult> results(requests.size());
+  std::vector<Sequence> active;
+  int64_t longest_prompt = 0, capacity = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    Sequence seq;
+    seq.request = i;
+    seq.prompt = prompt_of(requests[i]);
+    seq.params = &requests[i].sampling;
+    if (seq.params->max_new_tokens < 1) throw std::invalid_argument("max_new_tokens must be at least 1");
+    if (seq.params->seed) seq.generator = make_generator(device, *seq.params->seed);
+    if (!seq.params->ignore_eos) seq.stop_ids = config_.eos_token_ids;
+    seq.stop_ids.insert(seq.stop_ids.end(), seq.params->stop_token_ids.begin(), seq.params->stop_token_ids.end());
+    seq.result.prompt_ids = seq.prompt;
+    longest_prompt = std::max<int64_t>(longest_prompt, seq.prompt.size());
+    capacity = std::max<int64_t>(capacity, seq.prompt.size() + seq.params->max_new_tokens);
+    active.push_back(std::move(seq));
+  }
+  if (active.empty()) return results;
+
+  // Prefill: prompts right-padded into one batch. Causal attention keeps padding out of every
+  // real position, and decode slots past a prompt overwrite its padding before anyone reads it.
+  const int64_t batch = static_cast<int64_t>(active.size());
+  std::vector<int64_t> ids(batch * longest_prompt, 0), last(batch);
+  for (int64_t b = 0; b < batch; ++b) {
+    std::copy(active[b].prompt.begin(), active[b].prompt.end(), ids.begin() + b * longest_prompt);
+    last[b] = b * longest_prompt + static_cast<int64_t>(active[b].prompt.size()) - 1;
+  }
+  auto cache = model_.make_cache(batch, capacity);
+  auto ids_tensor = at::tensor(ids, long_options).view({batch, longest_prompt}).to(device);
+  auto positions = at::arange(longest_prompt, long_options.device(device)).unsqueeze(0).expand({batch, longest_prompt});
+  auto hidden = model_.hidden(ids_tensor, positions, {AttentionSpec::Kind::kCausal, {}}, &cache);
+  auto logits = model_.logits(hidden.reshape({batch * longest_prompt, -1}).index_select(0, at::tensor(last, long_options).to(device)));
+
+  while (true) {
+    std::vector<const SamplingParams*> params;
+    std::vector<at::Generator*> generators;
+    for (auto& seq : active) {
+      params.push_back(seq.params);
+      generators.push_back(seq.generator ? &*seq.generator : nullptr);
+    }
+    auto sampled = sample(logits, params, generators, shared_generator_);
+    std::vector<int64_t> keep;
+    for (size_t b = 0; b < active.size(); ++b) {
+      auto& seq = active[b];
+      seq.result.token_ids.push_back(sampled.ids[b]);
+      seq.result.logprobs.push_back(sampled.logprobs[b]);
+      seq.done = finished(seq);
+      if (!seq.done) keep.push_back(static_cast<int64_t>(b));
+    }
+    if (keep.size() != active.size()) {
+      std::vector<Sequence> still;
+      for (size_t b = 0; b < active.size(); ++b) {
+        auto& seq = active[b];
+        if (!seq.done) {
+          still.push_back(std::move(seq));
+          continue;
+        }
+        auto& result = seq.result;
+        if (tokenizer_) {
+          std::span<const int32_t> text_ids(result.token_ids);
+          if (result.finish_reason == FinishReason::kStop && !seq.stop_string_at) text_ids = text_ids.first(text_ids.size() - 1);
+          result.text = text_of(text_ids);
+          if (seq.stop_string_at) {
+            const size_t cut = result.text.find(result.matched_stop);
+            if (cut != std::string::npos) result.text.resize(cut);
+          }
+        }
+        results[seq.request] = std::move(result);
+      }
+      active = std::move(still);
+      if (active.empty()) break;
+      cache.select_rows(at::tensor(keep, long_options).to(device));
+    }
+    std::vector<int64_t> next(active.size()), pos(active.size());
+    for (size_t b = 0; b < active.size(); ++b) {
+      next[b] = active[b].result.token_ids.back();
+      pos[b] = active[b].position();
+    }
+    const auto rows = static_cast<int64_t>(active.size());
+    auto step_ids = at::tensor(next, long_options).view({rows, 1}).to(device);
+    auto step_pos = at::tensor(pos, long_options).view({rows, 1}).to(device);
+    const int64_t kv_length = *std::max_element(pos.begin(), pos.end()) + 1;
+    hidden = model_.hidden(step_ids, step_pos, {AttentionSpec::Kind::kDecode, {}, kv_length}, &cache);
+    logits = model_.logits(hidden.view({rows, -1}));
+  }
+  return results;
+}
+
+at::Tensor NativeBackbone::logprobs(std::span<const TrainSequence> sequences, const LogprobOptions& options) {
+  const auto device = model_.options().device;
+  const auto long_options = at::TensorOptions().dtype(at::kLong);
+  if (sequences.empty()) throw std::invalid_argument("logprobs() needs at least one sequence");
+  int64_t longest = 0;
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    const auto& s = sequences[i];
+    if (s.ids.size() != s.loss_mask.size() || s.ids.empty())
+      throw std::invalid_argument(fmt::format("sequence {}: {} ids but {} mask entries", i, s.ids.size(), s.loss_mask.size()));
+    if (s.loss_mask[0])
+      throw std::invalid_argument(fmt::format("sequence {}: position 0 has no preceding token to predict it from", i));
+    longest = std::max<int64_t>(longest, s.ids.size());
+  }
+  // Rows of the batch: one sequence each, or packed first-fit in order.
+  const int64_t row_length = options.pack ? std::max(longest, options.max_tokens_per_row) : longest;
+  std::vector<std::vector<size_t>> rows;
+  std::vector<int64_t> fill;
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    const auto len = static_cast<int64_t>(sequences[i].ids.size());
+    if (options.pack && !rows.empty() && fill.back() + len <= row_length) {
+      rows.back().push_back(i);
+      fill.back() += len;
+    } else {
+      rows.push_back({i});
+      fill.push_back(len);
+    }
+  }
+  const auto batch = static_cast<int64_t>(rows.size());
+  std::vector<int64_t> ids(batch * row_length, 0), pos(batch * row_length, 0), seg(batch * row_length, -1);
+  std::vector<int64_t> source, target;  // flat index of the predicting position, and the predicted id
+  for (int64_t r = 0; r < batch; ++r) {
+    int64_t offset = r * row_length;
+    for (size_t i : rows[r]) {
+      const auto& s = sequences[i];
+      for (size_t t = 0; t < s.ids.size(); ++t) {
+        ids[offset + t] = s.ids[t];
+        pos[offset + t] = static_cast<int64_t>(t);
+        seg[offset + t] = static_cast<int64_t>(i);
+        if (s.loss_mask[t]) {
+          source.push_back(offset + static_cast<int64_t>(t) - 1);
+          target.push_back(s.ids[t]);
+        }
+      }
+      offset += static_cast<int64_t>(s.ids.size());
+    }
+  }
+  AttentionSpec spec;
+  if (options.pack) {
+    spec.kind = AttentionSpec::Kind::kSegments;
+    spec.segments = at::tensor(seg, long_options).view({batch, row_length}).to(device);
+  }
+  auto hidden = model_.hidden(at::tensor(ids, long_options).view({batch, row_length}).to(device),
+                              at::tensor(pos, long_options).view({batch, row_length}).to(device), spec, nullptr);
+  // Only the predicting positions reach the vocabulary projection: [N, vocab] instead of
+  // [rows × length, vocab], which for a 150k vocabulary is most of the activation memory.
+  auto picked = hidden.reshape({batch * row_length, -1}).index_select(0, at::tensor(source, long_options).to(device));
+  auto logp = (model_.logits(picked) / options.temperature).log_softmax(-1);
+  return logp.gather(1, at::tensor(target, long_options).to(device).unsqueeze(1)).squeeze(1);
+}
+
+void NativeBackbone::save(const fs::path& dir) const {
+  fs::create_directories(dir);
+  HostTensors host;
+  if (model_.training().mode == Training::Mode::kLora) {
+    for (const auto& [name, tensor] : model_.named_adapters()) host.add(name, tensor);
+    write_safetensors(dir / "adapter_model.safetensors", host.views, {{"format", "pt"}});
+    const auto& lora = model_.training().lora;
+    nlohmann::json adapter = {{"peft_type", "LORA"}, {"task_type", "CAUSAL_LM"}, {"r", lora.rank},
+                              {"lora_alpha", lora.alpha}, {"lora_dropout", 0.0}, {"bias", "none"},
+                              {"target_modules", lora.target_modules}, {"fan_in_fan_out", false},
+                              {"inference_mode", true}, {"base_model_name_or_path", fs::absolute(dir_).string()}};
+    core::write_file_atomic(dir / "adapter_config.json", adapter.dump(2) + "\n");
+    return;
+  }
+  for (const auto& [name, tensor] : model_.named_weights()) host.add(name, tensor);
+  write_checkpoint(dir, host.views);
+  // Saved in the parameters' own dtype (fp32 masters stay fp32), so load() restores them exactly.
+  nlohmann::json config = config_.raw;
+  const char* dtype = hf_dtype_name(host.keep.front().scalar_type());
+  config[config.contains("torch_dtype") ? "torch_dtype" : "dtype"] = dtype;
+  core::write_file_atomic(dir / "config.json", config.dump(2) + "\n");
+  if (fs::equivalent(dir, dir_)) return;
+  for (const char* name : kCompanionFiles)
+    if (fs::exists(dir_ / name)) fs::copy_file(dir_ / name, dir / name, fs::copy_options::overwrite_existing);
+}
+
+void NativeBackbone::load(const fs::path& dir) {
+  if (fs::exists(dir / "adapter_config.json")) {
+    model_.load_adapters(SafetensorsFile::open(dir / "adapter_model.safetensors"));
+    return;
+  }
+  const auto config = load_model_config(dir);
+  if (config.hidden_size != config_.hidden_size || config.num_hidden_layers != config_.num_hidden_layers ||
+      config.vocab_size != config_.vocab_size)
+    throw std::runtime_error(fmt::format("{}: a {}-layer, hidden {} model cannot be loaded into this {}-layer, hidden {} one",
+                                         dir.string(), config.num_hidden_layers, config.hidden_size,
+                                         config_.num_hidden_layers, config_.hidden_size));
+  model_.load_weights(Checkpoint::open(dir));
+}
+
+}  // namespace
+
+std::unique_ptr<Backbone> open_native_backbone(const fs::path& model_dir, const NativeOptions& options) {
+  const auto device = resolve_device(options.device);
+  TransformerOptions transformer_options{device, resolve_dtype(options.dtype, device)};
+  auto config = load_model_config(model_dir);
+  auto model = options.random_weights_seed
+                   ? Transformer::random(config, transformer_options, *options.random_weights_seed)
+                   : Transformer::load(config, Checkpoint::open(model_dir), transformer_options);
+  model.enable_training(options.training, /*seed=*/0);
+  std::optional<Tokenizer> tokenizer;
+  if (fs::exists(model_dir / "tokenizer.json")) tokenizer = Tokenizer::from_file(model_dir / "tokenizer.json");
+  std::optional<ChatTemplate> chat;
+  std::string no_chat_reason = "the checkpoint has no tokenizer.json";
+  if (!options.chat_template.empty()) {
+    chat = ChatTemplate::from_model_dir(model_dir, options.chat_template);
+  } else if (tokenizer) {
+    try {
+      chat = ChatTemplate::from_model_dir(model_dir);
+    } catch (const ChatTemplateError& e) {
+      // Base checkpoints often ship none; prompts by ids or text still work, and chat messages
+      // are refused with this reason.
+      no_chat_reason = e.what();
+    }
+  }
+  return std::make_unique<NativeBackbone>(model_dir, std::move(config), std::move(model), std::move(tokenizer),
+                                          std::move(chat), std::move(no_chat_reason));
+}
+
+}  // namespace vinci::llm

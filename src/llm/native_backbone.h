@@ -1,0 +1,27 @@
+// The native backbone: a Hugging Face checkpoint run on libtorch (CPU or CUDA).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llm/backbone.h"
+#include "llm/lora.h"
+
+namespace vinci::llm {
+
+struct NativeOptions {
+  std::string device = "auto";  // "auto" (cuda when present), "cpu", "cuda", "cuda:N"
+  std::string dtype = "auto";   // "auto" (bf16 on GPU, fp32 on CPU), "float32", "bfloat16", "float16"
+  Training training;            // what logprobs() trains; kNone keeps the model frozen
+  std::filesystem::path chat_template;  // overrides the checkpoint's template
+  // Weights drawn at random instead of read from disk (speed measurements need no real weights).
+  std::optional<uint64_t> random_weights_seed;
+};
+
+std::unique_ptr<Backbone> open_native_backbone(const std::filesystem::path& model_dir, const NativeOptions& options);
+
+}  // namespace vinci::llm

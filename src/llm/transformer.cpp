@@ -1,0 +1,385 @@
+#include "llm/transformer.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/GradMode.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "llm/safetensors.h"
+
+namespace vinci::llm {
+namespace {
+
+at::ScalarType scalar_type_of(DType dtype, const std::string& tensor, const std::filesystem::path& dir) {
+  switch (dtype) {
+    case DType::F32: return at::kFloat;
+    case DType::F16: return at::kHalf;
+    case DType::BF16: return at::kBFloat16;
+    case DType::F64: return at::kDouble;
+    default:
+      throw std::runtime_error(fmt::format("{}: tensor '{}' has dtype {}; model weights must be F32, F16, BF16 or F64",
+                                           dir.string(), tensor, dtype_name(dtype)));
+  }
+}
+
+// Copies a file's tensor into dst (a parameter or a slice of a fused one), converting dtype and
+// device; the mapped file is never aliased, so the model outlives the checkpoint.
+void copy_from(at::Tensor dst, const TensorView& view, const std::filesystem::path& source) {
+  if (!std::equal(view.shape.begin(), view.shape.end(), dst.sizes().begin(), dst.sizes().end()))
+    throw std::runtime_error(fmt::format("{}: tensor '{}' has shape [{}], but config.json implies [{}]",
+                                         source.string(), view.name, fmt::join(view.shape, ", "),
+                                         fmt::join(dst.sizes(), ", ")));
+  auto tensor = at::from_blob(const_cast<std::byte*>(view.data), view.shape,
+                              at::TensorOptions().dtype(scalar_type_of(view.dtype, view.name, source)));
+  dst.copy_(tensor);
+}
+
+bool qkv_has_bias(const ModelConfig& config) { return config.model_type == "qwen2" || config.attention_bias; }
+bool o_has_bias(const ModelConfig& config) { return config.model_type != "qwen2" && config.attention_bias; }
+
+std::string module_name(const std::string& part) { return part.substr(part.rfind('.') + 1); }
+
+template <typename Fn>
+void for_each_linear(std::vector<DecoderLayer>& layers, Fn&& fn) {
+  for (size_t i = 0; i < layers.size(); ++i)
+    for (Linear* linear : {&layers[i].qkv, &layers[i].o, &layers[i].gate_up, &layers[i].down}) fn(i, *linear);
+}
+
+}  // namespace
+
+void KvCache::select_rows(const at::Tensor& rows) {
+  for (auto& k : keys) k = k.index_select(0, rows);
+  for (auto& v : values) v = v.index_select(0, rows);
+}
+
+Linear Transformer::build_linear(std::vector<std::pair<std::string, int64_t>> parts, int64_t in, bool bias) const {
+  Linear linear;
+  int64_t out = 0;
+  for (auto& [name, rows] : parts) {
+    linear.parts.push_back({name, rows, {}, {}});
+    out += rows;
+  }
+  auto options = at::TensorOptions().dtype(options_.dtype).device(options_.device);
+  linear.weight = at::empty({out, in}, options);
+  if (bias) linear.bias = at::empty({out}, options);
+  return linear;
+}
+
+Transformer::Transformer(const ModelConfig& config, const TransformerOptions& options)
+    : config_(config), options_(options) {
+  const auto& c = config_;
+  if (c.num_attention_heads % c.num_key_value_heads != 0)
+    throw std::runtime_error(fmt::format("config.json: num_attention_heads {} is not a multiple of num_key_value_heads {}",
+                                         c.num_attention_heads, c.num_key_value_heads));
+  auto tensor_options = at::TensorOptions().dtype(options_.dtype).device(options_.device);
+  embed_tokens_ = at::empty({c.vocab_size, c.hidden_size}, tensor_options);
+  final_norm_ = at::empty({c.hidden_size}, tensor_options);
+  lm_head_ = c.tie_word_embeddings ? embed_tokens_ : at::empty({c.vocab_size, c.hidden_size}, tensor_options);
+  const int64_t q_rows = c.num_attention_heads * c.head_dim, kv_rows = c.num_key_value_heads * c.head_dim;
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    DecoderLayer layer;
+    layer.input_norm = at::empty({c.hidden_size}, tensor_options);
+    layer.post_attention_norm = at::empty({c.hidden_size}, tensor_options);
+    if (c.qk_norm) {
+      layer.q_norm = at::empty({c.head_dim}, tensor_options);
+      layer.k_norm = at::empty({c.head_dim}, tensor_options);
+    }
+    layer.qkv = build_linear({{"self_attn.q_proj", q_rows}, {"self_attn.k_proj", kv_rows}, {"self_attn.v_proj", kv_rows}},
+                             c.hidden_size, qkv_has_bias(c));
+    layer.o = build_linear({{"self_attn.o_proj", c.hidden_size}}, q_rows, o_has_bias(c));
+    layer.gate_up = build_linear({{"mlp.gate_proj", c.intermediate_size}, {"mlp.up_proj", c.intermediate_size}},
+                                 c.hidden_size, c.mlp_bias);
+    layer.down = build_linear({{"mlp.down_proj", c.hidden_size}}, c.intermediate_size, c.mlp_bias);
+    layers_.push_back(std::move(layer));
+  }
+  auto inv_freq = rope_inv_freq(c);
+  inv_freq_ = at::tensor(inv_freq, at::kFloat).to(options_.device);
+}
+
+Transformer Transformer::load(const ModelConfig& config, const Checkpoint& checkpoint, const TransformerOptions& options) {
+  Transformer model(config, options);
+  model.load_weights(checkpoint);
+  return model;
+}
+
+Transformer Transformer::random(const ModelConfig& config, const TransformerOptions& options, uint64_t seed) {
+  Transformer model(config, options);
+  c10::NoGradGuard no_grad;
+  at::manual_seed(seed);
+  for (auto& [name, weight] : model.named_weights()) {
+    if (name.ends_with("norm.weight"))
+      weight.fill_(1.0);
+    else
+      weight.normal_(0.0, 0.02);
+  }
+  return model;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> Transformer::named_weights() const {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  out.emplace_back("model.embed_tokens.weight", embed_tokens_);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const auto& layer = layers_[i];
+    const std::string prefix = fmt::format("model.layers.{}.", i);
+    out.emplace_back(prefix + "input_layernorm.weight", layer.input_norm);
+    out.emplace_back(prefix + "post_attention_layernorm.weight", layer.post_attention_norm);
+    if (config_.qk_norm) {
+      out.emplace_back(prefix + "self_attn.q_norm.weight", layer.q_norm);
+      out.emplace_back(prefix + "self_attn.k_norm.weight", layer.k_norm);
+    }
+    for (const Linear* linear : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down}) {
+      int64_t offset = 0;
+      for (const auto& part : linear->parts) {
+        out.emplace_back(prefix + part.name + ".weight", linear->weight.narrow(0, offset, part.rows));
+        if (linear->bias.defined())
+          out.emplace_back(prefix + part.name + ".bias", linear->bias.narrow(0, offset, part.rows));
+        offset += part.rows;
+      }
+    }
+  }
+  out.emplace_back("model.norm.weight", final_norm_);
+  if (!config_.tie_word_embeddings) out.emplace_back("lm_head.weight", lm_head_);
+  return out;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> Transformer::named_adapters() const {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const auto& layer = layers_[i];
+    for (const Linear* linear : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down})
+      for (const auto& part : linear->parts) {
+        if (!part.lora_a.defined()) continue;
+        const std::string prefix = fmt::format("base_model.model.model.layers.{}.{}.", i, part.name);
+        out.emplace_back(prefix + "lora_A.weight", part.lora_a);
+        out.emplace_back(prefix + "lora_B.weight", part.lora_b);
+      }
+  }
+  return out;
+}
+
+void Transformer::load_weights(const Checkpoint& checkpoint) {
+  c10::NoGradGuard no_grad;
+  for (auto& [name, weight] : named_weights()) copy_from(weight, checkpoint.get(name), checkpoint.dir());
+}
+
+void Transformer::load_adapters(const SafetensorsFile& adapters) {
+  c10::NoGradGuard no_grad;
+  auto named = named_adapters();
+  if (named.empty())
+    throw std::runtime_error(fmt::format("{}: holds LoRA adapters, but this model was not opened for LoRA training",
+                                         adapters.path().string()));
+  for (auto& [name, tensor] : named) {
+    const TensorView* view = adapters.find(name);
+    if (!view)
+      throw std::runtime_error(fmt::format("{}: no tensor '{}'; the adapter was saved for other target modules or "
+                                           "another rank", adapters.path().string(), name));
+    copy_from(tensor, *view, adapters.path());
+  }
+}
+
+void Transformer::enable_training(const Training& training, uint64_t seed) {
+  training_ = training;
+  const bool master = training.fp32_master && (options_.dtype == at::kBFloat16 || options_.dtype == at::kHalf);
+  const auto param_dtype = master ? at::kFloat : options_.dtype;
+  if (training.mode == Training::Mode::kFull) {
+    auto promote = [&](at::Tensor& t) {
+      if (!t.defined()) return;
+      t = t.detach().to(param_dtype).requires_grad_(true);
+    };
+    promote(embed_tokens_);
+    promote(final_norm_);
+    if (config_.tie_word_embeddings)
+      lm_head_ = embed_tokens_;
+    else
+      promote(lm_head_);
+    for (auto& layer : layers_) {
+      for (at::Tensor* t : {&layer.input_norm, &layer.post_attention_norm, &layer.q_norm, &layer.k_norm}) promote(*t);
+      for (Linear* linear : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down}) {
+        promote(linear->weight);
+        promote(linear->bias);
+      }
+    }
+  } else if (training.mode == Training::Mode::kLora) {
+    const auto& targets = training.lora.target_modules;
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+    int matched = 0;
+    for_each_linear(layers_, [&](size_t, Linear& linear) {
+      for (auto& part : linear.parts) {
+        if (std::find(targets.begin(), targets.end(), module_name(part.name)) == targets.end()) continue;
+        const int64_t in = linear.weight.size(1);
+        // PEFT's default: A ~ kaiming-uniform (bound 1/sqrt(in)), B = 0.
+        const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+        part.lora_a = at::empty({training.lora.rank, in}, at::kFloat)
+                          .uniform_(-bound, bound, generator)
+                          .to(at::TensorOptions().dtype(param_dtype).device(options_.device))
+                          .requires_grad_(true);
+        part.lora_b = at::zeros({part.rows, training.lora.rank},
+                                at::TensorOptions().dtype(param_dtype).device(options_.device))
+                          .requires_grad_(true);
+        ++matched;
+      }
+    });
+    if (matched == 0)
+      throw std::runtime_error(fmt::format("LoRA target_modules [{}] match no layer; the layers are q_proj, k_proj, "
+                                           "v_proj, o_proj, gate_proj, up_proj, down_proj",
+                                           fmt::join(targets, ", ")));
+  }
+}
+
+std::vector<at::Tensor> Transformer::trainable_parameters() const {
+  std::vector<at::Tensor> out;
+  if (training_.mode == Training::Mode::kLora) {
+    for (auto& [name, t] : named_adapters()) out.push_back(t);
+    return out;
+  }
+  if (training_.mode == Training::Mode::kNone) return out;
+  out.push_back(embed_tokens_);
+  out.push_back(final_norm_);
+  if (!config_.tie_word_embeddings) out.push_back(lm_head_);
+  for (const auto& layer : layers_) {
+    for (const at::Tensor* t : {&layer.input_norm, &layer.post_attention_norm, &layer.q_norm, &layer.k_norm})
+      if (t->defined()) out.push_back(*t);
+    for (const Linear* linear : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down}) {
+      out.push_back(linear->weight);
+      if (linear->bias.defined()) out.push_back(linear->bias);
+    }
+  }
+  return out;
+}
+
+KvCache Transformer::make_cache(int64_t batch, int64_t capacity) const {
+  KvCache cache;
+  cache.capacity = capacity;
+  auto options = at::TensorOptions().dtype(options_.dtype).device(options_.device);
+  // Zeroed, not merely allocated: a row's slots past its own position can be inside another
+  // row's span, where its masked (zero) attention weights meet them, and 0 × NaN from a reused
+  // allocation would be NaN.
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    cache.keys.push_back(at::zeros({batch, config_.num_key_value_heads, capacity, config_.head_dim}, options));
+    cache.values.push_back(at::zeros({batch, config_.num_key_value_heads, capacity, config_.head_dim}, options));
+  }
+  return cache;
+}
+
+at::Tensor Transformer::compute(const at::Tensor& weight) const {
+  return weight.scalar_type() == options_.dtype ? weight : weight.to(options_.dtype);
+}
+
+at::Tensor Transformer::project(const Linear& linear, const at::Tensor& x) const {
+  auto y = at::linear(x, compute(linear.weight), linear.bias.defined() ? compute(linear.bias) : at::Tensor());
+  int64_t offset = 0;
+  const double scale = training_.lora.alpha / training_.lora.rank;
+  for (const auto& part : linear.parts) {
+    if (part.lora_a.defined()) {
+      auto delta = at::linear(at::linear(x, compute(part.lora_a)), compute(part.lora_b)) * scale;
+      y.narrow(-1, offset, part.rows).add_(delta);
+    }
+    offset += part.rows;
+  }
+  return y;
+}
+
+at::Tensor Transformer::norm(const at::Tensor& x, const at::Tensor& weight) const {
+  // One fused kernel where transformers launches eight: a decode step is bound by launches. It
+  // computes in fp32 (fp64 for a float64 model) like transformers, and rounds once at the end.
+  return at::rms_norm(x, {x.size(-1)}, compute(weight), config_.rms_norm_eps);
+}
+
+std::pair<at::Tensor, at::Tensor> Transformer::rope_tables(const at::Tensor& positions) const {
+  auto freqs = positions.to(at::kFloat).unsqueeze(-1) * inv_freq_;  // [B, T, head_dim/2]
+  auto cos = freqs.cos(), sin = freqs.sin();
+  // rotate_half(x) * sin == roll(x, half) * [-sin, sin]: the sign goes into the table, so the
+  // rotation costs a roll and a fused multiply-add instead of a negation, a concat and three ops.
+  return {at::cat({cos, cos}, -1).to(options_.dtype).unsqueeze(1), at::cat({-sin, sin}, -1).to(options_.dtype).unsqueeze(1)};
+}
+
+at::Tensor Transformer::attention(const DecoderLayer& layer, int64_t index, const at::Tensor& x, const at::Tensor& cos,
+                                  const at::Tensor& sin, const at::Tensor& positions, const AttentionSpec& spec,
+                                  KvCache* cache) const {
+  const int64_t batch = x.size(0), length = x.size(1);
+  const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads, dim = config_.head_dim;
+  auto qkv = project(layer.qkv, x);
+  auto q = qkv.narrow(-1, 0, heads * dim).view({batch, length, heads, dim});
+  auto k = qkv.narrow(-1, heads * dim, kv_heads * dim).view({batch, length, kv_heads, dim});
+  auto v = qkv.narrow(-1, (heads + kv_heads) * dim, kv_heads * dim).view({batch, length, kv_heads, dim});
+  if (config_.qk_norm) {
+    q = norm(q, layer.q_norm);
+    k = norm(k, layer.k_norm);
+  }
+  q = q.transpose(1, 2);
+  k = k.transpose(1, 2);
+  v = v.transpose(1, 2);
+  const int64_t half = dim / 2;
+  q = at::addcmul(q * cos, q.roll(half, -1), sin);
+  k = at::addcmul(k * cos, k.roll(half, -1), sin);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
+
+  at::Tensor out;
+  if (spec.kind == AttentionSpec::Kind::kDecode) {
+    if (!cache) throw std::logic_error("decode attention needs a KV cache");
+    // One query per row, each row at its own position: write the new key and value at that slot,
+    // then attend to slots 0..position. Grouped heads are a reshape, never a copy of the cache.
+    auto slots = positions.select(1, 0);
+    auto index_shape = slots.view({batch, 1, 1, 1}).expand({batch, kv_heads, 1, dim});
+    cache->keys[index].scatter_(2, index_shape, k);
+    cache->values[index].scatter_(2, index_shape, v);
+    const int64_t span = spec.kv_length;
+    auto keys = cache->keys[index].narrow(2, 0, span);
+    auto values = cache->values[index].narrow(2, 0, span);
+    auto grouped = q.reshape({batch, kv_heads, heads / kv_heads, dim});
+    auto scores = at::matmul(grouped, keys.transpose(-1, -2)).to(at::kFloat) * scale;  // [B, kv, group, span]
+    scores = scores.masked_fill(spec.hidden_keys, -std::numeric_limits<float>::infinity());
+    auto probs = scores.softmax(-1).to(options_.dtype);
+    out = at::matmul(probs, values).reshape({batch, heads, 1, dim});
+  } else {
+    if (cache) {  // prefill: the prompt occupies slots 0..length-1
+      cache->keys[index].narrow(2, 0, length).copy_(k);
+      cache->values[index].narrow(2, 0, length).copy_(v);
+    }
+    if (spec.kind == AttentionSpec::Kind::kCausal) {
+      out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, scale, /*enable_gqa=*/true);
+    } else {
+      const auto& seg = spec.segments;
+      auto idx = at::arange(length, positions.options());
+      auto causal = idx.unsqueeze(1) >= idx.unsqueeze(0);                              // [T, T]
+      auto same = seg.unsqueeze(2) == seg.unsqueeze(1);                                // [B, T, T]
+      // A padding query sees itself only, so its (unused) output is finite rather than NaN.
+      auto mask = (same & causal.unsqueeze(0) & (seg.unsqueeze(1) >= 0)) | at::eye(length, seg.options().dtype(at::kBool));
+      out = at::scaled_dot_product_attention(q, k, v, mask.unsqueeze(1), 0.0, false, scale, /*enable_gqa=*/true);
+    }
+  }
+  out = out.transpose(1, 2).reshape({batch, length, heads * dim});
+  return project(layer.o, out);
+}
+
+at::Tensor Transformer::hidden(const at::Tensor& ids, const at::Tensor& positions, const AttentionSpec& given,
+                               KvCache* cache) const {
+  AttentionSpec spec = given;
+  if (spec.kind == AttentionSpec::Kind::kDecode) {  // the same for every layer: built once
+    auto slots = positions.select(1, 0);
+    spec.hidden_keys = (at::arange(spec.kv_length, positions.options()).unsqueeze(0) > slots.unsqueeze(1))
+                           .view({ids.size(0), 1, 1, spec.kv_length});
+  }
+  auto x = at::embedding(compute(embed_tokens_), ids);
+  auto [cos, sin] = rope_tables(positions);
+  const int64_t intermediate = config_.intermediate_size;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const auto& layer = layers_[i];
+    x = x + attention(layer, static_cast<int64_t>(i), norm(x, layer.input_norm), cos, sin, positions, spec, cache);
+    auto gate_up = project(layer.gate_up, norm(x, layer.post_attention_norm));
+    x = x + project(layer.down, at::silu(gate_up.narrow(-1, 0, intermediate)) * gate_up.narrow(-1, intermediate, intermediate));
+  }
+  return norm(x, final_norm_);
+}
+
+at::Tensor Transformer::logits(const at::Tensor& hidden) const {
+  // float32 at least: sampling and logprobs need it; a float64 model (gradient checks) keeps its own.
+  return at::linear(hidden, compute(lm_head_)).to(at::promote_types(options_.dtype, at::kFloat));
+}
+
+}  // namespace vinci::llm

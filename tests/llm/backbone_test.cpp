@@ -1,0 +1,517 @@
+// The native backbone against transformers' own outputs (tests/fixtures/llm/make_llm_fixtures.py):
+// tiny random Qwen2, Qwen3 and Llama checkpoints, fp32 on the CPU.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/files.h"
+#include "llm/native_backbone.h"
+#include "llm/safetensors.h"
+#include "llm/sampler.h"
+#include "llm/tokenizer.h"
+#include "llm/transformer.h"
+
+namespace vinci::llm {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const fs::path kFixtures = fs::path(VINCI_SOURCE_ROOT) / "tests/fixtures/llm";
+constexpr double kLogitTolerance = 1e-4;  // the bound, fp32 against fp32
+
+json golden(const std::string& model) { return json::parse(core::read_file(kFixtures / "models" / model / "golden.json")); }
+
+std::unique_ptr<Backbone> open(const std::string& model, NativeOptions options = {}) {
+  options.device = "cpu";
+  if (options.dtype == "auto") options.dtype = "float32";
+  return open_native_backbone(kFixtures / "models" / model, options);
+}
+
+std::vector<TrainSequence> all_targets(const json& sequences) {
+  std::vector<TrainSequence> out;
+  for (const auto& s : sequences) {
+    TrainSequence seq{s.get<std::vector<int32_t>>(), {}};
+    seq.loss_mask.assign(seq.ids.size(), 1);
+    seq.loss_mask[0] = 0;
+    out.push_back(std::move(seq));
+  }
+  return out;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("vinci-llm-test-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+class Golden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Golden, LastPositionLogitsMatchTransformers) {
+  const auto model = GetParam();
+  const auto truth = golden(model);
+  auto config = load_model_config(kFixtures / "models" / model);
+  auto transformer = Transformer::load(config, Checkpoint::open(kFixtures / "models" / model), {});
+  c10::InferenceMode guard;
+  for (size_t p = 0; p < truth["prompts"].size(); ++p) {
+    auto ids = truth["prompts"][p].get<std::vector<int64_t>>();
+    const auto length = static_cast<int64_t>(ids.size());
+    auto hidden = transformer.hidden(at::tensor(ids).view({1, length}), at::arange(length).view({1, length}), {}, nullptr);
+    auto logits = transformer.logits(hidden[0][length - 1].unsqueeze(0))[0];
+    auto expected = at::tensor(truth["last_logits"][p].get<std::vector<float>>());
+    const double error = (logits - expected).abs().max().item<double>();
+    EXPECT_LT(error, kLogitTolerance) << model << " prompt " << p;
+  }
+}
+
+TEST_P(Golden, BatchedGreedyDecodingEqualsTransformersGenerate) {
+  const auto model = GetParam();
+  const auto truth = golden(model);
+  auto backbone = open(model);
+  // All prompts in one batch, of different lengths, stopping at different steps.
+  const std::vector<int> budgets = {16, 5, 11, 16};
+  std::vector<GenerationRequest> requests;
+  for (size_t p = 0; p < truth["prompts"].size(); ++p) {
+    GenerationRequest request;
+    request.prompt_ids = truth["prompts"][p].get<std::vector<int32_t>>();
+    request.sampling.greedy = true;
+    request.sampling.ignore_eos = true;
+    request.sampling.max_new_tokens = budgets[p];
+    requests.push_back(request);
+  }
+  auto results = backbone->generate(requests);
+  ASSERT_EQ(results.size(), requests.size());
+  for (size_t p = 0; p < results.size(); ++p) {
+    auto expected = truth["greedy"][p].get<std::vector<int32_t>>();
+    expected.resize(budgets[p]);
+    EXPECT_EQ(results[p].token_ids, expected) << model << " prompt " << p;
+    EXPECT_EQ(results[p].finish_reason, FinishReason::kLength);
+    EXPECT_EQ(results[p].prompt_ids, requests[p].prompt_ids);
+    ASSERT_EQ(results[p].logprobs.size(), expected.size());
+    for (float lp : results[p].logprobs) EXPECT_LE(lp, 0.0f);
+  }
+}
+
+TEST_P(Golden, TeacherForcedLogprobsMatchTransformersPaddedAndPacked) {
+  const auto model = GetParam();
+  const auto truth = golden(model);
+  auto backbone = open(model);
+  auto sequences = all_targets(truth["forced"]);
+  std::vector<float> expected;
+  for (const auto& row : truth["forced_logprobs"])
+    for (float v : row) expected.push_back(v);
+  for (bool pack : {false, true}) {
+    LogprobOptions options;
+    options.pack = pack;
+    options.max_tokens_per_row = 96;
+    auto logprobs = backbone->logprobs(sequences, options);
+    ASSERT_EQ(logprobs.numel(), static_cast<int64_t>(expected.size()));
+    const double error = (logprobs - at::tensor(expected)).abs().max().item<double>();
+    EXPECT_LT(error, kLogitTolerance) << model << (pack ? " packed" : " padded");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backbone, Golden, ::testing::Values("qwen2", "qwen3", "llama"));
+
+// The same comparisons in bf16 on a GPU (skipped without one; run by benchmarks/llm_gpu.sh on the
+// GPU machine). bf16 keeps 8 significant bits, and the error compounds over the layers, so the
+// bounds are stated against the fp32 truth: logits and logprobs within kBf16Tolerance (about 3% of
+// these models' logit range), and each greedy choice within 2·kBf16Tolerance of the best logit of
+// the fp32 model (the CPU one, itself checked against transformers above) on the same prefix.
+constexpr double kBf16Tolerance = 0.15;
+
+TEST_P(Golden, Bf16OnTheGpuStaysWithinStatedTolerances) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  const auto model = GetParam();
+  const auto truth = golden(model);
+  auto gpu = open_native_backbone(kFixtures / "models" / model, {.device = "cuda", .dtype = "bfloat16"});
+  auto config = load_model_config(kFixtures / "models" / model);
+  auto reference = Transformer::load(config, Checkpoint::open(kFixtures / "models" / model), {});
+
+  auto forced = all_targets(truth["forced"]);
+  std::vector<float> expected;
+  for (const auto& row : truth["forced_logprobs"])
+    for (float v : row) expected.push_back(v);
+  const double logprob_error = (gpu->logprobs(forced, {}).cpu() - at::tensor(expected)).abs().max().item<double>();
+  std::cout << model << " bf16 max |logprob error| " << logprob_error << "\n";
+  EXPECT_LT(logprob_error, kBf16Tolerance);
+
+  auto gpu_model = Transformer::load(config, Checkpoint::open(kFixtures / "models" / model),
+                                    {at::Device(at::kCUDA, 0), at::kBFloat16});
+  double logit_error = 0;
+  {
+    c10::InferenceMode guard;
+    for (size_t p = 0; p < truth["prompts"].size(); ++p) {
+      auto prompt = truth["prompts"][p].get<std::vector<int64_t>>();
+      const auto length = static_cast<int64_t>(prompt.size());
+      auto ids = at::tensor(prompt).view({1, length}).cuda();
+      auto hidden = gpu_model.hidden(ids, at::arange(length).view({1, length}).cuda(), {}, nullptr);
+      auto logits = gpu_model.logits(hidden[0][length - 1].unsqueeze(0))[0].cpu();
+      logit_error = std::max(logit_error, (logits - at::tensor(truth["last_logits"][p].get<std::vector<float>>()))
+                                              .abs().max().item<double>());
+    }
+  }
+  std::cout << model << " bf16 max |last-position logit error| " << logit_error << "\n";
+  EXPECT_LT(logit_error, kBf16Tolerance);
+
+  std::vector<GenerationRequest> requests;
+  for (const auto& prompt : truth["prompts"]) {
+    GenerationRequest request;
+    request.prompt_ids = prompt.get<std::vector<int32_t>>();
+    request.sampling.greedy = true;
+    request.sampling.ignore_eos = true;
+    request.sampling.max_new_tokens = 16;
+    requests.push_back(request);
+  }
+  auto results = gpu->generate(requests);
+  c10::InferenceMode guard;
+  double worst_choice = 0;
+  size_t same_as_golden = 0, total = 0;
+  for (size_t p = 0; p < results.size(); ++p) {
+    auto sequence = requests[p].prompt_ids;
+    sequence.insert(sequence.end(), results[p].token_ids.begin(), results[p].token_ids.end());
+    const auto length = static_cast<int64_t>(sequence.size());
+    auto ids = at::tensor(std::vector<int64_t>(sequence.begin(), sequence.end())).view({1, length});
+    auto logits = reference.logits(reference.hidden(ids, at::arange(length).view({1, length}), {}, nullptr)[0]);
+    const auto prompt_length = static_cast<int64_t>(requests[p].prompt_ids.size());
+    const auto golden_greedy = truth["greedy"][p].get<std::vector<int32_t>>();
+    bool diverged = false;
+    for (size_t t = 0; t < results[p].token_ids.size(); ++t) {
+      auto row = logits[prompt_length - 1 + static_cast<int64_t>(t)];
+      worst_choice = std::max(worst_choice, (row.max() - row[results[p].token_ids[t]]).item<double>());
+      diverged |= results[p].token_ids[t] != golden_greedy[t];
+      same_as_golden += !diverged;
+      ++total;
+    }
+  }
+  std::cout << model << " bf16 greedy choices at most "
+            << worst_choice << " below the fp32 best; " << same_as_golden << "/" << total
+            << " greedy tokens identical to transformers' fp32 continuation before any divergence\n";
+  EXPECT_LT(worst_choice, 2 * kBf16Tolerance);
+}
+
+TEST(Backbone, GreedyLogprobsAreTheModelsTeacherForcedLogprobs) {
+  auto backbone = open("qwen3");
+  GenerationRequest request;
+  request.prompt_ids = golden("qwen3")["prompts"][2].get<std::vector<int32_t>>();
+  request.sampling.greedy = true;
+  request.sampling.ignore_eos = true;
+  request.sampling.max_new_tokens = 6;
+  auto result = backbone->generate({&request, 1})[0];
+  TrainSequence seq{request.prompt_ids, {}};
+  seq.ids.insert(seq.ids.end(), result.token_ids.begin(), result.token_ids.end());
+  seq.loss_mask.assign(seq.ids.size(), 0);
+  std::fill(seq.loss_mask.end() - 6, seq.loss_mask.end(), 1);
+  auto forced = backbone->logprobs({&seq, 1}, {});
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(forced[i].item<float>(), result.logprobs[i], 1e-5) << i;
+}
+
+TEST(Backbone, StopTokensAndStopStringsEndARequest) {
+  auto backbone = open("qwen2");
+  const auto truth = golden("qwen2");
+  const auto prompt = truth["prompts"][1].get<std::vector<int32_t>>();
+  const auto continuation = truth["greedy"][1].get<std::vector<int32_t>>();
+  GenerationRequest by_token;
+  by_token.prompt_ids = prompt;
+  by_token.sampling.greedy = true;
+  by_token.sampling.max_new_tokens = 16;
+  by_token.sampling.stop_token_ids = {continuation[3]};
+  auto stopped = backbone->generate({&by_token, 1})[0];
+  const auto first = std::find(continuation.begin(), continuation.end(), continuation[3]) - continuation.begin();
+  EXPECT_EQ(stopped.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(stopped.token_ids, std::vector<int32_t>(continuation.begin(), continuation.begin() + first + 1));
+  // The text leaves the stop token out; the ids keep it, since the model produced it.
+  const auto& tokenizer = backbone->tokenizer();
+  // The model's vocabulary is padded past the tokenizer's; those ids have no text.
+  auto text = [&](std::span<const int32_t> ids) {
+    std::vector<int32_t> known;
+    for (int32_t id : ids)
+      if (id < tokenizer.vocab_size()) known.push_back(id);
+    return tokenizer.decode(known);
+  };
+  EXPECT_EQ(stopped.text, text(std::span(continuation).first(first)));
+
+  // A stop string: the text of a later token of the known continuation that is plain ASCII (a
+  // token ending inside a UTF-8 sequence decodes to U+FFFD, which no raw byte stream contains).
+  const std::string full = text(continuation);
+  std::string needle;
+  for (size_t i = 2; i < continuation.size() && needle.empty(); ++i) {
+    auto piece = text(std::span(continuation).subspan(i, 1));
+    if (!piece.empty() && std::all_of(piece.begin(), piece.end(), [](char c) { return c > 0x20 && c < 0x7f; }))
+      needle = piece;
+  }
+  ASSERT_FALSE(needle.empty());
+  GenerationRequest by_string = by_token;
+  by_string.sampling.stop_token_ids.clear();
+  by_string.sampling.stop_strings = {needle};
+  auto cut = backbone->generate({&by_string, 1})[0];
+  EXPECT_EQ(cut.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(cut.matched_stop, needle);
+  EXPECT_EQ(cut.text, full.substr(0, full.find(needle)));
+  EXPECT_LT(cut.token_ids.size(), continuation.size());
+}
+
+TEST(Backbone, ChatMessagesAreRenderedWithTheTemplate) {
+  auto backbone = open("qwen2", {.chat_template = kFixtures / "templates/qwen2_5.jinja"});
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", "hi"}}});
+  auto ids = backbone->render_chat(messages, nlohmann::ordered_json::object(), true);
+  const std::string text = backbone->tokenizer().decode(ids);
+  EXPECT_NE(text.find("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"), std::string::npos) << text;
+}
+
+TEST(Sampler, SeededRequestsRepeatWhateverTheirBatch) {
+  auto backbone = open("llama");
+  GenerationRequest a;
+  a.prompt_ids = golden("llama")["prompts"][1].get<std::vector<int32_t>>();
+  a.sampling.temperature = 1.0;
+  a.sampling.max_new_tokens = 12;
+  a.sampling.ignore_eos = true;
+  a.sampling.seed = 7;
+  GenerationRequest other = a;
+  other.sampling.seed.reset();
+  other.prompt_ids = golden("llama")["prompts"][3].get<std::vector<int32_t>>();
+  auto alone = backbone->generate({&a, 1})[0];
+  std::vector<GenerationRequest> pair = {other, a};
+  auto together = backbone->generate(pair)[1];
+  EXPECT_EQ(alone.token_ids, together.token_ids);
+  // The draws are the same; the logprobs only as far as batched matmuls round alike.
+  ASSERT_EQ(alone.logprobs.size(), together.logprobs.size());
+  for (size_t i = 0; i < alone.logprobs.size(); ++i) EXPECT_NEAR(alone.logprobs[i], together.logprobs[i], 1e-4);
+  GenerationRequest b = a;
+  b.sampling.seed = 8;
+  EXPECT_NE(backbone->generate({&b, 1})[0].token_ids, alone.token_ids);
+}
+
+TEST(Sampler, TopKOneIsGreedyWithLogprobZero) {
+  auto logits = at::tensor({0.3f, 2.0f, -1.0f, 1.5f}).unsqueeze(0);
+  SamplingParams params;
+  params.top_k = 1;
+  const SamplingParams* p = &params;
+  at::Generator* none = nullptr;
+  auto shared = make_generator(at::kCPU, 1);
+  auto out = sample(logits, {&p, 1}, {&none, 1}, shared);
+  EXPECT_EQ(out.ids[0], 1);
+  EXPECT_EQ(out.logprobs[0], 0.0f);
+}
+
+TEST(Sampler, DrawsFromTheTruncatedTemperedDistribution) {
+  // probabilities 0.5, 0.3, 0.15, 0.05; top_p 0.8 keeps the first two (the mass before the third
+  // is 0.8), renormalised to 0.625 / 0.375. Temperature 0.5 squares and renormalises first:
+  // 0.25, 0.09, 0.0225, 0.0025 over 0.365 = 0.6849, 0.2466, 0.0616, 0.0068 → top_p 0.8 keeps two
+  // (mass before the third 0.9315), giving 0.7353 / 0.2647.
+  auto logits = at::log(at::tensor({0.5f, 0.3f, 0.15f, 0.05f})).unsqueeze(0).repeat({4000, 1});
+  struct Case { double temperature, top_p; std::vector<double> expected; };
+  for (const Case& c : {Case{1.0, 0.8, {0.625, 0.375, 0, 0}}, Case{0.5, 0.8, {0.7353, 0.2647, 0, 0}},
+                        Case{1.0, 1.0, {0.5, 0.3, 0.15, 0.05}}}) {
+    SamplingParams params;
+    params.temperature = c.temperature;
+    params.top_p = c.top_p;
+    std::vector<const SamplingParams*> p(4000, &params);
+    std::vector<at::Generator*> none(4000, nullptr);
+    auto shared = make_generator(at::kCPU, 3);
+    auto out = sample(logits, p, none, shared);
+    std::vector<double> counts(4, 0);
+    for (size_t i = 0; i < out.ids.size(); ++i) {
+      counts[out.ids[i]] += 1;
+      EXPECT_NEAR(out.logprobs[i], std::log(c.expected[out.ids[i]]), 1e-3);
+    }
+    for (int t = 0; t < 4; ++t) {
+      // 4000 draws: the standard deviation of a frequency is at most 0.008; allow 4 of them.
+      EXPECT_NEAR(counts[t] / 4000.0, c.expected[t], 0.032) << "temperature " << c.temperature << " token " << t;
+    }
+  }
+}
+
+// d logprobs / d parameter by central differences in float64, against autograd, for a few
+// coordinates of each kind of weight, through the packed path.
+TEST(Training, LogprobGradientsMatchFiniteDifferences) {
+  for (auto mode : {Training::Mode::kFull, Training::Mode::kLora}) {
+    NativeOptions options;
+    options.dtype = "float64";
+    options.training.mode = mode;
+    options.training.lora.rank = 2;
+    auto backbone = open("qwen3", options);
+    auto params = backbone->trainable_parameters();
+    ASSERT_FALSE(params.empty());
+    if (mode == Training::Mode::kLora) {  // B starts at zero, where A's gradient vanishes
+      c10::NoGradGuard no_grad;
+      for (auto& p : params) p.normal_(0.0, 0.1);
+    }
+    auto sequences = all_targets(golden("qwen3")["forced"]);
+    sequences.resize(2);
+    LogprobOptions packed{.pack = true, .max_tokens_per_row = 80};
+    auto loss = [&] { return backbone->logprobs(sequences, packed).sum(); };
+    auto value = loss();
+    value.backward();
+    std::mt19937 rng(11);
+    int checked = 0;
+    for (size_t i = 0; i < params.size(); i += std::max<size_t>(1, params.size() / 6)) {
+      auto flat = params[i].view(-1);
+      auto grad = params[i].grad().view(-1);
+      for (int trial = 0; trial < 2; ++trial) {
+        const int64_t j = std::uniform_int_distribution<int64_t>(0, flat.numel() - 1)(rng);
+        const double eps = 1e-6, saved = flat[j].item<double>();
+        double plus, minus;
+        {
+          c10::NoGradGuard no_grad;
+          flat[j].fill_(saved + eps);
+          plus = loss().item<double>();
+          flat[j].fill_(saved - eps);
+          minus = loss().item<double>();
+          flat[j].fill_(saved);
+        }
+        const double numeric = (plus - minus) / (2 * eps), analytic = grad[j].item<double>();
+        EXPECT_NEAR(analytic, numeric, 1e-6 + 1e-5 * std::abs(numeric)) << "parameter " << i << " index " << j;
+        ++checked;
+      }
+    }
+    EXPECT_GE(checked, 10);
+  }
+}
+
+TEST(Training, LoraSgdStepChangesTheAdapterNotTheBase) {
+  const auto dir = kFixtures / "models" / "qwen2";
+  auto config = load_model_config(dir);
+  auto model = Transformer::load(config, Checkpoint::open(dir), {});
+  Training training;
+  training.mode = Training::Mode::kLora;
+  training.lora.rank = 4;
+  training.lora.target_modules = {"q_proj", "v_proj", "down_proj"};
+  model.enable_training(training, 5);
+  EXPECT_EQ(model.trainable_parameters().size(), 2u * 3 * config.num_hidden_layers);
+  std::map<std::string, at::Tensor> base_before, adapters_before;
+  for (auto& [name, t] : model.named_weights()) base_before[name] = t.detach().clone();
+  for (auto& [name, t] : model.named_adapters()) adapters_before[name] = t.detach().clone();
+
+  auto ids = at::tensor(golden("qwen2")["forced"][3].get<std::vector<int64_t>>()).unsqueeze(0);
+  const int64_t length = ids.size(1);
+  auto hidden = model.hidden(ids, at::arange(length).unsqueeze(0), {}, nullptr);
+  auto logp = model.logits(hidden[0].narrow(0, 0, length - 1)).log_softmax(-1);
+  auto loss = -logp.gather(1, ids[0].narrow(0, 1, length - 1).unsqueeze(1)).mean();
+  loss.backward();
+  {
+    c10::NoGradGuard no_grad;
+    for (auto& p : model.trainable_parameters()) p.sub_(p.grad() * 0.5);
+  }
+  for (auto& [name, t] : model.named_weights()) EXPECT_TRUE(at::equal(t, base_before[name])) << name;
+  int changed = 0;
+  for (auto& [name, t] : model.named_adapters()) changed += !at::equal(t, adapters_before[name]);
+  // Every B moves (its gradient is x·A, non-zero); A moves only once B is non-zero, i.e. not yet.
+  EXPECT_EQ(changed, 3 * config.num_hidden_layers);
+}
+
+TEST(Checkpoints, SaveAndLoadRoundTripBitExactly) {
+  // Full weights: bf16 on disk, fp32 in memory; save keeps fp32, so nothing is rounded.
+  NativeOptions options;
+  options.training.mode = Training::Mode::kFull;
+  auto backbone = open("qwen3", options);
+  {
+    c10::NoGradGuard no_grad;
+    for (auto& p : backbone->trainable_parameters()) p.add_(at::randn_like(p) * 1e-3);
+  }
+  const auto dir = fresh_dir("full");
+  backbone->save(dir);
+  auto reopened = open_native_backbone(dir, {.device = "cpu", .dtype = "float32"});
+  auto sequences = all_targets(golden("qwen3")["forced"]);
+  EXPECT_TRUE(at::equal(backbone->logprobs(sequences, {}).detach(), reopened->logprobs(sequences, {})));
+  EXPECT_TRUE(fs::exists(dir / "tokenizer.json"));
+  auto config = json::parse(core::read_file(dir / "config.json"));
+  EXPECT_EQ(config["model_type"], "qwen3");
+
+  // LoRA: the adapter alone, in PEFT's layout, loaded back into a fresh LoRA model.
+  NativeOptions lora;
+  lora.training.mode = Training::Mode::kLora;
+  lora.training.lora.rank = 3;
+  auto tuned = open("qwen3", lora);
+  {
+    c10::NoGradGuard no_grad;
+    for (auto& p : tuned->trainable_parameters()) p.normal_(0.0, 0.05);
+  }
+  const auto adapter_dir = fresh_dir("lora");
+  tuned->save(adapter_dir);
+  auto adapter_config = json::parse(core::read_file(adapter_dir / "adapter_config.json"));
+  EXPECT_EQ(adapter_config["peft_type"], "LORA");
+  EXPECT_EQ(adapter_config["r"], 3);
+  auto file = SafetensorsFile::open(adapter_dir / "adapter_model.safetensors");
+  EXPECT_NE(file.find("base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"), nullptr);
+  auto fresh = open("qwen3", lora);
+  EXPECT_FALSE(at::equal(fresh->logprobs(sequences, {}), tuned->logprobs(sequences, {})));
+  fresh->load(adapter_dir);
+  EXPECT_TRUE(at::equal(fresh->logprobs(sequences, {}), tuned->logprobs(sequences, {})));
+  fs::remove_all(dir);
+  fs::remove_all(adapter_dir);
+}
+
+// With VINCI_EXPORT_DIR set, saves a fine-tuned copy of each fixture model and our own fp32
+// logits for the golden prompts; tests/fixtures/llm/check_saved_checkpoint.py then loads the
+// copies with transformers and compares (benchmarks/llm_gpu.sh runs both).
+TEST(Checkpoints, ExportForTransformers) {
+  const char* out = std::getenv("VINCI_EXPORT_DIR");
+  if (!out) GTEST_SKIP() << "VINCI_EXPORT_DIR not set";
+  for (const std::string model : {"qwen2", "qwen3", "llama"}) {
+    NativeOptions options;
+    options.training.mode = Training::Mode::kFull;
+    auto backbone = open(model, options);
+    {
+      c10::NoGradGuard no_grad;
+      for (auto& p : backbone->trainable_parameters()) p.add_(at::randn_like(p) * 0.01);
+    }
+    const auto dir = fs::path(out) / model;
+    backbone->save(dir);
+    auto config = load_model_config(dir);
+    auto saved = Transformer::load(config, Checkpoint::open(dir), {});
+    json logits = json::array();
+    c10::InferenceMode guard;
+    for (const auto& prompt : golden(model)["prompts"]) {
+      auto ids = prompt.get<std::vector<int64_t>>();
+      const auto length = static_cast<int64_t>(ids.size());
+      auto row = saved.logits(saved.hidden(at::tensor(ids).view({1, length}), at::arange(length).view({1, length}), {},
+                                           nullptr)[0][length - 1].unsqueeze(0))[0];
+      logits.push_back({{"prompt", ids}, {"logits", std::vector<float>(row.data_ptr<float>(), row.data_ptr<float>() + row.numel())}});
+    }
+    core::write_file_atomic(dir / "vinci_logits.json", logits.dump());
+  }
+}
+
+TEST(Checkpoints, MissingOrMisshapenTensorsAreNamed) {
+  const auto source = kFixtures / "models" / "llama";
+  auto file = SafetensorsFile::open(source / "model.safetensors");
+  const std::string victim = "model.layers.1.mlp.up_proj.weight";
+  std::vector<TensorToWrite> kept;
+  for (const auto& t : file.tensors())
+    if (t.name != victim) kept.push_back({t.name, t.dtype, t.shape, t.data, t.nbytes});
+  const auto dir = fresh_dir("missing");
+  fs::copy_file(source / "config.json", dir / "config.json");
+  write_checkpoint(dir, kept);
+  try {
+    open_native_backbone(dir, {.device = "cpu"});
+    FAIL() << "a checkpoint without " << victim << " loaded";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(victim), std::string::npos) << e.what();
+  }
+  // The same tensor with a wrong shape.
+  const auto* up = file.find(victim);
+  std::vector<int64_t> wrong = {up->shape[1], up->shape[0]};
+  kept.push_back({victim, up->dtype, wrong, up->data, up->nbytes});
+  write_checkpoint(dir, kept);
+  try {
+    open_native_backbone(dir, {.device = "cpu"});
+    FAIL() << "a misshapen " << victim << " loaded";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(victim), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("shape"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace vinci::llm
