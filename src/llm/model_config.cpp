@@ -260,7 +260,9 @@ std::vector<float> rope_inv_freq(const ModelConfig& config) {
   std::vector<float> inv(static_cast<std::size_t>(dim / 2));
   for (int64_t i = 0; i < dim / 2; ++i) {
     const float exponent = static_cast<float>(2 * i) / static_cast<float>(dim);
-    inv[static_cast<std::size_t>(i)] = 1.0f / std::pow(base, exponent);
+    // Rounding a double pow matches torch's float32 pow bit for bit far more often than powf.
+    const auto power = static_cast<float>(std::pow(static_cast<double>(base), static_cast<double>(exponent)));
+    inv[static_cast<std::size_t>(i)] = 1.0f / power;
   }
   if (config.rope_scaling.type != "llama3") return inv;
 

@@ -152,7 +152,8 @@ TEST(SafetensorsGolden, ValuesDecodeAsTorchStoredThem) {
 TEST(SafetensorsWriter, ReproducesTheReferenceBytes) {
   TempDir tmp;
   const auto expected = fixture_json("expected.json");
-  for (const auto& [name, want] : expected.items()) {
+  for (const auto& item : expected.items()) {
+    const auto& name = item.key();
     SCOPED_TRACE(name);
     const auto ref = SafetensorsFile::open(kFixtures / name);
     auto tensors = to_write(ref.tensors());
