@@ -348,12 +348,12 @@ const std::map<std::string, Method, std::less<>>& string_methods() {
        }},
       {"removeprefix",
        [](const std::string& s, Args& a) {
-         const std::string& prefix = string_arg("removeprefix", bind("removeprefix", a, {{"prefix", {}}})[0]);
+         const std::string prefix = string_arg("removeprefix", bind("removeprefix", a, {{"prefix", {}}})[0]);
          return str_value(s.starts_with(prefix) ? s.substr(prefix.size()) : s);
        }},
       {"removesuffix",
        [](const std::string& s, Args& a) {
-         const std::string& suffix = string_arg("removesuffix", bind("removesuffix", a, {{"suffix", {}}})[0]);
+         const std::string suffix = string_arg("removesuffix", bind("removesuffix", a, {{"suffix", {}}})[0]);
          return str_value(!suffix.empty() && s.ends_with(suffix) ? s.substr(0, s.size() - suffix.size()) : s);
        }},
       {"isspace",
@@ -842,7 +842,8 @@ Dict dict_from_args(std::string_view fn, Args& args) {
 }
 
 Value strftime_now(Args& args) {
-  const std::string& format = string_arg("strftime_now", bind("strftime_now", args, {{"format", {}}})[0]);
+  // A copy: bind() returns a temporary, so a reference into it would dangle.
+  const std::string format = string_arg("strftime_now", bind("strftime_now", args, {{"format", {}}})[0]);
   std::time_t now = std::time(nullptr);
   std::tm local{};
   localtime_r(&now, &local);

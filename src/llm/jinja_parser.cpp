@@ -452,8 +452,10 @@ class Parser {
       const Token& t = cur();
       if (t.type == Token::Type::eof) {
         if (ends.size() == 0) return body;
+        // Name the closing tag ("endfor"), not an intermediate one ("else") the block may also take.
+        auto closer = std::find_if(ends.begin(), ends.end(), [](std::string_view e) { return e.starts_with("end"); });
         throw Error(opened_at, fmt::format("{{% {} %}} is never closed: expected {{% {} %}} before the end of the template",
-                                           opener, *std::prev(ends.end())));
+                                           opener, closer != ends.end() ? *closer : *std::prev(ends.end())));
       }
       if (t.type == Token::Type::text) {
         auto s = std::make_unique<Stmt>();
