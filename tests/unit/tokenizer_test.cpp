@@ -190,7 +190,10 @@ TEST(TokenizerDecode, SkipsIdsOutsideTheVocabLikeHf) {
 TEST(TokenizerModel, MergesApplyByRankAndLeftmostFirst) {
   TempDir dir;
   const std::vector<std::string> extra = {"ab", "bc", "abc", "aa"};
-  for (const json& merges : {json{"a b", "b c", "ab c", "a a"}, json{{"a", "b"}, {"b", "c"}, {"ab", "c"}, {"a", "a"}}}) {
+  // Pairs spelled with json::array: a braced list of two-element lists would become an object.
+  const json pairs = json::array({json::array({"a", "b"}), json::array({"b", "c"}), json::array({"ab", "c"}),
+                                  json::array({"a", "a"})});
+  for (const json& merges : {json{"a b", "b c", "ab c", "a a"}, pairs}) {
     const Tokenizer tok = dir.load(tiny_tokenizer(extra, merges));
     EXPECT_EQ(tok.encode("abc"), (Ids{258}));
     EXPECT_EQ(tok.encode("bcab"), (Ids{257, 256}));  // a b outranks b c
