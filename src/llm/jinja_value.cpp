@@ -288,9 +288,24 @@ namespace {
   fail(fmt::format("unsupported operand type(s) for {}: '{}' and '{}'", op, type_name(a), type_name(b)));
 }
 
-int64_t checked(bool overflow, int64_t result) {
-  if (overflow) fail("integer overflow (Python's integers are unbounded; these are 64-bit)");
-  return result;
+[[noreturn]] void integer_overflow() { fail("integer overflow (Python's integers are unbounded; these are 64-bit)"); }
+
+int64_t checked_add(int64_t x, int64_t y) {
+  int64_t r;
+  if (__builtin_add_overflow(x, y, &r)) integer_overflow();
+  return r;
+}
+
+int64_t checked_sub(int64_t x, int64_t y) {
+  int64_t r;
+  if (__builtin_sub_overflow(x, y, &r)) integer_overflow();
+  return r;
+}
+
+int64_t checked_mul(int64_t x, int64_t y) {
+  int64_t r;
+  if (__builtin_mul_overflow(x, y, &r)) integer_overflow();
+  return r;
 }
 
 Value repeat(const Value& seq, int64_t times) {
@@ -342,8 +357,8 @@ Value arithmetic(std::string_view op, const Value& a, const Value& b) {
       if (!floating && b.as_int() >= 0) {
         int64_t result = 1, base = a.as_int();
         for (int64_t e = b.as_int(); e > 0; e >>= 1) {
-          if (e & 1) result = checked(__builtin_mul_overflow(result, base, &result), result);
-          if (e > 1) base = checked(__builtin_mul_overflow(base, base, &base), base);
+          if (e & 1) result = checked_mul(result, base);
+          if (e > 1) base = checked_mul(base, base);
         }
         return Value::integer(result);
       }
@@ -358,11 +373,12 @@ Value arithmetic(std::string_view op, const Value& a, const Value& b) {
       if (op == "//") return Value::floating(float_divmod(x, y).first);
       return Value::floating(float_divmod(x, y).second);
     }
-    int64_t x = a.as_int(), y = b.as_int(), r = 0;
-    if (op == "+") return Value::integer(checked(__builtin_add_overflow(x, y, &r), r));
-    if (op == "-") return Value::integer(checked(__builtin_sub_overflow(x, y, &r), r));
-    if (op == "*") return Value::integer(checked(__builtin_mul_overflow(x, y, &r), r));
+    const int64_t x = a.as_int(), y = b.as_int();
+    if (op == "+") return Value::integer(checked_add(x, y));
+    if (op == "-") return Value::integer(checked_sub(x, y));
+    if (op == "*") return Value::integer(checked_mul(x, y));
     if (y == 0) fail(op == "//" ? "integer division by zero" : "integer modulo by zero");
+    if (x == INT64_MIN && y == -1) integer_overflow();
     int64_t q = x / y, m = x % y;
     if (m != 0 && ((m < 0) != (y < 0))) {
       q -= 1;
@@ -391,10 +407,7 @@ Value arithmetic(std::string_view op, const Value& a, const Value& b) {
 Value negate(const Value& v) {
   require_defined(v);
   if (v.is_float()) return Value::floating(-v.as_double());
-  if (v.is_number()) {
-    int64_t r = 0;
-    return Value::integer(checked(__builtin_sub_overflow(int64_t{0}, v.as_int(), &r), r));
-  }
+  if (v.is_number()) return Value::integer(checked_sub(0, v.as_int()));
   fail(fmt::format("bad operand type for unary -: '{}'", type_name(v)));
 }
 

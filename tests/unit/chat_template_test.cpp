@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "core/files.h"
+#include "llm/tokenizer.h"
 
 namespace vinci::llm {
 namespace {
@@ -65,6 +67,24 @@ TEST(ChatTemplate, GoldenRenderingsMatchTransformers) {
     ++checked;
   }
   EXPECT_EQ(checked, golden().size());
+}
+
+// apply_chat_template(tokenize=True) encodes the rendering without adding special tokens: the
+// template writes them itself. Equal ids here is what the policy's prompt tokens rest on.
+TEST(ChatTemplate, RenderedChatsEncodeToTransformersIds) {
+  std::map<std::string, Tokenizer> tokenizers;
+  for (size_t i = 0; i < golden().size(); ++i) {
+    const auto& c = golden()[i];
+    const std::string name = c["template"].get<std::string>();
+    SCOPED_TRACE(fmt::format("case {} ({})", i, name));
+    const std::string tokenizer = c["tokenizer"].get<std::string>();
+    if (!tokenizers.contains(tokenizer))
+      tokenizers.emplace(tokenizer, Tokenizer::from_file(kFixtures / tokenizer / "tokenizer.json"));
+    auto chat = ChatTemplate::from_file(kFixtures / "templates" / (name + ".jinja"), c["bos_token"].get<std::string>(),
+                                        c["eos_token"].get<std::string>());
+    const std::string text = chat.render(c["messages"], options_of(c));
+    EXPECT_EQ(tokenizers.at(tokenizer).encode(text, false), c["ids"].get<std::vector<int32_t>>());
+  }
 }
 
 TEST(ChatTemplate, GoldenCoversEveryTemplate) {

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include "core/files.h"
 
 namespace fs = std::filesystem;
@@ -60,28 +62,28 @@ TEST(ModelConfigGolden, MatchesTransformers) {
     SCOPED_TRACE(name);
     const auto& want = c["expected"];
     const ModelConfig got = parse_model_config(c["config"], name);
-    EXPECT_EQ(got.model_type, c["config"]["model_type"]);
-    EXPECT_EQ(got.vocab_size, want["vocab_size"]);
-    EXPECT_EQ(got.hidden_size, want["hidden_size"]);
-    EXPECT_EQ(got.intermediate_size, want["intermediate_size"]);
-    EXPECT_EQ(got.num_hidden_layers, want["num_hidden_layers"]);
-    EXPECT_EQ(got.num_attention_heads, want["num_attention_heads"]);
-    EXPECT_EQ(got.num_key_value_heads, want["num_key_value_heads"]);
-    EXPECT_EQ(got.head_dim, want["head_dim"]);
-    EXPECT_EQ(got.max_position_embeddings, want["max_position_embeddings"]);
+    EXPECT_EQ(got.model_type, c["config"]["model_type"].get<std::decay_t<decltype(got.model_type)>>());
+    EXPECT_EQ(got.vocab_size, want["vocab_size"].get<std::decay_t<decltype(got.vocab_size)>>());
+    EXPECT_EQ(got.hidden_size, want["hidden_size"].get<std::decay_t<decltype(got.hidden_size)>>());
+    EXPECT_EQ(got.intermediate_size, want["intermediate_size"].get<std::decay_t<decltype(got.intermediate_size)>>());
+    EXPECT_EQ(got.num_hidden_layers, want["num_hidden_layers"].get<std::decay_t<decltype(got.num_hidden_layers)>>());
+    EXPECT_EQ(got.num_attention_heads, want["num_attention_heads"].get<std::decay_t<decltype(got.num_attention_heads)>>());
+    EXPECT_EQ(got.num_key_value_heads, want["num_key_value_heads"].get<std::decay_t<decltype(got.num_key_value_heads)>>());
+    EXPECT_EQ(got.head_dim, want["head_dim"].get<std::decay_t<decltype(got.head_dim)>>());
+    EXPECT_EQ(got.max_position_embeddings, want["max_position_embeddings"].get<std::decay_t<decltype(got.max_position_embeddings)>>());
     EXPECT_EQ(got.rms_norm_eps, want["rms_norm_eps"].get<double>());
-    EXPECT_EQ(got.tie_word_embeddings, want["tie_word_embeddings"]);
-    EXPECT_EQ(got.attention_bias, want["qkv_bias"]);
+    EXPECT_EQ(got.tie_word_embeddings, want["tie_word_embeddings"].get<std::decay_t<decltype(got.tie_word_embeddings)>>());
+    EXPECT_EQ(got.attention_bias, want["qkv_bias"].get<std::decay_t<decltype(got.attention_bias)>>());
     EXPECT_EQ(got.model_type != "qwen2" && got.attention_bias, want["o_bias"].get<bool>());
-    EXPECT_EQ(got.qk_norm, want["qk_norm"]);
-    EXPECT_EQ(got.mlp_bias, want["mlp_bias"]);
+    EXPECT_EQ(got.qk_norm, want["qk_norm"].get<std::decay_t<decltype(got.qk_norm)>>());
+    EXPECT_EQ(got.mlp_bias, want["mlp_bias"].get<std::decay_t<decltype(got.mlp_bias)>>());
     EXPECT_EQ(got.rope_theta, want["rope_theta"].get<double>());
-    EXPECT_EQ(got.rope_scaling.type, want["rope_type"]);
+    EXPECT_EQ(got.rope_scaling.type, want["rope_type"].get<std::decay_t<decltype(got.rope_scaling.type)>>());
     if (want["rope_type"] == "llama3") {
       EXPECT_EQ(got.rope_scaling.factor, want["factor"].get<double>());
       EXPECT_EQ(got.rope_scaling.low_freq_factor, want["low_freq_factor"].get<double>());
       EXPECT_EQ(got.rope_scaling.high_freq_factor, want["high_freq_factor"].get<double>());
-      EXPECT_EQ(got.rope_scaling.original_max_position_embeddings, want["original_max_position_embeddings"]);
+      EXPECT_EQ(got.rope_scaling.original_max_position_embeddings, want["original_max_position_embeddings"].get<std::decay_t<decltype(got.rope_scaling.original_max_position_embeddings)>>());
     }
     if (want["bos_token_id"].is_null()) {
       EXPECT_FALSE(got.bos_token_id);

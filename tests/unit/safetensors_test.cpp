@@ -111,7 +111,7 @@ TEST(SafetensorsGolden, ReadsWhatTheReferenceWrote) {
       const auto& t = file.tensors()[i];
       const auto& w = want["tensors"][i];
       SCOPED_TRACE(t.name);
-      EXPECT_EQ(t.name, w["name"]);
+      EXPECT_EQ(t.name, w["name"].get<std::string>());
       EXPECT_EQ(dtype_name(t.dtype), w["dtype"].get<std::string>());
       EXPECT_EQ(t.shape, w["shape"].get<std::vector<int64_t>>());
       EXPECT_EQ(t.data - data_start, w["data_offsets"][0].get<std::ptrdiff_t>());
