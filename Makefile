@@ -36,7 +36,7 @@ build: deps
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	cd $(BUILD) && VINCI_PYTHON=$(PYTHON) ctest --output-on-failure --timeout 3000
+	cd $(BUILD) && VINCI_PYTHON=$(PYTHON) ctest --output-on-failure --timeout 3000 -j $(JOBS)
 
 # The main job: every reference solution of tasks/ through the evaluator, on the GPU when there is
 # one (CUDA solutions, full sizes), else on the CPU (CPU solutions, sizes scaled down).

@@ -1,12 +1,14 @@
 """The build step: static checks, then importing the candidate so its extensions compile.
 
-It runs in a disposable process per candidate, many in parallel, before the candidate reaches a
-device worker; the extension cache it fills is what the worker then loads without compiling.
+It runs in a disposable process per candidate (a child forked from a build server), many in
+parallel, before the candidate reaches a device worker; the extension cache it fills is what the
+worker then loads without compiling.
 """
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 
 from . import static_check
@@ -76,11 +78,79 @@ def _construct(module, task: str, scale: float) -> None:
         pass
 
 
-def main(args) -> int:
+REPORT = ".vinci-build-report.json"
+
+
+def serve(cache_dir: str) -> int:
+    """Answers build requests (JSON lines on stdin), one forked child per candidate.
+
+    Importing torch costs seconds (tens of seconds on a small CPU), more than building a candidate
+    whose extension is cached, so this process imports it once and forks: each child starts with
+    torch loaded, runs one candidate's build in that candidate's scratch directory and its own
+    process group, and exits. The candidate's code never runs in this process. A request is
+    {"candidate", "task", "policy", "scale", "scratch", "log"}; the answers are {"child": pid} at
+    once, then {"report": <build()'s result or null>, "status": "exit N" | "signal N"}.
+    """
+    from . import loader  # noqa: F401 - torch and the cache, imported before the first fork
+    import signal
+
     proto = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
-    policy = json.loads(args.policy) if args.policy else {}
-    result = build(args.candidate, args.task, args.cache, policy, args.scale)
-    proto.write(json.dumps(result) + "\n")
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    proto.write(json.dumps({"ok": True, "pid": os.getpid()}) + "\n")
     proto.flush()
+    for line in iter(sys.stdin.readline, ""):
+        req = json.loads(line)
+        report_path = os.path.join(req["scratch"], REPORT)
+        pid = os.fork()
+        if pid == 0:
+            _build_child(req, cache_dir, report_path, proto.fileno())  # never returns
+        proto.write(json.dumps({"child": pid}) + "\n")
+        proto.flush()
+        _, status = os.waitpid(pid, 0)
+        try:
+            os.killpg(pid, signal.SIGKILL)  # whatever the candidate left running
+        except OSError:
+            pass
+        report = None
+        try:
+            with open(report_path, encoding="utf-8") as f:
+                report = json.load(f)
+        except (OSError, ValueError):
+            pass
+        how = f"exit {os.waitstatus_to_exitcode(status)}" if os.WIFEXITED(status) else f"signal {os.WTERMSIG(status)}"
+        proto.write(json.dumps({"report": report, "status": how}) + "\n")
+        proto.flush()
     return 0
+
+
+def _build_child(req: dict, cache_dir: str, report_path: str, proto_fd: int) -> None:
+    code = 1
+    try:
+        os.close(proto_fd)  # the candidate must not be able to answer for the server
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the server
+        os.setpgid(0, 0)
+        os.chdir(req["scratch"])
+        os.environ["HOME"] = req["scratch"]
+        log = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(log)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.close(devnull)
+        result = build(req["candidate"], req["task"], cache_dir, req.get("policy") or {}, req.get("scale", 1.0))
+        tmp = report_path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(result, f)
+        os.replace(tmp, report_path)
+        code = 0
+    except BaseException:  # noqa: BLE001 - the server reports a child without a report
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(code)

@@ -1,12 +1,19 @@
 // The build step: static checks and extension compilation for one candidate, in a disposable
 // sandboxed process, many in parallel. Its output decides whether the candidate reaches a GPU.
+//
+// Each BuildStep owns a build server (python -m vinci_worker build-server) that imports torch
+// once and forks one child per candidate, because starting Python with torch costs more than
+// building a candidate whose extension is already cached. The server is spawned with the
+// sandbox's limits and network isolation, which every child inherits.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "core/process.h"
 #include "eval/candidate.h"
 #include "eval/config.h"
 #include "eval/result.h"
@@ -23,8 +30,27 @@ struct BuildOutcome {
   double seconds = 0;
 };
 
-// candidate_file is the content-addressed copy the worker will import.
-BuildOutcome run_build(const std::filesystem::path& candidate_file, const Task& task, const EvalConfig& config,
-                       const std::filesystem::path& log);
+// Not thread-safe: one BuildStep per building thread.
+class BuildStep {
+ public:
+  // `id` tells this step's server apart from its siblings' in scratch and log names.
+  BuildStep(const EvalConfig& config, int id);
+  ~BuildStep();
+  BuildStep(const BuildStep&) = delete;
+  BuildStep& operator=(const BuildStep&) = delete;
+
+  // candidate_file is the content-addressed copy the worker will import. The server is started
+  // on first use, and again after it dies or a build overruns config.compile_timeout.
+  BuildOutcome run(const std::filesystem::path& candidate_file, const Task& task, const std::filesystem::path& log);
+
+ private:
+  void start();
+  void stop();
+
+  const EvalConfig& config_;
+  std::filesystem::path scratch_;  // the server's working directory
+  std::filesystem::path log_;
+  std::optional<core::Process> server_;
+};
 
 }  // namespace vinci::eval

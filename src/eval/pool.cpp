@@ -312,7 +312,7 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
 
   std::mutex build_mu;
   size_t next_build = 0;
-  auto builder = [&] {
+  auto builder = [&](BuildStep& step) {
     for (;;) {
       size_t i;
       {
@@ -322,7 +322,7 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
       }
       const fs::path copy = config_.cache_dir / "candidates" / (jobs[i].candidate.hash + ".py");
       const fs::path log = config_.cache_dir / "logs" / ("build-" + jobs[i].candidate.hash + ".log");
-      BuildOutcome b = run_build(copy, jobs[i].task, config_, log);
+      BuildOutcome b = step.run(copy, jobs[i].task, log);
       {
         std::lock_guard s(stats_mu_);
         ++stats_.builds;
@@ -371,7 +371,9 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
 
   std::vector<std::thread> threads;
   const int nbuild = std::max(1, std::min<int>(config_.build_jobs, static_cast<int>(to_build.size())));
-  for (int b = 0; b < nbuild; ++b) threads.emplace_back(builder);
+  while (static_cast<int>(builders_.size()) < nbuild)
+    builders_.push_back(std::make_unique<BuildStep>(config_, static_cast<int>(builders_.size())));
+  for (int b = 0; b < nbuild; ++b) threads.emplace_back(builder, std::ref(*builders_[static_cast<size_t>(b)]));
   for (auto& w : workers_) threads.emplace_back(runner, std::ref(*w));
   for (auto& th : threads) th.join();
   return results;

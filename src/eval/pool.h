@@ -27,6 +27,7 @@ struct PoolStats {
 };
 
 class WorkerClient;
+class BuildStep;
 
 class EvaluatorPool {
  public:
@@ -55,6 +56,7 @@ class EvaluatorPool {
   std::string device_name_;
   size_t worker_specs_ = 1;
   std::vector<std::unique_ptr<WorkerClient>> workers_;
+  std::vector<std::unique_ptr<BuildStep>> builders_;  // kept across run() calls: each holds a warm build server
   JsonCache results_, baselines_;
   mutable std::mutex stats_mu_;
   PoolStats stats_;

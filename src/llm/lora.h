@@ -20,6 +20,9 @@ struct Training {
   // With a bf16 or fp16 compute dtype, trainable parameters live in fp32 (the master copy the
   // optimizer updates) and are cast for each forward; false trains them in the compute dtype.
   bool fp32_master = true;
+  // Keeps only each decoder layer's input for backward and recomputes the layer there: activation
+  // memory of one layer instead of all of them, for one more forward pass.
+  bool gradient_checkpointing = false;
 };
 
 }  // namespace vinci::llm

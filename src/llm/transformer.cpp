@@ -7,6 +7,8 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -357,6 +359,82 @@ at::Tensor Transformer::attention(const DecoderLayer& layer, int64_t index, cons
   return project(layer.o, out);
 }
 
+// Gradient checkpointing of one decoder layer. forward runs the layer without a graph and keeps
+// only its input; backward runs it again with a graph and differentiates that. The layer's
+// trainable parameters are inputs of the function, so their gradients come back through the
+// autograd graph (backward() and autograd::grad alike) and a frozen input still yields them, as
+// with LoRA over frozen embeddings. The model must outlive the backward pass.
+struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
+  using Ctx = torch::autograd::AutogradContext;
+
+  static at::Tensor forward(Ctx* ctx, const at::Tensor& x, at::TensorList parameters, const Transformer* model,
+                            int64_t index, const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& positions,
+                            const AttentionSpec& spec) {
+    ctx->save_for_backward({x, cos, sin, positions});
+    ctx->saved_data["model"] = reinterpret_cast<int64_t>(model);
+    ctx->saved_data["index"] = index;
+    ctx->saved_data["kind"] = static_cast<int64_t>(spec.kind);
+    ctx->saved_data["segments"] = spec.segments;
+    ctx->saved_data["parameters"] = static_cast<int64_t>(parameters.size());
+    return model->layer_forward(static_cast<size_t>(index), x, cos, sin, positions, spec, nullptr);
+  }
+
+  static torch::autograd::variable_list backward(Ctx* ctx, torch::autograd::variable_list grad_out) {
+    const auto saved = ctx->get_saved_variables();
+    const auto* model = reinterpret_cast<const Transformer*>(ctx->saved_data["model"].toInt());
+    const auto index = static_cast<size_t>(ctx->saved_data["index"].toInt());
+    AttentionSpec spec;
+    spec.kind = static_cast<AttentionSpec::Kind>(ctx->saved_data["kind"].toInt());
+    spec.segments = ctx->saved_data["segments"].toTensor();
+    const bool x_needs_grad = ctx->needs_input_grad(0);
+    at::Tensor x = saved[0].detach().requires_grad_(x_needs_grad);
+    std::vector<at::Tensor> inputs = model->layer_parameters(index);
+    if (static_cast<int64_t>(inputs.size()) != ctx->saved_data["parameters"].toInt())
+      throw std::logic_error("checkpointed layer: the trainable parameters changed between forward and backward");
+    if (x_needs_grad) inputs.insert(inputs.begin(), x);
+    at::Tensor y;
+    {
+      at::AutoGradMode enable(true);
+      y = model->layer_forward(index, x, saved[1], saved[2], saved[3], spec, nullptr);
+    }
+    auto grads = torch::autograd::grad({y}, inputs, {grad_out[0]}, /*retain_graph=*/false, /*create_graph=*/false,
+                                       /*allow_unused=*/true);
+    // One gradient per forward argument: x, each parameter, then none for the rest.
+    torch::autograd::variable_list out;
+    out.push_back(x_needs_grad ? grads[0] : at::Tensor());
+    out.insert(out.end(), grads.begin() + (x_needs_grad ? 1 : 0), grads.end());
+    out.resize(out.size() + 6);
+    return out;
+  }
+};
+
+std::vector<at::Tensor> Transformer::layer_parameters(size_t index) const {
+  const auto& layer = layers_[index];
+  std::vector<at::Tensor> out;
+  auto add = [&](const at::Tensor& t) {
+    if (t.defined() && t.requires_grad()) out.push_back(t);
+  };
+  for (const at::Tensor* t : {&layer.input_norm, &layer.post_attention_norm, &layer.q_norm, &layer.k_norm}) add(*t);
+  for (const Linear* linear : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down}) {
+    add(linear->weight);
+    add(linear->bias);
+    for (const auto& part : linear->parts) {
+      add(part.lora_a);
+      add(part.lora_b);
+    }
+  }
+  return out;
+}
+
+at::Tensor Transformer::layer_forward(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                                      const at::Tensor& positions, const AttentionSpec& spec, KvCache* cache) const {
+  const auto& layer = layers_[index];
+  const int64_t intermediate = config_.intermediate_size;
+  auto h = x + attention(layer, static_cast<int64_t>(index), norm(x, layer.input_norm), cos, sin, positions, spec, cache);
+  auto gate_up = project(layer.gate_up, norm(h, layer.post_attention_norm));
+  return h + project(layer.down, at::silu(gate_up.narrow(-1, 0, intermediate)) * gate_up.narrow(-1, intermediate, intermediate));
+}
+
 at::Tensor Transformer::hidden(const at::Tensor& ids, const at::Tensor& positions, const AttentionSpec& given,
                                KvCache* cache) const {
   AttentionSpec spec = given;
@@ -367,12 +445,15 @@ at::Tensor Transformer::hidden(const at::Tensor& ids, const at::Tensor& position
   }
   auto x = at::embedding(compute(embed_tokens_), ids);
   auto [cos, sin] = rope_tables(positions);
-  const int64_t intermediate = config_.intermediate_size;
+  const bool checkpoint = training_.gradient_checkpointing && !cache && at::GradMode::is_enabled();
   for (size_t i = 0; i < layers_.size(); ++i) {
-    const auto& layer = layers_[i];
-    x = x + attention(layer, static_cast<int64_t>(i), norm(x, layer.input_norm), cos, sin, positions, spec, cache);
-    auto gate_up = project(layer.gate_up, norm(x, layer.post_attention_norm));
-    x = x + project(layer.down, at::silu(gate_up.narrow(-1, 0, intermediate)) * gate_up.narrow(-1, intermediate, intermediate));
+    if (!checkpoint) {
+      x = layer_forward(i, x, cos, sin, positions, spec, cache);
+      continue;
+    }
+    // As a TensorList, autograd counts each parameter as an input of its own.
+    const std::vector<at::Tensor> parameters = layer_parameters(i);
+    x = CheckpointedLayer::apply(x, at::TensorList(parameters), this, static_cast<int64_t>(i), cos, sin, positions, spec);
   }
   return norm(x, final_norm_);
 }

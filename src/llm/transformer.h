@@ -101,9 +101,14 @@ class Transformer {
   const Training& training() const { return training_; }
 
  private:
+  friend struct CheckpointedLayer;
   Transformer(const ModelConfig& config, const TransformerOptions& options);  // weights allocated, not set
   at::Tensor project(const Linear& linear, const at::Tensor& x) const;
   at::Tensor norm(const at::Tensor& x, const at::Tensor& weight) const;
+  // One decoder layer on the residual stream x.
+  at::Tensor layer_forward(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                           const at::Tensor& positions, const AttentionSpec& spec, KvCache* cache) const;
+  std::vector<at::Tensor> layer_parameters(size_t index) const;  // those requiring grad
   at::Tensor attention(const DecoderLayer& layer, int64_t index, const at::Tensor& x, const at::Tensor& cos,
                        const at::Tensor& sin, const at::Tensor& positions, const AttentionSpec& spec,
                        KvCache* cache) const;
