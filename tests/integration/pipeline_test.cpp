@@ -20,7 +20,7 @@
 namespace fs = std::filesystem;
 using namespace vinci::eval;
 
-namespace {
+namespace pipeline_test {
 
 const fs::path kRoot = VINCI_SOURCE_ROOT;
 
@@ -69,11 +69,11 @@ void expect_corpus(const fs::path& suite_dir, const fs::path& dir, size_t minimu
     const Result& r = results[i];
     const auto [cls, reason] = expectation_of(jobs[i].candidate);
     EXPECT_EQ(to_string(r.verdict), cls) << r.candidate << ": " << r.reason << ": " << r.message;
-    if (!reason.empty()) EXPECT_EQ(r.reason, reason) << r.candidate << ": " << r.message;
+    if (!reason.empty()) {
+      EXPECT_EQ(r.reason, reason) << r.candidate << ": " << r.message;
+    }
   }
 }
-
-}  // namespace
 
 // Every CPU solution costs a C++ compile of torch's headers (minutes on a small CI machine), so CI
 // checks a fixed ten across all three levels (the minimum); VINCI_TEST_ALL_CPU_SOLUTIONS=1 checks all of them
@@ -154,3 +154,4 @@ TEST(Pipeline, ResultCacheReusesIdenticalPairs) {
     EXPECT_EQ(pool.stats().builds, 1);
   }
 }
+}  // namespace pipeline_test

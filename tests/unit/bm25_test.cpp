@@ -15,15 +15,13 @@
 using namespace vinci::skills;
 using Tokens = std::vector<std::string>;
 
-namespace {
+namespace bm25_test {
 
 Bm25Index content_index(const std::vector<Tokens>& docs, Bm25Params params) {
   Bm25Index index(params, {1, 1, 1, 1});
   for (const auto& d : docs) index.add({Tokens{}, Tokens{}, Tokens{}, d});
   return index;
 }
-
-}  // namespace
 
 // N = 2, n = 1, f = 1, dl = avgdl: idf = ln(1 + 1.5/1.5) = ln 2, tf part = 1/(1 + 1.2) → 0.3150669.
 TEST(Bm25, LuceneHandComputed) {
@@ -117,8 +115,9 @@ TEST(Bm25, MatchesRankBm25Golden) {
     const auto hits = index.search(query, 20);
     for (size_t r = 0; r < hits.size(); ++r) {
       EXPECT_NEAR(hits[r].score, expected[order[r]], 1e-9) << q["text"] << " rank " << r;
-      if (r + 1 < hits.size() && expected[order[r]] - expected[order[r + 1]] > 1e-9)
+      if (r + 1 < hits.size() && expected[order[r]] - expected[order[r + 1]] > 1e-9) {
         EXPECT_GT(hits[r].score, hits[r + 1].score);
+      }
     }
   }
 }
@@ -163,3 +162,4 @@ TEST(Bm25, PrunedSearchEqualsBruteForce) {
     }
   }
 }
+}  // namespace bm25_test

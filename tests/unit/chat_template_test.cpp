@@ -16,7 +16,7 @@
 #include "llm/tokenizer.h"
 
 namespace vinci::llm {
-namespace {
+namespace chat_template_test {
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
@@ -206,5 +206,5 @@ TEST(ChatTemplate, TemplateErrorsAtRenderNameTheTemplate) {
   EXPECT_THROW(chat.render(ordered_json::parse(R"(["not an object"])")), ChatTemplateError);
 }
 
-}  // namespace
+}  // namespace chat_template_test
 }  // namespace vinci::llm

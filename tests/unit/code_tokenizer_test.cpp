@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+namespace code_tokenizer_test {
+
 using vinci::skills::tokenize_code_text;
 using Tokens = std::vector<std::string>;
 
@@ -35,3 +37,4 @@ TEST(CodeTokenizer, NonAsciiBytesFormTheirOwnParts) {
   EXPECT_EQ(tokenize_code_text("Café"), (Tokens{"café", "caf", "é"}));
   EXPECT_EQ(tokenize_code_text("Ü"), (Tokens{"Ü"}));
 }
+}  // namespace code_tokenizer_test

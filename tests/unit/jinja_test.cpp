@@ -13,7 +13,7 @@
 using vinci::llm::jinja::Error;
 using vinci::llm::jinja::Template;
 
-namespace {
+namespace jinja_test {
 
 std::string render(const std::string& source, const std::string& variables = "{}") {
   return Template::parse(source).render(nlohmann::ordered_json::parse(variables));
@@ -381,4 +381,4 @@ TEST(JinjaTemplate, RendersConcurrentlyFromOneParse) {
   for (size_t i = 0; i < results.size(); ++i) EXPECT_EQ(results[i], std::to_string(3 * (i + 1)));
 }
 
-}  // namespace
+}  // namespace jinja_test

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 namespace vinci::eval {
-namespace {
+namespace metrics_test {
 
 Result make(const std::string& task, int level, Verdict v, std::optional<double> eager = std::nullopt,
             std::optional<double> compile = std::nullopt) {
@@ -428,5 +428,5 @@ TEST(ReadResultsJsonl, RoundTripWithBlankLinesAndCrlf) {
   std::filesystem::remove(path);
 }
 
-}  // namespace
+}  // namespace metrics_test
 }  // namespace vinci::eval

@@ -15,7 +15,7 @@
 namespace fs = std::filesystem;
 using namespace vinci::llm;
 
-namespace {
+namespace model_config_test {
 
 const fs::path kFixtures = fs::path(VINCI_SOURCE_ROOT) / "tests" / "fixtures" / "llm" / "safetensors";
 
@@ -49,8 +49,6 @@ nlohmann::json qwen3_config() {
   return {{"model_type", "qwen3"}, {"hidden_size", 64}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
           {"head_dim", 16}, {"vocab_size", 100}, {"intermediate_size", 128}, {"num_hidden_layers", 2}};
 }
-
-}  // namespace
 
 // Each config.json variant against what transformers 5.23 made of it: sizes and their defaults,
 // biases and q/k norm as the attention modules it built have them, rope parameters, and the
@@ -250,3 +248,4 @@ TEST(ModelConfig, GenerationConfigAddsStopTokens) {
   EXPECT_THROW(load_model_config(tmp.path()), std::runtime_error);
   EXPECT_THROW(load_model_config(tmp.path() / "absent"), std::runtime_error);
 }
+}  // namespace model_config_test

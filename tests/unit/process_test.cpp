@@ -12,6 +12,8 @@ using namespace vinci::core;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
+namespace process_test {
+
 static SpawnOptions shell(const std::string& script) {
   SpawnOptions o;
   o.argv = {"sh", "-c", script};
@@ -114,3 +116,4 @@ TEST(Process, NetworkNamespaceHasOnlyLoopback) {
   }
   EXPECT_EQ(c.out, "1\nlo\n");
 }
+}  // namespace process_test

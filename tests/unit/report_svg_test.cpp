@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 namespace vinci::eval {
-namespace {
+namespace report_svg_test {
 
 Result make(const std::string& task, int level, Verdict v, std::optional<double> eager = std::nullopt,
             std::optional<double> compile = std::nullopt) {
@@ -380,5 +380,5 @@ TEST(SpeedupHistogramSvg, NoCorrectResults) {
   EXPECT_EQ(attrs_by(svg, "class=\"class-count\"", "data-class", "data-count").at("runtime_error"), "1");
 }
 
-}  // namespace
+}  // namespace report_svg_test
 }  // namespace vinci::eval

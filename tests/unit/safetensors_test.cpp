@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 using namespace vinci::llm;
 using vinci::core::read_file;
 
-namespace {
+namespace safetensors_test {
 
 const fs::path kFixtures = fs::path(VINCI_SOURCE_ROOT) / "tests" / "fixtures" / "llm" / "safetensors";
 
@@ -81,8 +81,6 @@ std::vector<TensorToWrite> to_write(const std::vector<TensorView>& views) {
   for (const auto& v : views) out.push_back({v.name, v.dtype, v.shape, v.data, v.nbytes});
   return out;
 }
-
-}  // namespace
 
 TEST(SafetensorsDType, NamesSizesAndParsingAgree) {
   for (DType d : {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32, DType::I16, DType::I8,
@@ -464,3 +462,4 @@ TEST(SafetensorsCheckpoint, DuplicateAcrossShardsAndEmptyDirectory) {
     EXPECT_TRUE(mentions(e, "s1.safetensors")) << e.what();
   }
 }
+}  // namespace safetensors_test

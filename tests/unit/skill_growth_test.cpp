@@ -8,9 +8,8 @@
 
 using namespace vinci::skills;
 
-namespace {
+namespace skill_growth_test {
 std::vector<Skill> seed() { return read_skills_jsonl(std::string(VINCI_SOURCE_ROOT) + "/skills/seed.jsonl"); }
-}  // namespace
 
 TEST(Dedup, MinHashEstimatesJaccard) {
   const std::string text = "a b c d e f g h i j k l m n o p q r s t";
@@ -97,3 +96,4 @@ TEST(Library, SearchFiltersByStatusBackendAndArch) {
   EXPECT_EQ(top.front().skill->name, "warp_shuffle_reduction");
   EXPECT_GE(top[0].score, top[1].score);
 }
+}  // namespace skill_growth_test

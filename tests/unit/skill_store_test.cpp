@@ -19,7 +19,7 @@
 namespace fs = std::filesystem;
 using namespace vinci::skills;
 
-namespace {
+namespace skill_store_test {
 
 const fs::path kSeed = fs::path(VINCI_SOURCE_ROOT) / "skills" / "seed.jsonl";
 
@@ -53,8 +53,6 @@ void write_lines(const fs::path& file, const std::vector<std::string>& lines) {
   std::ofstream f(file);
   for (const auto& l : lines) f << l << "\n";
 }
-
-}  // namespace
 
 TEST(SkillStore, InsertAndFindKeepEveryField) {
   SkillStore store(fresh_db("insert"));
@@ -261,3 +259,4 @@ TEST(SkillStore, KilledWriterNeverLeavesAHalfWrittenLibrary) {
     for (const auto& [batch, n] : per_batch) EXPECT_EQ(n, 40) << batch;
   }
 }
+}  // namespace skill_store_test

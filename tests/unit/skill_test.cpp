@@ -6,7 +6,7 @@
 
 using namespace vinci::skills;
 
-namespace {
+namespace skill_test {
 
 Skill valid_skill() {
   Skill s;
@@ -27,8 +27,6 @@ std::string field_of(const Skill& s) {
   }
   return "";
 }
-
-}  // namespace
 
 TEST(SkillRecord, AValidSkillPasses) { EXPECT_EQ(field_of(valid_skill()), ""); }
 
@@ -127,3 +125,4 @@ TEST(SeedLibrary, HasFortyValidSkillsCoveringBothBackends) {
   }
   EXPECT_GE(triton, 8u);
 }
+}  // namespace skill_test

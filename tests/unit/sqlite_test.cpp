@@ -10,7 +10,7 @@ namespace fs = std::filesystem;
 using vinci::core::Database;
 using vinci::core::SqliteError;
 
-namespace {
+namespace sqlite_test {
 fs::path fresh(const std::string& name) {
   const fs::path p = fs::temp_directory_path() / ("vinci-sqlite-" + std::to_string(getpid()) + "-" + name + ".db");
   for (const char* s : {"", "-wal", "-shm"}) fs::remove(p.string() + s);
@@ -21,7 +21,6 @@ int64_t count(Database& db, const char* table) {
   s.step();
   return s.integer(0);
 }
-}  // namespace
 
 TEST(Sqlite, MigrationsApplyOnceInOrder) {
   const auto path = fresh("migrate");
@@ -68,3 +67,4 @@ TEST(Sqlite, ErrorsNameTheFileAndStatement) {
     EXPECT_NE(what.find("missing_table"), std::string::npos) << what;
   }
 }
+}  // namespace sqlite_test

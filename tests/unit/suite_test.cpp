@@ -10,7 +10,7 @@
 using namespace vinci::eval;
 namespace fs = std::filesystem;
 
-namespace {
+namespace suite_test {
 class SuiteTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -33,7 +33,6 @@ class SuiteTest : public ::testing::Test {
   }
   fs::path root_;
 };
-}  // namespace
 
 TEST_F(SuiteTest, KernelBenchLayoutLoadsAsIs) {
   const Suite s = load_suite(root_ / "tasks");
@@ -118,3 +117,4 @@ TEST(Suite, CpuSolutionsEmbedTheSharedKernelSource) {
         << cand.file << " does not embed kernels.cpp: run python3 scripts/sync_cpu_solutions.py";
   }
 }
+}  // namespace suite_test

@@ -16,7 +16,7 @@ using vinci::llm::Tokenizer;
 using vinci::llm::TokenizerError;
 using Ids = std::vector<int32_t>;
 
-namespace {
+namespace tokenizer_test {
 
 const fs::path kFixtures = fs::path(VINCI_SOURCE_ROOT) / "tests/fixtures/llm";
 
@@ -113,8 +113,6 @@ std::string load_error(const TempDir& dir, const std::string& text) {
   }
   return "(no error)";
 }
-
-}  // namespace
 
 TEST(TokenizerGolden, EveryCaseMatchesHuggingFace) {
   ASSERT_GE(golden_cases().size(), 200u);
@@ -396,3 +394,4 @@ TEST(TokenizerSpeed, HundredKilobytesOfCodeEncodeWellUnderASecond) {
   EXPECT_LT(seconds, 0.5) << ids.size() << " tokens";
   EXPECT_EQ(tok.decode(ids), code);
 }
+}  // namespace tokenizer_test
