@@ -15,7 +15,7 @@ void add_backbone_options(CLI::App& app, BackboneOptions& options) {
       ->check(CLI::ExistingFile);
 }
 
-std::unique_ptr<llm::Backbone> open_backbone(const BackboneOptions& options) {
+std::unique_ptr<llm::TrainableBackbone> open_backbone(const BackboneOptions& options) {
   llm::NativeOptions native;
   native.device = options.device;
   native.dtype = options.dtype;

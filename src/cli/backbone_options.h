@@ -15,6 +15,6 @@ struct BackboneOptions {
 };
 
 void add_backbone_options(CLI::App& app, BackboneOptions& options);
-std::unique_ptr<llm::Backbone> open_backbone(const BackboneOptions& options);
+std::unique_ptr<llm::TrainableBackbone> open_backbone(const BackboneOptions& options);
 
 }  // namespace vinci::cli

@@ -1,5 +1,5 @@
 // The one model all three agents share. Two implementations sit behind it: the native libtorch
-// model (NativeBackbone) and, later, an OpenAI-compatible server client.
+// model (NativeBackbone, which also trains) and an OpenAI-compatible server (OpenAiBackbone).
 //
 // Rollouts stay token-in, token-out: a result carries the exact ids the model produced and the
 // sampler's logprobs, so training never re-tokenizes rendered text (design.md §6).
@@ -54,6 +54,15 @@ struct GenerationRequest {
 enum class FinishReason { kStop, kLength };
 const char* finish_reason_name(FinishReason reason);  // "stop" / "length", as OpenAI names them
 
+// Why a request got no completion, after the backbone's own retries. Agents record it as the
+// turn's outcome instead of losing the other requests of the batch.
+struct GenerationError {
+  // refused, timeout, truncated, transport, rate_limited, server_error, unauthorized,
+  // bad_request, garbled
+  std::string kind;
+  std::string message;
+};
+
 struct GenerationResult {
   std::vector<int32_t> prompt_ids;
   std::vector<int32_t> token_ids;  // the new tokens, the matched stop token included
@@ -63,6 +72,11 @@ struct GenerationResult {
   std::vector<float> logprobs;
   FinishReason finish_reason = FinishReason::kLength;
   std::string matched_stop;  // the stop string or token text that ended it, if any
+  // False when a server returned text without token ids: fine for inference, unusable for training.
+  bool token_ids_known = true;
+  nlohmann::ordered_json tool_calls = nlohmann::ordered_json::array();  // a server's parsed tool calls
+  std::string reasoning;  // a server's separated reasoning (vLLM's reasoning_content)
+  std::optional<GenerationError> error;
 };
 
 // A training sequence: the ids, and which of them are the model's own tokens (loss_mask[i] = 1
@@ -78,12 +92,18 @@ struct LogprobOptions {
   double temperature = 1.0;          // must match the rollout's, so ratios are 1 on-policy
 };
 
+// What the agents need: generation, one result per request, in order.
 class Backbone {
  public:
   virtual ~Backbone() = default;
 
   virtual std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) = 0;
+  virtual std::string model_name() const = 0;
+};
 
+// A backbone the trainer can update: the native model.
+class TrainableBackbone : public Backbone {
+ public:
   // log p(target) at every masked position, concatenated in sequence order: a 1-D float32
   // tensor that carries gradients to the trainable parameters.
   virtual at::Tensor logprobs(std::span<const TrainSequence> sequences, const LogprobOptions& options) = 0;

@@ -97,7 +97,7 @@ struct Sequence {
   int64_t position() const { return static_cast<int64_t>(prompt.size() + result.token_ids.size()) - 1; }
 };
 
-class NativeBackbone final : public Backbone {
+class NativeBackbone final : public TrainableBackbone {
  public:
   NativeBackbone(fs::path dir, ModelConfig config, Transformer model, std::optional<Tokenizer> tokenizer,
                  std::optional<ChatTemplate> chat, std::string no_chat_reason)
@@ -110,6 +110,9 @@ class NativeBackbone final : public Backbone {
         shared_generator_(make_generator(model_.options().device, 0x5eed)) {}
 
   std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) override;
+  std::string model_name() const override {
+    return (dir_.has_filename() ? dir_ : dir_.parent_path()).filename().string();
+  }
   at::Tensor logprobs(std::span<const TrainSequence> sequences, const LogprobOptions& options) override;
   std::vector<at::Tensor> trainable_parameters() override { return model_.trainable_parameters(); }
   void save(const fs::path& dir) const override;
@@ -389,7 +392,7 @@ void NativeBackbone::load(const fs::path& dir) {
 
 }  // namespace
 
-std::unique_ptr<Backbone> open_native_backbone(const fs::path& model_dir, const NativeOptions& options) {
+std::unique_ptr<TrainableBackbone> open_native_backbone(const fs::path& model_dir, const NativeOptions& options) {
   const auto device = resolve_device(options.device);
   TransformerOptions transformer_options{device, resolve_dtype(options.dtype, device)};
   auto config = load_model_config(model_dir);

@@ -22,6 +22,6 @@ struct NativeOptions {
   std::optional<uint64_t> random_weights_seed;
 };
 
-std::unique_ptr<Backbone> open_native_backbone(const std::filesystem::path& model_dir, const NativeOptions& options);
+std::unique_ptr<TrainableBackbone> open_native_backbone(const std::filesystem::path& model_dir, const NativeOptions& options);
 
 }  // namespace vinci::llm

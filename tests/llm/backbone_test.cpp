@@ -20,7 +20,7 @@
 #include "llm/transformer.h"
 
 namespace vinci::llm {
-namespace {
+namespace backbone_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -30,7 +30,7 @@ constexpr double kLogitTolerance = 1e-4;  // the issue's bound, fp32 against fp3
 
 json golden(const std::string& model) { return json::parse(core::read_file(kFixtures / "models" / model / "golden.json")); }
 
-std::unique_ptr<Backbone> open(const std::string& model, NativeOptions options = {}) {
+std::unique_ptr<TrainableBackbone> open(const std::string& model, NativeOptions options = {}) {
   options.device = "cpu";
   if (options.dtype == "auto") options.dtype = "float32";
   return open_native_backbone(kFixtures / "models" / model, options);
@@ -553,5 +553,5 @@ TEST(Checkpoints, MissingOrMisshapenTensorsAreNamed) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace backbone_test
 }  // namespace vinci::llm
