@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <semaphore>
 #include <stdexcept>
@@ -31,11 +32,12 @@ struct Call {
   ordered_json body;
 };
 
-int32_t parse_token_id(const ordered_json& token) {
-  // vLLM's return_tokens_as_token_ids writes each token as "token_id:1234".
-  const std::string s = token.get<std::string>();
+// vLLM's return_tokens_as_token_ids writes each token as "token_id:1234"; other tokens are text.
+std::optional<int32_t> token_id_of(const ordered_json& token) {
   constexpr std::string_view prefix = "token_id:";
-  if (s.rfind(prefix, 0) != 0) throw Garbled(fmt::format("token '{}' is not 'token_id:N'", s));
+  if (!token.is_string()) return std::nullopt;
+  const std::string s = token.get<std::string>();
+  if (s.rfind(prefix, 0) != 0) return std::nullopt;
   return static_cast<int32_t>(std::stol(s.substr(prefix.size())));
 }
 
@@ -138,15 +140,13 @@ std::vector<GenerationResult> parse_choices(const std::string& text, const Call&
         if (lp.contains("content") && lp["content"].is_array()) {
           for (const auto& t : lp["content"]) {
             r.logprobs.push_back(t.at("logprob").get<float>());
-            if (t.contains("token") && t["token"].is_string() && t["token"].get<std::string>().rfind("token_id:", 0) == 0)
-              ids_from_logprobs.push_back(parse_token_id(t["token"]));
+            if (const auto id = t.contains("token") ? token_id_of(t["token"]) : std::nullopt) ids_from_logprobs.push_back(*id);
           }
         } else if (lp.contains("token_logprobs") && lp["token_logprobs"].is_array()) {
           for (const auto& v : lp["token_logprobs"]) r.logprobs.push_back(v.is_number() ? v.get<float>() : 0.0f);
           if (lp.contains("tokens") && lp["tokens"].is_array())
             for (const auto& t : lp["tokens"])
-              if (t.is_string() && t.get<std::string>().rfind("token_id:", 0) == 0)
-                ids_from_logprobs.push_back(parse_token_id(t));
+              if (const auto id = token_id_of(t)) ids_from_logprobs.push_back(*id);
         }
       }
       if (c.contains("token_ids") && !c["token_ids"].is_null()) r.token_ids = int_array(c["token_ids"], "token_ids");
