@@ -15,5 +15,6 @@ Action add_skills_command(CLI::App& app);
 Action add_generate_command(CLI::App& app);
 Action add_tokenize_command(CLI::App& app);
 Action add_chat_command(CLI::App& app);
+Action add_optimize_command(CLI::App& app);
 
 }  // namespace vinci::cli

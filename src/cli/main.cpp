@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   actions[tokenize] = vinci::cli::add_tokenize_command(*tokenize);
   auto* chat = app.add_subcommand("chat", "talk to a checkpoint interactively, through its chat template");
   actions[chat] = vinci::cli::add_chat_command(*chat);
+  auto* optimize = app.add_subcommand("optimize", "make one PyTorch op faster with the agents and the skill library");
+  actions[optimize] = vinci::cli::add_optimize_command(*optimize);
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_default_logger(spdlog::stderr_color_mt("vinci"));

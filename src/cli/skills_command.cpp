@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/skills_db.h"
 #include "core/files.h"
 #include "skills/library.h"
 #include "skills/prune.h"
@@ -19,8 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-const fs::path kSeedLibrary = fs::path(VINCI_SOURCE_ROOT) / "skills" / "seed.jsonl";
-
 struct SkillsOptions {
   std::string db;
   bool json = false;
@@ -32,17 +31,7 @@ struct SkillsOptions {
   PruneParams prune;
 };
 
-// The default library starts as the seed library, so agents and `make run` have skills from the
-// first call; an explicit --db starts empty.
-std::unique_ptr<SkillStore> open_store(const SkillsOptions& o) {
-  const fs::path path = o.db.empty() ? default_skills_db() : fs::path(o.db);
-  auto store = std::make_unique<SkillStore>(path);
-  if (o.db.empty() && store->created() && store->count() == 0 && fs::exists(kSeedLibrary)) {
-    const auto outcome = store->import(read_skills_jsonl(kSeedLibrary), false);
-    fmt::print(stderr, "created {} with the {} skills of {}\n", path.string(), outcome.imported, kSeedLibrary.string());
-  }
-  return store;
-}
+std::unique_ptr<SkillStore> open_store(const SkillsOptions& o) { return open_skills_db(o.db); }
 
 std::string join(const std::vector<std::string>& v, const char* sep = ",") {
   std::string out;

@@ -291,7 +291,7 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
   std::vector<size_t> to_build;
   for (size_t i = 0; i < jobs.size(); ++i) {
     keys[i] = result_key(jobs[i]);
-    if (config_.use_cache) {
+    if (config_.use_cache && !jobs[i].fresh) {
       if (auto hit = results_.get(keys[i])) {
         try {
           Result r = result_from_json(*hit);

@@ -20,6 +20,7 @@ namespace vinci::eval {
 struct Job {
   Task task;
   Candidate candidate;
+  bool fresh = false;  // measure again even when the result cache holds this pair (verifier repeats)
 };
 
 struct PoolStats {

@@ -67,4 +67,24 @@ Suite load_suite(const fs::path& root) {
   return suite;
 }
 
+Task task_from_file(const fs::path& file) {
+  if (!fs::is_regular_file(file) || file.extension() != ".py")
+    throw std::runtime_error(fmt::format("{}: not a Python problem file (expected a KernelBench-format .py file)", file.string()));
+  Task t;
+  t.file = file;
+  const std::string stem = file.stem().string();
+  static const std::regex re(R"((\d+)_(.+))");
+  std::smatch m;
+  if (std::regex_match(stem, m, re)) {
+    t.number = std::stoi(m[1]);
+    t.name = m[2];
+  } else {
+    t.name = stem;
+  }
+  const int level = level_of_folder(fs::absolute(file).parent_path().filename().string());
+  t.level = std::max(level, 0);
+  t.id = level >= 0 ? fmt::format("level{}/{}", level, stem) : stem;
+  return t;
+}
+
 }  // namespace vinci::eval

@@ -26,6 +26,11 @@ struct Suite {
 // naming the folder when it does not exist or holds no problem file.
 Suite load_suite(const std::filesystem::path& root);
 
+// One problem file outside a suite (vinci optimize TASK.py): its id is levelN/<stem> when it sits
+// in a levelN folder, else <stem>; number and name come from a <number>_<Name>.py file name when it
+// has one. Throws std::runtime_error naming the file when it is not a readable .py file.
+Task task_from_file(const std::filesystem::path& file);
+
 // "levelN" -> N, otherwise -1.
 int level_of_folder(const std::string& folder);
 

@@ -20,8 +20,6 @@
 
 namespace vinci::llm {
 
-const char* finish_reason_name(FinishReason reason) { return reason == FinishReason::kStop ? "stop" : "length"; }
-
 namespace {
 
 namespace fs = std::filesystem;

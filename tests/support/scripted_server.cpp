@@ -71,6 +71,11 @@ ScriptedServer::~ScriptedServer() {
 
 std::string ScriptedServer::base_url() const { return fmt::format("http://127.0.0.1:{}/v1", port_); }
 
+void ScriptedServer::respond_with(std::function<ScriptedReply(const RecordedRequest&)> responder) {
+  std::lock_guard lock(mu_);
+  responder_ = std::move(responder);
+}
+
 void ScriptedServer::push(ScriptedReply reply) {
   std::lock_guard lock(mu_);
   script_.push_back(std::move(reply));
@@ -144,7 +149,9 @@ void ScriptedServer::serve(int fd) {
   {
     std::lock_guard lock(mu_);
     requests_.push_back(req);
-    if (script_.empty()) {
+    if (script_.empty() && responder_) {
+      reply = responder_(req);
+    } else if (script_.empty()) {
       reply.status = 500;
       reply.body = R"({"error": {"message": "the scripted server has no reply left"}})";
     } else {

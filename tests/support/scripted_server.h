@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -44,6 +45,9 @@ class ScriptedServer {
   std::string base_url() const;  // http://127.0.0.1:PORT/v1
 
   void push(ScriptedReply reply);
+  // Answers requests once the scripted replies run out: for conversations whose order across
+  // concurrent requests is not fixed, the reply is chosen by what the request says.
+  void respond_with(std::function<ScriptedReply(const RecordedRequest&)> responder);
   std::vector<RecordedRequest> requests() const;
   int max_in_flight() const;  // most requests being answered at one time
 
@@ -57,6 +61,7 @@ class ScriptedServer {
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;
   std::deque<ScriptedReply> script_;
+  std::function<ScriptedReply(const RecordedRequest&)> responder_;
   std::vector<RecordedRequest> requests_;
   int in_flight_ = 0, max_in_flight_ = 0;
   std::vector<std::thread> connections_;

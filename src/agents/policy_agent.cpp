@@ -1,0 +1,132 @@
+#include "agents/policy_agent.h"
+
+#include <fmt/format.h>
+
+#include "agents/feedback.h"
+#include "agents/output_parser.h"
+#include "core/files.h"
+#include "core/hash.h"
+#include "eval/candidate.h"
+
+namespace vinci::agents {
+
+using nlohmann::ordered_json;
+
+double PolicyTurn::speedup() const { return result ? attempt_speedup(*result) : 0.0; }
+
+std::optional<size_t> Rollout::best_turn() const {
+  std::optional<size_t> best;
+  for (size_t i = 0; i < turns.size(); ++i)
+    if (turns[i].result && turns[i].result->correct() && (!best || turns[i].speedup() > turns[*best].speedup())) best = i;
+  return best;
+}
+
+double Rollout::best_speedup() const {
+  const auto b = best_turn();
+  return b ? turns[*b].speedup() : 0.0;
+}
+
+std::string skills_section(const Prompts& prompts, const std::vector<skills::Skill>& skills) {
+  if (skills.empty()) return "";
+  std::string body;
+  for (const auto& s : skills) body += fmt::format("### {}\n{}\n\n{}\n\n", s.name, s.description, s.content);
+  return prompts.render("policy_skills_section", {{"skills", body}});
+}
+
+ordered_json policy_messages(const Prompts& prompts, const PolicyTask& task, const Rollout& rollout,
+                             const std::string& memory) {
+  ordered_json messages = ordered_json::array();
+  messages.push_back({{"role", "system"},
+                      {"content", prompts.render("policy_system", {{"skills_section", skills_section(prompts, rollout.skills)}})}});
+  messages.push_back(
+      {{"role", "user"}, {"content", prompts.render("policy_user", {{"task_id", task.task.id}, {"task_source", task.source}})}});
+  for (size_t i = 0; i < rollout.turns.size(); ++i) {
+    const PolicyTurn& t = rollout.turns[i];
+    // The earlier answer as code and stated strategy only: its reasoning is dropped.
+    std::string answer;
+    if (!t.strategy.empty()) answer += "Strategy: " + t.strategy + "\n\n";
+    answer += t.code.empty() ? "(this answer held no usable kernel file)" : "```python\n" + t.code + "\n```";
+    messages.push_back({{"role", "assistant"}, {"content", answer}});
+    const bool last = i + 1 == rollout.turns.size();
+    messages.push_back({{"role", "user"},
+                        {"content", prompts.render("policy_feedback", {{"turn", std::to_string(t.turn + 1)},
+                                                                       {"result", t.feedback},
+                                                                       {"memory", last ? memory : ""}})}});
+  }
+  return messages;
+}
+
+uint64_t turn_seed(uint64_t base, int scheme, int sample, int turn) {
+  // 31 bits: servers pass the seed to generators that take a signed 32- or 64-bit value.
+  const std::string h = core::content_hash(fmt::format("{}/{}/{}/{}", base, scheme, sample, turn));
+  return std::stoull(h.substr(0, 8), nullptr, 16) & 0x7fffffffu;
+}
+
+void policy_turn(llm::Backbone& backbone, KernelEvaluator& evaluator, const Prompts& prompts, const PolicyTask& task,
+                 std::span<Rollout* const> rollouts, StrategyMemory& memory, const PolicySettings& settings,
+                 const TurnOptions& options) {
+  if (rollouts.empty()) return;
+  const std::string memory_text = memory.render(settings.max_memory_entries);
+  std::vector<llm::GenerationRequest> requests;
+  for (Rollout* r : rollouts) {
+    llm::GenerationRequest q;
+    q.messages = policy_messages(prompts, task, *r, memory_text);
+    q.sampling = settings.sampling;
+    q.sampling.seed = turn_seed(settings.seed, r->scheme, r->sample, static_cast<int>(r->turns.size()));
+    requests.push_back(std::move(q));
+  }
+  const auto results = backbone.generate(requests);
+
+  std::vector<eval::Job> jobs;
+  std::vector<size_t> job_of(rollouts.size(), SIZE_MAX);
+  for (size_t i = 0; i < rollouts.size(); ++i) {
+    Rollout& r = *rollouts[i];
+    const llm::GenerationResult& g = results[i];
+    PolicyTurn t;
+    t.turn = static_cast<int>(r.turns.size());
+    AgentCall call = record_call(options.role, requests[i], g);
+    call.scheme = r.scheme;
+    call.sample = r.sample;
+    call.turn = t.turn;
+    if (g.error) {
+      t.parse_failure = call.parse_failure;
+      t.feedback = fmt::format("The model server failed on this turn ({}): {}\n", g.error->kind, g.error->message);
+    } else {
+      t.strategy = stated_strategy(g.text);
+      const CodeExtraction code = extract_kernel_code(g.text, settings.max_answer_chars);
+      if (code.code) {
+        t.code = *code.code;
+        t.file = task.candidates_dir / fmt::format("{}_t{}.py", r.label, t.turn);
+        core::write_file_atomic(t.file, t.code);
+        job_of[i] = jobs.size();
+        jobs.push_back({task.task, eval::load_candidate(t.file), options.fresh});
+      } else {
+        t.parse_failure = call.parse_failure = parse_failure_name(code.failure);
+        t.feedback = code.feedback + "\n";
+      }
+    }
+    r.turns.push_back(std::move(t));
+    r.calls.push_back(std::move(call));
+  }
+
+  const auto evaluated = jobs.empty() ? std::vector<eval::Result>{} : evaluator.evaluate(jobs);
+  for (size_t i = 0; i < rollouts.size(); ++i) {
+    Rollout& r = *rollouts[i];
+    PolicyTurn& t = r.turns.back();
+    AgentCall& call = r.calls.back();
+    if (job_of[i] != SIZE_MAX) {
+      t.result = evaluated[job_of[i]];
+      t.feedback = describe_result(*t.result, settings.max_log_chars);
+      call.result = t.result;
+      call.reward_inputs = {{"correct", t.result->correct()},
+                            {"verdict", eval::to_string(t.result->verdict)},
+                            {"speedup", t.speedup()},
+                            {"coverage", t.result->coverage.value_or(0.0)}};
+    } else {
+      call.reward_inputs = {{"correct", false}, {"verdict", "no_answer"}, {"speedup", 0.0}, {"coverage", 0.0}};
+    }
+    memory.add(t.strategy, t.result ? outcome_line(*t.result) : "no usable answer (" + t.parse_failure + ")");
+  }
+}
+
+}  // namespace vinci::agents

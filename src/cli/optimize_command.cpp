@@ -1,0 +1,207 @@
+// vinci optimize TASK.py: selection -> policy turns with evaluator feedback -> summary -> verifier,
+// against a local checkpoint or an OpenAI-compatible server. Everything lands in --out; a run that
+// was stopped continues with --resume.
+#include <csignal>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "agents/feedback.h"
+#include "agents/optimize_report.h"
+#include "agents/optimizer.h"
+#include "agents/run_journal.h"
+#include "cli/commands.h"
+#include "cli/skills_db.h"
+#include "core/files.h"
+#include "eval/pool.h"
+#include "llm/native_backbone.h"
+#include "llm/openai_backbone.h"
+#include "skills/skill_jsonl.h"
+
+namespace vinci::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct OptimizeOptions {
+  std::string task, out, prompts, skills_db;
+  // The backbone.
+  std::string model, model_device = "auto", dtype = "auto", chat_template;
+  std::string llm_url, model_name, api_key_env = "OPENAI_API_KEY";
+  bool no_vllm_extras = false;
+  int max_concurrency = 8;
+  // The agents.
+  std::string strategy = "serial";
+  bool resume = false, no_summary = false, no_admit = false;
+  double temperature = 1.0;
+  int max_new_tokens = 8192;
+  agents::OptimizeSettings settings;
+  // The evaluator.
+  int compile_timeout_s = 900, run_timeout_s = 300;
+  eval::EvalConfig eval;
+};
+
+std::unique_ptr<llm::Backbone> open_model(const OptimizeOptions& o) {
+  if (!o.llm_url.empty()) {
+    if (o.model_name.empty()) throw std::runtime_error("--llm needs --model-name: the name the server serves the model under");
+    llm::OpenAiOptions s;
+    s.base_url = o.llm_url;
+    s.model = o.model_name;
+    s.api_key_env = o.api_key_env;
+    s.vllm_extras = !o.no_vllm_extras;
+    s.max_concurrency = o.max_concurrency;
+    return llm::open_openai_backbone(s);
+  }
+  llm::NativeOptions native;
+  native.device = o.model_device;
+  native.dtype = o.dtype;
+  native.chat_template = o.chat_template;
+  spdlog::info("loading {} ({}, {})", o.model, o.model_device, o.dtype);
+  return llm::open_native_backbone(o.model, native);
+}
+
+nlohmann::json run_settings(const OptimizeOptions& o) {
+  const auto& s = o.settings;
+  return {{"task", o.task},
+          {"backbone", o.llm_url.empty() ? o.model : o.llm_url + " " + o.model_name},
+          {"strategy", o.strategy},
+          {"turns", s.policy.turns},
+          {"samples", s.samples},
+          {"schemes", s.selection.schemes},
+          {"beam_width", s.beam_width},
+          {"temperature", o.temperature},
+          {"max_new_tokens", o.max_new_tokens},
+          {"seed", s.seed},
+          {"summary", !o.no_summary},
+          {"repeats", s.verify.repeats},
+          {"device", o.eval.device},
+          {"scale", o.eval.scale}};
+}
+
+int run_optimize(OptimizeOptions& o) {
+  const eval::Task task = eval::task_from_file(o.task);
+  const fs::path out = o.out.empty() ? fs::path("vinci-optimize") / task.name : fs::path(o.out);
+  const fs::path journal_path = out / "journal.jsonl";
+  if (fs::exists(journal_path) && !o.resume)
+    throw std::runtime_error(fmt::format("{} holds an earlier run: pass --resume to continue it, or another --out",
+                                         out.string()));
+  fs::create_directories(out / "candidates");
+  const nlohmann::json settings_json = run_settings(o);
+  const fs::path settings_path = out / "run.json";
+  if (o.resume) {
+    if (auto old = core::try_read_file(settings_path); old && nlohmann::json::parse(*old, nullptr, false) != settings_json)
+      spdlog::warn("{} was written with other settings: only calls identical to the earlier run's are replayed",
+                   settings_path.string());
+  }
+  core::write_file_atomic(settings_path, settings_json.dump(2) + "\n");
+
+  auto& s = o.settings;
+  s.strategy = agents::strategy_from_name(o.strategy);
+  s.summarize = !o.no_summary;
+  s.policy.sampling.temperature = o.temperature;
+  s.policy.sampling.max_new_tokens = o.max_new_tokens;
+  s.verify.max_new_tokens = o.max_new_tokens;
+
+  // A resumed run retrieves from the library its first start saw, not one its own admissions grew.
+  auto store = open_skills_db(o.skills_db);
+  const fs::path library_path = out / "library_at_start.jsonl";
+  if (!o.resume || !fs::exists(library_path)) skills::write_skills_jsonl(library_path, store->list(skills::Status::admitted));
+  const skills::Library library(skills::read_skills_jsonl(library_path));
+  const agents::Prompts prompts(o.prompts);
+
+  o.eval.compile_timeout = std::chrono::seconds(o.compile_timeout_s);
+  o.eval.run_timeout = std::chrono::seconds(o.run_timeout_s);
+  eval::EvaluatorPool pool(o.eval);
+  auto model = open_model(o);
+
+  spdlog::info("optimizing {} with {} on {}: {} strategy, {} turns, {} samples, {} skills in {}", task.id,
+               model->model_name(), pool.device_name(), o.strategy, s.policy.turns, s.samples, library.size(),
+               store->path().string());
+  agents::PoolEvaluator evaluator(pool, [](const eval::Result& r) {
+    spdlog::info("  {}: {}", fs::path(r.candidate).filename().string(), agents::outcome_line(r));
+  });
+  agents::RunJournal journal(journal_path);
+  if (journal.recorded() > 0) spdlog::info("resuming: {} recorded calls in {}", journal.recorded(), journal_path.string());
+  agents::ReplayBackbone replay_model(*model, journal);
+  agents::ReplayEvaluator replay_eval(evaluator, journal);
+
+  agents::PolicyTask policy_task{task, core::read_file(task.file), out / "candidates"};
+  const auto outcome = agents::optimize(replay_model, replay_eval, prompts, library, policy_task, s,
+                                        [](const std::string& line) { spdlog::info("{}", line); });
+  if (journal.replayed() > 0) spdlog::info("{} calls answered from the journal", journal.replayed());
+  agents::write_optimize_outputs(out, policy_task, outcome);
+  if (!o.no_admit) {
+    for (const auto& a : agents::record_in_library(*store, outcome))
+      spdlog::info("library: {}", a.merged ? fmt::format("'{}' merged into '{}' as evidence", a.name, a.merged_into)
+                                           : fmt::format("'{}' admitted", a.name));
+  }
+  fmt::print("\n{}results in {}\n", agents::summary_table(outcome), out.string());
+  return outcome.best ? 0 : 2;
+}
+
+}  // namespace
+
+Action add_optimize_command(CLI::App& app) {
+  auto o = std::make_shared<OptimizeOptions>();
+  app.add_option("task", o->task, "a KernelBench-format problem file (Model, get_inputs, get_init_inputs)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  auto* model = app.add_option("--model", o->model, "a Hugging Face checkpoint directory, run by the native backbone")
+                    ->check(CLI::ExistingDirectory);
+  auto* llm = app.add_option("--llm", o->llm_url, "an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (vLLM, SGLang)");
+  model->excludes(llm);
+  app.add_option("--model-name", o->model_name, "the model's name on the --llm server");
+  app.add_option("--api-key-env", o->api_key_env, "environment variable holding the --llm server's API key")
+      ->capture_default_str();
+  app.add_flag("--no-vllm-extras", o->no_vllm_extras,
+               "send only OpenAI's own fields (for strict servers); the episodes are then not trainable");
+  app.add_option("--max-concurrency", o->max_concurrency, "requests in flight to the --llm server")->capture_default_str();
+  app.add_option("--model-device", o->model_device, "where the --model runs: auto, cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--dtype", o->dtype, "the --model's dtype: auto, float32, bfloat16 or float16")->capture_default_str();
+  app.add_option("--chat-template", o->chat_template, "a Jinja chat template overriding the checkpoint's")
+      ->check(CLI::ExistingFile);
+
+  auto& s = o->settings;
+  app.add_option("--skills", o->skills_db, "the skill library (default: the user's library, seeded on first use)");
+  app.add_option("--turns", s.policy.turns, "policy turns per rollout")->check(CLI::Range(1, 50))->capture_default_str();
+  app.add_option("--samples", s.samples, "rollouts per skill scheme")->check(CLI::Range(1, 256))->capture_default_str();
+  app.add_option("--schemes", s.selection.schemes, "sampled skill schemes (a null scheme is always added)")
+      ->check(CLI::Range(0, 16))->capture_default_str();
+  app.add_option("--strategy", o->strategy, "serial (refine with feedback), parallel (independent samples) or beam")
+      ->check(CLI::IsMember({"serial", "parallel", "beam"}))->capture_default_str();
+  app.add_option("--beam-width", s.beam_width, "beam: kernels kept after each turn")->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app.add_option("--temperature", o->temperature, "policy sampling temperature")->capture_default_str();
+  app.add_option("--max-new-tokens", o->max_new_tokens, "tokens per policy answer")->capture_default_str();
+  app.add_option("--seed", s.seed, "seed of every sampled call")->capture_default_str();
+  app.add_flag("--no-summary", o->no_summary, "skip the summary agent and the verifier");
+  app.add_option("--repeats", s.verify.repeats, "verifier repeats a skill must pass")->check(CLI::Range(1, 10))
+      ->capture_default_str();
+  app.add_flag("--no-admit", o->no_admit, "do not write admitted skills and usage into the library");
+  app.add_option("--prompts", o->prompts, "a folder of prompt files overriding the shipped ones (prompts/*.md)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--out", o->out, "output folder (default vinci-optimize/<task name>)");
+  app.add_flag("--resume", o->resume, "continue the run recorded in --out");
+
+  auto& e = o->eval;
+  app.add_option("--device", e.device, "where kernels are evaluated: cpu, cuda or auto")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+  app.add_option("--scale", e.scale, "shrink the sizes the task lists in SCALABLE")->check(CLI::Range(1e-6, 1.0))
+      ->capture_default_str();
+  app.add_option("--cache-dir", e.cache_dir, "evaluator cache folder (default $VINCI_CACHE or ~/.cache/vinci)");
+  app.add_option("--trials", e.timing.trials, "timed calls per measurement")->capture_default_str();
+  app.add_option("--time-budget", e.timing.budget_s, "seconds at most per timing run")->capture_default_str();
+  app.add_flag("!--no-compile-baseline", e.compile_baseline, "skip the torch.compile baseline");
+  app.add_option("--torch-ops", e.torch_ops, "torch compute ops inside ModelNew.forward")
+      ->check(CLI::IsMember({"forbid", "warn", "allow"}))->capture_default_str();
+  app.add_option("--compile-timeout", o->compile_timeout_s, "seconds per candidate build")->capture_default_str();
+  app.add_option("--run-timeout", o->run_timeout_s, "seconds per check or timing request")->capture_default_str();
+  app.callback([o, model, llm] {
+    if (model->count() == 0 && llm->count() == 0) throw CLI::RequiredError("--model or --llm");
+  });
+  return [o] { return run_optimize(*o); };
+}
+
+}  // namespace vinci::cli

@@ -1,0 +1,24 @@
+#include "cli/skills_db.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "skills/skill_jsonl.h"
+
+namespace vinci::cli {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<skills::SkillStore> open_skills_db(const std::string& db) {
+  static const fs::path seed = fs::path(VINCI_SOURCE_ROOT) / "skills" / "seed.jsonl";
+  const fs::path path = db.empty() ? skills::default_skills_db() : fs::path(db);
+  auto store = std::make_unique<skills::SkillStore>(path);
+  if (db.empty() && store->created() && store->count() == 0 && fs::exists(seed)) {
+    const auto outcome = store->import(skills::read_skills_jsonl(seed), false);
+    fmt::print(stderr, "created {} with the {} skills of {}\n", path.string(), outcome.imported, seed.string());
+  }
+  return store;
+}
+
+}  // namespace vinci::cli

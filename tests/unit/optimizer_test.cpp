@@ -1,0 +1,276 @@
+// The optimize loop's parts on a scripted backbone and a scripted evaluator: feedback text, the
+// strategy memory, skill screening, the summary trigger, the strategies' schedules, and replay from
+// the journal. (tests/integration/optimize_test.cpp runs the whole loop on the real evaluator.)
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "agents/feedback.h"
+#include "agents/optimizer.h"
+#include "agents/run_journal.h"
+#include "agents/skill_screen.h"
+#include "agents/strategy_memory.h"
+#include "core/files.h"
+#include "support/fake_backbone.h"
+
+namespace optimizer_test {
+
+namespace fs = std::filesystem;
+using namespace vinci::agents;
+using vinci::eval::Result;
+using vinci::eval::Verdict;
+
+// Each evaluated file's speedup is the number after "speedup=" in its text; "wrong" marks it incorrect.
+class ScriptedEvaluator final : public KernelEvaluator {
+ public:
+  std::vector<Result> evaluate(const std::vector<vinci::eval::Job>& jobs) override {
+    std::vector<Result> out;
+    for (const auto& j : jobs) {
+      ++evaluated;
+      Result r;
+      r.task = j.task.id;
+      r.candidate = j.candidate.file.string();
+      const auto at = j.candidate.source.find("speedup=");
+      if (j.candidate.source.find("wrong") != std::string::npos || at == std::string::npos) {
+        r.verdict = Verdict::incorrect;
+        r.trials = 5;
+        r.trials_passed = 2;
+        r.max_abs_diff = 0.5;
+      } else {
+        r.verdict = Verdict::correct;
+        r.speedup_eager = std::stod(j.candidate.source.substr(at + 8));
+      }
+      out.push_back(r);
+    }
+    return out;
+  }
+  std::string device() const override { return "scripted"; }
+  int evaluated = 0;
+};
+
+std::string answer(const std::string& strategy, double speedup) {
+  return fmt::format("Strategy: {}\n```python\nclass ModelNew:\n    pass  # speedup={}\n```\n", strategy, speedup);
+}
+
+struct Fixture {
+  fs::path dir = fs::temp_directory_path() / fmt::format("vinci-optimizer-test-{}", ::getpid());
+  PolicyTask task;
+  Prompts prompts;
+  Fixture() {
+    fs::remove_all(dir);
+    fs::create_directories(dir / "candidates");
+    task.task.id = "level1/1_Relu";
+    task.task.name = "Relu";
+    task.task.file = dir / "1_Relu.py";
+    task.source = "class Model: pass  # BATCH = 16384\n";
+    vinci::core::write_file_atomic(task.task.file, task.source);
+    task.candidates_dir = dir / "candidates";
+  }
+  ~Fixture() { fs::remove_all(dir); }
+};
+
+TEST(Feedback, BuildLogKeepsErrorsWithContext) {
+  std::string log;
+  for (int i = 0; i < 200; ++i) log += fmt::format("note: building object {}\n", i);
+  log += "kernel.cu(12): error: identifier \"blockIdx\" is undefined\n  int i = blockIdx.x;\n          ^\n";
+  for (int i = 0; i < 200; ++i) log += fmt::format("note: more {}\n", i);
+  const std::string trimmed = trim_build_log(log, 500);
+  EXPECT_EQ(trimmed, "kernel.cu(12): error: identifier \"blockIdx\" is undefined\n  int i = blockIdx.x;\n          ^\n");
+  EXPECT_EQ(trim_build_log("short log", 500), "short log");
+}
+
+TEST(Feedback, DescribesSpeedAndMismatch) {
+  Result ok;
+  ok.verdict = Verdict::correct;
+  ok.trials = ok.trials_passed = 5;
+  ok.speedup_eager = 2.5;
+  ok.coverage = 0.9;
+  ok.custom_launches = 2;
+  EXPECT_EQ(outcome_line(ok), "correct, 2.50x eager (coverage 90%)");
+  EXPECT_NE(describe_result(ok).find("Speedup over eager: 2.50x."), std::string::npos);
+  EXPECT_NE(describe_result(ok).find("90% of the forward time (2 launches per call)"), std::string::npos);
+  Result bad;
+  bad.verdict = Verdict::incorrect;
+  bad.trials = 5;
+  bad.trials_passed = 1;
+  bad.max_abs_diff = 0.25;
+  EXPECT_EQ(outcome_line(bad), "incorrect");
+  EXPECT_NE(describe_result(bad).find("1/5 trials passed. Max abs difference 0.25"), std::string::npos);
+  EXPECT_EQ(attempt_speedup(bad), 0.0);
+}
+
+TEST(StrategyMemory, StatedStrategyAndRendering) {
+  EXPECT_EQ(stated_strategy("<think>Strategy: hidden</think>\n**Strategy:** tile in shared memory\n```python\nx\n```"),
+            "tile in shared memory");
+  EXPECT_EQ(stated_strategy("I fuse the two loops.\n```python\n# Strategy: not this\n```"), "I fuse the two loops.");
+  EXPECT_EQ(stated_strategy("```python\nx\n```"), "");
+  StrategyMemory memory;
+  EXPECT_EQ(memory.render(), "");
+  for (int i = 0; i < 4; ++i) memory.add(fmt::format("idea {}", i), "incorrect");
+  memory.add("", "correct, 1.50x eager");
+  const std::string text = memory.render(3);
+  EXPECT_NE(text.find("(2 earlier attempts not shown)"), std::string::npos);
+  EXPECT_EQ(text.find("idea 1"), std::string::npos);
+  EXPECT_NE(text.find("- idea 3 -> incorrect\n- (no strategy stated) -> correct, 1.50x eager\n"), std::string::npos);
+}
+
+vinci::skills::Skill skill(const std::string& name, const std::string& content) {
+  vinci::skills::Skill s;
+  s.name = name;
+  s.description = "d";
+  s.scope = "elementwise ops";
+  s.content = content;
+  return s;
+}
+
+TEST(SkillScreen, RefusesBypassTaskSpecificTrivialAndPrecisionDrops) {
+  const std::string body =
+      "## Motivation\nLaunch overhead dominates small slices.\n## Key Idea\nOne launch covers all elements; index rows "
+      "inside the kernel.\n## Example\nfor (i...) out[i] = max(in[i], 0.f);\n";
+  const std::string source = "BATCH = 16384\nclass Model: ...";
+  EXPECT_EQ(screen_skill(skill("single_launch", body), source, "Relu"), std::nullopt);
+  EXPECT_NE(screen_skill(skill("x", body + "Call torch.matmul(a, b) instead."), source, "Relu")->find("bypasses"),
+            std::string::npos);
+  EXPECT_NE(screen_skill(skill("x", body + "Cache the output between calls."), source, "Relu")->find("bypasses"),
+            std::string::npos);
+  EXPECT_NE(screen_skill(skill("x", body + "Size the grid for 16384 rows."), source, "Relu")->find("16384"),
+            std::string::npos);
+  EXPECT_NE(screen_skill(skill("fast_relu_trick", body), source, "Relu")->find("task's name"), std::string::npos);
+  EXPECT_NE(screen_skill(skill("x", "## Motivation\n## Key Idea\n## Example\n"), source, "Relu")->find("trivial"),
+            std::string::npos);
+  EXPECT_NE(screen_skill(skill("x", body + "Convert to bf16 first."), source, "Relu")->find("precision"),
+            std::string::npos);
+  auto scoped = skill("x", body + "Convert to bf16 first.");
+  scoped.scope = "bf16 inputs only";
+  EXPECT_EQ(screen_skill(scoped, source, "Relu"), std::nullopt);
+}
+
+Rollout rollout_with(std::vector<std::pair<bool, double>> turns) {
+  Rollout r;
+  for (auto [correct, speedup] : turns) {
+    PolicyTurn t;
+    t.turn = static_cast<int>(r.turns.size());
+    Result res;
+    res.verdict = correct ? Verdict::correct : Verdict::incorrect;
+    if (correct) res.speedup_eager = speedup;
+    t.result = res;
+    r.turns.push_back(t);
+  }
+  return r;
+}
+
+TEST(Summary, TriggerNeedsACorrectFirstTurnAndAClearGain) {
+  const SummarySettings s;  // 1.2x turn 1 and 1.2x absolute
+  EXPECT_TRUE(summary_triggered(rollout_with({{true, 1.0}, {true, 1.2}}), s));
+  EXPECT_FALSE(summary_triggered(rollout_with({{true, 1.0}, {true, 1.19}}), s));
+  EXPECT_FALSE(summary_triggered(rollout_with({{true, 0.5}, {true, 1.1}}), s));  // under 1.2 absolute
+  EXPECT_FALSE(summary_triggered(rollout_with({{false, 0}, {true, 3.0}}), s));   // turn 1 wrong
+  EXPECT_TRUE(summary_triggered(rollout_with({{true, 2.0}, {false, 0}, {true, 2.4}}), s));
+}
+
+TEST(Optimizer, SerialRefinesWithFeedbackAndMemory) {
+  Fixture f;
+  vinci::test::FakeBackbone model;  // no skills in the library: no selection call, one null scheme
+  model.push_text(answer("naive loop", 1.0));
+  model.push_text("<think>hmm</think>no code, sorry");
+  model.push_text(answer("vectorize", 1.6));
+  ScriptedEvaluator evaluator;
+  OptimizeSettings s;
+  s.policy.turns = 3;
+  s.summarize = false;
+  const vinci::skills::Library library;
+  const auto out = optimize(model, evaluator, f.prompts, library, f.task, s);
+  ASSERT_EQ(out.rollouts.size(), 1u);
+  ASSERT_EQ(model.requests().size(), 3u);
+  EXPECT_EQ(evaluator.evaluated, 2);
+  EXPECT_EQ(out.rollouts[0].turns[1].parse_failure, "no_code");
+  ASSERT_NE(out.best_turn(), nullptr);
+  EXPECT_DOUBLE_EQ(out.best_turn()->speedup(), 1.6);
+  // Turn 3 sees both earlier answers (code and strategy, no reasoning) and the memory.
+  const auto& messages = model.requests()[2].messages;
+  ASSERT_EQ(messages.size(), 6u);
+  EXPECT_EQ(messages[2]["content"].get<std::string>().rfind("Strategy: naive loop\n\n```python\n", 0), 0u);
+  EXPECT_EQ(messages[4]["content"], "Strategy: no code, sorry\n\n(this answer held no usable kernel file)");
+  const std::string last = messages[5]["content"];
+  EXPECT_NE(last.find("Your answer had no code block"), std::string::npos);
+  EXPECT_NE(last.find("- naive loop -> correct, 1.00x eager"), std::string::npos);
+  EXPECT_EQ(messages[3]["content"].get<std::string>().find("Strategies already tried"), std::string::npos)
+      << "the memory is shown once, with the latest feedback";
+  // Every request has its own seed; the episode holds one policy call per turn.
+  EXPECT_NE(model.requests()[0].sampling.seed, model.requests()[1].sampling.seed);
+  EXPECT_EQ(out.episode.calls.size(), 3u);
+}
+
+TEST(Optimizer, ParallelAndBeamSpendTheSameBudget) {
+  Fixture f;
+  ScriptedEvaluator evaluator;
+  const vinci::skills::Library library;
+  OptimizeSettings s;
+  s.policy.turns = 2;
+  s.samples = 2;
+  s.summarize = false;
+
+  vinci::test::FakeBackbone parallel_model;
+  for (int i = 0; i < 4; ++i) parallel_model.push_text(answer("p", 1.0 + i));
+  s.strategy = Strategy::parallel;
+  const auto parallel = optimize(parallel_model, evaluator, f.prompts, library, f.task, s);
+  EXPECT_EQ(parallel.rollouts.size(), 4u);
+  for (const auto& q : parallel_model.requests()) EXPECT_EQ(q.messages.size(), 2u) << "independent single turns";
+
+  // Beam of width 1: turn 1 has two samples (1.5x and 3x); turn 2 refines only the 3x kernel, twice.
+  vinci::test::FakeBackbone beam_model;
+  beam_model.push_text(answer("a", 1.5));
+  beam_model.push_text(answer("b", 3.0));
+  beam_model.push_text(answer("b2", 3.5));
+  beam_model.push_text(answer("b3", 2.0));
+  s.strategy = Strategy::beam;
+  s.beam_width = 1;
+  const auto beam = optimize(beam_model, evaluator, f.prompts, library, f.task, s);
+  ASSERT_EQ(beam_model.requests().size(), 4u);
+  for (size_t i = 2; i < 4; ++i)
+    EXPECT_EQ(beam_model.requests()[i].messages[2]["content"].get<std::string>().rfind("Strategy: b\n", 0), 0u);
+  EXPECT_DOUBLE_EQ(beam.best_turn()->speedup(), 3.5);
+  EXPECT_EQ(beam.episode.calls.size(), 4u) << "a child's inherited turn is recorded once, in its parent";
+}
+
+TEST(RunJournal, ReplaysRecordedCallsAndGoesLiveAfter) {
+  Fixture f;
+  const fs::path journal_path = f.dir / "journal.jsonl";
+  OptimizeSettings s;
+  s.policy.turns = 2;
+  s.summarize = false;
+  const vinci::skills::Library library;
+  ScriptedEvaluator evaluator;
+  {
+    // The first run stops after turn 1: its backbone has nothing left for turn 2.
+    vinci::test::FakeBackbone model;
+    model.push_text(answer("first", 1.0));
+    RunJournal journal(journal_path);
+    ReplayBackbone replay_model(model, journal);
+    ReplayEvaluator replay_eval(evaluator, journal);
+    EXPECT_THROW(optimize(replay_model, replay_eval, f.prompts, library, f.task, s), std::logic_error);
+    EXPECT_EQ(journal.recorded(), 2u);  // one generation, one evaluation
+  }
+  // A torn line from the kill is dropped.
+  {
+    std::ofstream torn(journal_path, std::ios::app);
+    torn << "{\"key\": \"generate:";
+  }
+  vinci::test::FakeBackbone model;
+  model.push_text(answer("second", 2.0));
+  RunJournal journal(journal_path);
+  ReplayBackbone replay_model(model, journal);
+  ReplayEvaluator replay_eval(evaluator, journal);
+  const int evaluated_before = evaluator.evaluated;
+  const auto out = optimize(replay_model, replay_eval, f.prompts, library, f.task, s);
+  EXPECT_EQ(journal.replayed(), 2u);
+  EXPECT_EQ(model.requests().size(), 1u) << "only turn 2 reaches the backbone";
+  EXPECT_EQ(evaluator.evaluated - evaluated_before, 1);
+  EXPECT_DOUBLE_EQ(out.best_turn()->speedup(), 2.0);
+  EXPECT_EQ(out.rollouts[0].turns[0].strategy, "first");
+}
+
+}  // namespace optimizer_test
