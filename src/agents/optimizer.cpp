@@ -97,9 +97,15 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
   for (auto& c : selected.calls) out.episode.calls.push_back(c);
   out.schemes = selected.schemes;
   out.shown = selected.shown;
-  for (const auto& s : out.schemes)
-    say(fmt::format("scheme {}: {}", s.index,
-                    s.null_scheme ? std::string("no skills") : fmt::format("{}", fmt::join(s.skills, ", "))));
+  for (size_t i = 0; i < out.schemes.size(); ++i) {
+    const SkillScheme& s = out.schemes[i];
+    std::string what = s.null_scheme ? "no skills (the null scheme)" : fmt::format("{}", fmt::join(s.skills, ", "));
+    if (!s.null_scheme && s.skills.empty())
+      what = selected.calls[i].parse_failure.empty() ? "no skills chosen"
+                                                     : "no usable answer (" + selected.calls[i].parse_failure + ")";
+    if (!s.dropped.empty()) what += fmt::format("; dropped {}", fmt::join(s.dropped, ", "));
+    say(fmt::format("scheme {}: {}", s.index, what));
+  }
 
   PolicySettings policy = settings.policy;
   policy.seed = settings.seed;

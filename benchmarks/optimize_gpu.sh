@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `vinci optimize` on a GPU machine with the native backbone: a tiny random fixture checkpoint writes
+# the answers on CUDA (their quality is nil, as expected of random weights; the fixture has no chat
+# template of its own, so it gets Qwen2.5's), with the evaluator set to the GPU. Proves that
+# selection -> policy turns -> episode works with the model on CUDA.
+# Usage (repository root): benchmarks/optimize_gpu.sh [OUT_DIR]
+set -uo pipefail
+OUT=${1:-bench-out}
+mkdir -p "$OUT"
+BUILD=${BUILD:-build-gpu}
+if [ -f .device-deps/setup-gpu-host.sh ]; then
+  bash .device-deps/setup-gpu-host.sh >/dev/null
+  L=/usr/lib/x86_64-linux-gnu
+  cp -n /tmp/device-deps-root$L/libutf8proc.so* $L/ 2>/dev/null
+  [ -e $L/libutf8proc.so ] || ln -s $L/libutf8proc.so.2 $L/libutf8proc.so
+fi
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/cmake.log" 2>&1 &&
+  cmake --build "$BUILD" -j "$(nproc)" --target vinci >>"$OUT/cmake.log" 2>&1 ||
+  { tail -40 "$OUT/cmake.log"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+VINCI="$BUILD/src/cli/vinci"
+rm -f "$OUT/skills.db"
+"$VINCI" skills --db "$OUT/skills.db" import skills/seed.jsonl
+
+echo "== vinci optimize, native backbone on cuda (tiny random Qwen2), evaluator on cuda"
+rm -rf "$OUT/optimize-native"
+start=$(date +%s.%N)
+"$VINCI" optimize tasks/level1/13_ReLU.py --model tests/fixtures/llm/models/qwen2 --chat-template tests/fixtures/llm/templates/qwen2_5.jinja --model-device cuda --device cuda \
+  --skills "$OUT/skills.db" --schemes 2 --samples 2 --turns 2 --max-new-tokens 128 --trials 20 \
+  --out "$OUT/optimize-native" >"$OUT/optimize-native.txt" 2>"$OUT/optimize-native.log"
+rc=$?
+end=$(date +%s.%N)
+cat "$OUT/optimize-native.txt"; tail -15 "$OUT/optimize-native.log"
+python3 - "$OUT/optimize-native" "$rc" "$start" "$end" <<'PY'
+import json, sys, collections
+out, rc, start, end = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+ep = json.loads(open(f"{out}/episodes.jsonl").readline())
+roles = collections.Counter(c["role"] for c in ep["calls"])
+tokens = sum(len(c["response_ids"]) for c in ep["calls"])
+trainable = sum(c["trainable"] for c in ep["calls"])
+fails = collections.Counter(c["parse_failure"] or "parsed" for c in ep["calls"] if c["role"] == "policy")
+print(f"exit {rc} (2: no correct kernel, expected of random weights); {end - start:.1f} s wall")
+print(f"calls by role: {dict(roles)}; {tokens} response tokens; {trainable}/{len(ep['calls'])} trainable")
+print(f"policy answers: {dict(fails)}")
+PY
