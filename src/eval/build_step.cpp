@@ -60,7 +60,9 @@ void BuildStep::stop() {
 
 BuildOutcome BuildStep::run(const fs::path& candidate_file, const Task& task, const fs::path& log) {
   const auto t0 = Clock::now();
-  const fs::path scratch = config_.cache_dir / "scratch" / ("build-" + candidate_file.stem().string());
+  // Under this step's own folder: two steps may build the same candidate at once (agents often
+  // write identical files), and each removes its scratch when done.
+  const fs::path scratch = scratch_ / ("build-" + candidate_file.stem().string());
   fs::create_directories(scratch);
   fs::create_directories(log.parent_path());
   BuildOutcome out;
