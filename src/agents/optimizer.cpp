@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -162,11 +163,14 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
     summary.seed = settings.seed;
     if (!triggered.empty()) say(fmt::format("summary: {} rollouts improved enough to distill", triggered.size()));
     out.summaries = summarize(backbone, prompts, task, triggered, summary);
+    std::set<std::string> verifying;  // rollouts of one run often distill the same skill: verify it once
     for (auto& s : out.summaries) {
       out.episode.calls.push_back(s.call);
       std::vector<skills::Skill> to_verify;
       for (auto& p : s.proposals) {
         if (p.refused.empty() && library.find(p.skill.name)) p.refused = "a skill of that name is already in the library";
+        if (p.refused.empty() && !verifying.insert(p.skill.name).second)
+          p.refused = "proposed already by an earlier rollout of this run";
         if (p.refused.empty()) {
           to_verify.push_back(p.skill);
         } else {

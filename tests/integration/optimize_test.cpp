@@ -203,11 +203,11 @@ TEST(Optimize, SelectionPolicySummaryVerifierEndToEndOnCpu) {
   std::map<std::string, json> by_label;
   for (const auto& a : attempts) by_label[fmt::format("{}_t{}", a["label"].get<std::string>(), a["turn"].get<int>())] = a;
   const json& slow = by_label.at("s0_r0_t0");
-  ASSERT_EQ(slow["result"]["verdict"], "correct") << slow.dump();
+  ASSERT_EQ(slow["result"]["class"], "correct") << slow.dump();
   const double base = slow["speedup"];
   EXPECT_EQ(by_label.at("s1_r0_t0")["parse_failure"], "no_code");
   for (const char* label : {"s0_r0_t1", "s1_r0_t1"}) {
-    ASSERT_EQ(by_label.at(label)["result"]["verdict"], "correct") << label;
+    ASSERT_EQ(by_label.at(label)["result"]["class"], "correct") << label;
     EXPECT_GT(by_label.at(label)["speedup"].get<double>(), 2 * base) << label;  // 1 launch against 32
   }
   int verify = 0;
