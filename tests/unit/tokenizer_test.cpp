@@ -1,6 +1,7 @@
 #include "llm/tokenizer.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <ctime>
 #include <filesystem>
@@ -87,7 +88,9 @@ json added(const std::string& content, int id, bool special, json flags = json::
 
 class TempDir {
  public:
-  TempDir() : path_(fs::temp_directory_path() / ("vinci_tokenizer_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" + std::to_string(counter_++))) {
+  // The process id, not gtest's time-based random seed: ctest runs tests in parallel processes, and
+  // two that started in the same millisecond shared a folder and deleted each other's files.
+  TempDir() : path_(fs::temp_directory_path() / ("vinci_tokenizer_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++))) {
     fs::create_directories(path_);
   }
   ~TempDir() { fs::remove_all(path_); }
