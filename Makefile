@@ -7,8 +7,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libspdlog-dev \
-	libfmt-dev libxxhash-dev libsqlite3-dev libcurl4-openssl-dev libpcre2-dev libutf8proc-dev libgtest-dev libbenchmark-dev python3 python3-pip
-TORCH_VERSION := $(shell sed -n 's/^torch==//p' requirements.txt)
+	libfmt-dev libxxhash-dev libsqlite3-dev libcurl4-openssl-dev libcpp-httplib-dev libpcre2-dev libutf8proc-dev libgtest-dev libbenchmark-dev python3 python3-pip
 VINCI := $(BUILD)/src/cli/vinci
 
 .PHONY: all deps apt-deps python-deps build test run clean
@@ -24,9 +23,10 @@ apt-deps:
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
 
-# torch is checked by version prefix, so a GPU machine's 2.11.0+cu130 counts as installed.
+# Every pin of requirements.txt is checked (torch by version prefix, so a GPU machine's
+# 2.11.0+cu130 counts as installed); pip runs only when one is missing.
 python-deps:
-	@if ! $(PYTHON) -c 'import torch, numpy, sys; sys.exit(0 if torch.__version__.startswith("$(TORCH_VERSION)") else 1)' 2>/dev/null; then \
+	@if ! $(PYTHON) scripts/requirements_met.py requirements.txt; then \
 	  echo "installing pinned Python packages (requirements.txt)"; \
 	  $(PYTHON) -m pip install -q -r requirements.txt || $(PYTHON) -m pip install -q --break-system-packages -r requirements.txt; \
 	fi

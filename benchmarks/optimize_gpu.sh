@@ -36,18 +36,7 @@ start=$(date +%s.%N)
 rc=$?
 end=$(date +%s.%N)
 cat "$OUT/optimize-native.txt"; tail -15 "$OUT/optimize-native.log"
-python3 - "$OUT/optimize-native" "$rc" "$start" "$end" <<'PY'
-import json, sys, collections
-out, rc, start, end = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
-ep = json.loads(open(f"{out}/episodes.jsonl").readline())
-roles = collections.Counter(c["role"] for c in ep["calls"])
-tokens = sum(len(c["response_ids"]) for c in ep["calls"])
-trainable = sum(c["trainable"] for c in ep["calls"])
-fails = collections.Counter(c["parse_failure"] or "parsed" for c in ep["calls"] if c["role"] == "policy")
-print(f"exit {rc} (2: no correct kernel, expected of random weights); {end - start:.1f} s wall")
-print(f"calls by role: {dict(roles)}; {tokens} response tokens; {trainable}/{len(ep['calls'])} trainable")
-print(f"policy answers: {dict(fails)}")
-PY
+python3 benchmarks/episode_summary.py "$OUT/optimize-native" "$rc" "$start" "$end"
 
 echo "== vinci optimize --llm (scripted server), evaluator on cuda"
 python3 benchmarks/scripted_llm_server.py --port 8123 --solution tasks/solutions/cuda/level1/11_ElementwiseChain.py &

@@ -16,5 +16,7 @@ Action add_generate_command(CLI::App& app);
 Action add_tokenize_command(CLI::App& app);
 Action add_chat_command(CLI::App& app);
 Action add_optimize_command(CLI::App& app);
+Action add_bench_model_command(CLI::App& app);
+Action add_serve_command(CLI::App& app);
 
 }  // namespace vinci::cli

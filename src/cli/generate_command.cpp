@@ -1,4 +1,5 @@
-// vinci generate: one completion from the native backbone, as text or as JSON with ids and logprobs.
+// vinci generate: one completion from a checkpoint (native backbone) or an OpenAI-compatible server
+// (--llm), as text or as JSON with ids and logprobs.
 #include <memory>
 #include <sstream>
 
@@ -16,6 +17,7 @@ namespace {
 
 struct GenerateOptions {
   BackboneOptions backbone;
+  ServerBackboneOptions server;
   std::string prompt, messages_file, prompt_ids;
   int max_new_tokens = 256, top_k = 0;
   double temperature = 1.0, top_p = 1.0;
@@ -41,7 +43,11 @@ std::vector<int32_t> parse_ids(const std::string& text) {
 }
 
 int run_generate(const GenerateOptions& o) {
-  auto backbone = open_backbone(o.backbone);
+  std::unique_ptr<llm::TrainableBackbone> native;
+  std::unique_ptr<llm::Backbone> server;
+  if (o.server.url.empty()) native = open_backbone(o.backbone);
+  else server = open_server_backbone(o.server);
+  llm::Backbone& backbone = native ? static_cast<llm::Backbone&>(*native) : *server;
   llm::GenerationRequest request;
   if (!o.prompt_ids.empty()) {
     request.prompt_ids = parse_ids(o.prompt_ids);
@@ -54,8 +60,10 @@ int run_generate(const GenerateOptions& o) {
     if (!request.messages.is_array())
       throw std::runtime_error(fmt::format("{}: expected a JSON array of {{\"role\", \"content\"}} messages", o.messages_file));
     if (o.no_thinking) request.chat_extra["enable_thinking"] = false;
+  } else if (native) {
+    request.prompt_ids = native->tokenizer().encode(o.prompt, /*add_special_tokens=*/true);
   } else {
-    request.prompt_ids = backbone->tokenizer().encode(o.prompt, /*add_special_tokens=*/true);
+    throw std::runtime_error("--prompt needs the checkpoint's tokenizer: with --llm, give --messages or --prompt-ids");
   }
   auto& s = request.sampling;
   s.max_new_tokens = o.max_new_tokens;
@@ -65,11 +73,13 @@ int run_generate(const GenerateOptions& o) {
   s.greedy = o.greedy;
   s.seed = o.seed;
   s.stop_strings = o.stop;
-  auto result = backbone->generate({&request, 1}).at(0);
+  auto result = backbone.generate({&request, 1}).at(0);
+  if (result.error)
+    throw std::runtime_error(fmt::format("{} failed ({}): {}", o.server.url, result.error->kind, result.error->message));
   if (o.json) {
     nlohmann::json out = {{"ids", result.token_ids},       {"text", result.text},
                           {"logprobs", result.logprobs},   {"finish_reason", llm::finish_reason_name(result.finish_reason)},
-                          {"prompt_ids", result.prompt_ids}};
+                          {"prompt_ids", result.prompt_ids}, {"token_ids_known", result.token_ids_known}};
     fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     fmt::print("{}\n", result.text);
@@ -81,7 +91,9 @@ int run_generate(const GenerateOptions& o) {
 
 Action add_generate_command(CLI::App& app) {
   auto o = std::make_shared<GenerateOptions>();
-  add_backbone_options(app, o->backbone);
+  auto* model = add_backbone_options(app, o->backbone, /*model_required=*/false);
+  auto* llm = add_server_backbone_options(app, o->server);
+  model->excludes(llm);
   auto* prompt = app.add_option("--prompt", o->prompt, "raw text to continue (tokenized with the model's special tokens)");
   auto* messages = app.add_option("--messages", o->messages_file, "a JSON file of chat messages, rendered with the chat template")
                        ->check(CLI::ExistingFile);
@@ -98,8 +110,10 @@ Action add_generate_command(CLI::App& app) {
   app.add_option("--seed", o->seed, "seed of this request's sampler");
   app.add_option("--stop", o->stop, "stop when this string appears (repeatable)");
   app.add_flag("--no-thinking", o->no_thinking, "with --messages: enable_thinking=false for templates that know it");
-  app.add_flag("--json", o->json, "print {\"ids\", \"text\", \"logprobs\", \"finish_reason\", \"prompt_ids\"}");
-  app.callback([o, prompt, messages, ids] {
+  app.add_flag("--json", o->json,
+               "print {\"ids\", \"text\", \"logprobs\", \"finish_reason\", \"prompt_ids\", \"token_ids_known\"}");
+  app.callback([o, prompt, messages, ids, model, llm] {
+    if (!*model && !*llm) throw CLI::RequiredError("--model or --llm");
     if (!*prompt && !*messages && !*ids) throw CLI::RequiredError("one of --prompt, --messages, --prompt-ids");
   });
   return [o] { return run_generate(*o); };

@@ -32,6 +32,10 @@ int main(int argc, char** argv) {
   actions[chat] = vinci::cli::add_chat_command(*chat);
   auto* optimize = app.add_subcommand("optimize", "make one PyTorch op faster with the agents and the skill library");
   actions[optimize] = vinci::cli::add_optimize_command(*optimize);
+  auto* bench_model = app.add_subcommand("bench-model", "a model's pass@k and fast_p over a task suite (KernelBench protocol)");
+  actions[bench_model] = vinci::cli::add_bench_model_command(*bench_model);
+  auto* serve = app.add_subcommand("serve", "an OpenAI-compatible server over a checkpoint (native backbone)");
+  actions[serve] = vinci::cli::add_serve_command(*serve);
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_default_logger(spdlog::stderr_color_mt("vinci"));

@@ -11,12 +11,12 @@
 #include "agents/optimize_report.h"
 #include "agents/optimizer.h"
 #include "agents/run_journal.h"
+#include "cli/backbone_options.h"
 #include "cli/commands.h"
 #include "cli/skills_db.h"
 #include "core/files.h"
 #include "eval/pool.h"
 #include "llm/native_backbone.h"
-#include "llm/openai_backbone.h"
 #include "skills/skill_jsonl.h"
 
 namespace vinci::cli {
@@ -29,9 +29,7 @@ struct OptimizeOptions {
   std::string task, out, prompts, skills_db;
   // The backbone.
   std::string model, model_device = "auto", dtype = "auto", chat_template;
-  std::string llm_url, model_name, api_key_env = "OPENAI_API_KEY";
-  bool no_vllm_extras = false;
-  int max_concurrency = 8;
+  ServerBackboneOptions server;
   // The agents.
   std::string strategy = "serial";
   bool resume = false, no_summary = false, no_admit = false;
@@ -44,16 +42,7 @@ struct OptimizeOptions {
 };
 
 std::unique_ptr<llm::Backbone> open_model(const OptimizeOptions& o) {
-  if (!o.llm_url.empty()) {
-    if (o.model_name.empty()) throw std::runtime_error("--llm needs --model-name: the name the server serves the model under");
-    llm::OpenAiOptions s;
-    s.base_url = o.llm_url;
-    s.model = o.model_name;
-    s.api_key_env = o.api_key_env;
-    s.vllm_extras = !o.no_vllm_extras;
-    s.max_concurrency = o.max_concurrency;
-    return llm::open_openai_backbone(s);
-  }
+  if (!o.server.url.empty()) return open_server_backbone(o.server);
   llm::NativeOptions native;
   native.device = o.model_device;
   native.dtype = o.dtype;
@@ -65,7 +54,7 @@ std::unique_ptr<llm::Backbone> open_model(const OptimizeOptions& o) {
 nlohmann::json run_settings(const OptimizeOptions& o) {
   const auto& s = o.settings;
   return {{"task", o.task},
-          {"backbone", o.llm_url.empty() ? o.model : o.llm_url + " " + o.model_name},
+          {"backbone", o.server.url.empty() ? o.model : o.server.url + " " + o.server.model_name},
           {"strategy", o.strategy},
           {"turns", s.policy.turns},
           {"samples", s.samples},
@@ -150,14 +139,8 @@ Action add_optimize_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   auto* model = app.add_option("--model", o->model, "a Hugging Face checkpoint directory, run by the native backbone")
                     ->check(CLI::ExistingDirectory);
-  auto* llm = app.add_option("--llm", o->llm_url, "an OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 (vLLM, SGLang)");
+  auto* llm = add_server_backbone_options(app, o->server);
   model->excludes(llm);
-  app.add_option("--model-name", o->model_name, "the model's name on the --llm server");
-  app.add_option("--api-key-env", o->api_key_env, "environment variable holding the --llm server's API key")
-      ->capture_default_str();
-  app.add_flag("--no-vllm-extras", o->no_vllm_extras,
-               "send only OpenAI's own fields (for strict servers); the episodes are then not trainable");
-  app.add_option("--max-concurrency", o->max_concurrency, "requests in flight to the --llm server")->capture_default_str();
   app.add_option("--model-device", o->model_device, "where the --model runs: auto, cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--dtype", o->dtype, "the --model's dtype: auto, float32, bfloat16 or float16")->capture_default_str();
   app.add_option("--chat-template", o->chat_template, "a Jinja chat template overriding the checkpoint's")

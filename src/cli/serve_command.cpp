@@ -1,0 +1,96 @@
+// vinci serve: a checkpoint (native backbone) behind an OpenAI-compatible HTTP server, so any
+// OpenAI client, vinci optimize --llm included, can use a model trained by vinci.
+#include <csignal>
+#include <cstdlib>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/backbone_options.h"
+#include "cli/commands.h"
+#include "llm/model_config.h"
+#include "llm/openai_server.h"
+
+namespace vinci::cli {
+
+namespace {
+
+struct ServeOptions {
+  BackboneOptions backbone;
+  std::string served_name, api_key_env;
+  int64_t max_model_len = 0;
+  int gather_ms = 10;
+  llm::ServerOptions server;
+};
+
+int run_serve(ServeOptions& o) {
+  // SIGINT/SIGTERM go to one thread that stops the server, so every worker thread the server and
+  // libtorch start inherits them blocked and in-flight requests end cleanly.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto backbone = open_backbone(o.backbone);
+  const llm::ModelConfig config = llm::load_model_config(o.backbone.model);
+  llm::ServedModel model;
+  model.name = o.served_name.empty() ? o.backbone.model : o.served_name;
+  model.tokenizer = &backbone->tokenizer();
+  model.render_chat = [&backbone](const nlohmann::ordered_json& messages, const nlohmann::ordered_json& extra) {
+    return backbone->render_chat(messages, extra, /*add_generation_prompt=*/true);
+  };
+  model.vocab_size = static_cast<int32_t>(config.vocab_size);
+  model.max_model_len = o.max_model_len > 0 ? o.max_model_len : config.max_position_embeddings;
+  if (o.max_model_len > config.max_position_embeddings)
+    spdlog::warn("--max-model-len {} exceeds the checkpoint's max_position_embeddings {}", o.max_model_len,
+                 config.max_position_embeddings);
+  if (!o.api_key_env.empty()) {
+    const char* key = std::getenv(o.api_key_env.c_str());
+    if (!key || !*key) throw std::runtime_error(fmt::format("--api-key-env {}: the variable is unset or empty", o.api_key_env));
+    o.server.api_key = key;
+  }
+  o.server.batching.gather_window = std::chrono::milliseconds(o.gather_ms);
+
+  llm::OpenAiServer server(*backbone, model, o.server);
+  const int port = server.bind();
+  std::thread stopper([&server, stop_signals] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    spdlog::info("signal {}: stopping", signal);
+    server.stop();
+  });
+  // The line scripts wait for (the port is only known here when --port 0).
+  fmt::print("vinci serve: {} on http://{}:{}/v1 (context {} tokens, batches of up to {})\n", model.name, o.server.host,
+             port, model.max_model_len, o.server.batching.max_batch);
+  std::fflush(stdout);
+  server.run();
+  // A stop that came from elsewhere than the signal thread: wake it so it can be joined.
+  pthread_kill(stopper.native_handle(), SIGTERM);
+  stopper.join();
+  return 0;
+}
+
+}  // namespace
+
+Action add_serve_command(CLI::App& app) {
+  auto o = std::make_shared<ServeOptions>();
+  add_backbone_options(app, o->backbone);
+  app.add_option("--served-model-name", o->served_name, "the name clients pass as \"model\" (default: --model as given)");
+  app.add_option("--host", o->server.host, "address to listen on (0.0.0.0: every interface)")->capture_default_str();
+  app.add_option("--port", o->server.port, "port to listen on (0: any free port, printed at start)")
+      ->check(CLI::Range(0, 65535))->capture_default_str();
+  app.add_option("--max-model-len", o->max_model_len, "prompt + completion tokens at most (default: the checkpoint's "
+                                                      "max_position_embeddings)");
+  app.add_option("--max-batch", o->server.batching.max_batch, "requests generated together at most")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--gather-ms", o->gather_ms, "how long an idle server waits for more requests to batch with the first")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--threads", o->server.threads, "connections served at once")->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--api-key-env", o->api_key_env, "environment variable holding the key clients must send (default: none)");
+  return [o] { return run_serve(*o); };
+}
+
+}  // namespace vinci::cli

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""`vinci serve` driven by the official `openai` Python client (ctest: Serve.OpenAiClient).
+
+vinci serve runs the tiny Qwen2 fixture on the CPU; the client is a real peer we did not write.
+Checked: the model list; greedy completions against transformers' golden ids (golden.json);
+chat prompts against transformers' apply_chat_template ids (chat_golden.json); vLLM's token-id
+fields and logprobs; concurrent clients batched together with answers equal to their solo ones;
+seeded sampling; and the errors a bad request gets, each as the client's typed exception.
+Usage: openai_client_test.py VINCI FIXTURES_DIR   (FIXTURES_DIR: tests/fixtures/llm)
+"""
+import concurrent.futures
+import json
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+
+import openai
+
+VINCI, FIXTURES = sys.argv[1], pathlib.Path(sys.argv[2])
+QWEN2 = FIXTURES / "models" / "qwen2"
+NAME = "tiny-qwen2"
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+log = tempfile.NamedTemporaryFile("w+", prefix="vinci-serve-", suffix=".log", delete=False)
+server = subprocess.Popen(
+    [VINCI, "serve", "--model", QWEN2, "--device", "cpu", "--chat-template", FIXTURES / "templates" / "qwen2_5.jinja",
+     "--served-model-name", NAME, "--port", "0", "--max-batch", "16", "--gather-ms", "50"],
+    stdout=subprocess.PIPE, stderr=log, text=True)
+try:
+    ready = server.stdout.readline()
+    match = re.search(r"http://127\.0\.0\.1:(\d+)/v1", ready)
+    if not match:
+        log.seek(0)
+        sys.exit(f"vinci serve did not start: {ready!r}\n{log.read()}")
+    base = f"http://127.0.0.1:{match.group(1)}/v1"
+    client = openai.OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=300)
+
+    # the model list
+    models = [m.id for m in client.models.list().data]
+    check(models == [NAME], f"models {models}")
+
+    # greedy completions of the golden prompts, token for token against transformers
+    golden = json.loads((QWEN2 / "golden.json").read_text())
+    eos = json.loads((QWEN2 / "generation_config.json").read_text())["eos_token_id"]
+    eos = set(eos if isinstance(eos, list) else [eos])
+    for prompt, want in list(zip(golden["prompts"], golden["greedy"]))[1:3]:
+        r = client.completions.create(model=NAME, prompt=prompt, max_tokens=len(want), temperature=0, logprobs=1,
+                                      extra_body={"return_token_ids": True}).model_dump()
+        cut = next((i + 1 for i, t in enumerate(want) if t in eos), len(want))
+        c = r["choices"][0]
+        check(c["token_ids"] == want[:cut], f"completion ids {c['token_ids']} != transformers' {want[:cut]}")
+        check(c["prompt_token_ids"] == prompt, "completion prompt_token_ids echo the prompt")
+        check(c["finish_reason"] == ("stop" if cut < len(want) else "length"), f"finish_reason {c['finish_reason']}")
+        lp = c["logprobs"]["token_logprobs"]
+        check(len(lp) == cut and all(-1e9 < x <= 1e-6 for x in lp), f"one logprob <= 0 per token: {lp}")
+        u = r["usage"]
+        check((u["prompt_tokens"], u["completion_tokens"], u["total_tokens"]) == (len(prompt), cut, len(prompt) + cut),
+              f"usage {u}")
+
+    # chat: the prompt is transformers' apply_chat_template, and vLLM's token-id fields come back
+    case = next(c for c in json.loads((FIXTURES / "chat_golden.json").read_text())["cases"]
+                if c["template"] == "qwen2_5" and c["add_generation_prompt"] and not c["extra"])
+    extra = {"return_token_ids": True, "return_tokens_as_token_ids": True}
+    r = client.chat.completions.create(model=NAME, messages=case["messages"], max_tokens=8, temperature=0, logprobs=True,
+                                       extra_body=extra).model_dump()
+    check(r["prompt_token_ids"] == case["ids"], "chat prompt_token_ids == transformers' apply_chat_template ids")
+    choice = r["choices"][0]
+    ids = choice["token_ids"]
+    tokens = [t["token"] for t in choice["logprobs"]["content"]]
+    check(tokens == [f"token_id:{i}" for i in ids], f"logprob tokens {tokens} name the ids {ids}")
+    check(all(t["logprob"] <= 1e-6 for t in choice["logprobs"]["content"]), "chat logprobs <= 0")
+    check(r["usage"]["prompt_tokens"] == len(case["ids"]) and r["usage"]["completion_tokens"] == len(ids), "chat usage")
+    same = client.completions.create(model=NAME, prompt=case["ids"], max_tokens=8, temperature=0,
+                                     extra_body={"return_token_ids": True}).model_dump()
+    check(same["choices"][0]["token_ids"] == ids, "chat and completions agree on the same prompt ids")
+    check(isinstance(choice["message"]["content"], str) and choice["finish_reason"] in ("stop", "length"), "chat message")
+
+    # concurrent clients: batched together, each answer equal to the one it gets alone
+    def ask(k):
+        m = [{"role": "user", "content": f"Write kernel number {k} that adds vectors."}]
+        return client.chat.completions.create(model=NAME, messages=m, max_tokens=6, temperature=0,
+                                              extra_body={"return_token_ids": True}).choices[0].model_dump()["token_ids"]
+
+    alone = [ask(k) for k in range(8)]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(ask, range(8)))
+    check(together == alone, f"concurrent answers {together} != solo answers {alone}")
+    log.flush()
+    batches = [int(clients) for _, clients in re.findall(r"batch: (\d+) requests from (\d+) clients", open(log.name).read())]
+    check(max(batches, default=0) > 1, f"no batch served several clients (batches: {batches})")
+
+    # seeded sampling: n choices differ, and the same seed gives the same choices
+    def sample():
+        r = client.chat.completions.create(model=NAME, messages=case["messages"], max_tokens=8, temperature=1.0, n=2,
+                                           seed=11, extra_body={"return_token_ids": True})
+        return [c.model_dump()["token_ids"] for c in r.choices]
+
+    first, second = sample(), sample()
+    check(first == second, f"seeded sampling repeats: {first} vs {second}")
+    check(first[0] != first[1], f"the n=2 choices differ: {first}")
+
+    # errors: the client's typed exceptions, with the field named
+    def raises(kind, param, **kwargs):
+        try:
+            client.chat.completions.create(**{"model": NAME, "messages": case["messages"], "max_tokens": 4, **kwargs})
+        except kind as e:
+            body = e.body if isinstance(e.body, dict) else {}
+            check(param is None or body.get("param") == param, f"{kind.__name__} names {param}: {body}")
+            return
+        except openai.APIError as e:
+            check(False, f"{kwargs}: {type(e).__name__} instead of {kind.__name__}: {e}")
+            return
+        check(False, f"{kwargs} was accepted")
+
+    raises(openai.NotFoundError, "model", model="gpt-4o")
+    raises(openai.BadRequestError, "messages", messages=[])
+    raises(openai.BadRequestError, "stream", stream=True)
+    raises(openai.BadRequestError, "max_tokens", max_tokens=100000)
+    raises(openai.BadRequestError, "n", n=0)
+    raises(openai.BadRequestError, "temperature", temperature=-1)
+    try:
+        urllib.request.urlopen(urllib.request.Request(base + "/chat/completions", data=b"{not json",
+                                                      headers={"Content-Type": "application/json"}))
+        check(False, "a body that is not JSON was accepted")
+    except urllib.error.HTTPError as e:
+        body = json.loads(e.read())
+        check(e.code == 400 and "not JSON" in body["error"]["message"], f"bad JSON: {e.code} {body}")
+    try:
+        urllib.request.urlopen(base + "/nothing")
+        check(False, "an unknown route answered")
+    except urllib.error.HTTPError as e:
+        check(e.code == 404 and json.loads(e.read())["error"]["type"] == "NotFoundError", "unknown route: 404 in JSON")
+    # the server still answers after all that
+    check(client.models.list().data[0].id == NAME, "alive after the errors")
+finally:
+    server.send_signal(signal.SIGTERM)
+    try:
+        rc = server.wait(timeout=60)
+        check(rc == 0, f"vinci serve exited {rc} on SIGTERM")
+    except subprocess.TimeoutExpired:
+        server.kill()
+        check(False, "vinci serve did not stop on SIGTERM")
+
+log.seek(0)
+if failures:
+    print(log.read()[-4000:], file=sys.stderr)
+    sys.exit(f"{len(failures)} checks failed")
+print("vinci serve: every check passed with the official openai client", openai.__version__)
