@@ -5,6 +5,9 @@
 # 2. `vinci optimize --llm` against it, with the evaluator on CUDA: the whole agent loop through the
 #    HTTP path, every call token-exact (vinci serve returns vLLM's token ids), so every call trainable.
 #    The answers of random weights are nil, as expected.
+# 3. `vinci bench-model --llm` against it on four level-1 tasks: the suite path, batched.
+# The fixture's config says 512 positions, and the agents' prompts run to thousands of tokens:
+# --max-model-len lifts the limit (rope extends; the weights are random anyway).
 # Usage (repository root): benchmarks/serve_gpu.sh [OUT_DIR]
 set -uo pipefail
 OUT=${1:-bench-out}
@@ -25,7 +28,7 @@ MODEL=tests/fixtures/llm/models/qwen2
 TEMPLATE=tests/fixtures/llm/templates/qwen2_5.jinja
 
 "$VINCI" serve --model $MODEL --chat-template $TEMPLATE --device cuda --served-model-name tiny-qwen2 --port 8124 \
-  >"$OUT/serve.txt" 2>"$OUT/serve.log" &
+  --max-model-len 16384 >"$OUT/serve.txt" 2>"$OUT/serve.log" &
 server=$!
 for _ in $(seq 120); do grep -q "http://" "$OUT/serve.txt" 2>/dev/null && break; sleep 1; done
 cat "$OUT/serve.txt"
@@ -63,4 +66,14 @@ end=$(date +%s.%N)
 cat "$OUT/optimize-serve.txt"; tail -8 "$OUT/optimize-serve.log"
 python3 benchmarks/episode_summary.py "$OUT/optimize-serve" "$rc" "$start" "$end"
 grep "batch:" "$OUT/serve.log" | tail -3
+
+echo "== vinci bench-model --llm against vinci serve: 4 level-1 tasks x 4 samples, evaluator on cuda"
+rm -rf "$OUT/bench-serve"
+start=$(date +%s.%N)
+"$VINCI" bench-model --tasks tasks --level 1 --filter '^level1/1[0-3]_' --llm http://127.0.0.1:8124/v1 \
+  --model-name tiny-qwen2 --samples 4 --max-new-tokens 128 --device cuda --trials 20 \
+  --out "$OUT/bench-serve" >"$OUT/bench-serve.txt" 2>"$OUT/bench-serve.log"
+echo "exit $?; $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f}')") s wall"
+tail -12 "$OUT/bench-serve.txt"
+grep "batch:" "$OUT/serve.log" | tail -2
 kill -TERM $server; wait $server; echo "vinci serve exited $? on SIGTERM"

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/utf8.h"
+
 namespace vinci::agents {
 
 namespace {
@@ -46,7 +48,7 @@ std::string trim_build_log(std::string_view log, size_t max_chars) {
     any = true;
     for (size_t j = i; j < lines.size() && j <= i + kContext; ++j) keep[j] = true;
   }
-  if (!any) return fmt::format("[... {} characters of log cut]\n{}", log.size() - max_chars, log.substr(log.size() - max_chars));
+  if (!any) return fmt::format("[... {} characters of log cut]\n{}", log.size() - max_chars, core::utf8_suffix(log, max_chars));
   std::string out;
   size_t cut = 0;
   bool gap = false;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "agents/output_parser.h"
+#include "core/utf8.h"
 
 namespace vinci::agents {
 
@@ -18,7 +19,7 @@ std::string_view trim(std::string_view s) {
 
 std::string clip(std::string_view s, size_t max_chars) {
   if (s.size() <= max_chars) return std::string(s);
-  return std::string(s.substr(0, max_chars - 3)) + "...";
+  return std::string(core::utf8_prefix(s, max_chars - 3)) + "...";
 }
 
 bool starts_with_ci(std::string_view s, std::string_view prefix) {

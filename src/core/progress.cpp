@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/utf8.h"
+
 namespace vinci::core {
 
 Progress::Progress(std::string label, size_t total, bool enabled)
@@ -41,7 +43,7 @@ void Progress::draw(bool force) {
   const int filled = static_cast<int>(frac * width);
   std::string bar(static_cast<size_t>(filled), '#');
   bar.resize(width, '.');
-  std::string note = note_.size() > 40 ? "…" + note_.substr(note_.size() - 39) : note_;
+  std::string note = note_.size() > 40 ? "…" + std::string(utf8_suffix(note_, 39)) : note_;
   const std::string line = fmt::format("{} [{}] {}/{} {:.0f}s elapsed, ~{:.0f}s left  {}", label_, bar, done_,
                                        total_, elapsed, eta, note);
   if (tty_) {
