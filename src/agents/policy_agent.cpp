@@ -1,5 +1,7 @@
 #include "agents/policy_agent.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "agents/feedback.h"
@@ -62,25 +64,28 @@ uint64_t turn_seed(uint64_t base, int scheme, int sample, int turn) {
   return std::stoull(h.substr(0, 8), nullptr, 16) & 0x7fffffffu;
 }
 
-void policy_turn(llm::Backbone& backbone, KernelEvaluator& evaluator, const Prompts& prompts, const PolicyTask& task,
-                 std::span<Rollout* const> rollouts, StrategyMemory& memory, const PolicySettings& settings,
-                 const TurnOptions& options) {
-  if (rollouts.empty()) return;
-  const std::string memory_text = memory.render(settings.max_memory_entries);
+void policy_turn(llm::Backbone& backbone, KernelEvaluator& evaluator, const Prompts& prompts,
+                 std::span<const PolicySlot> slots, const PolicySettings& settings, const TurnOptions& options) {
+  if (slots.empty()) return;
+  std::map<const StrategyMemory*, std::string> memory_text;
+  for (const PolicySlot& s : slots)
+    if (!memory_text.contains(s.memory)) memory_text.emplace(s.memory, s.memory->render(settings.max_memory_entries));
   std::vector<llm::GenerationRequest> requests;
-  for (Rollout* r : rollouts) {
+  for (const PolicySlot& s : slots) {
+    const Rollout& r = *s.rollout;
     llm::GenerationRequest q;
-    q.messages = policy_messages(prompts, task, *r, memory_text);
+    q.messages = policy_messages(prompts, *s.task, r, memory_text.at(s.memory));
     q.sampling = settings.sampling;
-    q.sampling.seed = turn_seed(settings.seed, r->scheme, r->sample, static_cast<int>(r->turns.size()));
+    q.sampling.seed = turn_seed(s.seed.value_or(settings.seed), r.scheme, r.sample, static_cast<int>(r.turns.size()));
     requests.push_back(std::move(q));
   }
   const auto results = backbone.generate(requests);
 
   std::vector<eval::Job> jobs;
-  std::vector<size_t> job_of(rollouts.size(), SIZE_MAX);
-  for (size_t i = 0; i < rollouts.size(); ++i) {
-    Rollout& r = *rollouts[i];
+  std::vector<size_t> job_of(slots.size(), SIZE_MAX);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const PolicyTask& task = *slots[i].task;
+    Rollout& r = *slots[i].rollout;
     const llm::GenerationResult& g = results[i];
     PolicyTurn t;
     t.turn = static_cast<int>(r.turns.size());
@@ -110,8 +115,8 @@ void policy_turn(llm::Backbone& backbone, KernelEvaluator& evaluator, const Prom
   }
 
   const auto evaluated = jobs.empty() ? std::vector<eval::Result>{} : evaluator.evaluate(jobs);
-  for (size_t i = 0; i < rollouts.size(); ++i) {
-    Rollout& r = *rollouts[i];
+  for (size_t i = 0; i < slots.size(); ++i) {
+    Rollout& r = *slots[i].rollout;
     PolicyTurn& t = r.turns.back();
     AgentCall& call = r.calls.back();
     if (job_of[i] != SIZE_MAX) {
@@ -125,8 +130,17 @@ void policy_turn(llm::Backbone& backbone, KernelEvaluator& evaluator, const Prom
     } else {
       call.reward_inputs = {{"correct", false}, {"verdict", "no_answer"}, {"speedup", 0.0}, {"coverage", 0.0}};
     }
-    memory.add(t.strategy, t.result ? outcome_line(*t.result) : "no usable answer (" + t.parse_failure + ")");
+    slots[i].memory->add(t.strategy, t.result ? outcome_line(*t.result) : "no usable answer (" + t.parse_failure + ")");
   }
+}
+
+void policy_turn(llm::Backbone& backbone, KernelEvaluator& evaluator, const Prompts& prompts, const PolicyTask& task,
+                 std::span<Rollout* const> rollouts, StrategyMemory& memory, const PolicySettings& settings,
+                 const TurnOptions& options) {
+  std::vector<PolicySlot> slots;
+  slots.reserve(rollouts.size());
+  for (Rollout* r : rollouts) slots.push_back({&task, r, &memory, std::nullopt});
+  policy_turn(backbone, evaluator, prompts, slots, settings, options);
 }
 
 }  // namespace vinci::agents

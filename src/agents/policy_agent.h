@@ -79,8 +79,24 @@ struct TurnOptions {
   bool fresh = false;  // evaluate again even when the result cache holds the file
 };
 
-// Advances every rollout by one turn: one batched generation, one batched evaluation. Appends the
-// turn and its agent call to each rollout, and one memory entry per rollout.
+// One rollout's place in a turn that may hold rollouts of several tasks.
+struct PolicySlot {
+  const PolicyTask* task = nullptr;
+  Rollout* rollout = nullptr;
+  StrategyMemory* memory = nullptr;  // never null; rollouts that share one see each other's strategies
+  // The base of this rollout's turn seeds when it is not settings.seed: a suite run gives each task
+  // its own, so that the same sample of different tasks does not draw the same random stream.
+  std::optional<uint64_t> seed;
+};
+
+// Advances every slot's rollout by one turn: one batched generation over all slots, whatever their
+// tasks, and one batched evaluation. Each memory is rendered once, before this turn adds to it, so
+// the rollouts sharing it see the same text whatever their order. Appends the turn and its agent
+// call to each rollout, and one entry per slot to its memory.
+void policy_turn(llm::Backbone& backbone, KernelEvaluator& evaluator, const Prompts& prompts,
+                 std::span<const PolicySlot> slots, const PolicySettings& settings, const TurnOptions& options = {});
+
+// The same for rollouts of one task sharing one memory.
 void policy_turn(llm::Backbone& backbone, KernelEvaluator& evaluator, const Prompts& prompts, const PolicyTask& task,
                  std::span<Rollout* const> rollouts, StrategyMemory& memory, const PolicySettings& settings,
                  const TurnOptions& options = {});

@@ -113,6 +113,12 @@ LevelSummary summarize_outcomes(int level, const std::vector<const TaskOutcome*>
 
 }  // namespace
 
+std::map<int, std::vector<std::string>> task_ids_by_level(const std::vector<Task>& tasks) {
+  std::map<int, std::vector<std::string>> out;
+  for (const auto& t : tasks) out[t.level].push_back(t.id);
+  return out;
+}
+
 Summary summarize(const std::vector<Result>& results, const std::map<int, std::vector<std::string>>& tasks_per_level,
                   Baseline baseline) {
   Summary summary;
@@ -197,6 +203,15 @@ std::string format_table(const Summary& s) {
   if (s.ignored_results > 1)
     out += fmt::format("({} results for tasks outside the suite were ignored)\n", s.ignored_results);
   return out;
+}
+
+double pass_at_k(int n, int c, int k) {
+  if (c < 0 || c > n || k < 1 || k > n)
+    throw std::invalid_argument(fmt::format("pass@k needs 0 <= c <= n and 1 <= k <= n (n={}, c={}, k={})", n, c, k));
+  if (n - c < k) return 1.0;
+  double none_correct = 1.0;  // C(n-c, k) / C(n, k)
+  for (int i = n - c + 1; i <= n; ++i) none_correct *= 1.0 - static_cast<double>(k) / i;
+  return 1.0 - none_correct;
 }
 
 std::vector<Result> read_results_jsonl(const std::filesystem::path& path) {

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/result.h"
+#include "eval/task.h"
 
 namespace vinci::eval {
 
@@ -80,6 +81,9 @@ struct Summary {
   int ignored_results = 0;           // results for tasks that tasks_per_level does not list
 };
 
+// What summarize's tasks_per_level wants, from a suite's tasks: level -> task ids, in suite order.
+std::map<int, std::vector<std::string>> task_ids_by_level(const std::vector<Task>& tasks);
+
 Summary summarize(const std::vector<Result>& results, const std::map<int, std::vector<std::string>>& tasks_per_level,
                   Baseline baseline = Baseline::eager);
 
@@ -91,6 +95,13 @@ nlohmann::json to_json(const Summary& s);
 
 // A plain-text table for terminals: level, tasks, results, correct, fast_0 … fast_2 as percentages, geomean.
 std::string format_table(const Summary& s);
+
+// The unbiased pass@k estimator of Chen et al. 2021 ("Evaluating Large Language Models Trained on Code"): of n
+// samples of a task, c correct, the chance that k drawn without replacement hold a correct one,
+// 1 - C(n-c, k) / C(n, k). It is computed as 1 - prod_{i=n-c+1..n} (1 - k/i), which needs no binomial (those
+// overflow doubles for a few hundred samples). 1 when n - c < k: every draw of k holds a correct sample.
+// Throws std::invalid_argument unless 0 <= c <= n and 1 <= k <= n.
+double pass_at_k(int n, int c, int k);
 
 // Reads a results.jsonl file, one Result per non-blank line (result_from_json).
 // Throws std::invalid_argument "<file>:<line>: …" with the JSON error or the malformed field for a bad line, and
