@@ -193,17 +193,20 @@ std::string bench_table(const BenchSummary& s) {
 }
 
 void write_bench_outputs(const fs::path& out_dir, const BenchOutcome& outcome, const BenchSummary& summary) {
+  // These files are written once, at the end of a run that may have taken hours: a byte of invalid
+  // UTF-8 in some model's answer must cost that character, not every file.
+  const auto line = [](const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"; };
   std::string results, attempts, episodes;
-  for (const auto& r : outcome.results()) results += eval::to_json(r).dump() + "\n";
+  for (const auto& r : outcome.results()) results += line(eval::to_json(r));
   for (const auto& b : outcome.tasks) {
     for (const auto& r : b.samples)
-      for (const auto& t : r.turns) attempts += bench_attempt_json(b, r, t, out_dir).dump() + "\n";
-    episodes += to_json(b.episode).dump() + "\n";
+      for (const auto& t : r.turns) attempts += line(bench_attempt_json(b, r, t, out_dir));
+    episodes += line(to_json(b.episode));
   }
   core::write_file_atomic(out_dir / "results.jsonl", results);
   core::write_file_atomic(out_dir / "attempts.jsonl", attempts);
   core::write_file_atomic(out_dir / "episodes.jsonl", episodes);
-  core::write_file_atomic(out_dir / "summary.json", to_json(summary).dump(2) + "\n");
+  core::write_file_atomic(out_dir / "summary.json", to_json(summary).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace vinci::agents

@@ -203,7 +203,7 @@ TEST(ModelBench, ChunksTasksAndSummarizesPassAtKAndFastP) {
   fake.push_text(kernel("a wrong", "wrong"));
   fake.push_text(kNoCode);
   fake.push_text("");
-  fake.push_text(kernel("c slow", "eager=0.5"));
+  fake.push_text(kernel("c slow \xe2\x82", "eager=0.5"));  // a strategy cut inside a character
   fake.push_text(kernel("c better", "eager=1.2"));
   BenchSettings s;
   s.samples = 2;
@@ -282,6 +282,7 @@ TEST(ModelBench, ChunksTasksAndSummarizesPassAtKAndFastP) {
   EXPECT_EQ(attempts[2]["parse_failure"], "no_code");
   EXPECT_TRUE(attempts[2]["file"].is_null());
   EXPECT_TRUE(attempts[2]["class"].is_null());
+  EXPECT_EQ(attempts[4]["strategy"], "c slow \xef\xbf\xbd") << "the broken character replaced, the files written";
   const auto episodes = load_episodes(dir / "episodes.jsonl");
   ASSERT_EQ(episodes.size(), 3u);
   EXPECT_EQ(episodes[1].task, "level1/2_B");
