@@ -36,6 +36,8 @@ class Outcome(Exception):
         self.reply = {"ok": False, "class": cls, "reason": reason, "message": message, "fatal": fatal, **extra}
 
 
+PROFILE_KERNELS = 8  # kernels a time reply lists, by GPU time
+
 DEFAULTS = {
     "seed": 42, "correctness_trials": 5,
     "tolerances": {"float32": [1e-4, 1e-4], "float16": [1e-2, 1e-2], "bfloat16": [1e-2, 1e-2],
@@ -283,16 +285,18 @@ class Worker:
             raise Outcome("rejected", "file_io", "; ".join(files))
         if tripwire.called:
             raise Outcome("rejected", "reference_model", "forward called the reference Model")
-        launches, coverage, busy_ms = self._launches(prof)
-        return out, op_monitor, launches, (coverage, busy_ms)
+        launches, coverage, busy_ms, kernels = self._launches(prof)
+        return out, op_monitor, launches, (coverage, busy_ms, kernels)
 
     def _launches(self, prof):
-        """(custom launches, time coverage, GPU busy ms) of one profiled call; CPU: extension calls."""
+        """(custom launches, time coverage, GPU busy ms, kernels by GPU time) of one profiled call;
+        CPU: extension calls only."""
         if prof is None:
-            return self.calls.calls, None, None
+            return self.calls.calls, None, None, []
         names = self.candidate["kernel_names"]
         custom, total, custom_t = 0, 0.0, 0.0
         spans = []
+        by_name = {}
         for ev in prof.events():
             if ev.device_type != torch.autograd.DeviceType.CUDA:
                 continue
@@ -300,10 +304,16 @@ class Worker:
             dt = ev.cuda_time if dt is None else dt
             total += dt
             spans.append((ev.time_range.start, ev.time_range.end))
-            if _kernel_identifier(ev.name) in names:
+            mine = _kernel_identifier(ev.name) in names
+            if mine:
                 custom += 1
                 custom_t += dt
-        return custom, (custom_t / total if total > 0 else 0.0), _union_ms(spans)
+            k = by_name.setdefault(ev.name, {"name": ev.name[:160], "calls": 0, "total_us": 0.0, "custom": mine})
+            k["calls"] += 1
+            k["total_us"] += dt
+        # The agents' profiler summary: where the forward call's GPU time went, longest first.
+        kernels = sorted(by_name.values(), key=lambda k: -k["total_us"])[:PROFILE_KERNELS]
+        return custom, (custom_t / total if total > 0 else 0.0), _union_ms(spans), kernels
 
     def _policy_checks(self, op_monitor, launches, cfg):
         if launches == 0:
@@ -394,8 +404,8 @@ class Worker:
         # sampled values, or behaves differently once it has been called many times, fails here.
         timer._refresh(buffers, inputs)
         args_ref = [b.clone() if isinstance(b, torch.Tensor) else b for b in buffers]
-        out, op_monitor, launches, (coverage, busy_ms) = self._monitored_call(cand["model"], task, buffers, cfg,
-                                                                              profile=True)
+        out, op_monitor, launches, (coverage, busy_ms, kernels) = self._monitored_call(cand["model"], task, buffers,
+                                                                                       cfg, profile=True)
         self._policy_checks(op_monitor, launches, cfg)
         with torch.no_grad():
             expected = cand["ref"](*args_ref)
@@ -405,7 +415,8 @@ class Worker:
                           f"{result['message']}")
         if not self.cuda:
             coverage = self._cpu_coverage(cand["model"], buffers)
-        reply = {"ok": True, "timing": stats, "custom_launches": launches, "coverage": coverage, "flags": []}
+        reply = {"ok": True, "timing": stats, "custom_launches": launches, "coverage": coverage, "flags": [],
+                 "profile": kernels}
         # Kernels serialise on the stream the events are recorded on, so the event time can only be
         # far below the GPU's busy time in forward when the work ran on a stream nobody waited for.
         if self.cuda and busy_ms and stats["median_ms"] < cfg["side_stream_ratio"] * busy_ms:

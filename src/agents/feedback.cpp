@@ -84,6 +84,17 @@ std::string outcome_line(const eval::Result& r) {
   return s;
 }
 
+std::string profile_summary(const std::vector<eval::KernelTime>& kernels) {
+  if (kernels.empty()) return "";
+  double total = 0;
+  for (const auto& k : kernels) total += k.total_us;
+  std::string out = "Profile of one forward call (GPU time by kernel, longest first):\n";
+  for (const auto& k : kernels)
+    out += fmt::format("- {:.1f} us ({:.0f}%), {} launch{}: {}{}\n", k.total_us, total > 0 ? 100 * k.total_us / total : 0.0,
+                       k.calls, k.calls == 1 ? "" : "es", k.name, k.custom ? " (yours)" : "");
+  return out;
+}
+
 std::string describe_result(const eval::Result& r, size_t max_log_chars) {
   std::string out;
   switch (r.verdict) {
@@ -97,6 +108,7 @@ std::string describe_result(const eval::Result& r, size_t max_log_chars) {
       if (r.coverage)
         out += fmt::format("Your own kernels took {:.0f}% of the forward time ({} launches per call).\n", 100 * *r.coverage,
                            r.custom_launches);
+      out += profile_summary(r.profile);
       break;
     }
     case eval::Verdict::incorrect:

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "eval/result.h"
 
@@ -13,6 +14,9 @@ namespace vinci::agents {
 // The lines of a compiler or Python log that say what went wrong (errors with their next lines of
 // context, the last traceback frame), at most max_chars; the log's tail when no line names an error.
 std::string trim_build_log(std::string_view log, size_t max_chars);
+
+// Where the profiled forward call's GPU time went, a line per kernel; empty without a profile (CPU).
+std::string profile_summary(const std::vector<eval::KernelTime>& kernels);
 
 // The multi-line feedback for one evaluated kernel.
 std::string describe_result(const eval::Result& result, size_t max_log_chars = 3000);

@@ -250,6 +250,7 @@ Result EvaluatorPool::evaluate(const Job& job, const BuildOutcome& build, Worker
     r.custom_launches = reply.body.value("custom_launches", 0);
     if (reply.body.contains("coverage") && reply.body["coverage"].is_number())
       r.coverage = reply.body["coverage"].get<double>();
+    if (reply.body.contains("profile")) r.profile = kernel_times_from_json(reply.body["profile"]);
     r.flags = reply.body.value("flags", std::vector<std::string>{});
     if (r.eager && r.timing->median_ms > 0) r.speedup_eager = r.eager->median_ms / r.timing->median_ms;
     if (r.compiled && r.timing->median_ms > 0) r.speedup_compile = r.compiled->median_ms / r.timing->median_ms;

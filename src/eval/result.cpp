@@ -87,10 +87,23 @@ nlohmann::json to_json(const Result& r) {
   put(j, "speedup_compile", r.speedup_compile);
   put(j, "coverage", r.coverage);
   if (r.correct()) j["custom_launches"] = r.custom_launches;
+  if (!r.profile.empty()) {
+    j["profile"] = nlohmann::json::array();
+    for (const auto& k : r.profile)
+      j["profile"].push_back({{"name", k.name}, {"calls", k.calls}, {"total_us", k.total_us}, {"custom", k.custom}});
+  }
   if (!r.flags.empty()) j["flags"] = r.flags;
   if (!r.warnings.empty()) j["warnings"] = r.warnings;
   if (!r.phase_seconds.empty()) j["phase_seconds"] = r.phase_seconds;
   return j;
+}
+
+std::vector<KernelTime> kernel_times_from_json(const nlohmann::json& j) {
+  std::vector<KernelTime> out;
+  for (const auto& k : j)
+    out.push_back({k.at("name").get<std::string>(), k.at("calls").get<int>(), k.at("total_us").get<double>(),
+                   k.value("custom", false)});
+  return out;
 }
 
 Result result_from_json(const nlohmann::json& j) {
@@ -117,6 +130,7 @@ Result result_from_json(const nlohmann::json& j) {
     r.speedup_compile = get_opt<double>(j, "speedup_compile");
     r.coverage = get_opt<double>(j, "coverage");
     r.custom_launches = j.value("custom_launches", 0);
+    if (j.contains("profile")) r.profile = kernel_times_from_json(j["profile"]);
     r.flags = j.value("flags", std::vector<std::string>{});
     r.warnings = j.value("warnings", std::vector<std::string>{});
     r.cached = j.value("cached", false);

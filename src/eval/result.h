@@ -22,6 +22,14 @@ struct TimingStats {
   double median_ms = 0, mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
 };
 
+// One kernel of the profiled forward call (GPU only), for the agents' profiler summary.
+struct KernelTime {
+  std::string name;
+  int calls = 0;
+  double total_us = 0;
+  bool custom = false;  // launched by the candidate's own extension
+};
+
 struct Result {
   // What was evaluated.
   std::string task;  // suite-relative id, e.g. "level1/1_Matmul"
@@ -46,6 +54,7 @@ struct Result {
   std::optional<double> speedup_eager, speedup_compile;
   std::optional<double> coverage;  // custom-kernel time / total time in forward
   int custom_launches = 0;         // per forward call
+  std::vector<KernelTime> profile;  // the forward call's kernels by GPU time, longest first (a few)
   std::vector<std::string> flags;  // e.g. "beats_roofline"
   std::vector<std::string> warnings;
 
@@ -61,5 +70,7 @@ nlohmann::json to_json(const Result& r);
 Result result_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const TimingStats& t);
 TimingStats timing_from_json(const nlohmann::json& j);
+// The worker's "profile" list ([{name, calls, total_us, custom}]); throws nlohmann's exceptions.
+std::vector<KernelTime> kernel_times_from_json(const nlohmann::json& j);
 
 }  // namespace vinci::eval

@@ -102,6 +102,24 @@ TEST(Feedback, DescribesSpeedAndMismatch) {
   EXPECT_EQ(attempt_speedup(bad), 0.0);
 }
 
+TEST(Feedback, ProfileSummaryShowsWhereTheGpuTimeWent) {
+  Result ok;
+  ok.verdict = Verdict::correct;
+  ok.coverage = 0.75;
+  ok.custom_launches = 2;
+  // As the worker sends it, and as it survives the result file.
+  ok.profile = vinci::eval::kernel_times_from_json(nlohmann::json::parse(
+      R"([{"name":"row_softmax_kernel","calls":2,"total_us":30.0,"custom":true},
+          {"name":"at::native::copy_kernel","calls":1,"total_us":10.0,"custom":false}])"));
+  ok.profile = vinci::eval::result_from_json(vinci::eval::to_json(ok)).profile;
+  EXPECT_EQ(profile_summary(ok.profile),
+            "Profile of one forward call (GPU time by kernel, longest first):\n"
+            "- 30.0 us (75%), 2 launches: row_softmax_kernel (yours)\n"
+            "- 10.0 us (25%), 1 launch: at::native::copy_kernel\n");
+  EXPECT_NE(describe_result(ok).find("- 30.0 us (75%), 2 launches"), std::string::npos);
+  EXPECT_EQ(profile_summary({}), "");
+}
+
 TEST(StrategyMemory, StatedStrategyAndRendering) {
   EXPECT_EQ(stated_strategy("<think>Strategy: hidden</think>\n**Strategy:** tile in shared memory\n```python\nx\n```"),
             "tile in shared memory");
