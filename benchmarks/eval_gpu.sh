@@ -17,7 +17,7 @@ want() { [[ $STAGES == *$1* ]] && (( $(date +%s) - START < DEADLINE - 60 )) || {
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 export VINCI_CACHE=${VINCI_CACHE:-/tmp/vinci-bench-cache}
-[ -f .device-deps/setup-gpu-host.sh ] && bash .device-deps/setup-gpu-host.sh >/dev/null
+source benchmarks/gpu_host_setup.sh
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVINCI_BUILD_TESTS=OFF >"$OUT/cmake.log" 2>&1 &&
   cmake --build "$BUILD" -j "$(nproc)" >>"$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; exit 1; }
 VINCI=$BUILD/src/cli/vinci

@@ -10,13 +10,7 @@ OUT=${1:-bench-out}
 BATCHES=${2:-1,16,64}
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
-if [ -f .device-deps/setup-gpu-host.sh ]; then
-  bash .device-deps/setup-gpu-host.sh >/dev/null
-  # utf8proc travels as a Debian package too: its library and the link CMake looks for.
-  L=/usr/lib/x86_64-linux-gnu
-  cp -n /tmp/device-deps-root$L/libutf8proc.so* $L/ 2>/dev/null
-  [ -e $L/libutf8proc.so ] || ln -s $L/libutf8proc.so.2 $L/libutf8proc.so
-fi
+source benchmarks/gpu_host_setup.sh
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVINCI_BUILD_LLM_BENCHMARK=ON >"$OUT/cmake.log" 2>&1 &&
   cmake --build "$BUILD" -j "$(nproc)" --target vinci_llm_tests llm_decode_bench vinci >>"$OUT/cmake.log" 2>&1 ||
   { tail -40 "$OUT/cmake.log"; exit 1; }

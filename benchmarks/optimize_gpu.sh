@@ -12,12 +12,7 @@ set -uo pipefail
 OUT=${1:-bench-out}
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
-if [ -f .device-deps/setup-gpu-host.sh ]; then
-  bash .device-deps/setup-gpu-host.sh >/dev/null
-  L=/usr/lib/x86_64-linux-gnu
-  cp -n /tmp/device-deps-root$L/libutf8proc.so* $L/ 2>/dev/null
-  [ -e $L/libutf8proc.so ] || ln -s $L/libutf8proc.so.2 $L/libutf8proc.so
-fi
+source benchmarks/gpu_host_setup.sh
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/cmake.log" 2>&1 &&
   cmake --build "$BUILD" -j "$(nproc)" --target vinci >>"$OUT/cmake.log" 2>&1 ||
   { tail -40 "$OUT/cmake.log"; exit 1; }

@@ -13,12 +13,7 @@ set -uo pipefail
 OUT=${1:-bench-out}
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
-if [ -f .device-deps/setup-gpu-host.sh ]; then
-  bash .device-deps/setup-gpu-host.sh >/dev/null
-  L=/usr/lib/x86_64-linux-gnu
-  for lib in libutf8proc libcpp-httplib; do cp -n /tmp/device-deps-root$L/$lib.so* $L/ 2>/dev/null; done
-  [ -e $L/libutf8proc.so ] || ln -s $L/libutf8proc.so.2 $L/libutf8proc.so
-fi
+source benchmarks/gpu_host_setup.sh
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/cmake.log" 2>&1 &&
   cmake --build "$BUILD" -j "$(nproc)" --target vinci >>"$OUT/cmake.log" 2>&1 ||
   { tail -40 "$OUT/cmake.log"; exit 1; }
