@@ -12,11 +12,10 @@
 #include "agents/feedback.h"
 #include "agents/model_bench.h"
 #include "agents/run_journal.h"
-#include "cli/backbone_options.h"
+#include "cli/agent_options.h"
 #include "cli/commands.h"
 #include "core/files.h"
 #include "eval/pool.h"
-#include "llm/native_backbone.h"
 
 namespace vinci::cli {
 
@@ -28,44 +27,29 @@ struct BenchModelOptions {
   std::string tasks, out, prompts, filter;
   std::vector<int> levels;
   // The backbone.
-  std::string model, model_device = "auto", dtype = "auto", chat_template;
-  ServerBackboneOptions server;
+  AgentModelOptions backbone;
   // The protocol.
   bool resume = false;
   double temperature = 1.0;
   int max_new_tokens = 8192;
   agents::BenchSettings settings;
-  // The evaluator.
-  int compile_timeout_s = 900, run_timeout_s = 300;
-  eval::EvalConfig eval;
+  AgentEvalOptions eval;
 };
-
-// The same choice as `vinci optimize` makes: a server when --llm is given, else the checkpoint
-// (whose options are --model-device, not backbone_options' --device: that one is the evaluator's).
-std::unique_ptr<llm::Backbone> open_bench_model(const BenchModelOptions& o) {
-  if (!o.server.url.empty()) return open_server_backbone(o.server);
-  llm::NativeOptions native;
-  native.device = o.model_device;
-  native.dtype = o.dtype;
-  native.chat_template = o.chat_template;
-  spdlog::info("loading {} ({}, {})", o.model, o.model_device, o.dtype);
-  return llm::open_native_backbone(o.model, native);
-}
 
 nlohmann::json bench_run_settings(const BenchModelOptions& o, const std::vector<eval::Task>& tasks) {
   const auto& s = o.settings;
   return {{"tasks", o.tasks},
           {"selected_tasks", tasks.size()},
-          {"backbone", o.server.url.empty() ? o.model : o.server.url + " " + o.server.model_name},
+          {"backbone", o.backbone.describe()},
           {"samples", s.samples},
           {"turns", s.policy.turns},
           {"batch_tasks", s.batch_tasks},
           {"temperature", o.temperature},
           {"max_new_tokens", o.max_new_tokens},
           {"seed", s.seed},
-          {"device", o.eval.device},
-          {"scale", o.eval.scale},
-          {"compile_baseline", o.eval.compile_baseline}};
+          {"device", o.eval.config.device},
+          {"scale", o.eval.config.scale},
+          {"compile_baseline", o.eval.config.compile_baseline}};
 }
 
 std::vector<eval::Task> selected_tasks(const BenchModelOptions& o) {
@@ -102,10 +86,8 @@ int run_bench_model(BenchModelOptions& o) {
   s.policy.sampling.temperature = o.temperature;
   s.policy.sampling.max_new_tokens = o.max_new_tokens;
   const agents::Prompts prompts(o.prompts);
-  o.eval.compile_timeout = std::chrono::seconds(o.compile_timeout_s);
-  o.eval.run_timeout = std::chrono::seconds(o.run_timeout_s);
-  eval::EvaluatorPool pool(o.eval);
-  auto model = open_bench_model(o);
+  eval::EvaluatorPool pool(o.eval.resolved());
+  auto model = open_agent_model(o.backbone);
 
   spdlog::info("benchmarking {} on {} task(s) of {} ({}): {} sample(s), {} turn(s), {} tasks per batch", model->model_name(),
                tasks.size(), o.tasks, pool.device_name(), s.samples, s.policy.turns, s.batch_tasks);
@@ -143,14 +125,7 @@ Action add_bench_model_command(CLI::App& app) {
   app.add_option("--level", o->levels, "only these levels");
   app.add_option("--filter", o->filter, "only tasks whose id (levelN/<number>_<Name>) matches this regex");
 
-  auto* model = app.add_option("--model", o->model, "a Hugging Face checkpoint directory, run by the native backbone")
-                    ->check(CLI::ExistingDirectory);
-  auto* llm = add_server_backbone_options(app, o->server);
-  model->excludes(llm);
-  app.add_option("--model-device", o->model_device, "where the --model runs: auto, cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--dtype", o->dtype, "the --model's dtype: auto, float32, bfloat16 or float16")->capture_default_str();
-  app.add_option("--chat-template", o->chat_template, "a Jinja chat template overriding the checkpoint's")
-      ->check(CLI::ExistingFile);
+  add_agent_model_options(app, o->backbone);
 
   auto& s = o->settings;
   app.add_option("--samples", s.samples, "independent samples per task (the n of pass@k)")->check(CLI::Range(1, 1024))
@@ -168,22 +143,7 @@ Action add_bench_model_command(CLI::App& app) {
   app.add_option("--out", o->out, "output folder; must be empty or missing unless --resume")->required();
   app.add_flag("--resume", o->resume, "continue the run recorded in --out: completed calls are answered from its journal");
 
-  auto& e = o->eval;
-  app.add_option("--device", e.device, "where kernels are evaluated: cpu, cuda or auto")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
-  app.add_option("--scale", e.scale, "shrink the sizes the tasks list in SCALABLE (e.g. 0.05 for CPU runs)")
-      ->check(CLI::Range(1e-6, 1.0))->capture_default_str();
-  app.add_option("--cache-dir", e.cache_dir, "evaluator cache folder (default $VINCI_CACHE or ~/.cache/vinci)");
-  app.add_option("--trials", e.timing.trials, "timed calls per measurement")->capture_default_str();
-  app.add_option("--time-budget", e.timing.budget_s, "seconds at most per timing run")->capture_default_str();
-  app.add_flag("!--no-compile-baseline", e.compile_baseline, "skip the torch.compile baseline (fast_p vs compile is then empty)");
-  app.add_option("--torch-ops", e.torch_ops, "torch compute ops inside ModelNew.forward")
-      ->check(CLI::IsMember({"forbid", "warn", "allow"}))->capture_default_str();
-  app.add_option("--compile-timeout", o->compile_timeout_s, "seconds per candidate build")->capture_default_str();
-  app.add_option("--run-timeout", o->run_timeout_s, "seconds per check or timing request")->capture_default_str();
-  app.callback([o, model, llm] {
-    if (model->count() == 0 && llm->count() == 0) throw CLI::RequiredError("--model or --llm");
-  });
+  add_agent_eval_options(app, o->eval);
   return [o] { return run_bench_model(*o); };
 }
 

@@ -11,12 +11,11 @@
 #include "agents/optimize_report.h"
 #include "agents/optimizer.h"
 #include "agents/run_journal.h"
-#include "cli/backbone_options.h"
+#include "cli/agent_options.h"
 #include "cli/commands.h"
 #include "cli/skills_db.h"
 #include "core/files.h"
 #include "eval/pool.h"
-#include "llm/native_backbone.h"
 #include "skills/skill_jsonl.h"
 
 namespace vinci::cli {
@@ -28,33 +27,20 @@ namespace fs = std::filesystem;
 struct OptimizeOptions {
   std::string task, out, prompts, skills_db;
   // The backbone.
-  std::string model, model_device = "auto", dtype = "auto", chat_template;
-  ServerBackboneOptions server;
+  AgentModelOptions backbone;
   // The agents.
   std::string strategy = "serial";
   bool resume = false, no_summary = false, no_admit = false;
   double temperature = 1.0;
   int max_new_tokens = 8192;
   agents::OptimizeSettings settings;
-  // The evaluator.
-  int compile_timeout_s = 900, run_timeout_s = 300;
-  eval::EvalConfig eval;
+  AgentEvalOptions eval;
 };
-
-std::unique_ptr<llm::Backbone> open_model(const OptimizeOptions& o) {
-  if (!o.server.url.empty()) return open_server_backbone(o.server);
-  llm::NativeOptions native;
-  native.device = o.model_device;
-  native.dtype = o.dtype;
-  native.chat_template = o.chat_template;
-  spdlog::info("loading {} ({}, {})", o.model, o.model_device, o.dtype);
-  return llm::open_native_backbone(o.model, native);
-}
 
 nlohmann::json run_settings(const OptimizeOptions& o) {
   const auto& s = o.settings;
   return {{"task", o.task},
-          {"backbone", o.server.url.empty() ? o.model : o.server.url + " " + o.server.model_name},
+          {"backbone", o.backbone.describe()},
           {"strategy", o.strategy},
           {"turns", s.policy.turns},
           {"samples", s.samples},
@@ -65,8 +51,8 @@ nlohmann::json run_settings(const OptimizeOptions& o) {
           {"seed", s.seed},
           {"summary", !o.no_summary},
           {"repeats", s.verify.repeats},
-          {"device", o.eval.device},
-          {"scale", o.eval.scale}};
+          {"device", o.eval.config.device},
+          {"scale", o.eval.config.scale}};
 }
 
 int run_optimize(OptimizeOptions& o) {
@@ -100,10 +86,8 @@ int run_optimize(OptimizeOptions& o) {
   const skills::Library library(skills::read_skills_jsonl(library_path));
   const agents::Prompts prompts(o.prompts);
 
-  o.eval.compile_timeout = std::chrono::seconds(o.compile_timeout_s);
-  o.eval.run_timeout = std::chrono::seconds(o.run_timeout_s);
-  eval::EvaluatorPool pool(o.eval);
-  auto model = open_model(o);
+  eval::EvaluatorPool pool(o.eval.resolved());
+  auto model = open_agent_model(o.backbone);
 
   spdlog::info("optimizing {} with {} on {}: {} strategy, {} turns, {} samples, {} skills in {}", task.id,
                model->model_name(), pool.device_name(), o.strategy, s.policy.turns, s.samples, library.size(),
@@ -137,14 +121,7 @@ Action add_optimize_command(CLI::App& app) {
   app.add_option("task", o->task, "a KernelBench-format problem file (Model, get_inputs, get_init_inputs)")
       ->required()
       ->check(CLI::ExistingFile);
-  auto* model = app.add_option("--model", o->model, "a Hugging Face checkpoint directory, run by the native backbone")
-                    ->check(CLI::ExistingDirectory);
-  auto* llm = add_server_backbone_options(app, o->server);
-  model->excludes(llm);
-  app.add_option("--model-device", o->model_device, "where the --model runs: auto, cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--dtype", o->dtype, "the --model's dtype: auto, float32, bfloat16 or float16")->capture_default_str();
-  app.add_option("--chat-template", o->chat_template, "a Jinja chat template overriding the checkpoint's")
-      ->check(CLI::ExistingFile);
+  add_agent_model_options(app, o->backbone);
 
   auto& s = o->settings;
   app.add_option("--skills", o->skills_db, "the skill library (default: the user's library, seeded on first use)");
@@ -168,22 +145,7 @@ Action add_optimize_command(CLI::App& app) {
   app.add_option("--out", o->out, "output folder (default vinci-optimize/<task name>)");
   app.add_flag("--resume", o->resume, "continue the run recorded in --out");
 
-  auto& e = o->eval;
-  app.add_option("--device", e.device, "where kernels are evaluated: cpu, cuda or auto")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
-  app.add_option("--scale", e.scale, "shrink the sizes the task lists in SCALABLE")->check(CLI::Range(1e-6, 1.0))
-      ->capture_default_str();
-  app.add_option("--cache-dir", e.cache_dir, "evaluator cache folder (default $VINCI_CACHE or ~/.cache/vinci)");
-  app.add_option("--trials", e.timing.trials, "timed calls per measurement")->capture_default_str();
-  app.add_option("--time-budget", e.timing.budget_s, "seconds at most per timing run")->capture_default_str();
-  app.add_flag("!--no-compile-baseline", e.compile_baseline, "skip the torch.compile baseline");
-  app.add_option("--torch-ops", e.torch_ops, "torch compute ops inside ModelNew.forward")
-      ->check(CLI::IsMember({"forbid", "warn", "allow"}))->capture_default_str();
-  app.add_option("--compile-timeout", o->compile_timeout_s, "seconds per candidate build")->capture_default_str();
-  app.add_option("--run-timeout", o->run_timeout_s, "seconds per check or timing request")->capture_default_str();
-  app.callback([o, model, llm] {
-    if (model->count() == 0 && llm->count() == 0) throw CLI::RequiredError("--model or --llm");
-  });
+  add_agent_eval_options(app, o->eval);
   return [o] { return run_optimize(*o); };
 }
 

@@ -1,0 +1,54 @@
+#include "cli/agent_options.h"
+
+#include <spdlog/spdlog.h>
+
+namespace vinci::cli {
+
+std::string AgentModelOptions::describe() const {
+  return server.url.empty() ? model : server.url + " " + server.model_name;
+}
+
+void add_agent_model_options(CLI::App& app, AgentModelOptions& o) {
+  auto* model = app.add_option("--model", o.model, "a Hugging Face checkpoint directory, run by the native backbone")
+                    ->check(CLI::ExistingDirectory);
+  auto* llm = add_server_backbone_options(app, o.server);
+  model->excludes(llm);
+  app.add_option("--model-device", o.model_device, "where the --model runs: auto, cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--dtype", o.dtype, "the --model's dtype: auto, float32, bfloat16 or float16")->capture_default_str();
+  app.add_option("--chat-template", o.chat_template, "a Jinja chat template overriding the checkpoint's")
+      ->check(CLI::ExistingFile);
+  app.callback([model, llm] {
+    if (model->count() == 0 && llm->count() == 0) throw CLI::RequiredError("--model or --llm");
+  });
+}
+
+std::unique_ptr<llm::Backbone> open_agent_model(const AgentModelOptions& o) {
+  if (!o.server.url.empty()) return open_server_backbone(o.server);
+  return open_backbone({o.model, o.model_device, o.dtype, o.chat_template});
+}
+
+eval::EvalConfig AgentEvalOptions::resolved() const {
+  eval::EvalConfig c = config;
+  c.compile_timeout = std::chrono::seconds(compile_timeout_s);
+  c.run_timeout = std::chrono::seconds(run_timeout_s);
+  return c;
+}
+
+void add_agent_eval_options(CLI::App& app, AgentEvalOptions& o) {
+  auto& e = o.config;
+  app.add_option("--device", e.device, "where kernels are evaluated: cpu, cuda or auto")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+  app.add_option("--scale", e.scale, "shrink the sizes the tasks list in SCALABLE (e.g. 0.05 for CPU runs)")
+      ->check(CLI::Range(1e-6, 1.0))->capture_default_str();
+  app.add_option("--cache-dir", e.cache_dir, "evaluator cache folder (default $VINCI_CACHE or ~/.cache/vinci)");
+  app.add_option("--trials", e.timing.trials, "timed calls per measurement")->capture_default_str();
+  app.add_option("--time-budget", e.timing.budget_s, "seconds at most per timing run")->capture_default_str();
+  app.add_flag("!--no-compile-baseline", e.compile_baseline,
+               "skip the torch.compile baseline (speedups over torch.compile are then absent)");
+  app.add_option("--torch-ops", e.torch_ops, "torch compute ops inside ModelNew.forward")
+      ->check(CLI::IsMember({"forbid", "warn", "allow"}))->capture_default_str();
+  app.add_option("--compile-timeout", o.compile_timeout_s, "seconds per candidate build")->capture_default_str();
+  app.add_option("--run-timeout", o.run_timeout_s, "seconds per check or timing request")->capture_default_str();
+}
+
+}  // namespace vinci::cli

@@ -1,0 +1,35 @@
+// What `vinci optimize` and `vinci bench-model` share: the model the agents run on (a checkpoint
+// through the native backbone, or an OpenAI-compatible server) and the evaluator that judges
+// their kernels. --device is the evaluator's; the checkpoint's is --model-device.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/backbone_options.h"
+#include "eval/config.h"
+#include "llm/backbone.h"
+
+namespace vinci::cli {
+
+struct AgentModelOptions {
+  std::string model, model_device = "auto", dtype = "auto", chat_template;
+  ServerBackboneOptions server;
+  std::string describe() const;  // the checkpoint, or the server's URL and model name
+};
+
+// Also makes one of --model and --llm required (the app's callback).
+void add_agent_model_options(CLI::App& app, AgentModelOptions& options);
+std::unique_ptr<llm::Backbone> open_agent_model(const AgentModelOptions& options);
+
+struct AgentEvalOptions {
+  eval::EvalConfig config;
+  int compile_timeout_s = 900, run_timeout_s = 300;
+  eval::EvalConfig resolved() const;  // the config with the timeouts set
+};
+
+void add_agent_eval_options(CLI::App& app, AgentEvalOptions& options);
+
+}  // namespace vinci::cli
