@@ -27,12 +27,6 @@ struct EvalOptions {
   eval::EvalConfig config;
 };
 
-std::map<int, std::vector<std::string>> tasks_per_level(const std::vector<eval::Task>& tasks) {
-  std::map<int, std::vector<std::string>> out;
-  for (const auto& t : tasks) out[t.level].push_back(t.id);
-  return out;
-}
-
 std::string class_counts(const std::vector<eval::Result>& results) {
   std::map<std::string, int> counts;
   for (const auto& r : results) ++counts[std::string(eval::to_string(r.verdict)) + (r.reason.empty() ? "" : "/" + r.reason)];
@@ -107,7 +101,7 @@ int run_eval(EvalOptions& o) {
   progress.finish();
 
   const eval::Baseline baseline = eval::baseline_from_string(o.baseline);
-  const eval::Summary summary = eval::summarize(results, tasks_per_level(suite.tasks), baseline);
+  const eval::Summary summary = eval::summarize(results, eval::task_ids_by_level(suite.tasks), baseline);
   const auto stats = pool.stats();
   if (o.json) {
     nlohmann::json j = eval::to_json(summary);
