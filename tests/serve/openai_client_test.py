@@ -5,7 +5,8 @@ vinci serve runs the tiny Qwen2 fixture on the CPU; the client is a real peer we
 Checked: the model list; greedy completions against transformers' golden ids (golden.json);
 chat prompts against transformers' apply_chat_template ids (chat_golden.json); vLLM's token-id
 fields and logprobs; concurrent clients batched together with answers equal to their solo ones;
-seeded sampling; and the errors a bad request gets, each as the client's typed exception.
+seeded sampling; the errors a bad request gets, each as the client's typed exception; and
+vinci's own client (`vinci generate --llm`) getting token-exact, trainable results from it.
 Usage: openai_client_test.py VINCI FIXTURES_DIR   (FIXTURES_DIR: tests/fixtures/llm)
 """
 import concurrent.futures
@@ -142,6 +143,18 @@ try:
         check(False, "an unknown route answered")
     except urllib.error.HTTPError as e:
         check(e.code == 404 and json.loads(e.read())["error"]["type"] == "NotFoundError", "unknown route: 404 in JSON")
+    # vinci's own client against vinci serve: token-exact, so trainable (what `vinci optimize --llm` records)
+    prompt, want = golden["prompts"][2], golden["greedy"][2]
+    cut = next((i + 1 for i, t in enumerate(want) if t in eos), len(want))
+    p = subprocess.run([VINCI, "generate", "--llm", base, "--model-name", NAME, "--prompt-ids", ",".join(map(str, prompt)),
+                        "--greedy", "--max-new-tokens", str(len(want)), "--json"], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"vinci generate --llm against vinci serve exited {p.returncode}: {p.stderr[-1000:]}")
+    if p.returncode == 0:
+        got = json.loads(p.stdout)
+        check(got["ids"] == want[:cut] and got["prompt_ids"] == prompt and got["token_ids_known"] is True,
+              f"vinci's client: ids {got['ids']} (known: {got['token_ids_known']}) != transformers' {want[:cut]}")
+        check(len(got["logprobs"]) == cut, "vinci's client: one logprob per token")
+
     # the server still answers after all that
     check(client.models.list().data[0].id == NAME, "alive after the errors")
 finally:
