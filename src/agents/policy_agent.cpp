@@ -127,6 +127,7 @@ void policy_turn(llm::Backbone& backbone, KernelEvaluator& evaluator, const Prom
                             {"verdict", eval::to_string(t.result->verdict)},
                             {"speedup", t.speedup()},
                             {"coverage", t.result->coverage.value_or(0.0)}};
+      if (t.result->correct() && t.result->speedup_compile) call.reward_inputs["speedup_compile"] = *t.result->speedup_compile;
     } else {
       call.reward_inputs = {{"correct", false}, {"verdict", "no_answer"}, {"speedup", 0.0}, {"coverage", 0.0}};
     }

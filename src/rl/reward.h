@@ -1,0 +1,51 @@
+// The reward of one policy turn, from what the evaluator measured (design.md §6). Three published
+// shapes, every constant a config value:
+//   davinci  correct: w_c + w_s·min(speedup, cap) + w_v·coverage          (0.5 / 0.5 / 0.5, cap 6)
+//   kevin    correct: w_c + speedup                                       (w_c = 0.3)
+//   tiered   correct: 1, 2 when it beats eager by the margin, 3 when it beats eager and
+//            torch.compile by the margin (5%); wrong: -1
+// A wrong or crashed kernel gets the shape's failure reward (0, 0, -1). A kernel that did not build,
+// or an answer without a kernel, gets compile_error_penalty; one the evaluator rejected (a hack, a
+// decoy, a bypass) gets rejected_penalty; each defaults to the shape's failure reward.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace vinci::rl {
+
+enum class RewardKind { davinci, kevin, tiered };
+const char* reward_kind_name(RewardKind kind);
+RewardKind reward_kind_from_name(const std::string& name);  // throws std::invalid_argument naming it
+
+struct RewardConfig {
+  RewardKind kind = RewardKind::davinci;
+  double correct_weight = 0.5;   // davinci's w_c (kevin uses kevin_correct_weight)
+  double speedup_weight = 0.5;   // davinci's w_s
+  double coverage_weight = 0.5;  // davinci's w_v: the share of forward time in the candidate's kernels
+  double speedup_cap = 6.0;      // davinci: min(speedup, cap), so one lucky outlier cannot dominate
+  double kevin_correct_weight = 0.3;
+  double tier_margin = 0.05;     // tiered: "beats" means speedup >= 1 + margin
+  std::optional<double> compile_error_penalty;  // unset: the shape's failure reward
+  std::optional<double> rejected_penalty;       // unset: the shape's failure reward
+};
+
+// What one evaluated turn came to: the verdict class as eval::to_string writes it ("correct",
+// "incorrect", "compile_error", "runtime_error", "rejected", ...) or "no_answer" when the answer
+// held no kernel; speedups over eager and torch.compile; the time coverage of the candidate's kernels.
+struct TurnOutcome {
+  std::string verdict;
+  double speedup_eager = 0;
+  std::optional<double> speedup_compile;
+  double coverage = 0;
+};
+
+// An agent call's reward_inputs ({"verdict", "speedup", "coverage", "speedup_compile"?}) as the
+// policy agent records them; throws std::invalid_argument naming the field.
+TurnOutcome turn_outcome_from_json(const nlohmann::json& reward_inputs);
+
+double turn_reward(const TurnOutcome& outcome, const RewardConfig& config);
+
+}  // namespace vinci::rl
