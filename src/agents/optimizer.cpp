@@ -165,7 +165,9 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
     out.summaries = summarize(backbone, prompts, task, triggered, summary);
     std::set<std::string> verifying;  // rollouts of one run often distill the same skill: verify it once
     for (auto& s : out.summaries) {
-      out.episode.calls.push_back(s.call);
+      // The summary agent's reward is known only after verification (design.md §6: the best
+      // verified speedup among the skills it got admitted), so its call joins the episode after.
+      s.call.reward_inputs["admitted"] = nlohmann::json::array();
       std::vector<skills::Skill> to_verify;
       for (auto& p : s.proposals) {
         if (p.refused.empty() && library.find(p.skill.name)) p.refused = "a skill of that name is already in the library";
@@ -177,15 +179,20 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
           say(fmt::format("summary: refused '{}': {}", p.skill.name, p.refused));
         }
       }
-      if (to_verify.empty()) continue;
+      if (to_verify.empty()) {
+        out.episode.calls.push_back(s.call);
+        continue;
+      }
       say(fmt::format("verify: {} skill(s) from {}", to_verify.size(), s.rollout->label));
       auto verified = verify_skills(backbone, evaluator, prompts, task, *s.rollout, to_verify, settings.verify, settings.seed);
       for (auto& v : verified) {
         say(fmt::format("verify: '{}' {}: {}", v.skill.name, v.admitted ? "admitted" : "not admitted", v.why));
+        if (v.admitted) s.call.reward_inputs["admitted"].push_back({{"skill", v.skill.name}, {"speedup", v.record.skill_speedup}});
         for (const auto& r : v.repeats)
           for (const auto& c : r.calls) out.episode.calls.push_back(c);
         out.verifications.push_back(std::move(v));
       }
+      out.episode.calls.push_back(s.call);
     }
   }
 

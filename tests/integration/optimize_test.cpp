@@ -8,6 +8,7 @@
 // same extension cache: no extra compile.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -272,6 +273,12 @@ TEST(Optimize, SelectionPolicySummaryVerifierEndToEndOnCpu) {
     EXPECT_EQ(v.repeats, 2);
     EXPECT_DOUBLE_EQ(v.base_speedup, base);
     EXPECT_GE(v.skill_speedup, std::max(1.2, 1.2 * base));
+    // The summary call carries what its reward needs: the skills it got admitted, at their verified speedup.
+    const auto summary = std::find_if(episodes[0].calls.begin(), episodes[0].calls.end(),
+                                      [](const auto& c) { return c.role == vinci::agents::Role::summary; });
+    ASSERT_EQ(summary->reward_inputs["admitted"].size(), 1u);
+    EXPECT_EQ(summary->reward_inputs["admitted"][0]["skill"], "single_launch_elementwise");
+    EXPECT_DOUBLE_EQ(summary->reward_inputs["admitted"][0]["speedup"].get<double>(), v.skill_speedup);
     EXPECT_FALSE(store.find("use_torch_relu").has_value());
     const std::string selected = selection.reward_inputs["skills"][0];
     EXPECT_EQ(store.find(selected)->usage.selected, 1);
