@@ -1,0 +1,45 @@
+// One policy-gradient update over a batch of training samples (the mixed batch of all agents'
+// calls): the trainer's logprobs of every masked token, MRS against the rollout's logprobs, the
+// PPO-clip loss, backward in micro-batches of at most a token budget (gradient accumulation), one
+// AdamW step.
+//
+// The loss of the whole batch is what the configured aggregation gives over all its sequences:
+// each micro-batch's loss is weighted by its share of the batch's tokens (token_mean) or sequences
+// (seq_mean_token_mean) before backward. Sequences MRS rejects contribute zeros and keep their
+// place in those denominators, so a rejection never inflates the others' weight.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "llm/backbone.h"
+#include "rl/adamw.h"
+#include "rl/policy_loss.h"
+#include "rl/rejection.h"
+#include "rl/training_samples.h"
+
+namespace vinci::rl {
+
+struct PolicyStepConfig {
+  PolicyLossConfig loss;
+  bool mrs = true;
+  MrsConfig mrs_config;
+  int64_t micro_batch_tokens = 16384;  // sequence tokens per forward/backward; 0: the whole batch at once
+  llm::LogprobOptions logprobs{.pack = true};
+};
+
+struct PolicyStepStats {
+  StepStats optimizer;
+  double loss = 0;                   // the aggregated loss, summed over micro-batches as weighted
+  double clip_fraction_low = 0, clip_fraction_high = 0;  // over the kept tokens
+  double mean_abs_logprob_diff = 0;  // |trainer - rollout| per masked token, before the update
+  size_t sequences = 0, mrs_rejected = 0;
+  int64_t tokens = 0, micro_batches = 0;
+};
+
+// Samples without masked tokens are skipped. Throws std::invalid_argument when a sample's
+// rollout logprobs do not match its mask.
+PolicyStepStats policy_step(llm::TrainableBackbone& backbone, AdamW& optimizer, std::span<const TrainingSample> samples,
+                            const PolicyStepConfig& config);
+
+}  // namespace vinci::rl
