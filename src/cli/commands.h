@@ -18,5 +18,6 @@ Action add_chat_command(CLI::App& app);
 Action add_optimize_command(CLI::App& app);
 Action add_bench_model_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
+Action add_train_command(CLI::App& app);
 
 }  // namespace vinci::cli

@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
   actions[bench_model] = vinci::cli::add_bench_model_command(*bench_model);
   auto* serve = app.add_subcommand("serve", "an OpenAI-compatible server over a checkpoint (native backbone)");
   actions[serve] = vinci::cli::add_serve_command(*serve);
+  auto* train = app.add_subcommand("train", "train the backbone: the SFT cold start (vinci train sft)");
+  actions[train] = vinci::cli::add_train_command(*train);
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_default_logger(spdlog::stderr_color_mt("vinci"));

@@ -1,0 +1,148 @@
+// vinci train sft: the SFT cold start. The diversity filter runs first (its report lands in --out),
+// then masked cross-entropy on the answers; every step is a line of metrics.jsonl, and the model
+// (or its LoRA adapter, in PEFT's layout) is saved to --out/final.
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/backbone_options.h"
+#include "cli/commands.h"
+#include "core/files.h"
+#include "llm/native_backbone.h"
+#include "rl/diversity_filter.h"
+#include "rl/sft_trainer.h"
+
+namespace vinci::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SftCommandOptions {
+  std::string data, out, schedule = "constant";
+  BackboneOptions backbone;
+  int lora_rank = 16;
+  double lora_alpha = 32;
+  bool no_filter = false;
+  rl::DiversityConfig filter;
+  rl::SftConfig sft;
+};
+
+int run_sft(SftCommandOptions& o) {
+  const fs::path out(o.out);
+  if (fs::exists(out / "final"))
+    throw std::runtime_error(fmt::format("{} holds a finished run (final/): pick another --out", out.string()));
+  fs::create_directories(out);
+  const auto conversations = rl::load_sft_conversations(o.data);
+  spdlog::info("{}: {} conversations", o.data, conversations.size());
+
+  std::vector<rl::SftConversation> kept;
+  std::string report;
+  if (o.no_filter) {
+    kept = conversations;
+  } else {
+    const auto r = rl::diversity_filter(conversations, o.filter);
+    for (const size_t i : r.kept) kept.push_back(conversations[i]);
+    for (const auto& removal : r.removed)
+      report += nlohmann::json{{"line", conversations[removal.index].line},
+                               {"task", conversations[removal.index].task},
+                               {"role", conversations[removal.index].role},
+                               {"rule", removal.rule},
+                               {"detail", removal.detail}}
+                    .dump() +
+                "\n";
+    fmt::print(stderr, "diversity filter: {}", r.summary());
+  }
+  core::write_file_atomic(out / "filter_report.jsonl", report);
+
+  llm::NativeOptions native;
+  native.device = o.backbone.device;
+  native.dtype = o.backbone.dtype;
+  native.chat_template = o.backbone.chat_template;
+  native.training.mode = o.lora_rank > 0 ? llm::Training::Mode::kLora : llm::Training::Mode::kFull;
+  native.training.lora.rank = o.lora_rank;
+  native.training.lora.alpha = o.lora_alpha;
+  spdlog::info("loading {} ({}, {}), training {}", o.backbone.model, o.backbone.device, o.backbone.dtype,
+               o.lora_rank > 0 ? fmt::format("LoRA rank {}", o.lora_rank) : std::string("every parameter"));
+  auto backbone = llm::open_native_backbone(o.backbone.model, native);
+
+  o.sft.optimizer.lr.shape = rl::lr_shape_from_name(o.schedule);
+  if (o.sft.optimizer.lr.shape == rl::LrSchedule::Shape::cosine && o.sft.optimizer.lr.total_steps == 0)
+    throw std::runtime_error("--schedule cosine needs --total-steps (the step the decay ends at)");
+  core::LineWriter metrics(out / "metrics.jsonl", /*append=*/false);
+  const auto outcome = rl::train_sft(*backbone, kept, o.sft, [&](const rl::SftStepLog& s) {
+    metrics.write_line(nlohmann::json{{"epoch", s.epoch},
+                                      {"step", s.step},
+                                      {"loss", s.loss},
+                                      {"lr", s.optimizer.lr},
+                                      {"grad_norm", s.optimizer.grad_norm},
+                                      {"tokens", s.tokens},
+                                      {"sequences", s.sequences},
+                                      {"seconds", s.seconds},
+                                      {"tokens_per_s", s.seconds > 0 ? static_cast<double>(s.tokens) / s.seconds : 0.0}}
+                           .dump());
+    spdlog::info("epoch {} step {}: loss {:.4f}, lr {:.3g}, grad norm {:.3g}, {} tokens in {:.2f} s", s.epoch, s.step,
+                 s.loss, s.optimizer.lr, s.optimizer.grad_norm, s.tokens, s.seconds);
+  });
+  if (outcome.skipped_too_long > 0)
+    spdlog::warn("{} conversations longer than --max-sequence-tokens {} were skipped", outcome.skipped_too_long,
+                 o.sft.max_sequence_tokens);
+  backbone->save(out / "final");
+  fmt::print("trained {} steps on {} conversations; loss {:.4f} -> {:.4f}; model in {}\n", outcome.steps.size(),
+             kept.size() - outcome.skipped_too_long, outcome.steps.front().loss, outcome.steps.back().loss,
+             (out / "final").string());
+  return 0;
+}
+
+Action add_sft_command(CLI::App& app) {
+  auto o = std::make_shared<SftCommandOptions>();
+  app.add_option("--data", o->data, "JSONL conversations: {\"messages\": [...], \"tools\"?: [...], \"meta\": {task, level, "
+                                    "role, skills?}}")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add_backbone_options(app, o->backbone);
+  app.add_option("--out", o->out, "output folder: filter_report.jsonl, metrics.jsonl, final/")->required();
+  app.add_option("--lora-rank", o->lora_rank, "train LoRA adapters of this rank; 0 trains every parameter")
+      ->capture_default_str();
+  app.add_option("--lora-alpha", o->lora_alpha, "LoRA scale numerator (the update is scaled by alpha / rank)")
+      ->capture_default_str();
+  auto& s = o->sft;
+  app.add_option("--epochs", s.epochs, "passes over the data")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--lr", s.optimizer.lr.peak, "peak learning rate")->capture_default_str();
+  app.add_option("--warmup-steps", s.optimizer.lr.warmup_steps, "linear warm-up steps")->capture_default_str();
+  app.add_option("--schedule", o->schedule, "after warm-up: constant or cosine")
+      ->check(CLI::IsMember({"constant", "cosine"}))->capture_default_str();
+  app.add_option("--total-steps", s.optimizer.lr.total_steps, "cosine: the step the decay ends at");
+  app.add_option("--min-lr-ratio", s.optimizer.lr.min_ratio, "cosine: the floor, as a fraction of --lr")->capture_default_str();
+  app.add_option("--weight-decay", s.optimizer.weight_decay, "AdamW's decoupled weight decay")->capture_default_str();
+  app.add_option("--max-grad-norm", s.optimizer.max_grad_norm, "clip gradients to this global norm (0: no clipping)")
+      ->capture_default_str();
+  app.add_option("--batch-tokens", s.batch_tokens, "sequence tokens per optimizer step")->capture_default_str();
+  app.add_option("--row-tokens", s.row_tokens, "packing row length")->capture_default_str();
+  app.add_option("--max-sequence-tokens", s.max_sequence_tokens, "skip longer conversations")->capture_default_str();
+  app.add_option("--seed", s.seed, "the order of conversations in each epoch")->capture_default_str();
+  auto& f = o->filter;
+  app.add_flag("--no-filter", o->no_filter, "train on every conversation (skip the diversity filter)");
+  app.add_option("--near-duplicate", f.near_duplicate, "estimated Jaccard similarity at which a solution repeats another")
+      ->capture_default_str();
+  app.add_option("--max-per-task", f.max_per_task, "conversations kept per (task, role); 0: no cap")->capture_default_str();
+  app.add_option("--max-per-skill", f.max_per_skill, "conversations kept per skill; 0: no cap")->capture_default_str();
+  app.add_option("--balance-ratio", f.balance_ratio, "no level or role above this x the smallest; 0: no balancing")
+      ->capture_default_str();
+  return [o] { return run_sft(*o); };
+}
+
+}  // namespace
+
+Action add_train_command(CLI::App& app) {
+  app.require_subcommand(1);
+  auto* sft = app.add_subcommand("sft", "the SFT cold start: diversity filter, then masked cross-entropy on the answers");
+  auto run = add_sft_command(*sft);
+  return [sft, run] {
+    if (sft->parsed()) return run();
+    return 1;
+  };
+}
+
+}  // namespace vinci::cli
