@@ -2,6 +2,7 @@
 // then masked cross-entropy on the answers; every step is a line of metrics.jsonl, and the model
 // (or its LoRA adapter, in PEFT's layout) is saved to --out/final.
 #include <filesystem>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -10,6 +11,7 @@
 #include "cli/commands.h"
 #include "core/files.h"
 #include "llm/native_backbone.h"
+#include "rl/checkpoint.h"
 #include "rl/diversity_filter.h"
 #include "rl/sft_trainer.h"
 
@@ -31,9 +33,21 @@ struct SftCommandOptions {
 
 int run_sft(SftCommandOptions& o) {
   const fs::path out(o.out);
-  if (fs::exists(out / "final"))
-    throw std::runtime_error(fmt::format("{} holds a finished run (final/): pick another --out", out.string()));
+  o.sft.checkpoint_dir = out / "checkpoints";
+  const auto latest = rl::latest_checkpoint(o.sft.checkpoint_dir);
+  if ((latest || fs::exists(out / "final")) && !o.sft.resume)
+    throw std::runtime_error(fmt::format("{} holds an earlier run: pass --resume to continue it, or another --out", out.string()));
   fs::create_directories(out);
+  // A resumed run rewrites the steps after its checkpoint: drop their metrics lines.
+  int64_t resumed_step = 0;
+  if (latest) resumed_step = nlohmann::json::parse(core::read_file(*latest / "trainer.json")).at("step").get<int64_t>();
+  if (o.sft.resume) {
+    std::string kept_lines;
+    std::istringstream lines(core::try_read_file(out / "metrics.jsonl").value_or(""));
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty() && nlohmann::json::parse(line).value("step", int64_t{0}) <= resumed_step) kept_lines += line + "\n";
+    core::write_file_atomic(out / "metrics.jsonl", kept_lines);
+  }
   const auto conversations = rl::load_sft_conversations(o.data);
   spdlog::info("{}: {} conversations", o.data, conversations.size());
 
@@ -70,7 +84,7 @@ int run_sft(SftCommandOptions& o) {
   o.sft.optimizer.lr.shape = rl::lr_shape_from_name(o.schedule);
   if (o.sft.optimizer.lr.shape == rl::LrSchedule::Shape::cosine && o.sft.optimizer.lr.total_steps == 0)
     throw std::runtime_error("--schedule cosine needs --total-steps (the step the decay ends at)");
-  core::LineWriter metrics(out / "metrics.jsonl", /*append=*/false);
+  core::LineWriter metrics(out / "metrics.jsonl", /*append=*/true);
   const auto outcome = rl::train_sft(*backbone, kept, o.sft, [&](const rl::SftStepLog& s) {
     metrics.write_line(nlohmann::json{{"epoch", s.epoch},
                                       {"step", s.step},
@@ -88,6 +102,15 @@ int run_sft(SftCommandOptions& o) {
   if (outcome.skipped_too_long > 0)
     spdlog::warn("{} conversations longer than --max-sequence-tokens {} were skipped", outcome.skipped_too_long,
                  o.sft.max_sequence_tokens);
+  if (outcome.resumed_from_step > 0) spdlog::info("resumed from step {}", outcome.resumed_from_step);
+  if (!outcome.complete) {
+    fmt::print("stopped after step {} (--max-steps); continue with --resume\n", o.sft.max_steps);
+    return 0;
+  }
+  if (outcome.steps.empty()) {
+    fmt::print("nothing left to train: the run in {} is complete\n", out.string());
+    return 0;
+  }
   backbone->save(out / "final");
   fmt::print("trained {} steps on {} conversations; loss {:.4f} -> {:.4f}; model in {}\n", outcome.steps.size(),
              kept.size() - outcome.skipped_too_long, outcome.steps.front().loss, outcome.steps.back().loss,
@@ -122,6 +145,11 @@ Action add_sft_command(CLI::App& app) {
   app.add_option("--row-tokens", s.row_tokens, "packing row length")->capture_default_str();
   app.add_option("--max-sequence-tokens", s.max_sequence_tokens, "skip longer conversations")->capture_default_str();
   app.add_option("--seed", s.seed, "the order of conversations in each epoch")->capture_default_str();
+  app.add_option("--checkpoint-every", s.checkpoint_every,
+                 "write a checkpoint (model, optimizer, data cursor) to --out/checkpoints every N steps; one is always "
+                 "written at the end")->capture_default_str();
+  app.add_flag("--resume", s.resume, "continue the run in --out from its newest checkpoint");
+  app.add_option("--max-steps", s.max_steps, "stop after this many steps (checkpointed; --resume continues)");
   auto& f = o->filter;
   app.add_flag("--no-filter", o->no_filter, "train on every conversation (skip the diversity filter)");
   app.add_option("--near-duplicate", f.near_duplicate, "estimated Jaccard similarity at which a solution repeats another")

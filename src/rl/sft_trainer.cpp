@@ -9,6 +9,9 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include "core/hash.h"
+#include "rl/checkpoint.h"
+
 namespace vinci::rl {
 
 llm::TrainSequence sft_sequence(const llm::TrainableBackbone& backbone, const SftConversation& c) {
@@ -35,22 +38,54 @@ SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const SftConver
                      const SftConfig& config, const std::function<void(const SftStepLog&)>& on_step) {
   SftOutcome out;
   std::vector<llm::TrainSequence> sequences;
+  std::vector<std::string> fingerprint;
   for (const auto& c : conversations) {
     auto s = sft_sequence(backbone, c);
     if (static_cast<int64_t>(s.ids.size()) > config.max_sequence_tokens) {
       ++out.skipped_too_long;
       continue;
     }
+    fingerprint.push_back(nlohmann::json(s.ids).dump() + nlohmann::json(s.loss_mask).dump());
     sequences.push_back(std::move(s));
   }
   if (sequences.empty()) throw std::invalid_argument("SFT: no conversation to train on");
+  std::string joined;
+  for (const auto& f : fingerprint) joined += f + "\n";
+  const std::string data_hash = core::content_hash(joined);
   AdamW optimizer(backbone.trainable_parameters(), config.optimizer);
-  std::mt19937_64 rng(config.seed);
+
+  // Where to start: the cursor is (epoch, position in that epoch's order), and each epoch's order
+  // depends on the seed and the epoch alone, so a resumed run sees the batches the first one would.
+  int start_epoch = 1;
+  size_t start_position = 0;
+  if (config.resume && !config.checkpoint_dir.empty()) {
+    if (const auto latest = latest_checkpoint(config.checkpoint_dir)) {
+      const auto state = load_checkpoint(*latest, backbone, optimizer);
+      if (state.value("data", std::string()) != data_hash)
+        throw std::runtime_error(fmt::format("{}: the training data (or the template, or the filter) differs from the "
+                                             "data this checkpoint was trained on", latest->string()));
+      start_epoch = state.at("epoch").get<int>();
+      start_position = state.at("position").get<size_t>();
+      out.resumed_from_step = state.at("step").get<int64_t>();
+    }
+  }
+  const auto checkpoint = [&](int epoch, size_t position) {
+    if (config.checkpoint_dir.empty()) return;
+    if (position >= sequences.size()) ++epoch, position = 0;
+    save_checkpoint(config.checkpoint_dir, optimizer.steps(), backbone, optimizer,
+                    {{"epoch", epoch}, {"position", position}, {"data", data_hash}, {"kind", "sft"}});
+  };
+
   std::vector<size_t> order(sequences.size());
-  for (int epoch = 1; epoch <= config.epochs; ++epoch) {
+  for (int epoch = start_epoch; epoch <= config.epochs; ++epoch) {
     std::iota(order.begin(), order.end(), size_t{0});
+    std::mt19937_64 rng(config.seed * 1000003 + static_cast<uint64_t>(epoch));
     std::shuffle(order.begin(), order.end(), rng);
-    for (size_t begin = 0; begin < order.size();) {
+    for (size_t begin = epoch == start_epoch ? start_position : 0; begin < order.size();) {
+      if (config.max_steps > 0 && optimizer.steps() >= config.max_steps) {
+        checkpoint(epoch, begin);
+        return out;
+      }
       const auto start = std::chrono::steady_clock::now();
       std::vector<llm::TrainSequence> batch;
       int64_t length = 0;
@@ -76,8 +111,11 @@ SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const SftConver
       log.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       out.steps.push_back(log);
       if (on_step) on_step(log);
+      if (config.checkpoint_every > 0 && log.step % config.checkpoint_every == 0) checkpoint(epoch, begin);
     }
   }
+  checkpoint(config.epochs + 1, 0);
+  out.complete = true;
   return out;
 }
 

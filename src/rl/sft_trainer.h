@@ -33,6 +33,12 @@ struct SftConfig {
   int64_t row_tokens = 8192;     // packing row length
   int64_t max_sequence_tokens = 32768;  // longer conversations are skipped, and counted
   uint64_t seed = 0;                    // the order of conversations in each epoch
+  // Checkpoints (model, optimizer, data cursor) go to checkpoint_dir every checkpoint_every steps
+  // and at the end; empty: none. resume continues from the newest one there.
+  std::filesystem::path checkpoint_dir;
+  int64_t checkpoint_every = 0;
+  bool resume = false;
+  int64_t max_steps = 0;  // stop (after checkpointing) once this many steps are done; 0: no limit
 };
 
 struct SftStepLog {
@@ -45,8 +51,10 @@ struct SftStepLog {
 };
 
 struct SftOutcome {
-  std::vector<SftStepLog> steps;
+  std::vector<SftStepLog> steps;  // this run's, after any it resumed from
   size_t skipped_too_long = 0;
+  int64_t resumed_from_step = 0;
+  bool complete = false;  // every epoch done (false: stopped by max_steps)
 };
 
 // on_step sees each step as it finishes (progress, metrics file, checkpoints).

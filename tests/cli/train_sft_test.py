@@ -4,15 +4,19 @@
 Six conversations for the tiny random Qwen2 fixture, one of them a near duplicate of another and
 one of them answered with a tool call; the diversity filter must drop the duplicate and say so,
 training must lower the loss, and the trained checkpoint, loaded by `vinci generate` like any other,
-must answer each trained conversation's prompt greedily with the answer it was trained on.
+must answer each trained conversation's prompt greedily with the answer it was trained on. A run
+stopped by --max-steps, or killed with SIGKILL at whatever moment, and resumed must reproduce the
+uninterrupted run's losses bit for bit and end with byte-identical weights.
 Usage: train_sft_test.py VINCI FIXTURES_DIR   (FIXTURES_DIR: tests/fixtures/llm)
 """
 import json
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 VINCI, FIXTURES = sys.argv[1], pathlib.Path(sys.argv[2])
 QWEN2, TEMPLATE = FIXTURES / "models" / "qwen2", FIXTURES / "templates" / "qwen2_5.jinja"
@@ -72,6 +76,47 @@ try:
                 check(got["text"] == answer and got["finish_reason"] == "stop",
                       f"trained answer to {c['messages'][0]['content']!r}: got {got['text']!r} ({got['finish_reason']}), "
                       f"want {answer!r}")
+    # resume: stopped by --max-steps, or killed at whatever moment, a resumed run reproduces the
+    # uninterrupted run's losses bit for bit and ends with the same weights
+    few = data[:2] + data[3:5]
+    (work / "few.jsonl").write_text("".join(json.dumps(c) + "\n" for c in few))
+    base = [VINCI, "train", "sft", "--data", work / "few.jsonl", "--model", QWEN2, "--chat-template", TEMPLATE,
+            "--device", "cpu", "--lora-rank", "0", "--epochs", "4", "--lr", "1e-2", "--batch-tokens", "40",
+            "--checkpoint-every", "3"]
+
+    def losses(run):
+        return [json.loads(l)["loss"] for l in (run / "metrics.jsonl").read_text().splitlines()]
+
+    def train(run, *extra):
+        return subprocess.run(base + ["--out", run, *extra], capture_output=True, text=True, timeout=600)
+
+    whole = work / "whole"
+    check(train(whole).returncode == 0, "the uninterrupted run")
+    want = losses(whole)
+    check(len(want) >= 8, f"enough steps to interrupt: {len(want)}")
+    stopped = work / "stopped"
+    p = train(stopped, "--max-steps", "4")
+    check(p.returncode == 0 and "--resume" in p.stdout and not (stopped / "final").exists(), f"--max-steps 4: {p.stdout}")
+    p = train(stopped)
+    check(p.returncode == 1 and "--resume" in p.stderr, "a used --out is refused without --resume")
+    check(train(stopped, "--resume").returncode == 0, "resumed after --max-steps")
+    check(losses(stopped) == want, f"resumed losses {losses(stopped)} != uninterrupted {want}")
+    killed = work / "killed"
+    proc = subprocess.Popen(base + ["--out", killed], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while proc.poll() is None and time.time() < deadline:
+        metrics = killed / "metrics.jsonl"
+        if metrics.exists() and len(metrics.read_text().splitlines()) >= 5:
+            break
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    check(train(killed, "--resume").returncode == 0, "resumed after SIGKILL")
+    check(losses(killed) == want, f"losses after a kill and --resume {losses(killed)} != uninterrupted {want}")
+    for run in (stopped, killed):
+        check((run / "final" / "model.safetensors").read_bytes() == (whole / "final" / "model.safetensors").read_bytes(),
+              f"{run.name}: the final weights equal the uninterrupted run's")
+
     # a bad line stops everything before training, naming the file, line and field
     (work / "bad.jsonl").write_text(json.dumps(data[0]) + "\n" + json.dumps({"messages": data[1]["messages"]}) + "\n")
     p = subprocess.run([VINCI, "train", "sft", "--data", work / "bad.jsonl", "--model", QWEN2, "--chat-template", TEMPLATE,

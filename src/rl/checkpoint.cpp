@@ -1,0 +1,93 @@
+#include "rl/checkpoint.h"
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#include "core/files.h"
+#include "llm/safetensors.h"
+
+namespace vinci::rl {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+llm::DType file_dtype(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return llm::DType::F32;
+    case at::kDouble: return llm::DType::F64;
+    case at::kBFloat16: return llm::DType::BF16;
+    case at::kHalf: return llm::DType::F16;
+    case at::kLong: return llm::DType::I64;
+    default: throw std::logic_error(fmt::format("optimizer state of dtype {} cannot be saved", c10::toString(t)));
+  }
+}
+
+at::ScalarType scalar_type(llm::DType t, const fs::path& file) {
+  switch (t) {
+    case llm::DType::F32: return at::kFloat;
+    case llm::DType::F64: return at::kDouble;
+    case llm::DType::BF16: return at::kBFloat16;
+    case llm::DType::F16: return at::kHalf;
+    case llm::DType::I64: return at::kLong;
+    default: throw std::runtime_error(fmt::format("{}: unexpected dtype {} in optimizer state", file.string(), llm::dtype_name(t)));
+  }
+}
+
+}  // namespace
+
+void save_checkpoint(const fs::path& dir, int64_t step, const llm::TrainableBackbone& backbone, const AdamW& optimizer,
+                     const nlohmann::json& trainer_state) {
+  const std::string name = fmt::format("step-{}", step);
+  const fs::path staging = dir / (name + ".partial"), final_dir = dir / name;
+  fs::remove_all(staging);
+  fs::create_directories(staging);
+  backbone.save(staging / "model");
+  std::vector<at::Tensor> keep_alive;
+  std::vector<llm::TensorToWrite> tensors;
+  for (const auto& [key, tensor] : optimizer.state()) {
+    keep_alive.push_back(tensor.detach().cpu().contiguous());
+    const auto& t = keep_alive.back();
+    tensors.push_back({key, file_dtype(t.scalar_type()), t.sizes().vec(), t.data_ptr(), t.nbytes()});
+  }
+  llm::write_safetensors(staging / "optimizer.safetensors", tensors);
+  nlohmann::json state = trainer_state;
+  state["step"] = step;
+  core::write_file_atomic(staging / "trainer.json", state.dump(2) + "\n");
+  fs::remove_all(final_dir);
+  fs::rename(staging, final_dir);
+  core::write_file_atomic(dir / "latest", name + "\n");
+}
+
+std::optional<fs::path> latest_checkpoint(const fs::path& dir) {
+  const auto name = core::try_read_file(dir / "latest");
+  if (!name) return std::nullopt;
+  std::string trimmed = *name;
+  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.pop_back();
+  const fs::path path = dir / trimmed;
+  if (!fs::exists(path / "trainer.json"))
+    throw std::runtime_error(fmt::format("{} names {}, which holds no trainer.json", (dir / "latest").string(), path.string()));
+  return path;
+}
+
+nlohmann::json load_checkpoint(const fs::path& checkpoint, llm::TrainableBackbone& backbone, AdamW& optimizer) {
+  backbone.load(checkpoint / "model");
+  const fs::path file = checkpoint / "optimizer.safetensors";
+  const auto mapped = llm::SafetensorsFile::open(file);
+  std::map<std::string, at::Tensor> state;
+  for (const auto& view : mapped.tensors())
+    state[view.name] = at::from_blob(const_cast<std::byte*>(view.data), view.shape, at::TensorOptions().dtype(scalar_type(view.dtype, file)))
+                           .clone();
+  try {
+    optimizer.load_state(state);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format("{}: {}", file.string(), e.what()));
+  }
+  try {
+    return nlohmann::json::parse(core::read_file(checkpoint / "trainer.json"));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(fmt::format("{}: {}", (checkpoint / "trainer.json").string(), e.what()));
+  }
+}
+
+}  // namespace vinci::rl
