@@ -1,6 +1,7 @@
 #include "rl/adamw.h"
 
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
@@ -23,27 +24,35 @@ StepStats AdamW::step() {
   StepStats stats;
   stats.step = ++steps_;
   stats.lr = learning_rate(config_.lr, steps_);
-  // The global norm over every gradient, accumulated in fp64.
-  double squares = 0;
-  for (const auto& p : params_)
-    if (p.grad().defined()) squares += p.grad().to(at::kDouble).pow(2).sum().item<double>();
-  stats.grad_norm = std::sqrt(squares);
-  const double clip = config_.max_grad_norm > 0 && stats.grad_norm > config_.max_grad_norm
-                          ? config_.max_grad_norm / (stats.grad_norm + 1e-6)
-                          : 1.0;
-  const double correction1 = 1.0 - std::pow(config_.beta1, static_cast<double>(steps_));
-  const double correction2 = 1.0 - std::pow(config_.beta2, static_cast<double>(steps_));
-  for (size_t i = 0; i < params_.size(); ++i) {
-    auto& p = params_[i];
-    if (!p.grad().defined()) continue;
-    const auto g = p.grad() * clip;
-    m_[i].mul_(config_.beta1).add_(g, 1.0 - config_.beta1);
-    v_[i].mul_(config_.beta2).addcmul_(g, g, 1.0 - config_.beta2);
-    if (config_.weight_decay != 0.0) p.mul_(1.0 - stats.lr * config_.weight_decay);
-    const auto denominator = (v_[i] / correction2).sqrt_().add_(config_.eps);
-    p.addcdiv_(m_[i], denominator, -stats.lr / correction1);
-    p.mutable_grad().reset();
+  std::vector<size_t> live;
+  std::vector<at::Tensor> grads;
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].grad().defined()) {
+      live.push_back(i);
+      grads.push_back(params_[i].grad());
+    }
+  if (live.empty()) return stats;
+  // One norm kernel per list and one host sync per step, not one per parameter.
+  stats.grad_norm = at::stack(at::_foreach_norm(grads)).to(at::kDouble).norm().item<double>();
+  if (config_.max_grad_norm > 0 && stats.grad_norm > config_.max_grad_norm)
+    at::_foreach_mul_(grads, config_.max_grad_norm / (stats.grad_norm + 1e-6));
+  // PyTorch's fused AdamW kernel (one launch per device and dtype), with this step's count.
+  std::map<std::pair<std::string, at::ScalarType>, std::vector<size_t>> groups;
+  for (size_t k = 0; k < live.size(); ++k) groups[{params_[live[k]].device().str(), params_[live[k]].scalar_type()}].push_back(k);
+  for (const auto& [key, members] : groups) {
+    std::vector<at::Tensor> p, g, m, v, step;
+    const auto count = at::full({}, static_cast<double>(steps_), params_[live[members[0]]].options().dtype(at::kFloat));
+    for (const size_t k : members) {
+      p.push_back(params_[live[k]]);
+      g.push_back(grads[k]);
+      m.push_back(m_[live[k]]);
+      v.push_back(v_[live[k]]);
+      step.push_back(count);
+    }
+    at::_fused_adamw_(p, g, m, v, {}, step, stats.lr, config_.beta1, config_.beta2, config_.weight_decay, config_.eps,
+                      /*amsgrad=*/false, /*maximize=*/false, std::nullopt, std::nullopt);
   }
+  for (const size_t i : live) params_[i].mutable_grad().reset();
   return stats;
 }
 

@@ -1,6 +1,6 @@
 // AdamW over the backbone's trainable parameters (fp32 master weights when the compute dtype is
 // bf16: the backbone keeps them so), with gradient clipping by global norm and the learning-rate
-// schedule. Written out rather than taken from torch::optim so that its state is plain named
+// schedule. The update is PyTorch's fused AdamW kernel; the state around it is ours, plain named
 // tensors, which a checkpoint saves and restores exactly.
 //   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
 //   p = p (1 - lr wd) - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)

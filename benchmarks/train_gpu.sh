@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Training throughput on the GPU machine: the policy-gradient step of vinci (train_step_bench) and
+# the same step in PyTorch eager (train_step_hf.py), on a randomly initialised Qwen2.5-1.5B shape,
+# every parameter trained, same batch. Then RlLearning (the CPU learning test) and the rest of the
+# libtorch tests on this machine.
+# Usage (repository root): benchmarks/train_gpu.sh [OUT_DIR] [BATCH] [PROMPT] [RESPONSE]
+set -uo pipefail
+OUT=${1:-bench-out}
+BATCH=${2:-8}
+PROMPT=${3:-512}
+RESPONSE=${4:-512}
+mkdir -p "$OUT"
+BUILD=${BUILD:-build-gpu}
+source benchmarks/gpu_host_setup.sh
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVINCI_BUILD_LLM_BENCHMARK=ON >"$OUT/cmake.log" 2>&1 &&
+  cmake --build "$BUILD" -j "$(nproc)" --target train_step_bench >>"$OUT/cmake.log" 2>&1 ||
+  { tail -40 "$OUT/cmake.log"; exit 1; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+SHAPE=benchmarks/llm/qwen2_5_1_5b
+"$BUILD/benchmarks/train_step_bench" --config-dir $SHAPE --batch "$BATCH" --prompt "$PROMPT" --response "$RESPONSE" \
+  2>"$OUT/train_vinci.log" | tee "$OUT/train.jsonl"
+python3 benchmarks/train_step_hf.py --config-dir $SHAPE --batch "$BATCH" --prompt "$PROMPT" --response "$RESPONSE" \
+  2>"$OUT/train_hf.log" | tee -a "$OUT/train.jsonl"
+tail -n 3 "$OUT/train_vinci.log" "$OUT/train_hf.log"
+python3 - "$OUT/train.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+print(f"{'engine':<15} {'batch':>5} {'seq':>6} {'step s':>8} {'tokens/s':>10} {'TFLOP/s':>8} {'MFU':>6}")
+for r in rows:
+    print(f"{r['engine']:<15} {r['batch']:>5} {r['prompt'] + r['response']:>6} {r['step_s']:>8.3f} "
+          f"{r['tokens_per_s']:>10.0f} {r['tflops']:>8.1f} {100 * r['mfu']:>5.1f}%")
+PY

@@ -1,0 +1,108 @@
+// Throughput of the policy-gradient step (rl/policy_step: logprobs forward, PPO-clip loss,
+// backward, AdamW) on a randomly initialised model of a given shape, every parameter trained in
+// bf16 compute with fp32 master weights. Prints one JSON line: tokens/s and MFU.
+//
+// FLOPs per step, the usual accounting: 6 x (non-embedding parameters) per token for the matmuls of
+// forward and backward, 6 x hidden x vocab per trained (masked) token for the output projection
+// (only those positions reach it), and 6 x layers x hidden x seq per token for causal attention
+// (QK^T and AV, half the square, forward and backward).
+//
+//   train_step_bench --config-dir benchmarks/llm/qwen2_5_1_5b --batch 8 --prompt 512 --response 512
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <random>
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "llm/native_backbone.h"
+#include "rl/policy_step.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"throughput of the policy-gradient training step"};
+  std::string config_dir, device = "cuda";
+  int batch = 8, prompt = 512, response = 512, steps = 5, warmup = 2;
+  double peak_tflops = 989.0;  // H100 SXM dense bf16
+  bool checkpointing = false;
+  app.add_option("--config-dir", config_dir, "a directory with config.json")->required();
+  app.add_option("--device", device);
+  app.add_option("--batch", batch);
+  app.add_option("--prompt", prompt, "untrained tokens per sequence");
+  app.add_option("--response", response, "trained tokens per sequence");
+  app.add_option("--steps", steps, "timed steps (the median is reported)");
+  app.add_option("--warmup", warmup);
+  app.add_option("--peak-tflops", peak_tflops, "the device's dense bf16 peak, for MFU");
+  app.add_flag("--gradient-checkpointing", checkpointing);
+  CLI11_PARSE(app, argc, argv);
+
+  vinci::llm::NativeOptions options;
+  options.device = device;
+  options.dtype = "bfloat16";
+  options.random_weights_seed = 1;
+  options.training.mode = vinci::llm::Training::Mode::kFull;
+  options.training.gradient_checkpointing = checkpointing;
+  auto backbone = vinci::llm::open_native_backbone(config_dir, options);
+  const auto config = nlohmann::json::parse(std::ifstream(std::filesystem::path(config_dir) / "config.json"));
+  const int64_t h = config["hidden_size"], inter = config["intermediate_size"], layers = config["num_hidden_layers"];
+  const int64_t heads = config["num_attention_heads"], kv = config["num_key_value_heads"], vocab = config["vocab_size"];
+  const int64_t head_dim = config.value("head_dim", h / heads);
+  const double per_layer = double(h) * (heads + 2 * kv) * head_dim + double(heads) * head_dim * h + 3.0 * h * inter;
+  const double non_embedding = double(layers) * per_layer;
+
+  std::mt19937 rng(0);
+  std::uniform_int_distribution<int32_t> token(0, static_cast<int32_t>(vocab) - 1);
+  std::vector<vinci::rl::TrainingSample> samples(batch);
+  for (int b = 0; b < batch; ++b) {
+    auto& s = samples[b];
+    for (int i = 0; i < prompt + response; ++i) s.ids.push_back(token(rng));
+    s.loss_mask.assign(prompt, 0);
+    s.loss_mask.resize(prompt + response, 1);
+    s.advantage = b % 2 ? 1.0 : -1.0;
+  }
+  {  // on-policy rollout logprobs: the model's own, so ratios start at 1
+    c10::NoGradGuard no_grad;
+    for (auto& s : samples) {
+      const auto lp = backbone->logprobs({{{s.ids, s.loss_mask}}}, {}).to(at::kFloat).cpu().contiguous();
+      s.rollout_logprobs.assign(lp.data_ptr<float>(), lp.data_ptr<float>() + lp.numel());
+    }
+  }
+  vinci::rl::AdamWConfig adam;
+  adam.lr.peak = 1e-6;
+  vinci::rl::AdamW optimizer(backbone->trainable_parameters(), adam);
+  vinci::rl::PolicyStepConfig step;
+  step.micro_batch_tokens = 0;  // the whole batch in one forward and backward
+  step.logprobs.pack = false;   // equal lengths: padded rows are the packed ones
+  step.mrs = false;             // the weights move between steps; the timing must not depend on it
+
+  const bool cuda = device != "cpu";
+  const auto sync = [&] {
+    if (cuda) (void)backbone->trainable_parameters().front().sum().item<double>();
+  };
+  std::vector<double> times;
+  for (int i = 0; i < warmup + steps; ++i) {
+    sync();
+    const auto start = std::chrono::steady_clock::now();
+    vinci::rl::policy_step(*backbone, optimizer, samples, step);
+    sync();
+    if (i >= warmup) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  const double median = times[times.size() / 2];
+  const double tokens = double(batch) * (prompt + response), trained = double(batch) * response;
+  const double seq = prompt + response;
+  const double flops = 6.0 * non_embedding * tokens + 6.0 * double(h) * vocab * trained + 6.0 * layers * h * seq * tokens;
+  nlohmann::json line = {{"engine", "vinci"},
+                         {"batch", batch},
+                         {"prompt", prompt},
+                         {"response", response},
+                         {"step_s", median},
+                         {"tokens_per_s", tokens / median},
+                         {"tflops", flops / median / 1e12},
+                         {"mfu", flops / median / (peak_tflops * 1e12)}};
+  fmt::print("{}\n", line.dump());
+  return 0;
+}
