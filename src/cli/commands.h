@@ -19,5 +19,6 @@ Action add_optimize_command(CLI::App& app);
 Action add_bench_model_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
 Action add_train_command(CLI::App& app);
+Action add_plot_command(CLI::App& app);
 
 }  // namespace vinci::cli

@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
   actions[serve] = vinci::cli::add_serve_command(*serve);
   auto* train = app.add_subcommand("train", "train the backbone: the SFT cold start (vinci train sft)");
   actions[train] = vinci::cli::add_train_command(*train);
+  auto* plot = app.add_subcommand("plot", "a training run's metrics.jsonl as SVG curves");
+  actions[plot] = vinci::cli::add_plot_command(*plot);
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_default_logger(spdlog::stderr_color_mt("vinci"));

@@ -7,65 +7,20 @@
 
 #include <fmt/format.h>
 
-namespace vinci::eval {
+#include "core/svg.h"
 
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') break;  // not allowed in XML
-        out += c;
-    }
-  }
-  return out;
-}
+namespace vinci::eval {
 
 namespace {
 
-constexpr std::array<const char*, 8> kPalette{"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-                                              "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+using core::kSvgPalette;
+using core::nice_step;
+using core::svg_line;
+using core::svg_open;
+using core::svg_text;
+using core::xml_escape;
+
 constexpr const char* kOverallColor = "#222222";
-
-std::string svg_open(int width, int height, std::string_view title) {
-  std::string out = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n",
-      width, height);
-  out += fmt::format("<title>{}</title>\n", xml_escape(title));
-  out += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width, height);
-  out += fmt::format("<text class=\"title\" x=\"{:.2f}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" "
-                     "font-weight=\"bold\">{}</text>\n",
-                     width / 2.0, xml_escape(title));
-  return out;
-}
-
-std::string text(double x, double y, std::string_view s, std::string_view anchor = "start",
-                 std::string_view extra = {}) {
-  return fmt::format("<text x=\"{:.2f}\" y=\"{:.2f}\" text-anchor=\"{}\"{}{}>{}</text>\n", x, y, anchor,
-                     extra.empty() ? "" : " ", extra, xml_escape(s));
-}
-
-std::string line(double x1, double y1, double x2, double y2, std::string_view stroke, std::string_view extra = {}) {
-  return fmt::format("<line x1=\"{:.2f}\" y1=\"{:.2f}\" x2=\"{:.2f}\" y2=\"{:.2f}\" stroke=\"{}\"{}{}/>\n", x1, y1, x2,
-                     y2, stroke, extra.empty() ? "" : " ", extra);
-}
-
-// A "nice" tick step (1, 2 or 5 times a power of ten) giving at most about `ticks` intervals up to max_value.
-double nice_step(double max_value, int ticks) {
-  if (max_value <= 0) return 1;
-  const double raw = max_value / ticks;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * mag >= raw) return m * mag;
-  return 10 * mag;
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // fast_p curve
@@ -168,24 +123,24 @@ std::string fast_p_curve_svg(const std::vector<Result>& results,
 
   // Grid, axes, ticks.
   svg += "<g class=\"grid\" stroke-width=\"1\">\n";
-  for (int i = 0; i <= 5; ++i) svg += line(L, py(i / 5.0), L + W, py(i / 5.0), "#e5e5e5");
+  for (int i = 0; i <= 5; ++i) svg += svg_line(L, py(i / 5.0), L + W, py(i / 5.0), "#e5e5e5");
   for (double p : kFastP)
-    if (p > 0) svg += line(px(p), T, px(p), T + H, "#e5e5e5", "stroke-dasharray=\"3,3\"");
+    if (p > 0) svg += svg_line(px(p), T, px(p), T + H, "#e5e5e5", "stroke-dasharray=\"3,3\"");
   svg += "</g>\n";
   svg += "<g class=\"axes\" stroke-width=\"1\">\n";
-  svg += line(L, T + H, L + W, T + H, "#000000");
-  svg += line(L, T, L, T + H, "#000000");
+  svg += svg_line(L, T + H, L + W, T + H, "#000000");
+  svg += svg_line(L, T, L, T + H, "#000000");
   for (int i = 0; i <= 6; ++i) {
     const double p = i * 0.5;
-    svg += line(px(p), T + H, px(p), T + H + 5, "#000000");
-    svg += text(px(p), T + H + 18, fmt::format("{}", p), "middle");
+    svg += svg_line(px(p), T + H, px(p), T + H + 5, "#000000");
+    svg += svg_text(px(p), T + H + 18, fmt::format("{}", p), "middle");
   }
   for (int i = 0; i <= 5; ++i) {
-    svg += line(L - 5, py(i / 5.0), L, py(i / 5.0), "#000000");
-    svg += text(L - 8, py(i / 5.0) + 4, fmt::format("{}%", i * 20), "end");
+    svg += svg_line(L - 5, py(i / 5.0), L, py(i / 5.0), "#000000");
+    svg += svg_text(L - 8, py(i / 5.0) + 4, fmt::format("{}%", i * 20), "end");
   }
-  svg += text(L + W / 2, T + H + 38, fmt::format("p (speedup threshold vs {})", to_string(baseline)), "middle");
-  svg += text(16, T + H / 2, "fast_p (% of tasks correct and > p)", "middle",
+  svg += svg_text(L + W / 2, T + H + 38, fmt::format("p (speedup threshold vs {})", to_string(baseline)), "middle");
+  svg += svg_text(16, T + H / 2, "fast_p (% of tasks correct and > p)", "middle",
               fmt::format("transform=\"rotate(-90 16 {:.2f})\"", T + H / 2));
   svg += "</g>\n";
 
@@ -202,7 +157,7 @@ std::string fast_p_curve_svg(const std::vector<Result>& results,
     svg += fmt::format(
         "<polyline class=\"curve\" data-level=\"{}\" data-n=\"{}\" data-steps=\"{}\" stroke=\"{}\"{} points=\"{}\">"
         "<title>{}</title></polyline>\n",
-        c.id, c.n, steps_attr(c.steps), overall ? kOverallColor : kPalette[i % kPalette.size()],
+        c.id, c.n, steps_attr(c.steps), overall ? kOverallColor : kSvgPalette[i % kSvgPalette.size()],
         overall ? " stroke-dasharray=\"6,4\"" : "", points, xml_escape(c.label));
   }
   svg += "</g>\n";
@@ -213,13 +168,13 @@ std::string fast_p_curve_svg(const std::vector<Result>& results,
   const double lx = L + W + 24;
   for (size_t i = 0; i < curves.size(); ++i) {
     const bool overall = curves[i].id == "overall";
-    svg += line(lx, ly, lx + 24, ly, overall ? kOverallColor : kPalette[i % kPalette.size()],
+    svg += svg_line(lx, ly, lx + 24, ly, overall ? kOverallColor : kSvgPalette[i % kSvgPalette.size()],
                 overall ? "stroke-width=\"2\" stroke-dasharray=\"6,4\"" : "stroke-width=\"2\"");
-    svg += text(lx + 30, ly + 4, curves[i].label);
+    svg += svg_text(lx + 30, ly + 4, curves[i].label);
     ly += 20;
   }
   for (const auto& label : empty_levels) {
-    svg += text(lx + 30, ly + 4, label, "start", "fill=\"#777777\"");
+    svg += svg_text(lx + 30, ly + 4, label, "start", "fill=\"#777777\"");
     ly += 20;
   }
   svg += "</g>\n</svg>\n";
@@ -293,22 +248,22 @@ std::string speedup_histogram_svg(const std::vector<Result>& results, Baseline b
 
   svg += "<g class=\"axes\" stroke-width=\"1\">\n";
   for (double c = 0; c <= ymax + 1e-9; c += ystep) {
-    svg += line(L, py(c), L + W, py(c), "#e5e5e5");
-    svg += line(L - 5, py(c), L, py(c), "#000000");
-    svg += text(L - 8, py(c) + 4, fmt::format("{:g}", c), "end");
+    svg += svg_line(L, py(c), L + W, py(c), "#e5e5e5");
+    svg += svg_line(L - 5, py(c), L, py(c), "#000000");
+    svg += svg_text(L - 8, py(c) + 4, fmt::format("{:g}", c), "end");
   }
   const int octaves = static_cast<int>(std::lround(hi_log2 - lo_log2));
   const int stride = std::max(1, (octaves + 9) / 10);
   for (int e = static_cast<int>(lo_log2); e <= static_cast<int>(hi_log2); ++e) {
     if ((e - static_cast<int>(lo_log2)) % stride != 0) continue;
-    svg += line(px(e), T + H, px(e), T + H + 5, "#000000");
-    svg += text(px(e), T + H + 18, speed_label(std::ldexp(1.0, e)), "middle");
+    svg += svg_line(px(e), T + H, px(e), T + H + 5, "#000000");
+    svg += svg_text(px(e), T + H + 18, speed_label(std::ldexp(1.0, e)), "middle");
   }
-  svg += line(L, T + H, L + W, T + H, "#000000");
-  svg += line(L, T, L, T + H, "#000000");
-  svg += text(L + W / 2, T + H + 38, fmt::format("speedup vs {} (log2 scale, bins of 2^0.25)", to_string(baseline)),
+  svg += svg_line(L, T + H, L + W, T + H, "#000000");
+  svg += svg_line(L, T, L, T + H, "#000000");
+  svg += svg_text(L + W / 2, T + H + 38, fmt::format("speedup vs {} (log2 scale, bins of 2^0.25)", to_string(baseline)),
               "middle");
-  svg += text(16, T + H / 2, "results", "middle", fmt::format("transform=\"rotate(-90 16 {:.2f})\"", T + H / 2));
+  svg += svg_text(16, T + H / 2, "results", "middle", fmt::format("transform=\"rotate(-90 16 {:.2f})\"", T + H / 2));
   svg += "</g>\n";
 
   svg += "<g class=\"bins\" fill=\"#4c78a8\" stroke=\"#ffffff\" stroke-width=\"0.5\">\n";
@@ -336,15 +291,15 @@ std::string speedup_histogram_svg(const std::vector<Result>& results, Baseline b
 
   // The 1x marker.
   svg += "<g class=\"marker\">\n";
-  svg += line(px(0), T - 6, px(0), T + H, "#d62728", "stroke-width=\"1.5\" stroke-dasharray=\"5,3\"");
-  svg += text(px(0) + 4, T + 4, "1× (baseline)", "start", "fill=\"#d62728\"");
+  svg += svg_line(px(0), T - 6, px(0), T + H, "#d62728", "stroke-width=\"1.5\" stroke-dasharray=\"5,3\"");
+  svg += svg_text(px(0) + 4, T + 4, "1× (baseline)", "start", "fill=\"#d62728\"");
   svg += "</g>\n";
 
   // Counts by class.
   svg += "<g class=\"classes\">\n";
   const double tx = L + W + 40, tx2 = kWidth - 16;
   double ty = T + 8;
-  svg += text(tx, ty, "results by class", "start", "font-weight=\"bold\"");
+  svg += svg_text(tx, ty, "results by class", "start", "font-weight=\"bold\"");
   ty += 20;
   auto row = [&](std::string_view cls, std::string_view label, int count) {
     svg += fmt::format("<text class=\"class-count\" data-class=\"{}\" data-count=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\">{}"

@@ -17,9 +17,6 @@
 
 namespace vinci::eval {
 
-// Escapes & < > " ' for XML text and attribute values, and drops control characters XML 1.0 does not allow.
-std::string xml_escape(std::string_view s);
-
 // fast_p as a function of p on a continuous axis p in [0, 3]: one step curve per level that has tasks, plus the
 // overall curve (dashed). Tasks and the best-of-several rule are those of summarize() (task_outcomes in metrics.h);
 // the curve is at fast_0 (the correctness rate) at p = 0 and drops at every distinct speedup value (strict >).

@@ -6,11 +6,13 @@ one of them answered with a tool call; the diversity filter must drop the duplic
 training must lower the loss, and the trained checkpoint, loaded by `vinci generate` like any other,
 must answer each trained conversation's prompt greedily with the answer it was trained on. A run
 stopped by --max-steps, or killed with SIGKILL at whatever moment, and resumed must reproduce the
-uninterrupted run's losses bit for bit and end with byte-identical weights.
+uninterrupted run's losses bit for bit and end with byte-identical weights. `vinci plot` must draw
+the loss curve of metrics.jsonl with its values.
 Usage: train_sft_test.py VINCI FIXTURES_DIR   (FIXTURES_DIR: tests/fixtures/llm)
 """
 import json
 import pathlib
+import re
 import shutil
 import signal
 import subprocess
@@ -64,6 +66,16 @@ try:
         check(steps[-1]["loss"] < 0.2 * steps[0]["loss"], f"loss {steps[0]['loss']:.3f} -> {steps[-1]['loss']:.3f}")
         check(all(k in steps[0] for k in ("epoch", "step", "loss", "lr", "grad_norm", "tokens", "tokens_per_s")),
               f"metrics fields: {sorted(steps[0])}")
+        # vinci plot draws these very values
+        g = subprocess.run([VINCI, "plot", out / "metrics.jsonl", "--out", work / "curves.svg"], capture_output=True,
+                           text=True, timeout=120)
+        check(g.returncode == 0, f"vinci plot exited {g.returncode}: {g.stderr}")
+        if g.returncode == 0:
+            svg = (work / "curves.svg").read_text()
+            m = re.search(r'data-key="loss" data-points="([^"]*)"', svg)
+            plotted = [tuple(map(float, p.split(","))) for p in m.group(1).split()] if m else []
+            check(len(plotted) == len(steps) and all(abs(x - s["step"]) < 1e-9 and abs(y - s["loss"]) <= 1e-5 * abs(s["loss"])
+                                                     for (x, y), s in zip(plotted, steps)), "the plotted loss curve")
         for c in data[:2] + data[3:5]:
             (work / "m.json").write_text(json.dumps(c["messages"][:1]))
             g = subprocess.run([VINCI, "generate", "--model", out / "final", "--chat-template", TEMPLATE, "--device", "cpu",

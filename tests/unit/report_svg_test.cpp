@@ -1,4 +1,5 @@
 // The SVG charts: well-formed XML, one curve per level, escaped text, histogram bins read back from data-* attributes.
+#include "core/svg.h"
 #include "eval/report_svg.h"
 
 #include <cmath>
@@ -217,9 +218,9 @@ TEST(XmlCheck, RejectsMalformedDocuments) {
 }
 
 TEST(XmlEscape, EscapesMarkupAndDropsControlCharacters) {
-  EXPECT_EQ(xml_escape("a&b<c>d\"e'f"), "a&amp;b&lt;c&gt;d&quot;e&apos;f");
-  EXPECT_EQ(xml_escape(std::string("x\x01y\tz", 5)), "xy\tz");
-  EXPECT_EQ(xml_escape("level1/1_Matmul"), "level1/1_Matmul");
+  EXPECT_EQ(vinci::core::xml_escape("a&b<c>d\"e'f"), "a&amp;b&lt;c&gt;d&quot;e&apos;f");
+  EXPECT_EQ(vinci::core::xml_escape(std::string("x\x01y\tz", 5)), "xy\tz");
+  EXPECT_EQ(vinci::core::xml_escape("level1/1_Matmul"), "level1/1_Matmul");
 }
 
 TEST(FastPCurveSvg, WellFormedWithOneCurvePerLevel) {
