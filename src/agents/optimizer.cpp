@@ -210,16 +210,22 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
   return out;
 }
 
-std::vector<skills::Admission> record_in_library(skills::SkillStore& store, const OptimizeOutcome& outcome) {
-  std::vector<skills::Admission> admissions;
+std::vector<skills::Skill> admitted_skills(const OptimizeOutcome& outcome) {
+  std::vector<skills::Skill> out;
   for (const auto& v : outcome.verifications) {
     if (!v.admitted) continue;
     skills::Skill s = v.skill;
     s.status = skills::Status::admitted;
     s.provenance.episode_ids = {outcome.episode.id};
     s.verifications = {v.record};
-    admissions.push_back(store.admit(std::move(s)));
+    out.push_back(std::move(s));
   }
+  return out;
+}
+
+std::vector<skills::Admission> record_in_library(skills::SkillStore& store, const OptimizeOutcome& outcome) {
+  std::vector<skills::Admission> admissions;
+  for (auto& s : admitted_skills(outcome)) admissions.push_back(store.admit(std::move(s)));
   // Usage: every rollout's best-turn speedup, credited to the skills it carried and, for the
   // library's other selected skills, to their "not injected" side.
   std::map<std::string, skills::Usage> usage;

@@ -61,6 +61,9 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
                          const skills::Library& library, const PolicyTask& task, const OptimizeSettings& settings,
                          const ProgressFn& progress = {});
 
+// The skills the verifier admitted, each with its verification record and the episode it came from.
+std::vector<skills::Skill> admitted_skills(const OptimizeOutcome& outcome);
+
 // Writes what the run proved into the store: each admitted skill with its verification record,
 // and the usage sums of the skills the rollouts carried. Returns what admission did.
 std::vector<skills::Admission> record_in_library(skills::SkillStore& store, const OptimizeOutcome& outcome);

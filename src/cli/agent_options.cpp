@@ -1,5 +1,9 @@
 #include "cli/agent_options.h"
 
+#include <algorithm>
+#include <regex>
+
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 namespace vinci::cli {
@@ -49,6 +53,19 @@ void add_agent_eval_options(CLI::App& app, AgentEvalOptions& o) {
       ->check(CLI::IsMember({"forbid", "warn", "allow"}))->capture_default_str();
   app.add_option("--compile-timeout", o.compile_timeout_s, "seconds per candidate build")->capture_default_str();
   app.add_option("--run-timeout", o.run_timeout_s, "seconds per check or timing request")->capture_default_str();
+}
+
+std::vector<eval::Task> select_tasks(const std::string& dir, const std::vector<int>& levels, const std::string& filter) {
+  const eval::Suite suite = eval::load_suite(dir);
+  for (const auto& s : suite.skipped) spdlog::warn("skipped {}", s);
+  const std::regex pattern(filter.empty() ? ".*" : filter);
+  std::vector<eval::Task> out;
+  for (const auto& t : suite.tasks) {
+    if (!levels.empty() && std::find(levels.begin(), levels.end(), t.level) == levels.end()) continue;
+    if (std::regex_search(t.id, pattern)) out.push_back(t);
+  }
+  if (out.empty()) throw std::runtime_error(fmt::format("no task of {} passes --level/--filter", dir));
+  return out;
 }
 
 }  // namespace vinci::cli

@@ -10,6 +10,7 @@
 
 #include "cli/backbone_options.h"
 #include "eval/config.h"
+#include "eval/task.h"
 #include "llm/backbone.h"
 
 namespace vinci::cli {
@@ -31,5 +32,9 @@ struct AgentEvalOptions {
 };
 
 void add_agent_eval_options(CLI::App& app, AgentEvalOptions& options);
+
+// The tasks of a suite that pass --level (empty: all) and --filter (a regex on the task id); throws
+// when none does.
+std::vector<eval::Task> select_tasks(const std::string& dir, const std::vector<int>& levels, const std::string& filter);
 
 }  // namespace vinci::cli

@@ -52,21 +52,8 @@ nlohmann::json bench_run_settings(const BenchModelOptions& o, const std::vector<
           {"compile_baseline", o.eval.config.compile_baseline}};
 }
 
-std::vector<eval::Task> selected_tasks(const BenchModelOptions& o) {
-  const eval::Suite suite = eval::load_suite(o.tasks);
-  for (const auto& s : suite.skipped) spdlog::warn("skipped {}", s);
-  const std::regex filter(o.filter.empty() ? ".*" : o.filter);
-  std::vector<eval::Task> out;
-  for (const auto& t : suite.tasks) {
-    if (!o.levels.empty() && std::find(o.levels.begin(), o.levels.end(), t.level) == o.levels.end()) continue;
-    if (std::regex_search(t.id, filter)) out.push_back(t);
-  }
-  if (out.empty()) throw std::runtime_error(fmt::format("no task of {} passes --level/--filter", o.tasks));
-  return out;
-}
-
 int run_bench_model(BenchModelOptions& o) {
-  const std::vector<eval::Task> tasks = selected_tasks(o);
+  const std::vector<eval::Task> tasks = select_tasks(o.tasks, o.levels, o.filter);
   const fs::path out = o.out;
   // Refused before anything starts: a run must not overwrite another's results, or mix with them.
   if (!o.resume && fs::exists(out) && !fs::is_empty(out))

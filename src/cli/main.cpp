@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
   actions[bench_model] = vinci::cli::add_bench_model_command(*bench_model);
   auto* serve = app.add_subcommand("serve", "an OpenAI-compatible server over a checkpoint (native backbone)");
   actions[serve] = vinci::cli::add_serve_command(*serve);
-  auto* train = app.add_subcommand("train", "train the backbone: the SFT cold start (vinci train sft)");
+  auto* train = app.add_subcommand("train", "train the backbone: the SFT cold start (sft) and co-evolution RL (rl)");
   actions[train] = vinci::cli::add_train_command(*train);
   auto* plot = app.add_subcommand("plot", "a training run's metrics.jsonl as SVG curves");
   actions[plot] = vinci::cli::add_plot_command(*plot);

@@ -10,7 +10,8 @@
 namespace vinci::cli {
 
 // An explicit path opens (or creates) that library as it is; an empty one opens the default
-// library, importing skills/seed.jsonl into it when it is new.
-std::unique_ptr<skills::SkillStore> open_skills_db(const std::string& db);
+// library. skills/seed.jsonl is imported into the default library when it is new, and into an
+// explicit one when seed_if_new asks (a training run's own library).
+std::unique_ptr<skills::SkillStore> open_skills_db(const std::string& db, bool seed_if_new = false);
 
 }  // namespace vinci::cli

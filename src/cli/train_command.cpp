@@ -1,17 +1,22 @@
 // vinci train sft: the SFT cold start. The diversity filter runs first (its report lands in --out),
 // then masked cross-entropy on the answers; every step is a line of metrics.jsonl, and the model
 // (or its LoRA adapter, in PEFT's layout) is saved to --out/final.
+// vinci train rl: the co-evolution run (rl/coevolution), configured by one TOML file.
 #include <filesystem>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "agents/kernel_evaluator.h"
+#include "cli/agent_options.h"
 #include "cli/backbone_options.h"
+#include "cli/skills_db.h"
 #include "cli/commands.h"
 #include "core/files.h"
 #include "llm/native_backbone.h"
 #include "rl/checkpoint.h"
+#include "rl/coevolution_config.h"
 #include "rl/diversity_filter.h"
 #include "rl/sft_trainer.h"
 
@@ -161,16 +166,106 @@ Action add_sft_command(CLI::App& app) {
   return [o] { return run_sft(*o); };
 }
 
+struct RlCommandOptions {
+  std::string config, tasks, out, skills_db, prompts, filter;
+  std::vector<int> levels;
+  std::string model, model_device = "auto", dtype = "auto", chat_template;
+  AgentEvalOptions eval;
+  int64_t steps = 0;
+  bool resume = false;
+};
+
+int run_rl(RlCommandOptions& o) {
+  const fs::path out(o.out);
+  if (rl::latest_checkpoint(out / "checkpoints") && !o.resume)
+    throw std::runtime_error(fmt::format("{} holds an earlier run: pass --resume to continue it, or another --out", out.string()));
+  auto file = o.config.empty() ? rl::parse_coevolution_config("", "(defaults)") : rl::load_coevolution_config(o.config);
+  if (o.steps > 0) file.run.steps = o.steps;
+  const auto tasks = select_tasks(o.tasks, o.levels, o.filter);
+  fs::create_directories(out);
+  if (o.config.empty()) core::write_file_atomic(out / "config.toml", core::read_file(fs::path(VINCI_SOURCE_ROOT) / "configs/coevolution.toml"));
+  else core::write_file_atomic(out / "config.toml", core::read_file(o.config));
+
+  auto store = o.skills_db.empty() ? open_skills_db((out / "skills.db").string(), /*seed_if_new=*/true) : open_skills_db(o.skills_db);
+  const agents::Prompts prompts(o.prompts);
+  eval::EvaluatorPool pool(o.eval.resolved());
+  agents::PoolEvaluator evaluator(pool);
+  llm::NativeOptions native;
+  native.device = o.model_device;
+  native.dtype = o.dtype;
+  native.chat_template = o.chat_template;
+  native.training = file.training;
+  spdlog::info("loading {} ({}, {}), training {}", o.model, o.model_device, o.dtype,
+               file.training.mode == llm::Training::Mode::kLora ? fmt::format("LoRA rank {}", file.training.lora.rank)
+                                                                 : std::string("every parameter"));
+  auto backbone = llm::open_native_backbone(o.model, native);
+  spdlog::info("co-evolution on {} tasks, {} per step, {} steps; kernels evaluated on {}; library {} ({} skills)", tasks.size(),
+               file.run.tasks_per_step, file.run.steps, pool.device_name(), store->path().string(),
+               store->list(skills::Status::admitted).size());
+
+  // A resumed run rewrites the steps after its checkpoint: drop their metrics lines.
+  if (o.resume) {
+    int64_t resumed = 0;
+    if (const auto latest = rl::latest_checkpoint(out / "checkpoints"))
+      resumed = nlohmann::json::parse(core::read_file(*latest / "trainer.json")).at("step").get<int64_t>();
+    std::string kept;
+    std::istringstream lines(core::try_read_file(out / "metrics.jsonl").value_or(""));
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty() && nlohmann::json::parse(line).value("step", int64_t{0}) <= resumed) kept += line + "\n";
+    core::write_file_atomic(out / "metrics.jsonl", kept);
+  }
+  core::LineWriter metrics(out / "metrics.jsonl", /*append=*/true);
+  rl::train_coevolution(
+      *backbone, evaluator, prompts, *store, tasks, file.run, {out, o.resume},
+      [&](const rl::CoevolutionMetrics& m) {
+        metrics.write_line(m.dump());
+        spdlog::info("step {}: reward {:.3f} (selection {:.3f}, summary {:.3f}), fast_1 {:.2f}, loss {:.4f}, {} samples, "
+                     "skills {} proposed / {} admitted, library {}; generate {:.1f} s, evaluate {:.1f} s, train {:.1f} s",
+                     m["step"].get<int64_t>(), m["reward_mean_policy"].get<double>(), m["reward_mean_selection"].get<double>(),
+                     m["reward_mean_summary"].get<double>(), m["fast_1"].get<double>(), m["pg_loss"].get<double>(),
+                     m["trained_samples"].get<size_t>(), m["skills_proposed"].get<size_t>(),
+                     m["skills_admitted"].get<size_t>(), m["library_size"].get<size_t>(), m["generate_s"].get<double>(),
+                     m["evaluate_s"].get<double>(), m["train_s"].get<double>());
+      },
+      [](const std::string& line) { spdlog::info("{}", line); });
+  backbone->save(out / "final");
+  fmt::print("co-evolution done: {} steps; metrics in {}, model in {}\n", file.run.steps, (out / "metrics.jsonl").string(),
+             (out / "final").string());
+  return 0;
+}
+
+Action add_rl_command(CLI::App& app) {
+  auto o = std::make_shared<RlCommandOptions>();
+  app.add_option("--config", o->config, "a TOML file (configs/coevolution.toml lists every key with its default)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--model", o->model, "the Hugging Face checkpoint to train (e.g. the SFT run's final/)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--model-device", o->model_device, "where the model runs: auto, cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--dtype", o->dtype, "auto (bf16 on GPU, fp32 on CPU), float32, bfloat16")->capture_default_str();
+  app.add_option("--chat-template", o->chat_template, "a Jinja chat template overriding the checkpoint's")
+      ->check(CLI::ExistingFile);
+  app.add_option("--tasks", o->tasks, "the training task suite (levelN/<number>_<Name>.py)")->required()->check(CLI::ExistingDirectory);
+  app.add_option("--level", o->levels, "only these levels");
+  app.add_option("--filter", o->filter, "only tasks whose id matches this regex");
+  app.add_option("--out", o->out, "output folder: metrics.jsonl, checkpoints/, episodes/, candidates/, final/")->required();
+  app.add_option("--skills", o->skills_db, "the skill library that co-evolves (default: --out/skills.db, seeded)");
+  app.add_option("--prompts", o->prompts, "a folder of prompt files overriding the shipped ones")->check(CLI::ExistingDirectory);
+  app.add_option("--steps", o->steps, "override [run] steps");
+  app.add_flag("--resume", o->resume, "continue the run in --out from its newest checkpoint");
+  add_agent_eval_options(app, o->eval);
+  return [o] { return run_rl(*o); };
+}
+
 }  // namespace
 
 Action add_train_command(CLI::App& app) {
   app.require_subcommand(1);
   auto* sft = app.add_subcommand("sft", "the SFT cold start: diversity filter, then masked cross-entropy on the answers");
-  auto run = add_sft_command(*sft);
-  return [sft, run] {
-    if (sft->parsed()) return run();
-    return 1;
-  };
+  auto run_sft_command = add_sft_command(*sft);
+  auto* rl = app.add_subcommand("rl", "co-evolution: the three agents trained together while the skill library grows");
+  auto run_rl_command = add_rl_command(*rl);
+  return [sft, run_sft_command, run_rl_command] { return sft->parsed() ? run_sft_command() : run_rl_command(); };
 }
 
 }  // namespace vinci::cli

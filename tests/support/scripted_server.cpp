@@ -164,16 +164,15 @@ void ScriptedServer::serve(int fd) {
     std::unique_lock lock(mu_);
     if (reply.mode == ScriptedReply::Mode::hang) stop_cv_.wait(lock, [&] { return stopping_; });
     else stop_cv_.wait_for(lock, reply.delay, [&] { return stopping_; });
+    // Counted out before the answer goes: a client may read it and send its next request before
+    // this thread gets past send_all, and that must not look like one more request at once.
+    --in_flight_;
   }
   if (reply.mode != ScriptedReply::Mode::close && reply.mode != ScriptedReply::Mode::hang) {
     const std::string body =
         reply.mode == ScriptedReply::Mode::truncated ? reply.body.substr(0, reply.body.size() / 2) : reply.body;
     send_all(fd, fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
                              reply.status, reason_phrase(reply.status), reply.content_type, reply.body.size(), body));
-  }
-  {
-    std::lock_guard lock(mu_);
-    --in_flight_;
   }
   ::shutdown(fd, SHUT_RDWR);
   ::close(fd);

@@ -1,0 +1,207 @@
+#include "rl/coevolution.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "core/files.h"
+#include "core/hash.h"
+#include "rl/checkpoint.h"
+
+namespace vinci::rl {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The backbone and the evaluator as the agents see them, timed: the step's time breakdown.
+class TimedBackbone final : public llm::Backbone {
+ public:
+  explicit TimedBackbone(llm::Backbone& inner) : inner_(inner) {}
+  std::vector<llm::GenerationResult> generate(std::span<const llm::GenerationRequest> requests) override {
+    const auto start = Clock::now();
+    auto out = inner_.generate(requests);
+    seconds += since(start);
+    return out;
+  }
+  std::string model_name() const override { return inner_.model_name(); }
+  double seconds = 0;
+
+ private:
+  llm::Backbone& inner_;
+};
+
+class TimedEvaluator final : public agents::KernelEvaluator {
+ public:
+  explicit TimedEvaluator(agents::KernelEvaluator& inner) : inner_(inner) {}
+  std::vector<eval::Result> evaluate(const std::vector<eval::Job>& jobs) override {
+    const auto start = Clock::now();
+    auto out = inner_.evaluate(jobs);
+    seconds += since(start);
+    return out;
+  }
+  std::string device() const override { return inner_.device(); }
+  double seconds = 0;
+
+ private:
+  agents::KernelEvaluator& inner_;
+};
+
+struct Moments {
+  double sum = 0, squares = 0;
+  size_t n = 0;
+  void add(double v) { sum += v, squares += v * v, ++n; }
+  double mean() const { return n ? sum / static_cast<double>(n) : 0.0; }
+  double std() const { return n ? std::sqrt(std::max(0.0, squares / static_cast<double>(n) - mean() * mean())) : 0.0; }
+};
+
+// Each epoch's order depends on the seed and the epoch alone, so (epoch, position) is the whole cursor.
+std::vector<size_t> task_order(size_t n, uint64_t seed, int epoch) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::mt19937_64 rng(seed * 1000003 + static_cast<uint64_t>(epoch));
+  std::shuffle(order.begin(), order.end(), rng);
+  return order;
+}
+
+std::string folder_name(const std::string& task_id) {
+  std::string out = task_id;
+  std::replace(out.begin(), out.end(), '/', '_');
+  return out;
+}
+
+}  // namespace
+
+void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator, const agents::Prompts& prompts,
+                       skills::SkillStore& store, std::span<const eval::Task> tasks, const CoevolutionConfig& config,
+                       const CoevolutionRun& run, const std::function<void(const CoevolutionMetrics&)>& on_step,
+                       const agents::ProgressFn& progress) {
+  if (tasks.empty()) throw std::invalid_argument("co-evolution: no tasks");
+  const size_t per_step = std::min<size_t>(std::max(1, config.tasks_per_step), tasks.size());
+  std::string ids;
+  for (const auto& t : tasks) ids += t.id + "\n";
+  const std::string task_hash = core::content_hash(ids);
+  AdamW optimizer(backbone.trainable_parameters(), config.optimizer);
+  const fs::path checkpoints = run.out / "checkpoints";
+
+  int epoch = 1;
+  size_t position = 0;
+  int64_t done = 0;
+  if (run.resume) {
+    if (const auto latest = latest_checkpoint(checkpoints)) {
+      const auto state = load_checkpoint(*latest, backbone, optimizer);
+      if (state.value("tasks", std::string()) != task_hash)
+        throw std::runtime_error(fmt::format("{}: the task suite differs from the one this run was trained on", latest->string()));
+      epoch = state.at("epoch").get<int>();
+      position = state.at("position").get<size_t>();
+      done = state.at("step").get<int64_t>();
+      if (progress) progress(fmt::format("resumed from step {} ({})", done, latest->string()));
+    }
+  }
+
+  TimedBackbone timed_model(backbone);
+  TimedEvaluator timed_evaluator(evaluator);
+  for (int64_t step = done + 1; step <= config.steps; ++step) {
+    const auto step_start = Clock::now();
+    timed_model.seconds = timed_evaluator.seconds = 0;
+    std::vector<const eval::Task*> batch;
+    while (batch.size() < per_step) {
+      batch.push_back(&tasks[task_order(tasks.size(), config.seed, epoch)[position]]);
+      if (++position == tasks.size()) ++epoch, position = 0;
+    }
+    // The library as the last flush before this step left it; before any flush, the store as it is
+    // (its seed skills). A resumed run thus sees its checkpoint's library, not skills admitted by
+    // steps it is about to redo.
+    const auto snapshot = store.snapshot_at(step - 1);
+    const skills::Library library(snapshot ? store.load(*snapshot) : store.list(skills::Status::admitted));
+
+    std::vector<agents::Episode> episodes;
+    size_t proposed = 0, verified = 0, solved = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const eval::Task& task = *batch[i];
+      agents::PolicyTask policy_task{task, core::read_file(task.file),
+                                     run.out / "candidates" / fmt::format("step-{}", step) / folder_name(task.id)};
+      fs::create_directories(policy_task.candidates_dir);
+      agents::OptimizeSettings settings = config.agents;
+      settings.seed = config.seed * 1000003 + static_cast<uint64_t>(step) * 1009 + i;
+      if (progress) progress(fmt::format("step {}: task {}/{}: {}", step, i + 1, batch.size(), task.id));
+      auto outcome = agents::optimize(timed_model, timed_evaluator, prompts, library, policy_task, settings, progress);
+      for (const auto& s : outcome.summaries) proposed += s.proposals.size();
+      verified += outcome.verifications.size();
+      for (auto& s : agents::admitted_skills(outcome)) store.stage(std::move(s));
+      if (const auto* best = outcome.best_turn(); best && best->speedup() > 1.0) ++solved;
+      episodes.push_back(std::move(outcome.episode));
+    }
+    std::string lines;
+    for (const auto& e : episodes) lines += agents::to_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    core::write_file_atomic(run.out / "episodes" / fmt::format("step-{}.jsonl", step), lines);
+
+    // The mixed batch; PRS thins correct policy turns whose kernels do little of the work.
+    const auto built = training_samples(episodes, config.samples);
+    std::mt19937_64 rng(config.seed * 1000003 + static_cast<uint64_t>(step));
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    std::vector<TrainingSample> kept;
+    size_t prs_rejected = 0;
+    std::map<std::string, Moments> reward, length;
+    for (const auto& s : built.samples) {
+      const std::string role = agents::role_name(s.role);
+      reward[role].add(s.reward);
+      length[role].add(static_cast<double>(s.rollout_logprobs.size()));
+      if (config.prs && s.role == agents::Role::policy && !prs_keep(s.correct, s.coverage, uniform(rng), config.prs_config)) {
+        ++prs_rejected;
+        continue;
+      }
+      kept.push_back(s);
+    }
+    const auto train_start = Clock::now();
+    const auto update = policy_step(backbone, optimizer, kept, config.update);
+    const double train_seconds = since(train_start);
+    const auto flushed = store.flush(step);
+
+    CoevolutionMetrics m = {{"step", step},
+                            {"epoch", epoch},
+                            {"tasks", batch.size()},
+                            {"fast_1", static_cast<double>(solved) / static_cast<double>(batch.size())},
+                            {"samples", built.samples.size()},
+                            {"trained_samples", kept.size()},
+                            {"untrainable_calls", built.untrainable},
+                            {"pg_loss", update.loss},
+                            {"clip_fraction_low", update.clip_fraction_low},
+                            {"clip_fraction_high", update.clip_fraction_high},
+                            {"grad_norm", update.optimizer.grad_norm},
+                            {"lr", update.optimizer.lr},
+                            {"logprob_diff", update.mean_abs_logprob_diff},
+                            {"mrs_rejected", update.mrs_rejected},
+                            {"prs_rejected", prs_rejected},
+                            {"skills_proposed", proposed},
+                            {"skills_verified", verified},
+                            {"skills_admitted", flushed.admissions.size()},
+                            {"library_size", flushed.skills_in_snapshot},
+                            {"train_tokens", update.tokens},
+                            {"tokens_per_s", train_seconds > 0 ? static_cast<double>(update.tokens) / train_seconds : 0.0},
+                            {"generate_s", timed_model.seconds},
+                            {"evaluate_s", timed_evaluator.seconds},
+                            {"train_s", train_seconds}};
+    for (const char* role : {"policy", "selection", "summary"}) {
+      m[fmt::format("reward_mean_{}", role)] = reward[role].mean();
+      m[fmt::format("reward_std_{}", role)] = reward[role].std();
+      m[fmt::format("response_tokens_{}", role)] = length[role].mean();
+    }
+    const bool last = step == config.steps;
+    if (last || (config.checkpoint_every > 0 && step % config.checkpoint_every == 0))
+      save_checkpoint(checkpoints, step, backbone, optimizer,
+                      {{"epoch", epoch}, {"position", position}, {"tasks", task_hash}, {"kind", "coevolution"}});
+    m["step_s"] = since(step_start);
+    if (on_step) on_step(m);
+  }
+}
+
+}  // namespace vinci::rl

@@ -1,0 +1,64 @@
+// The co-evolution step of daVinci-kernel (design.md §5-§6): the three agents trained together on
+// one backbone while the skill library grows. Each step, for a batch of tasks:
+//   1. selection (k schemes + the null scheme), 2. policy rollouts (n per scheme, T turns) judged by
+//   the evaluator, 3. summaries of rollouts that improved, then verification, 4. the admitted skills
+//   staged; 5. one gradient update on the mixed batch of every agent's calls (PRS thins correct
+//   turns, MRS drops drifted sequences), 6. the staged skills flushed as the step's snapshot,
+//   7. a checkpoint every N steps.
+// The agents see the library as the last flushed snapshot left it: a step's own admissions reach
+// the next step, never the rollouts they came from.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/kernel_evaluator.h"
+#include "agents/optimizer.h"
+#include "agents/prompts.h"
+#include "eval/task.h"
+#include "llm/backbone.h"
+#include "rl/adamw.h"
+#include "rl/policy_step.h"
+#include "rl/rejection.h"
+#include "rl/training_samples.h"
+#include "skills/store.h"
+
+namespace vinci::rl {
+
+struct CoevolutionConfig {
+  int64_t steps = 100;
+  int tasks_per_step = 8;
+  uint64_t seed = 0;
+  int64_t checkpoint_every = 10;  // 0: only at the end
+  agents::OptimizeSettings agents = [] {
+    agents::OptimizeSettings s;
+    s.samples = 2;         // rollouts per scheme
+    s.policy.turns = 3;    // design.md §5: 3 in training
+    return s;
+  }();
+  SampleConfig samples;
+  PolicyStepConfig update;
+  AdamWConfig optimizer;
+  bool prs = true;
+  PrsConfig prs_config;
+};
+
+// One line of metrics.jsonl: plain numbers by name (see coevolution.cpp for each).
+using CoevolutionMetrics = nlohmann::json;
+
+struct CoevolutionRun {
+  std::filesystem::path out;  // checkpoints/, candidates/, episodes/
+  bool resume = false;
+};
+
+// Runs config.steps steps (fewer remain after a resume). on_step sees each step's metrics line.
+void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator, const agents::Prompts& prompts,
+                       skills::SkillStore& store, std::span<const eval::Task> tasks, const CoevolutionConfig& config,
+                       const CoevolutionRun& run, const std::function<void(const CoevolutionMetrics&)>& on_step,
+                       const agents::ProgressFn& progress = {});
+
+}  // namespace vinci::rl

@@ -1,0 +1,21 @@
+// The co-evolution run's configuration, one TOML file (configs/coevolution.toml holds every key with
+// its default and what it does). A file may set any subset; an unknown key or a value of the wrong
+// type is refused with the file, the key and what was expected.
+#pragma once
+
+#include <filesystem>
+
+#include "llm/lora.h"
+#include "rl/coevolution.h"
+
+namespace vinci::rl {
+
+struct CoevolutionFile {
+  CoevolutionConfig run;
+  llm::Training training;  // [model]
+};
+
+CoevolutionFile load_coevolution_config(const std::filesystem::path& path);
+CoevolutionFile parse_coevolution_config(std::string_view toml_text, const std::string& source_name);
+
+}  // namespace vinci::rl
