@@ -198,7 +198,12 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
     const bool last = step == config.steps;
     if (last || (config.checkpoint_every > 0 && step % config.checkpoint_every == 0))
       save_checkpoint(checkpoints, step, backbone, optimizer,
-                      {{"epoch", epoch}, {"position", position}, {"tasks", task_hash}, {"kind", "coevolution"}});
+                      {{"epoch", epoch},
+                       {"position", position},
+                       {"tasks", task_hash},
+                       {"skills_snapshot", flushed.step},
+                       {"library", store.path().string()},
+                       {"kind", "coevolution"}});
     m["step_s"] = since(step_start);
     if (on_step) on_step(m);
   }

@@ -77,6 +77,9 @@ try:
         check(sorted(x.name for x in (whole / "checkpoints").iterdir()) == ["latest", "step-1", "step-2"],
               f"checkpoints: {sorted(x.name for x in (whole / 'checkpoints').iterdir())}")
         check((whole / "final" / "model.safetensors").exists(), "the final model")
+        state = json.loads((whole / "checkpoints" / "step-2" / "trainer.json").read_text())
+        check(state["step"] == 2 and state["skills_snapshot"] == 2 and state["library"].endswith("skills.db"),
+              f"the checkpoint names the library snapshot it goes with: {state}")
         check((whole / "config.toml").read_text() == CONFIG, "the config is kept with the run")
         p = subprocess.run(base + ["--out", whole], capture_output=True, text=True, timeout=600)
         check(p.returncode == 1 and "--resume" in p.stderr, "a used --out is refused without --resume")
