@@ -10,7 +10,6 @@
 //   train_step_bench --config-dir benchmarks/llm/qwen2_5_1_5b --batch 8 --prompt 512 --response 512
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <random>
 
 #include <ATen/ATen.h>
@@ -19,6 +18,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "llm/model_config.h"
 #include "llm/native_backbone.h"
 #include "rl/policy_step.h"
 
@@ -46,13 +46,8 @@ int main(int argc, char** argv) {
   options.training.mode = vinci::llm::Training::Mode::kFull;
   options.training.gradient_checkpointing = checkpointing;
   auto backbone = vinci::llm::open_native_backbone(config_dir, options);
-  const auto config = nlohmann::json::parse(std::ifstream(std::filesystem::path(config_dir) / "config.json"));
-  const int64_t h = config["hidden_size"], inter = config["intermediate_size"], layers = config["num_hidden_layers"];
-  const int64_t heads = config["num_attention_heads"], kv = config["num_key_value_heads"], vocab = config["vocab_size"];
-  const int64_t head_dim = config.value("head_dim", h / heads);
-  const double per_layer = double(h) * (heads + 2 * kv) * head_dim + double(heads) * head_dim * h + 3.0 * h * inter;
-  const double non_embedding = double(layers) * per_layer;
-
+  const auto config = vinci::llm::load_model_config(config_dir);
+  const int64_t vocab = config.vocab_size;
   std::mt19937 rng(0);
   std::uniform_int_distribution<int32_t> token(0, static_cast<int32_t>(vocab) - 1);
   std::vector<vinci::rl::TrainingSample> samples(batch);
@@ -93,8 +88,8 @@ int main(int argc, char** argv) {
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
   const double tokens = double(batch) * (prompt + response), trained = double(batch) * response;
-  const double seq = prompt + response;
-  const double flops = 6.0 * non_embedding * tokens + 6.0 * double(h) * vocab * trained + 6.0 * layers * h * seq * tokens;
+  const auto [per_token, per_projected] = vinci::llm::training_flops(config, prompt + response);
+  const double flops = per_token * tokens + per_projected * trained;
   nlohmann::json line = {{"engine", "vinci"},
                          {"batch", batch},
                          {"prompt", prompt},

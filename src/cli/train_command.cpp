@@ -14,6 +14,7 @@
 #include "cli/skills_db.h"
 #include "cli/commands.h"
 #include "core/files.h"
+#include "llm/model_config.h"
 #include "llm/native_backbone.h"
 #include "rl/checkpoint.h"
 #include "rl/coevolution_config.h"
@@ -216,7 +217,7 @@ int run_rl(RlCommandOptions& o) {
   }
   core::LineWriter metrics(out / "metrics.jsonl", /*append=*/true);
   rl::train_coevolution(
-      *backbone, evaluator, prompts, *store, tasks, file.run, {out, o.resume},
+      *backbone, evaluator, prompts, *store, tasks, file.run, {out, o.resume, llm::load_model_config(o.model)},
       [&](const rl::CoevolutionMetrics& m) {
         metrics.write_line(m.dump());
         spdlog::info("step {}: reward {:.3f} (selection {:.3f}, summary {:.3f}), fast_1 {:.2f}, loss {:.4f}, {} samples, "

@@ -287,4 +287,12 @@ std::vector<float> rope_inv_freq(const ModelConfig& config) {
   return inv;
 }
 
+std::pair<double, double> training_flops(const ModelConfig& c, int64_t context) {
+  const double h = static_cast<double>(c.hidden_size), head_dim = static_cast<double>(c.head_dim);
+  const double per_layer = h * static_cast<double>(c.num_attention_heads + 2 * c.num_key_value_heads) * head_dim +
+                           static_cast<double>(c.num_attention_heads) * head_dim * h + 3.0 * h * static_cast<double>(c.intermediate_size);
+  const double layers = static_cast<double>(c.num_hidden_layers);
+  return {6.0 * layers * per_layer + 6.0 * layers * h * static_cast<double>(context), 6.0 * h * static_cast<double>(c.vocab_size)};
+}
+
 }  // namespace vinci::llm

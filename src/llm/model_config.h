@@ -46,6 +46,12 @@ ModelConfig load_model_config(const std::filesystem::path& model_dir);
 // unsupported model_type (listing the supported ones), rope type or enabled sliding window.
 ModelConfig parse_model_config(const nlohmann::json& config, const std::string& source_name);
 
+// Training FLOPs of one token through the model, the usual accounting: 6 x the parameters its
+// matmuls use (every decoder layer's projections; the output projection only for the tokens that
+// reach it, counted by the caller as `projected`) plus 6 x layers x hidden x context for causal
+// attention. Returns {per token, per projected token}.
+std::pair<double, double> training_flops(const ModelConfig& config, int64_t context);
+
 // The head_dim/2 RoPE inverse frequencies, with llama3 scaling applied, computed in float32 step by
 // step as transformers computes them, so they agree to the last bit or so.
 std::vector<float> rope_inv_freq(const ModelConfig& config);

@@ -164,6 +164,12 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
     const auto train_start = Clock::now();
     const auto update = policy_step(backbone, optimizer, kept, config.update);
     const double train_seconds = since(train_start);
+    double flops = 0;  // forward and backward of every sequence of the update
+    if (run.model)
+      for (const auto& s : kept) {
+        const auto [per_token, per_projected] = llm::training_flops(*run.model, static_cast<int64_t>(s.ids.size()));
+        flops += per_token * static_cast<double>(s.ids.size()) + per_projected * static_cast<double>(s.rollout_logprobs.size());
+      }
     const auto flushed = store.flush(step);
 
     CoevolutionMetrics m = {{"step", step},
@@ -187,6 +193,7 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
                             {"library_size", flushed.skills_in_snapshot},
                             {"train_tokens", update.tokens},
                             {"tokens_per_s", train_seconds > 0 ? static_cast<double>(update.tokens) / train_seconds : 0.0},
+                            {"mfu", train_seconds > 0 ? flops / train_seconds / (config.peak_tflops * 1e12) : 0.0},
                             {"generate_s", timed_model.seconds},
                             {"evaluate_s", timed_evaluator.seconds},
                             {"train_s", train_seconds}};

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "agents/prompts.h"
 #include "eval/task.h"
 #include "llm/backbone.h"
+#include "llm/model_config.h"
 #include "rl/adamw.h"
 #include "rl/policy_step.h"
 #include "rl/rejection.h"
@@ -45,6 +47,7 @@ struct CoevolutionConfig {
   AdamWConfig optimizer;
   bool prs = true;
   PrsConfig prs_config;
+  double peak_tflops = 989.0;  // the device's dense bf16 peak, for the MFU of the update (H100 SXM)
 };
 
 // One line of metrics.jsonl: plain numbers by name (see coevolution.cpp for each).
@@ -53,6 +56,7 @@ using CoevolutionMetrics = nlohmann::json;
 struct CoevolutionRun {
   std::filesystem::path out;  // checkpoints/, candidates/, episodes/
   bool resume = false;
+  std::optional<llm::ModelConfig> model;  // the model's shape, for the update's MFU
 };
 
 // Runs config.steps steps (fewer remain after a resume). on_step sees each step's metrics line.

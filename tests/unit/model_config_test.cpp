@@ -248,4 +248,20 @@ TEST(ModelConfig, GenerationConfigAddsStopTokens) {
   EXPECT_THROW(load_model_config(tmp.path()), std::runtime_error);
   EXPECT_THROW(load_model_config(tmp.path() / "absent"), std::runtime_error);
 }
+TEST(ModelConfig, TrainingFlopsAsWorkedOutByHand) {
+  ModelConfig c;
+  c.hidden_size = 64;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 16;
+  c.intermediate_size = 128;
+  c.num_hidden_layers = 2;
+  c.vocab_size = 1000;
+  // per layer: q|k|v 64 x (4 + 2 x 2) x 16 = 8192, o 4 x 16 x 64 = 4096, gate|up|down 3 x 64 x 128 = 24576
+  // per token: 6 x 2 x 36864 + attention 6 x 2 x 64 x 10 (context 10); per projected token: 6 x 64 x 1000
+  const auto [per_token, per_projected] = training_flops(c, 10);
+  EXPECT_DOUBLE_EQ(per_token, 6.0 * 2 * 36864 + 6.0 * 2 * 64 * 10);
+  EXPECT_DOUBLE_EQ(per_projected, 6.0 * 64 * 1000);
+}
+
 }  // namespace model_config_test
