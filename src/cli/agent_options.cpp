@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "core/files.h"
+
 namespace vinci::cli {
 
 std::string AgentModelOptions::describe() const {
@@ -53,6 +55,14 @@ void add_agent_eval_options(CLI::App& app, AgentEvalOptions& o) {
       ->check(CLI::IsMember({"forbid", "warn", "allow"}))->capture_default_str();
   app.add_option("--compile-timeout", o.compile_timeout_s, "seconds per candidate build")->capture_default_str();
   app.add_option("--run-timeout", o.run_timeout_s, "seconds per check or timing request")->capture_default_str();
+}
+
+void write_run_settings(const std::filesystem::path& out, const nlohmann::json& settings, bool resume) {
+  const auto path = out / "run.json";
+  if (resume)
+    if (auto old = core::try_read_file(path); old && nlohmann::json::parse(*old, nullptr, false) != settings)
+      spdlog::warn("{} was written with other settings: only calls identical to the earlier run's are replayed", path.string());
+  core::write_file_atomic(path, settings.dump(2) + "\n");
 }
 
 std::vector<eval::Task> select_tasks(const std::string& dir, const std::vector<int>& levels, const std::string& filter) {

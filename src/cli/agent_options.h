@@ -3,10 +3,12 @@
 // their kernels. --device is the evaluator's; the checkpoint's is --model-device.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/backbone_options.h"
 #include "eval/config.h"
@@ -32,6 +34,10 @@ struct AgentEvalOptions {
 };
 
 void add_agent_eval_options(CLI::App& app, AgentEvalOptions& options);
+
+// Writes out/run.json; on --resume first warns when the earlier run's settings differ, since only
+// calls identical to its own are then answered from the journal.
+void write_run_settings(const std::filesystem::path& out, const nlohmann::json& settings, bool resume);
 
 // The tasks of a suite that pass --level (empty: all) and --filter (a regex on the task id); throws
 // when none does.

@@ -60,14 +60,7 @@ int run_bench_model(BenchModelOptions& o) {
     throw std::runtime_error(fmt::format("{} is not empty: pass --resume to continue the run recorded there, or another --out",
                                          out.string()));
   fs::create_directories(out / "candidates");
-  const nlohmann::json settings_json = bench_run_settings(o, tasks);
-  const fs::path settings_path = out / "run.json";
-  if (o.resume) {
-    if (auto old = core::try_read_file(settings_path); old && nlohmann::json::parse(*old, nullptr, false) != settings_json)
-      spdlog::warn("{} was written with other settings: only calls identical to the earlier run's are replayed",
-                   settings_path.string());
-  }
-  core::write_file_atomic(settings_path, settings_json.dump(2) + "\n");
+  write_run_settings(out, bench_run_settings(o, tasks), o.resume);
 
   auto& s = o.settings;
   s.policy.sampling.temperature = o.temperature;

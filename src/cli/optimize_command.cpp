@@ -63,14 +63,7 @@ int run_optimize(OptimizeOptions& o) {
     throw std::runtime_error(fmt::format("{} holds an earlier run: pass --resume to continue it, or another --out",
                                          out.string()));
   fs::create_directories(out / "candidates");
-  const nlohmann::json settings_json = run_settings(o);
-  const fs::path settings_path = out / "run.json";
-  if (o.resume) {
-    if (auto old = core::try_read_file(settings_path); old && nlohmann::json::parse(*old, nullptr, false) != settings_json)
-      spdlog::warn("{} was written with other settings: only calls identical to the earlier run's are replayed",
-                   settings_path.string());
-  }
-  core::write_file_atomic(settings_path, settings_json.dump(2) + "\n");
+  write_run_settings(out, run_settings(o), o.resume);
 
   auto& s = o.settings;
   s.strategy = agents::strategy_from_name(o.strategy);

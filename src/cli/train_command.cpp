@@ -27,6 +27,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A resumed run rewrites the steps after its newest checkpoint (all of them without one): the
+// metrics lines of those steps go.
+void drop_metrics_after_checkpoint(const fs::path& out) {
+  int64_t resumed = 0;
+  if (const auto latest = rl::latest_checkpoint(out / "checkpoints"))
+    resumed = nlohmann::json::parse(core::read_file(*latest / "trainer.json")).at("step").get<int64_t>();
+  std::string kept;
+  std::istringstream lines(core::try_read_file(out / "metrics.jsonl").value_or(""));
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && nlohmann::json::parse(line).value("step", int64_t{0}) <= resumed) kept += line + "\n";
+  core::write_file_atomic(out / "metrics.jsonl", kept);
+}
+
 struct SftCommandOptions {
   std::string data, out, schedule = "constant";
   BackboneOptions backbone;
@@ -44,16 +57,7 @@ int run_sft(SftCommandOptions& o) {
   if ((latest || fs::exists(out / "final")) && !o.sft.resume)
     throw std::runtime_error(fmt::format("{} holds an earlier run: pass --resume to continue it, or another --out", out.string()));
   fs::create_directories(out);
-  // A resumed run rewrites the steps after its checkpoint: drop their metrics lines.
-  int64_t resumed_step = 0;
-  if (latest) resumed_step = nlohmann::json::parse(core::read_file(*latest / "trainer.json")).at("step").get<int64_t>();
-  if (o.sft.resume) {
-    std::string kept_lines;
-    std::istringstream lines(core::try_read_file(out / "metrics.jsonl").value_or(""));
-    for (std::string line; std::getline(lines, line);)
-      if (!line.empty() && nlohmann::json::parse(line).value("step", int64_t{0}) <= resumed_step) kept_lines += line + "\n";
-    core::write_file_atomic(out / "metrics.jsonl", kept_lines);
-  }
+  if (o.sft.resume) drop_metrics_after_checkpoint(out);
   const auto conversations = rl::load_sft_conversations(o.data);
   spdlog::info("{}: {} conversations", o.data, conversations.size());
 
@@ -204,17 +208,7 @@ int run_rl(RlCommandOptions& o) {
                file.run.tasks_per_step, file.run.steps, pool.device_name(), store->path().string(),
                store->list(skills::Status::admitted).size());
 
-  // A resumed run rewrites the steps after its checkpoint: drop their metrics lines.
-  if (o.resume) {
-    int64_t resumed = 0;
-    if (const auto latest = rl::latest_checkpoint(out / "checkpoints"))
-      resumed = nlohmann::json::parse(core::read_file(*latest / "trainer.json")).at("step").get<int64_t>();
-    std::string kept;
-    std::istringstream lines(core::try_read_file(out / "metrics.jsonl").value_or(""));
-    for (std::string line; std::getline(lines, line);)
-      if (!line.empty() && nlohmann::json::parse(line).value("step", int64_t{0}) <= resumed) kept += line + "\n";
-    core::write_file_atomic(out / "metrics.jsonl", kept);
-  }
+  if (o.resume) drop_metrics_after_checkpoint(out);
   core::LineWriter metrics(out / "metrics.jsonl", /*append=*/true);
   rl::train_coevolution(
       *backbone, evaluator, prompts, *store, tasks, file.run, {out, o.resume, llm::load_model_config(o.model)},
