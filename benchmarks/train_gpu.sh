@@ -9,6 +9,7 @@ OUT=${1:-bench-out}
 BATCH=${2:-8}
 PROMPT=${3:-512}
 RESPONSE=${4:-512}
+PROFILE=${PROFILE:-0}  # N > 0: also list the N costliest GPU kernels of one vinci step
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 source benchmarks/gpu_host_setup.sh
@@ -18,10 +19,11 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVINCI_BUILD_LLM_BEN
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 SHAPE=benchmarks/llm/qwen2_5_1_5b
 "$BUILD/benchmarks/train_step_bench" --config-dir $SHAPE --batch "$BATCH" --prompt "$PROMPT" --response "$RESPONSE" \
-  2>"$OUT/train_vinci.log" | tee "$OUT/train.jsonl"
+  --profile "$PROFILE" 2>"$OUT/train_vinci.log" | tee "$OUT/train.jsonl"
 python3 benchmarks/train_step_hf.py --config-dir $SHAPE --batch "$BATCH" --prompt "$PROMPT" --response "$RESPONSE" \
   2>"$OUT/train_hf.log" | tee -a "$OUT/train.jsonl"
-tail -n 3 "$OUT/train_vinci.log" "$OUT/train_hf.log"
+tail -n 3 "$OUT/train_hf.log"
+[ "$PROFILE" -gt 0 ] && grep -A $((PROFILE + 1)) "^profiled step" "$OUT/train_vinci.log"
 python3 - "$OUT/train.jsonl" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]

@@ -1,6 +1,8 @@
 // Throughput of the policy-gradient step (rl/policy_step: logprobs forward, PPO-clip loss,
 // backward, AdamW) on a randomly initialised model of a given shape, every parameter trained in
-// bf16 compute with fp32 master weights. Prints one JSON line: tokens/s and MFU.
+// bf16 compute with fp32 master weights. Prints one JSON line: tokens/s and MFU. Under torchrun
+// each rank steps on a batch of its own and the gradients are summed (rl/data_parallel): tokens/s
+// is then all ranks', and MFU per GPU.
 //
 // FLOPs per step, the usual accounting: 6 x (non-embedding parameters) per token for the matmuls of
 // forward and backward, 6 x hidden x vocab per trained (masked) token for the output projection
@@ -10,7 +12,9 @@
 //   train_step_bench --config-dir benchmarks/llm/qwen2_5_1_5b --batch 8 --prompt 512 --response 512
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <random>
+#include <set>
 
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
@@ -18,9 +22,60 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <torch/csrc/autograd/profiler_kineto.h>
+
 #include "llm/model_config.h"
 #include "llm/native_backbone.h"
+#include "rl/data_parallel.h"
 #include "rl/policy_step.h"
+
+namespace {
+
+// One step under the Kineto profiler: GPU time by kernel (names cut at their argument lists),
+// and how much of the step's wall time the GPU was busy.
+template <typename Sync>
+void profile_step(vinci::llm::TrainableBackbone& backbone, vinci::rl::AdamW& optimizer,
+                  const std::vector<vinci::rl::TrainingSample>& samples, const vinci::rl::PolicyStepConfig& step, int top,
+                  Sync&& sync) {
+  namespace profiler = torch::autograd::profiler;
+  using torch::profiler::impl::ActivityType;
+  const torch::profiler::impl::ProfilerConfig config(torch::profiler::impl::ProfilerState::KINETO);
+  const std::set<ActivityType> activities{ActivityType::CPU, ActivityType::CUDA};
+  profiler::prepareProfiler(config, activities);
+  sync();
+  profiler::enableProfiler(config, activities);
+  const auto start = std::chrono::steady_clock::now();
+  vinci::rl::policy_step(backbone, optimizer, samples, step);
+  sync();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto result = profiler::disableProfiler();
+  std::map<std::string, std::pair<double, int>> kernels;
+  double busy = 0;
+  for (const auto& e : result->events()) {
+    if (e.deviceType() != c10::DeviceType::CUDA) continue;
+    // Elementwise kernels differ only in their template arguments (the functor), so those stay;
+    // the argument list goes.
+    std::string name = e.name();
+    for (const std::string noise : {"void ", "at::native::", "(anonymous namespace)::", "at_cuda_detail::"})
+      for (size_t at = name.find(noise); at != std::string::npos; at = name.find(noise)) name.erase(at, noise.size());
+    if (const auto cut = name.find('('); cut != std::string::npos && cut > 0) name.resize(cut);
+    if (name.size() > 150) name.resize(150);
+    auto& [seconds, count] = kernels[name];
+    seconds += static_cast<double>(e.durationNs()) * 1e-9;
+    ++count;
+    busy += static_cast<double>(e.durationNs()) * 1e-9;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> sorted(kernels.begin(), kernels.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  fmt::print(stderr, "profiled step: {:.1f} ms wall, GPU busy {:.1f} ms ({:.0f}%), {} kernel names\n", wall * 1e3, busy * 1e3,
+             100 * busy / wall, kernels.size());
+  fmt::print(stderr, "{:>9} {:>6} {:>6}  kernel\n", "ms", "share", "calls");
+  for (int i = 0; i < top && i < static_cast<int>(sorted.size()); ++i)
+    fmt::print(stderr, "{:>9.2f} {:>5.1f}% {:>6}  {}\n", sorted[i].second.first * 1e3, 100 * sorted[i].second.first / busy,
+               sorted[i].second.second, sorted[i].first);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"throughput of the policy-gradient training step"};
@@ -37,18 +92,22 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup);
   app.add_option("--peak-tflops", peak_tflops, "the device's dense bf16 peak, for MFU");
   app.add_flag("--gradient-checkpointing", checkpointing);
+  int profile_top = 0;
+  app.add_option("--profile", profile_top, "after timing, profile one more step and list its N costliest GPU kernels (stderr)");
   CLI11_PARSE(app, argc, argv);
 
+  const auto launch = vinci::rl::launch_environment().value_or(vinci::rl::LaunchEnvironment{});
   vinci::llm::NativeOptions options;
-  options.device = device;
+  options.device = launch.world_size > 1 ? vinci::llm::local_rank_device(device, launch.local_rank) : device;
   options.dtype = "bfloat16";
   options.random_weights_seed = 1;
   options.training.mode = vinci::llm::Training::Mode::kFull;
   options.training.gradient_checkpointing = checkpointing;
   auto backbone = vinci::llm::open_native_backbone(config_dir, options);
   const auto config = vinci::llm::load_model_config(config_dir);
+  const vinci::rl::DataParallel parallel(launch, backbone->trainable_parameters().front().device(), std::chrono::seconds(600));
   const int64_t vocab = config.vocab_size;
-  std::mt19937 rng(0);
+  std::mt19937 rng(static_cast<uint32_t>(parallel.rank()));
   std::uniform_int_distribution<int32_t> token(0, static_cast<int32_t>(vocab) - 1);
   std::vector<vinci::rl::TrainingSample> samples(batch);
   for (int b = 0; b < batch; ++b) {
@@ -81,13 +140,15 @@ int main(int argc, char** argv) {
   for (int i = 0; i < warmup + steps; ++i) {
     sync();
     const auto start = std::chrono::steady_clock::now();
-    vinci::rl::policy_step(*backbone, optimizer, samples, step);
+    vinci::rl::policy_step(*backbone, optimizer, samples, step, parallel);
     sync();
     if (i >= warmup) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
+  if (profile_top > 0 && cuda) profile_step(*backbone, optimizer, samples, step, profile_top, sync);
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
-  const double tokens = double(batch) * (prompt + response), trained = double(batch) * response;
+  const double ranks = parallel.world_size();
+  const double tokens = ranks * batch * (prompt + response), trained = ranks * batch * response;
   const auto [per_token, per_projected] = vinci::llm::training_flops(config, prompt + response);
   const double flops = per_token * tokens + per_projected * trained;
   nlohmann::json line = {{"engine", "vinci"},
@@ -97,7 +158,8 @@ int main(int argc, char** argv) {
                          {"step_s", median},
                          {"tokens_per_s", tokens / median},
                          {"tflops", flops / median / 1e12},
-                         {"mfu", flops / median / (peak_tflops * 1e12)}};
-  fmt::print("{}\n", line.dump());
+                         {"mfu", flops / median / (ranks * peak_tflops * 1e12)}};
+  if (parallel.world_size() > 1) line["ranks"] = parallel.world_size();
+  if (parallel.is_main()) fmt::print("{}\n", line.dump());
   return 0;
 }

@@ -30,3 +30,34 @@ if(VINCI_TORCH_CUDA_LIB)
 endif()
 set(CMAKE_BUILD_RPATH "${CMAKE_BUILD_RPATH};${VINCI_TORCH_ROOT}/lib")
 set(CMAKE_INSTALL_RPATH "${CMAKE_INSTALL_RPATH};${VINCI_TORCH_ROOT}/lib")
+
+# Data parallelism (rl/data_parallel) uses c10d's process groups, whose headers include those of
+# their transports, which the wheel does not ship: Gloo's come from Debian's libgloo-dev (we hold
+# gloo objects only through pointers; libtorch_cpu carries gloo's code), NCCL's and CUDA's from the
+# nvidia-* wheels PyTorch's CUDA wheel depends on. Without nccl.h, data parallelism runs on CPUs only.
+find_path(VINCI_GLOO_INCLUDE_DIR gloo/algorithm.h)
+if(NOT VINCI_GLOO_INCLUDE_DIR)
+  message(FATAL_ERROR "gloo/algorithm.h not found: install Debian's libgloo-dev (`make deps` does)")
+endif()
+get_filename_component(_vinci_nvidia_root "${VINCI_TORCH_ROOT}/../nvidia" ABSOLUTE)
+find_path(VINCI_NCCL_INCLUDE_DIR nccl.h PATHS ${_vinci_nvidia_root}/nccl/include NO_DEFAULT_PATH)
+find_path(VINCI_NCCL_INCLUDE_DIR nccl.h)
+# The CUDA runtime's headers: a toolkit's (which has crt/, the wheels do not), else the wheels'
+# (cu13 wheels hold every CUDA header in one folder, cu12 wheels one folder per library).
+file(GLOB VINCI_NVIDIA_INCLUDE_DIRS "${_vinci_nvidia_root}/*/include")
+find_program(VINCI_NVCC nvcc PATHS /usr/local/cuda/bin $ENV{CUDA_HOME}/bin)
+set(_vinci_toolkit_include "")
+if(VINCI_NVCC)
+  get_filename_component(_vinci_toolkit_include "${VINCI_NVCC}/../../include" ABSOLUTE)
+endif()
+find_path(VINCI_CUDA_RUNTIME_INCLUDE_DIR crt/host_config.h
+          PATHS ${_vinci_toolkit_include} /usr/local/cuda/include ${VINCI_NVIDIA_INCLUDE_DIRS} NO_DEFAULT_PATH)
+find_path(VINCI_CUDA_RUNTIME_INCLUDE_DIR crt/host_config.h)
+find_library(VINCI_C10_CUDA_LIB c10_cuda PATHS ${VINCI_TORCH_ROOT}/lib NO_DEFAULT_PATH)
+if(VINCI_TORCH_CUDA_LIB AND VINCI_C10_CUDA_LIB AND VINCI_NCCL_INCLUDE_DIR AND VINCI_CUDA_RUNTIME_INCLUDE_DIR)
+  set(VINCI_WITH_NCCL ON)
+  message(STATUS "vinci: data parallelism over NCCL (${VINCI_NCCL_INCLUDE_DIR}) and Gloo")
+else()
+  set(VINCI_WITH_NCCL OFF)
+  message(STATUS "vinci: data parallelism over Gloo only (no libtorch_cuda, nccl.h or CUDA runtime headers)")
+endif()

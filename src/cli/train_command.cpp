@@ -1,7 +1,8 @@
 // vinci train sft: the SFT cold start. The diversity filter runs first (its report lands in --out),
 // then masked cross-entropy on the answers; every step is a line of metrics.jsonl, and the model
 // (or its LoRA adapter, in PEFT's layout) is saved to --out/final.
-// vinci train rl: the co-evolution run (rl/coevolution), configured by one TOML file.
+// vinci train rl: the co-evolution run (rl/coevolution), configured by one TOML file; under
+// torchrun (`torchrun --no-python --nproc-per-node N vinci train rl ...`) data parallel.
 #include <filesystem>
 #include <sstream>
 
@@ -18,6 +19,7 @@
 #include "llm/native_backbone.h"
 #include "rl/checkpoint.h"
 #include "rl/coevolution_config.h"
+#include "rl/data_parallel.h"
 #include "rl/diversity_filter.h"
 #include "rl/sft_trainer.h"
 
@@ -187,33 +189,57 @@ int run_rl(RlCommandOptions& o) {
   auto file = o.config.empty() ? rl::parse_coevolution_config("", "(defaults)") : rl::load_coevolution_config(o.config);
   if (o.steps > 0) file.run.steps = o.steps;
   const auto tasks = select_tasks(o.tasks, o.levels, o.filter);
+  // Under torchrun: this rank's device and its share of the host's GPUs for timing kernels.
+  const auto launch = rl::launch_environment().value_or(rl::LaunchEnvironment{});
+  const bool main = launch.rank == 0;
+  std::string model_device = o.model_device;
+  if (launch.world_size > 1) {
+    model_device = llm::local_rank_device(o.model_device, launch.local_rank);
+    o.eval.config.gpu_share_index = launch.local_rank;
+    o.eval.config.gpu_share_count = launch.local_world_size;
+  }
   fs::create_directories(out);
-  if (o.config.empty()) core::write_file_atomic(out / "config.toml", core::read_file(fs::path(VINCI_SOURCE_ROOT) / "configs/coevolution.toml"));
-  else core::write_file_atomic(out / "config.toml", core::read_file(o.config));
+  if (main) {
+    if (o.config.empty()) core::write_file_atomic(out / "config.toml", core::read_file(fs::path(VINCI_SOURCE_ROOT) / "configs/coevolution.toml"));
+    else core::write_file_atomic(out / "config.toml", core::read_file(o.config));
+  }
 
-  auto store = o.skills_db.empty() ? open_skills_db((out / "skills.db").string(), /*seed_if_new=*/true) : open_skills_db(o.skills_db);
-  const agents::Prompts prompts(o.prompts);
-  eval::EvaluatorPool pool(o.eval.resolved());
-  agents::PoolEvaluator evaluator(pool);
   llm::NativeOptions native;
-  native.device = o.model_device;
+  native.device = model_device;
   native.dtype = o.dtype;
   native.chat_template = o.chat_template;
   native.training = file.training;
-  spdlog::info("loading {} ({}, {}), training {}", o.model, o.model_device, o.dtype,
+  spdlog::info("loading {} ({}, {}), training {}", o.model, model_device, o.dtype,
                file.training.mode == llm::Training::Mode::kLora ? fmt::format("LoRA rank {}", file.training.lora.rank)
                                                                  : std::string("every parameter"));
   auto backbone = llm::open_native_backbone(o.model, native);
+  const rl::DataParallel parallel = launch.world_size > 1 ? rl::DataParallel(launch, backbone->trainable_parameters().front().device(),
+                                                                             std::chrono::seconds(file.run.distributed_timeout_s))
+                                                          : rl::DataParallel();
+  if (launch.world_size > 1) spdlog::info("rank {} of {} (local rank {}) joined", launch.rank, launch.world_size, launch.local_rank);
+
+  // Rank 0 creates (and seeds) the library before the others open it.
+  std::unique_ptr<skills::SkillStore> store;
+  const auto open_store = [&] {
+    store = o.skills_db.empty() ? open_skills_db((out / "skills.db").string(), /*seed_if_new=*/main) : open_skills_db(o.skills_db);
+  };
+  if (main) open_store();
+  parallel.barrier();
+  if (!main) open_store();
+  const agents::Prompts prompts(o.prompts);
+  eval::EvaluatorPool pool(o.eval.resolved());
+  agents::PoolEvaluator evaluator(pool);
   spdlog::info("co-evolution on {} tasks, {} per step, {} steps; kernels evaluated on {}; library {} ({} skills)", tasks.size(),
                file.run.tasks_per_step, file.run.steps, pool.device_name(), store->path().string(),
                store->list(skills::Status::admitted).size());
 
-  if (o.resume) drop_metrics_after_checkpoint(out);
-  core::LineWriter metrics(out / "metrics.jsonl", /*append=*/true);
+  if (o.resume && main) drop_metrics_after_checkpoint(out);
+  std::optional<core::LineWriter> metrics;
+  if (main) metrics.emplace(out / "metrics.jsonl", /*append=*/true);
   rl::train_coevolution(
       *backbone, evaluator, prompts, *store, tasks, file.run, {out, o.resume, llm::load_model_config(o.model)},
       [&](const rl::CoevolutionMetrics& m) {
-        metrics.write_line(m.dump());
+        metrics->write_line(m.dump());
         spdlog::info("step {}: reward {:.3f} (selection {:.3f}, summary {:.3f}), fast_1 {:.2f}, loss {:.4f}, {} samples, "
                      "skills {} proposed / {} admitted, library {}; generate {:.1f} s, evaluate {:.1f} s, train {:.1f} s",
                      m["step"].get<int64_t>(), m["reward_mean_policy"].get<double>(), m["reward_mean_selection"].get<double>(),
@@ -222,7 +248,8 @@ int run_rl(RlCommandOptions& o) {
                      m["skills_admitted"].get<size_t>(), m["library_size"].get<size_t>(), m["generate_s"].get<double>(),
                      m["evaluate_s"].get<double>(), m["train_s"].get<double>());
       },
-      [](const std::string& line) { spdlog::info("{}", line); });
+      [](const std::string& line) { spdlog::info("{}", line); }, parallel);
+  if (!main) return 0;
   backbone->save(out / "final");
   fmt::print("co-evolution done: {} steps; metrics in {}, model in {}\n", file.run.steps, (out / "metrics.jsonl").string(),
              (out / "final").string());

@@ -37,6 +37,10 @@ struct EvalConfig {
 
   // Where and how.
   std::string device = "auto";  // auto | cpu | cuda
+  // Processes of one host that divide its GPUs (data-parallel ranks): this one times kernels on the
+  // visible GPUs at positions = index (mod count), so no two of them time on one GPU at once. With
+  // fewer GPUs than processes, GPU index (mod GPUs) is shared.
+  int gpu_share_index = 0, gpu_share_count = 1;
   int build_jobs = 0;           // parallel builds; 0: one per CPU core
   std::chrono::seconds compile_timeout{900};
   std::chrono::seconds run_timeout{300};       // per worker request (check, time)

@@ -65,7 +65,10 @@ EvaluatorPool::EvaluatorPool(EvalConfig config)
     } else {
       for (size_t i = 0; i < env_.gpus.size(); ++i) ids.push_back(std::to_string(i));
     }
-    for (auto& id : ids) gpus.emplace_back(id);
+    const auto count = static_cast<size_t>(std::max(1, config_.gpu_share_count));
+    const auto index = static_cast<size_t>(std::max(0, config_.gpu_share_index));
+    for (size_t p = 0; p < ids.size(); ++p)
+      if (ids.size() < count ? p == index % ids.size() : p % count == index % count) gpus.emplace_back(ids[p]);
   } else {
     gpus.emplace_back(std::nullopt);
   }

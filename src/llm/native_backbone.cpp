@@ -344,7 +344,11 @@ at::Tensor NativeBackbone::logprobs(std::span<const TrainSequence> sequences, co
   // Only the predicting positions reach the vocabulary projection: [N, vocab] instead of
   // [rows × length, vocab], which for a 150k vocabulary is most of the activation memory.
   auto picked = hidden.reshape({batch * row_length, -1}).index_select(0, at::tensor(source, long_options).to(device));
-  auto logp = (model_.logits(picked) / options.temperature).log_softmax(-1);
+  // At temperature 1 there is nothing to divide: the division would be a pass each way over the
+  // [N, vocab] float32 logits (3 ms of a 1.5B model's 210 ms training step on an H100).
+  auto logits = model_.logits(picked);
+  if (options.temperature != 1.0) logits = logits / options.temperature;
+  auto logp = logits.log_softmax(-1);
   return logp.gather(1, at::tensor(target, long_options).to(device).unsqueeze(1)).squeeze(1);
 }
 
@@ -389,6 +393,11 @@ void NativeBackbone::load(const fs::path& dir) {
 }
 
 }  // namespace
+
+std::string local_rank_device(const std::string& name, int local_rank) {
+  if (name == "cuda" || (name == "auto" && at::hasCUDA())) return fmt::format("cuda:{}", local_rank);
+  return name == "auto" ? "cpu" : name;
+}
 
 std::unique_ptr<TrainableBackbone> open_native_backbone(const fs::path& model_dir, const NativeOptions& options) {
   const auto device = resolve_device(options.device);

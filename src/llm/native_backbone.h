@@ -22,6 +22,10 @@ struct NativeOptions {
   std::optional<uint64_t> random_weights_seed;
 };
 
+// A data-parallel rank's device: "auto" and "cuda" become cuda:<local_rank> where CUDA is present
+// ("auto" otherwise cpu); an explicit "cuda:N" or "cpu" stays.
+std::string local_rank_device(const std::string& name, int local_rank);
+
 std::unique_ptr<TrainableBackbone> open_native_backbone(const std::filesystem::path& model_dir, const NativeOptions& options);
 
 }  // namespace vinci::llm

@@ -286,6 +286,21 @@ at::Tensor Transformer::project(const Linear& linear, const at::Tensor& x) const
   return y;
 }
 
+std::vector<at::Tensor> Transformer::project_parts(const Linear& linear, const at::Tensor& x) const {
+  const auto weight = compute(linear.weight);
+  const auto bias = linear.bias.defined() ? compute(linear.bias) : at::Tensor();
+  const double scale = training_.lora.alpha / training_.lora.rank;
+  std::vector<at::Tensor> out;
+  int64_t offset = 0;
+  for (const auto& part : linear.parts) {
+    auto y = at::linear(x, weight.narrow(0, offset, part.rows), bias.defined() ? bias.narrow(0, offset, part.rows) : at::Tensor());
+    if (part.lora_a.defined()) y = y + at::linear(at::linear(x, compute(part.lora_a)), compute(part.lora_b)) * scale;
+    out.push_back(std::move(y));
+    offset += part.rows;
+  }
+  return out;
+}
+
 at::Tensor Transformer::norm(const at::Tensor& x, const at::Tensor& weight) const {
   // One fused kernel where transformers launches eight: a decode step is bound by launches. It
   // computes in fp32 (fp64 for a float64 model) like transformers, and rounds once at the end.
@@ -305,10 +320,12 @@ at::Tensor Transformer::attention(const DecoderLayer& layer, int64_t index, cons
                                   KvCache* cache) const {
   const int64_t batch = x.size(0), length = x.size(1);
   const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads, dim = config_.head_dim;
-  auto qkv = project(layer.qkv, x);
-  auto q = qkv.narrow(-1, 0, heads * dim).view({batch, length, heads, dim});
-  auto k = qkv.narrow(-1, heads * dim, kv_heads * dim).view({batch, length, kv_heads, dim});
-  auto v = qkv.narrow(-1, (heads + kv_heads) * dim, kv_heads * dim).view({batch, length, kv_heads, dim});
+  // split, not three narrows: its backward is one concatenation, where the narrows' would each
+  // zero-fill a full-size gradient to copy into and add.
+  const auto parts = project(layer.qkv, x).split_with_sizes({heads * dim, kv_heads * dim, kv_heads * dim}, -1);
+  auto q = parts[0].view({batch, length, heads, dim});
+  auto k = parts[1].view({batch, length, kv_heads, dim});
+  auto v = parts[2].view({batch, length, kv_heads, dim});
   if (config_.qk_norm) {
     q = norm(q, layer.q_norm);
     k = norm(k, layer.k_norm);
@@ -358,6 +375,27 @@ at::Tensor Transformer::attention(const DecoderLayer& layer, int64_t index, cons
   out = out.transpose(1, 2).reshape({batch, length, heads * dim});
   return project(layer.o, out);
 }
+
+namespace {
+
+// silu(gate) * up, with a backward of three elementwise kernels: grad x silu(gate) for up, and
+// silu's backward of grad x up for gate (autograd's own adds the product's and silu's nodes'
+// bookkeeping, and keeps the same tensors).
+struct SwiGlu : torch::autograd::Function<SwiGlu> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& gate, const at::Tensor& up) {
+    auto activated = at::silu(gate);
+    ctx->save_for_backward({gate, up, activated});
+    return activated * up;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grad_out) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor& grad = grad_out[0];
+    return {at::silu_backward(grad * saved[1], saved[0]), grad * saved[2]};
+  }
+};
+
+}  // namespace
 
 // Gradient checkpointing of one decoder layer. forward runs the layer without a graph and keeps
 // only its input; backward runs it again with a graph and differentiates that. The layer's
@@ -429,10 +467,22 @@ std::vector<at::Tensor> Transformer::layer_parameters(size_t index) const {
 at::Tensor Transformer::layer_forward(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                                       const at::Tensor& positions, const AttentionSpec& spec, KvCache* cache) const {
   const auto& layer = layers_[index];
-  const int64_t intermediate = config_.intermediate_size;
   auto h = x + attention(layer, static_cast<int64_t>(index), norm(x, layer.input_norm), cos, sin, positions, spec, cache);
-  auto gate_up = project(layer.gate_up, norm(h, layer.post_attention_norm));
-  return h + project(layer.down, at::silu(gate_up.narrow(-1, 0, intermediate)) * gate_up.narrow(-1, intermediate, intermediate));
+  const auto normed = norm(h, layer.post_attention_norm);
+  at::Tensor mlp;
+  if (at::GradMode::is_enabled()) {
+    // Training: gate and up from a GEMM each, so both are contiguous and every elementwise kernel
+    // of the activation and its backward runs vectorized; slices of one fused output would not
+    // be, and their backward would zero-fill, copy and add two gradients of the fused size.
+    const auto parts = project_parts(layer.gate_up, normed);
+    mlp = SwiGlu::apply(parts[0], parts[1]);
+  } else {
+    // Generation: one GEMM; a decode step is bound by launches, not by these small tensors.
+    const auto gate_up = project(layer.gate_up, normed);
+    const int64_t half = gate_up.size(-1) / 2;
+    mlp = at::silu(gate_up.narrow(-1, 0, half)) * gate_up.narrow(-1, half, half);
+  }
+  return h + project(layer.down, mlp);
 }
 
 at::Tensor Transformer::hidden(const at::Tensor& ids, const at::Tensor& positions, const AttentionSpec& given,

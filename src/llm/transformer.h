@@ -104,6 +104,9 @@ class Transformer {
   friend struct CheckpointedLayer;
   Transformer(const ModelConfig& config, const TransformerOptions& options);  // weights allocated, not set
   at::Tensor project(const Linear& linear, const at::Tensor& x) const;
+  // One output per part of a fused linear (e.g. gate and up), each from its own GEMM over the
+  // weight's rows for that part: contiguous outputs, where slices of project()'s are strided.
+  std::vector<at::Tensor> project_parts(const Linear& linear, const at::Tensor& x) const;
   at::Tensor norm(const at::Tensor& x, const at::Tensor& weight) const;
   // One decoder layer on the residual stream x.
   at::Tensor layer_forward(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,

@@ -34,8 +34,10 @@ StepStats AdamW::step() {
   if (live.empty()) return stats;
   // One norm kernel per list and one host sync per step, not one per parameter.
   stats.grad_norm = at::stack(at::_foreach_norm(grads)).to(at::kDouble).norm().item<double>();
-  if (config_.max_grad_norm > 0 && stats.grad_norm > config_.max_grad_norm)
-    at::_foreach_mul_(grads, config_.max_grad_norm / (stats.grad_norm + 1e-6));
+  // Clipping divides the gradients inside the fused kernel (its grad_scale, meant for AMP's
+  // unscaling), which saves a pass over every gradient.
+  const bool clip = config_.max_grad_norm > 0 && stats.grad_norm > config_.max_grad_norm;
+  const double clip_divisor = clip ? (stats.grad_norm + 1e-6) / config_.max_grad_norm : 1.0;
   // PyTorch's fused AdamW kernel (one launch per device and dtype), with this step's count.
   std::map<std::pair<std::string, at::ScalarType>, std::vector<size_t>> groups;
   for (size_t k = 0; k < live.size(); ++k) groups[{params_[live[k]].device().str(), params_[live[k]].scalar_type()}].push_back(k);
@@ -49,8 +51,10 @@ StepStats AdamW::step() {
       v.push_back(v_[live[k]]);
       step.push_back(count);
     }
+    std::optional<at::Tensor> grad_scale;
+    if (clip) grad_scale = at::full({}, clip_divisor, count.options());
     at::_fused_adamw_(p, g, m, v, {}, step, stats.lr, config_.beta1, config_.beta2, config_.weight_decay, config_.eps,
-                      /*amsgrad=*/false, /*maximize=*/false, std::nullopt, std::nullopt);
+                      /*amsgrad=*/false, /*maximize=*/false, grad_scale, std::nullopt);
   }
   for (const size_t i : live) params_[i].mutable_grad().reset();
   return stats;

@@ -78,12 +78,57 @@ std::string folder_name(const std::string& task_id) {
   return out;
 }
 
+// What a rank's tasks of one step produced, as every rank needs it: episodes by their task's place
+// in the step's batch, the admitted skills, and the counts behind the metrics.
+struct RankHarvest {
+  std::map<size_t, agents::Episode> episodes;
+  std::vector<skills::Skill> admitted;
+  size_t proposed = 0, verified = 0, solved = 0;
+};
+
+nlohmann::json to_json(const RankHarvest& h) {
+  nlohmann::json episodes = nlohmann::json::array(), admitted = nlohmann::json::array();
+  for (const auto& [index, e] : h.episodes) episodes.push_back({{"index", index}, {"episode", agents::to_json(e)}});
+  for (const auto& skill : h.admitted) admitted.push_back(skills::to_json(skill));
+  return {{"episodes", episodes}, {"admitted", admitted}, {"proposed", h.proposed}, {"verified", h.verified}, {"solved", h.solved}};
+}
+
+// Every rank's harvest merged, in the batch's task order.
+RankHarvest gather(RankHarvest mine, const DataParallel& parallel) {
+  if (parallel.world_size() == 1) return mine;
+  RankHarvest all;
+  for (const auto& text : parallel.all_gather(to_json(mine).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) {
+    const auto j = nlohmann::json::parse(text);
+    for (const auto& e : j.at("episodes")) all.episodes.emplace(e.at("index").get<size_t>(), agents::episode_from_json(e.at("episode")));
+    for (const auto& skill : j.at("admitted")) all.admitted.push_back(skills::skill_from_json(skill));
+    all.proposed += j.at("proposed").get<size_t>();
+    all.verified += j.at("verified").get<size_t>();
+    all.solved += j.at("solved").get<size_t>();
+  }
+  return all;
+}
+
 }  // namespace
+
+std::vector<size_t> rank_share(std::span<const TrainingSample> samples, int rank, int world_size) {
+  std::vector<size_t> order(samples.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return samples[a].ids.size() > samples[b].ids.size(); });
+  std::vector<int64_t> load(static_cast<size_t>(world_size), 0);
+  std::vector<size_t> mine;
+  for (const size_t i : order) {
+    const auto r = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[r] += static_cast<int64_t>(samples[i].ids.size());
+    if (static_cast<int>(r) == rank) mine.push_back(i);
+  }
+  std::sort(mine.begin(), mine.end());
+  return mine;
+}
 
 void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator, const agents::Prompts& prompts,
                        skills::SkillStore& store, std::span<const eval::Task> tasks, const CoevolutionConfig& config,
                        const CoevolutionRun& run, const std::function<void(const CoevolutionMetrics&)>& on_step,
-                       const agents::ProgressFn& progress) {
+                       const agents::ProgressFn& progress, const DataParallel& parallel) {
   if (tasks.empty()) throw std::invalid_argument("co-evolution: no tasks");
   const size_t per_step = std::min<size_t>(std::max(1, config.tasks_per_step), tasks.size());
   std::string ids;
@@ -107,6 +152,11 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
     }
   }
 
+  // Every rank starts from rank 0's weights (a LoRA adapter's random start included).
+  parallel.broadcast_(backbone.trainable_parameters());
+  const bool main = parallel.is_main();
+  const std::string who = parallel.world_size() > 1 ? fmt::format("rank {}: ", parallel.rank()) : std::string();
+
   TimedBackbone timed_model(backbone);
   TimedEvaluator timed_evaluator(evaluator);
   for (int64_t step = done + 1; step <= config.steps; ++step) {
@@ -123,26 +173,33 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
     const auto snapshot = store.snapshot_at(step - 1);
     const skills::Library library(snapshot ? store.load(*snapshot) : store.list(skills::Status::admitted));
 
-    std::vector<agents::Episode> episodes;
-    size_t proposed = 0, verified = 0, solved = 0;
+    RankHarvest harvest;
     for (size_t i = 0; i < batch.size(); ++i) {
+      if (static_cast<int>(i % static_cast<size_t>(parallel.world_size())) != parallel.rank()) continue;
       const eval::Task& task = *batch[i];
       agents::PolicyTask policy_task{task, core::read_file(task.file),
                                      run.out / "candidates" / fmt::format("step-{}", step) / folder_name(task.id)};
       fs::create_directories(policy_task.candidates_dir);
       agents::OptimizeSettings settings = config.agents;
       settings.seed = config.seed * 1000003 + static_cast<uint64_t>(step) * 1009 + i;
-      if (progress) progress(fmt::format("step {}: task {}/{}: {}", step, i + 1, batch.size(), task.id));
+      if (progress) progress(fmt::format("{}step {}: task {}/{}: {}", who, step, i + 1, batch.size(), task.id));
       auto outcome = agents::optimize(timed_model, timed_evaluator, prompts, library, policy_task, settings, progress);
-      for (const auto& s : outcome.summaries) proposed += s.proposals.size();
-      verified += outcome.verifications.size();
-      for (auto& s : agents::admitted_skills(outcome)) store.stage(std::move(s));
-      if (const auto* best = outcome.best_turn(); best && best->speedup() > 1.0) ++solved;
-      episodes.push_back(std::move(outcome.episode));
+      for (const auto& s : outcome.summaries) harvest.proposed += s.proposals.size();
+      harvest.verified += outcome.verifications.size();
+      for (auto& s : agents::admitted_skills(outcome)) harvest.admitted.push_back(std::move(s));
+      if (const auto* best = outcome.best_turn(); best && best->speedup() > 1.0) ++harvest.solved;
+      harvest.episodes.emplace(i, std::move(outcome.episode));
     }
-    std::string lines;
-    for (const auto& e : episodes) lines += agents::to_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    core::write_file_atomic(run.out / "episodes" / fmt::format("step-{}.jsonl", step), lines);
+    harvest = gather(std::move(harvest), parallel);
+    const size_t proposed = harvest.proposed, verified = harvest.verified, solved = harvest.solved;
+    std::vector<agents::Episode> episodes;
+    for (auto& [index, e] : harvest.episodes) episodes.push_back(std::move(e));
+    if (main) {
+      for (auto& s : harvest.admitted) store.stage(std::move(s));
+      std::string lines;
+      for (const auto& e : episodes) lines += agents::to_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      core::write_file_atomic(run.out / "episodes" / fmt::format("step-{}.jsonl", step), lines);
+    }
 
     // The mixed batch; PRS thins correct policy turns whose kernels do little of the work.
     const auto built = training_samples(episodes, config.samples);
@@ -161,16 +218,21 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
       }
       kept.push_back(s);
     }
+    std::vector<TrainingSample> share;
+    for (const size_t i : rank_share(kept, parallel.rank(), parallel.world_size())) share.push_back(kept[i]);
     const auto train_start = Clock::now();
-    const auto update = policy_step(backbone, optimizer, kept, config.update);
+    const auto update = policy_step(backbone, optimizer, share, config.update, parallel);
     const double train_seconds = since(train_start);
+    const auto slowest = parallel.max({timed_model.seconds, timed_evaluator.seconds});
     double flops = 0;  // forward and backward of every sequence of the update
     if (run.model)
       for (const auto& s : kept) {
         const auto [per_token, per_projected] = llm::training_flops(*run.model, static_cast<int64_t>(s.ids.size()));
         flops += per_token * static_cast<double>(s.ids.size()) + per_projected * static_cast<double>(s.rollout_logprobs.size());
       }
-    const auto flushed = store.flush(step);
+    // Rank 0 writes the snapshot; the others read it at the next step, so they wait for it here.
+    const auto flushed = main ? store.flush(step) : skills::FlushOutcome{};
+    parallel.barrier();
 
     CoevolutionMetrics m = {{"step", step},
                             {"epoch", epoch},
@@ -193,9 +255,11 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
                             {"library_size", flushed.skills_in_snapshot},
                             {"train_tokens", update.tokens},
                             {"tokens_per_s", train_seconds > 0 ? static_cast<double>(update.tokens) / train_seconds : 0.0},
-                            {"mfu", train_seconds > 0 ? flops / train_seconds / (config.peak_tflops * 1e12) : 0.0},
-                            {"generate_s", timed_model.seconds},
-                            {"evaluate_s", timed_evaluator.seconds},
+                            {"mfu", train_seconds > 0 ? flops / train_seconds /
+                                                            (config.peak_tflops * 1e12 * parallel.world_size()) : 0.0},
+                            {"ranks", parallel.world_size()},
+                            {"generate_s", slowest[0]},
+                            {"evaluate_s", slowest[1]},
                             {"train_s", train_seconds}};
     for (const char* role : {"policy", "selection", "summary"}) {
       m[fmt::format("reward_mean_{}", role)] = reward[role].mean();
@@ -203,7 +267,7 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
       m[fmt::format("response_tokens_{}", role)] = length[role].mean();
     }
     const bool last = step == config.steps;
-    if (last || (config.checkpoint_every > 0 && step % config.checkpoint_every == 0))
+    if (main && (last || (config.checkpoint_every > 0 && step % config.checkpoint_every == 0)))
       save_checkpoint(checkpoints, step, backbone, optimizer,
                       {{"epoch", epoch},
                        {"position", position},
@@ -212,7 +276,7 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
                        {"library", store.path().string()},
                        {"kind", "coevolution"}});
     m["step_s"] = since(step_start);
-    if (on_step) on_step(m);
+    if (main && on_step) on_step(m);
   }
 }
 

@@ -7,6 +7,12 @@
 //   7. a checkpoint every N steps.
 // The agents see the library as the last flushed snapshot left it: a step's own admissions reach
 // the next step, never the rollouts they came from.
+//
+// Data parallel (rl/data_parallel): the step's tasks are dealt out across ranks, which run their
+// rollouts and summaries alone; the episodes then go to every rank, so the mixed batch, PRS and the
+// metrics are the same everywhere and as one process would make them. Each rank trains on its
+// share of the batch (balanced by tokens), the gradients are summed, and rank 0 alone writes: the
+// skill library, episodes, checkpoints and metrics.
 #pragma once
 
 #include <filesystem>
@@ -24,6 +30,7 @@
 #include "llm/backbone.h"
 #include "llm/model_config.h"
 #include "rl/adamw.h"
+#include "rl/data_parallel.h"
 #include "rl/policy_step.h"
 #include "rl/rejection.h"
 #include "rl/training_samples.h"
@@ -48,6 +55,7 @@ struct CoevolutionConfig {
   bool prs = true;
   PrsConfig prs_config;
   double peak_tflops = 989.0;  // the device's dense bf16 peak, for the MFU of the update (H100 SXM)
+  int64_t distributed_timeout_s = 3600;  // data parallel: the longest wait for another rank
 };
 
 // One line of metrics.jsonl: plain numbers by name (see coevolution.cpp for each).
@@ -59,10 +67,15 @@ struct CoevolutionRun {
   std::optional<llm::ModelConfig> model;  // the model's shape, for the update's MFU
 };
 
-// Runs config.steps steps (fewer remain after a resume). on_step sees each step's metrics line.
+// Runs config.steps steps (fewer remain after a resume). on_step sees each step's metrics line, on
+// rank 0 only.
 void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator, const agents::Prompts& prompts,
                        skills::SkillStore& store, std::span<const eval::Task> tasks, const CoevolutionConfig& config,
                        const CoevolutionRun& run, const std::function<void(const CoevolutionMetrics&)>& on_step,
-                       const agents::ProgressFn& progress = {});
+                       const agents::ProgressFn& progress = {}, const DataParallel& parallel = {});
+
+// Deals samples out to ranks, longest first to the rank with the fewest tokens so far: the indices
+// of `rank`'s share, in the samples' order. Every rank computes the same deal.
+std::vector<size_t> rank_share(std::span<const TrainingSample> samples, int rank, int world_size);
 
 }  // namespace vinci::rl

@@ -15,8 +15,8 @@ int64_t masked_tokens(const TrainingSample& s) { return std::count(s.loss_mask.b
 
 }  // namespace
 
-PolicyStepStats policy_step(llm::TrainableBackbone& backbone, AdamW& optimizer, std::span<const TrainingSample> all,
-                            const PolicyStepConfig& config) {
+PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std::span<const TrainingSample> all,
+                                           const PolicyStepConfig& config, const DataParallel& parallel) {
   std::vector<const TrainingSample*> samples;
   for (const auto& s : all) {
     const int64_t n = masked_tokens(s);
@@ -27,10 +27,12 @@ PolicyStepStats policy_step(llm::TrainableBackbone& backbone, AdamW& optimizer, 
     samples.push_back(&s);
   }
   PolicyStepStats stats;
-  if (samples.empty()) return stats;
-  int64_t total_tokens = 0;
-  for (const auto* s : samples) total_tokens += masked_tokens(*s);
-  const auto total_sequences = static_cast<double>(samples.size());
+  int64_t local_tokens = 0;
+  for (const auto* s : samples) local_tokens += masked_tokens(*s);
+  const auto totals = parallel.sum({static_cast<double>(local_tokens), static_cast<double>(samples.size())});
+  const auto total_tokens = static_cast<int64_t>(totals[0]);
+  const double total_sequences = totals[1];
+  if (total_tokens == 0) return stats;
 
   double abs_diff = 0, clip_low = 0, clip_high = 0;
   int64_t kept_tokens_all = 0;
@@ -92,13 +94,36 @@ PolicyStepStats policy_step(llm::TrainableBackbone& backbone, AdamW& optimizer, 
     clip_high += loss_stats.clip_fraction_high * kept_tokens;
     kept_tokens_all += static_cast<int64_t>(keep_index.size());
   }
-  stats.tokens = total_tokens;
-  stats.mean_abs_logprob_diff = abs_diff / static_cast<double>(total_tokens);
-  if (kept_tokens_all > 0) {
-    stats.clip_fraction_low = clip_low / static_cast<double>(kept_tokens_all);
-    stats.clip_fraction_high = clip_high / static_cast<double>(kept_tokens_all);
+  const auto sums = parallel.sum({stats.loss, abs_diff, clip_low, clip_high, static_cast<double>(kept_tokens_all),
+                                  static_cast<double>(stats.sequences), static_cast<double>(stats.mrs_rejected),
+                                  any_gradient ? 1.0 : 0.0});
+  stats.has_gradient = sums[7] > 0;
+  if (stats.has_gradient && parallel.world_size() > 1) {
+    // A rank whose sequences MRS dropped (or that had none) still sends zeros: the sum must see
+    // every parameter from every rank.
+    std::vector<at::Tensor> grads;
+    for (auto& p : backbone.trainable_parameters()) {
+      if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
+      grads.push_back(p.grad());
+    }
+    parallel.sum_(grads);
   }
-  if (any_gradient) stats.optimizer = optimizer.step();
+  stats.loss = sums[0];
+  stats.sequences = static_cast<size_t>(sums[5]);
+  stats.mrs_rejected = static_cast<size_t>(sums[6]);
+  stats.tokens = total_tokens;
+  stats.mean_abs_logprob_diff = sums[1] / static_cast<double>(total_tokens);
+  if (sums[4] > 0) {
+    stats.clip_fraction_low = sums[2] / sums[4];
+    stats.clip_fraction_high = sums[3] / sums[4];
+  }
+  return stats;
+}
+
+PolicyStepStats policy_step(llm::TrainableBackbone& backbone, AdamW& optimizer, std::span<const TrainingSample> samples,
+                            const PolicyStepConfig& config, const DataParallel& parallel) {
+  auto stats = accumulate_policy_gradient(backbone, samples, config, parallel);
+  if (stats.has_gradient) stats.optimizer = optimizer.step();
   return stats;
 }
 

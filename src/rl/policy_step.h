@@ -7,6 +7,10 @@
 // each micro-batch's loss is weighted by its share of the batch's tokens (token_mean) or sequences
 // (seq_mean_token_mean) before backward. Sequences MRS rejects contribute zeros and keep their
 // place in those denominators, so a rejection never inflates the others' weight.
+//
+// Data parallel: each rank passes its share of the batch. The denominators are the whole batch's
+// (summed over ranks first), so the gradients summed over ranks are the single-process gradient
+// of the whole batch, and every rank then takes the same AdamW step.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +18,7 @@
 
 #include "llm/backbone.h"
 #include "rl/adamw.h"
+#include "rl/data_parallel.h"
 #include "rl/policy_loss.h"
 #include "rl/rejection.h"
 #include "rl/training_samples.h"
@@ -34,12 +39,18 @@ struct PolicyStepStats {
   double clip_fraction_low = 0, clip_fraction_high = 0;  // over the kept tokens
   double mean_abs_logprob_diff = 0;  // |trainer - rollout| per masked token, before the update
   size_t sequences = 0, mrs_rejected = 0;
-  int64_t tokens = 0, micro_batches = 0;
+  int64_t tokens = 0, micro_batches = 0;  // micro-batches: this rank's
+  bool has_gradient = false;              // some sequence of the batch survived MRS
 };
 
 // Samples without masked tokens are skipped. Throws std::invalid_argument when a sample's
 // rollout logprobs do not match its mask.
 PolicyStepStats policy_step(llm::TrainableBackbone& backbone, AdamW& optimizer, std::span<const TrainingSample> samples,
-                            const PolicyStepConfig& config);
+                            const PolicyStepConfig& config, const DataParallel& parallel = {});
+
+// The step without the update: forward, MRS, loss and backward of the samples, leaving the whole
+// batch's gradient (summed over the ranks) in the trainable parameters. The stats are the batch's.
+PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std::span<const TrainingSample> samples,
+                                           const PolicyStepConfig& config, const DataParallel& parallel = {});
 
 }  // namespace vinci::rl

@@ -53,6 +53,7 @@ TEST(AdamW, TwoStepsAsWorkedOutByHand) {
 TEST(AdamW, ClipsByTheGlobalNorm) {
   // gradients 3 and 4 over two parameters: norm 5, clipped to 1 -> 0.6 and 0.8 (x 5 / (5 + 1e-6));
   // Adam's first step moves each by lr x sign whatever the scale, so the clipped values show in m.
+  // The divisor reaches the fused kernel as a float32 scalar: m agrees to float32's precision.
   auto a = scalar_param(0.0), b = scalar_param(0.0);
   AdamWConfig c;
   c.lr.peak = 0.1;
@@ -63,8 +64,8 @@ TEST(AdamW, ClipsByTheGlobalNorm) {
   const auto stats = opt.step();
   EXPECT_DOUBLE_EQ(stats.grad_norm, 5.0);
   const double scale = 1.0 / (5.0 + 1e-6);
-  EXPECT_NEAR(opt.state().at("m.0").item<double>(), 0.1 * 3.0 * scale, 1e-15);
-  EXPECT_NEAR(opt.state().at("m.1").item<double>(), 0.1 * 4.0 * scale, 1e-15);
+  EXPECT_NEAR(opt.state().at("m.0").item<double>(), 0.1 * 3.0 * scale, 2e-8);
+  EXPECT_NEAR(opt.state().at("m.1").item<double>(), 0.1 * 4.0 * scale, 2e-8);
 }
 
 TEST(AdamW, StateRoundTripContinuesIdentically) {
