@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -349,6 +350,19 @@ at::Tensor NativeBackbone::logprobs(std::span<const TrainSequence> sequences, co
   auto logits = model_.logits(picked);
   if (options.temperature != 1.0) logits = logits / options.temperature;
   auto logp = logits.log_softmax(-1);
+  if (options.entropy) {
+    c10::NoGradGuard no_grad;
+    // In slices of rows, since p is another [rows, vocab] float32 tensor; sum(p log p) as a batched
+    // dot product reads p and log p once, where a product and a sum would write and read p log p.
+    constexpr int64_t kRows = 1024;
+    std::vector<at::Tensor> slices;
+    const auto detached = logp.detach();
+    for (int64_t begin = 0; begin < detached.size(0); begin += kRows) {
+      const auto slice = detached.narrow(0, begin, std::min(kRows, detached.size(0) - begin));
+      slices.push_back(-at::matmul(slice.exp().unsqueeze(1), slice.unsqueeze(2)).view({-1}));
+    }
+    *options.entropy = at::cat(slices).to(at::kFloat);
+  }
   return logp.gather(1, at::tensor(target, long_options).to(device).unsqueeze(1)).squeeze(1);
 }
 

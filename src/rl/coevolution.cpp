@@ -247,6 +247,7 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
                             {"grad_norm", update.optimizer.grad_norm},
                             {"lr", update.optimizer.lr},
                             {"logprob_diff", update.mean_abs_logprob_diff},
+                            {"entropy", update.mean_entropy},
                             {"mrs_rejected", update.mrs_rejected},
                             {"prs_rejected", prs_rejected},
                             {"skills_proposed", proposed},

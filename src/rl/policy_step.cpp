@@ -34,7 +34,7 @@ PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std
   const double total_sequences = totals[1];
   if (total_tokens == 0) return stats;
 
-  double abs_diff = 0, clip_low = 0, clip_high = 0;
+  double abs_diff = 0, clip_low = 0, clip_high = 0, entropy_sum = 0;
   int64_t kept_tokens_all = 0;
   bool any_gradient = false;
   for (size_t begin = 0; begin < samples.size();) {
@@ -49,7 +49,11 @@ PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std
 
     std::vector<llm::TrainSequence> sequences;
     for (size_t i = begin; i < end; ++i) sequences.push_back({samples[i]->ids, samples[i]->loss_mask});
-    const at::Tensor logprobs = backbone.logprobs(sequences, config.logprobs);
+    at::Tensor entropy;
+    llm::LogprobOptions options = config.logprobs;
+    options.entropy = &entropy;
+    const at::Tensor logprobs = backbone.logprobs(sequences, options);
+    entropy_sum += entropy.sum().item<double>();
     const at::Tensor trainer = logprobs.detach().to(at::kFloat).cpu().contiguous();
     const float* trainer_values = trainer.data_ptr<float>();
 
@@ -96,7 +100,7 @@ PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std
   }
   const auto sums = parallel.sum({stats.loss, abs_diff, clip_low, clip_high, static_cast<double>(kept_tokens_all),
                                   static_cast<double>(stats.sequences), static_cast<double>(stats.mrs_rejected),
-                                  any_gradient ? 1.0 : 0.0});
+                                  any_gradient ? 1.0 : 0.0, entropy_sum});
   stats.has_gradient = sums[7] > 0;
   if (stats.has_gradient && parallel.world_size() > 1) {
     // A rank whose sequences MRS dropped (or that had none) still sends zeros: the sum must see
@@ -113,6 +117,7 @@ PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std
   stats.mrs_rejected = static_cast<size_t>(sums[6]);
   stats.tokens = total_tokens;
   stats.mean_abs_logprob_diff = sums[1] / static_cast<double>(total_tokens);
+  stats.mean_entropy = sums[8] / static_cast<double>(total_tokens);
   if (sums[4] > 0) {
     stats.clip_fraction_low = sums[2] / sums[4];
     stats.clip_fraction_high = sums[3] / sums[4];

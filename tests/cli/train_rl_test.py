@@ -65,7 +65,7 @@ try:
         rows = metrics(whole)
         check([r["step"] for r in rows] == [1, 2], f"one metrics line per step: {[r.get('step') for r in rows]}")
         for key in ("reward_mean_policy", "reward_std_selection", "fast_1", "pg_loss", "clip_fraction_high", "grad_norm",
-                    "lr", "logprob_diff", "mrs_rejected", "prs_rejected", "response_tokens_policy", "skills_proposed", "mfu",
+                    "lr", "logprob_diff", "entropy", "mrs_rejected", "prs_rejected", "response_tokens_policy", "skills_proposed", "mfu",
                     "skills_admitted", "library_size", "tokens_per_s", "generate_s", "evaluate_s", "train_s"):
             check(key in rows[0], f"metrics field {key}")
         check(rows[0]["library_size"] == 57, f"the seeded library is flushed as the step's snapshot: {rows[0]['library_size']}")

@@ -19,6 +19,7 @@
 #include "core/files.h"
 #include "core/process.h"
 #include "eval/metrics.h"
+#include "support/agent_script.h"
 #include "support/scripted_server.h"
 
 namespace bench_model_test {
@@ -31,22 +32,9 @@ using vinci::test::ScriptedServer;
 
 const fs::path kRoot = VINCI_SOURCE_ROOT;
 
-fs::path test_cache() {
-  const char* c = std::getenv("VINCI_TEST_CACHE");
-  return c ? fs::path(c) : fs::temp_directory_path() / "vinci-test-cache";
-}
-
-// The CPU reference solution for ReLU with ModelNew's forward replaced.
-std::string kernel_with_forward(const std::string& forward_body) {
-  const std::string solution = vinci::core::read_file(kRoot / "tasks/solutions/cpu/level1/13_ReLU.py");
-  const size_t cls = solution.find("class ModelNew");
-  return solution.substr(0, cls) +
-         "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
-         "    def forward(self, x):\n" + forward_body;
-}
-
-const std::string kFastKernel = kernel_with_forward("        return _ext.relu_cpu(x.contiguous())\n");
-const std::string kWrongKernel = kernel_with_forward("        return _ext.gelu_cpu(x.contiguous())\n");
+using vinci::test::kFastKernel;
+using vinci::test::test_cache;
+const std::string kWrongKernel = vinci::test::kernel_with_forward("        return _ext.gelu_cpu(x.contiguous())\n");
 
 std::string completion(const std::string& strategy, const std::string& code) {
   const std::string text = fmt::format("Strategy: {}\n```python\n{}```\n", strategy, code);

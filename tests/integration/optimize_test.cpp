@@ -3,9 +3,7 @@
 // then a fast one (the null scheme first answers without code), the summary proposes one sound skill
 // and one that bypasses the kernel, and the verifier's greedy reruns reproduce the speedup. The
 // evaluator is the real one, so every speedup below was measured.
-//
-// The kernels reuse tasks/solutions/cpu's shared source, which the pipeline tests build into the
-// same extension cache: no extra compile.
+// The answers are tests/support/agent_script.h's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,6 +20,7 @@
 #include "core/process.h"
 #include "skills/skill_jsonl.h"
 #include "skills/store.h"
+#include "support/agent_script.h"
 #include "support/scripted_server.h"
 
 namespace optimize_test {
@@ -34,29 +33,9 @@ using vinci::test::ScriptedServer;
 
 const fs::path kRoot = VINCI_SOURCE_ROOT;
 
-fs::path test_cache() {
-  const char* c = std::getenv("VINCI_TEST_CACHE");
-  return c ? fs::path(c) : fs::temp_directory_path() / "vinci-test-cache";
-}
-
-// The CPU reference solution for ReLU with ModelNew's forward replaced.
-std::string kernel_with_forward(const std::string& forward_body) {
-  const std::string solution = vinci::core::read_file(kRoot / "tasks/solutions/cpu/level1/13_ReLU.py");
-  const size_t cls = solution.find("class ModelNew");
-  return solution.substr(0, cls) +
-         "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
-         "    def forward(self, x):\n" + forward_body;
-}
-
-const std::string kSlowKernel = kernel_with_forward(
-    "        x = x.contiguous()\n        for _ in range(31):\n            _ext.relu_cpu(x)\n        return _ext.relu_cpu(x)\n");
-const std::string kFastKernel = kernel_with_forward("        return _ext.relu_cpu(x.contiguous())\n");
-
-const char* kSkillContent =
-    "## Motivation\nWhen a reference applies an elementwise op slice by slice, launch and dispatch overhead, not "
-    "arithmetic, sets the time.\n## Key Idea\nMake the input contiguous and cover every element in one launch; a row "
-    "index, where needed, is computed inside the kernel from the flat index.\n## Example\n```cpp\nfor (int64_t i = 0; "
-    "i < n; ++i) out[i] = in[i] > 0.f ? in[i] : 0.f;\n```\n";
+using vinci::test::kFastKernel;
+using vinci::test::kSlowKernel;
+using vinci::test::test_cache;
 
 // What the fake model said in each reply, so the episode can be checked token for token.
 struct Sent {
@@ -68,68 +47,15 @@ class FakeModel {
  public:
   ScriptedReply answer(const RecordedRequest& request) {
     const json body = json::parse(request.body);
-    const json& messages = body.at("messages");
-    const std::string system = messages.at(0).at("content");
     const int n = body.value("n", 1);
-    int assistant_turns = 0;
-    for (const auto& m : messages) assistant_turns += m.at("role") == "assistant";
     std::vector<std::string> texts;
-    for (int i = 0; i < n; ++i) {
-      const int id = ++replies_;
-      if (system.starts_with("You choose optimization skills")) {
-        texts.push_back(selection(messages.at(1).at("content"), id));
-      } else if (system.starts_with("You maintain a library")) {
-        texts.push_back(summary(id));
-      } else if (body.at("temperature") == 0.0) {
-        texts.push_back(policy("one launch over the whole tensor, verifying", kFastKernel, id));
-      } else if (assistant_turns == 0 && system.find("## Skills to apply") == std::string::npos) {
-        texts.push_back(fmt::format("<think>no idea yet (reply {})</think>I would rather not write code today.", id));
-      } else if (assistant_turns == 0) {
-        texts.push_back(policy("call the kernel repeatedly", kSlowKernel, id));
-      } else {
-        texts.push_back(policy("one launch over the whole tensor", kFastKernel, id));
-      }
-    }
+    for (int i = 0; i < n; ++i) texts.push_back(vinci::test::scripted_answer(body.at("messages"), body.at("temperature").get<double>(), ++replies_));
     return {200, completion(texts)};
   }
 
   std::map<std::string, Sent> sent;  // by reply text
 
  private:
-  static std::string policy(const std::string& strategy, const std::string& code, int id) {
-    // A draft inside the reasoning: the next turn must see the answer's code, not this.
-    return fmt::format("<think>draft:\n```python\nclass ModelNew: pass  # draft {}\n```\n</think>\nStrategy: {} (reply {})\n"
-                       "```python\n{}```\n",
-                       id, strategy, id, code);
-  }
-
-  static std::string selection(const std::string& user, int id) {
-    std::smatch m;
-    static const std::regex first(R"(\n1\. (\S+))");
-    const std::string name = std::regex_search(user, m, first) ? m[1].str() : "none";
-    return json{{"name", "select_skills"},
-                {"arguments",
-                 {{"think", fmt::format("reply {}", id)},
-                  {"selected_skills", {{{"name", name}, {"reason", "fits"}}, {{"name", "made_up_skill"}, {"reason", "?"}}}}}}}
-        .dump();
-  }
-
-  static std::string summary(int id) {
-    const json sound = {{"name", "single_launch_elementwise"},
-                        {"description", "Replace per-slice launches of an elementwise op with one launch over the whole tensor."},
-                        {"scope", "elementwise and row-independent ops whose reference loops over slices"},
-                        {"tags", {"elementwise", "launch_overhead"}},
-                        {"content", kSkillContent}};
-    const json bypass = {{"name", "use_torch_relu"},
-                         {"description", "Call PyTorch's own operator."},
-                         {"scope", "any elementwise op"},
-                         {"tags", {"elementwise"}},
-                         {"content", "## Motivation\nFast.\n## Key Idea\nCall torch.relu(x) on the whole tensor.\n"
-                                     "## Example\n`return torch.relu(x)`, which PyTorch already vectorizes well enough.\n"}};
-    return fmt::format("<think>reply {}</think><tool_call>{}</tool_call>", id,
-                       json{{"name", "update_skill_library"}, {"arguments", {{"think", "one launch"}, {"new_skills", {sound, bypass}}}}}.dump());
-  }
-
   // vLLM's chat completion with return_token_ids and tokens as token_id:N.
   std::string completion(const std::vector<std::string>& texts) {
     const int call = ++calls_;

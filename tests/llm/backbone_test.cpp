@@ -120,6 +120,32 @@ TEST_P(Golden, TeacherForcedLogprobsMatchTransformersPaddedAndPacked) {
   }
 }
 
+TEST_P(Golden, EntropyIsTheEntropyOfTransformersLastPositionLogits) {
+  // One target after each prompt: the position that predicts it is the prompt's last, whose logits
+  // transformers recorded. The truth: -sum softmax(z) log_softmax(z), in float64, from them.
+  const auto model = GetParam();
+  const auto truth = golden(model);
+  auto backbone = open(model);
+  std::vector<TrainSequence> sequences;
+  std::vector<double> expected;
+  for (size_t p = 0; p < truth["prompts"].size(); ++p) {
+    TrainSequence s{truth["prompts"][p].get<std::vector<int32_t>>(), {}};
+    s.ids.push_back(0);
+    s.loss_mask.assign(s.ids.size(), 0);
+    s.loss_mask.back() = 1;
+    sequences.push_back(std::move(s));
+    const auto logp = at::tensor(truth["last_logits"][p].get<std::vector<double>>()).log_softmax(0);
+    expected.push_back(-(logp.exp() * logp).sum().item<double>());
+  }
+  at::Tensor entropy;
+  LogprobOptions options;
+  options.entropy = &entropy;
+  backbone->logprobs(sequences, options);
+  ASSERT_EQ(entropy.numel(), static_cast<int64_t>(expected.size()));
+  for (size_t p = 0; p < expected.size(); ++p)
+    EXPECT_NEAR(entropy[static_cast<int64_t>(p)].item<double>(), expected[p], 1e-4) << model << " prompt " << p;
+}
+
 INSTANTIATE_TEST_SUITE_P(Backbone, Golden, ::testing::Values("qwen2", "qwen3", "llama"));
 
 // The same comparisons in bf16 on a GPU (skipped without one; run by benchmarks/llm_gpu.sh on the
