@@ -1,9 +1,12 @@
 // vinci train sft: the SFT cold start. The diversity filter runs first (its report lands in --out),
 // then masked cross-entropy on the answers; every step is a line of metrics.jsonl, and the model
 // (or its LoRA adapter, in PEFT's layout) is saved to --out/final.
-// vinci train rl: the co-evolution run (rl/coevolution), configured by one TOML file; under
-// torchrun (`torchrun --no-python --nproc-per-node N vinci train rl ...`) data parallel.
+// vinci train rl: the co-evolution run (rl/coevolution), configured by one TOML file.
+// Both are data parallel under torchrun (`torchrun --no-python --nproc-per-node N vinci train ...`);
+// rank 0 alone writes.
+#include <chrono>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -42,6 +45,21 @@ void drop_metrics_after_checkpoint(const fs::path& out) {
   core::write_file_atomic(out / "metrics.jsonl", kept);
 }
 
+// torchrun's place for this process (a single process when not launched by it).
+rl::LaunchEnvironment launched() { return rl::launch_environment().value_or(rl::LaunchEnvironment{}); }
+
+// The device a rank runs the model on: its local GPU under torchrun.
+std::string rank_device(const rl::LaunchEnvironment& launch, const std::string& device) {
+  return launch.world_size > 1 ? llm::local_rank_device(device, launch.local_rank) : device;
+}
+
+rl::DataParallel join(const rl::LaunchEnvironment& launch, llm::TrainableBackbone& backbone, std::chrono::seconds timeout) {
+  if (launch.world_size == 1) return {};
+  rl::DataParallel parallel(launch, backbone.trainable_parameters().front().device(), timeout);
+  spdlog::info("rank {} of {} (local rank {}) joined", launch.rank, launch.world_size, launch.local_rank);
+  return parallel;
+}
+
 struct SftCommandOptions {
   std::string data, out, schedule = "constant";
   BackboneOptions backbone;
@@ -50,6 +68,7 @@ struct SftCommandOptions {
   bool no_filter = false;
   rl::DiversityConfig filter;
   rl::SftConfig sft;
+  int distributed_timeout_s = 1800;
 };
 
 int run_sft(SftCommandOptions& o) {
@@ -58,8 +77,10 @@ int run_sft(SftCommandOptions& o) {
   const auto latest = rl::latest_checkpoint(o.sft.checkpoint_dir);
   if ((latest || fs::exists(out / "final")) && !o.sft.resume)
     throw std::runtime_error(fmt::format("{} holds an earlier run: pass --resume to continue it, or another --out", out.string()));
+  const auto launch = launched();
+  const bool main = launch.rank == 0;
   fs::create_directories(out);
-  if (o.sft.resume) drop_metrics_after_checkpoint(out);
+  if (o.sft.resume && main) drop_metrics_after_checkpoint(out);
   const auto conversations = rl::load_sft_conversations(o.data);
   spdlog::info("{}: {} conversations", o.data, conversations.size());
 
@@ -78,12 +99,12 @@ int run_sft(SftCommandOptions& o) {
                                {"detail", removal.detail}}
                     .dump() +
                 "\n";
-    fmt::print(stderr, "diversity filter: {}", r.summary());
+    if (main) fmt::print(stderr, "diversity filter: {}", r.summary());
   }
-  core::write_file_atomic(out / "filter_report.jsonl", report);
+  if (main) core::write_file_atomic(out / "filter_report.jsonl", report);
 
   llm::NativeOptions native;
-  native.device = o.backbone.device;
+  native.device = rank_device(launch, o.backbone.device);
   native.dtype = o.backbone.dtype;
   native.chat_template = o.backbone.chat_template;
   native.training.mode = o.lora_rank > 0 ? llm::Training::Mode::kLora : llm::Training::Mode::kFull;
@@ -92,13 +113,15 @@ int run_sft(SftCommandOptions& o) {
   spdlog::info("loading {} ({}, {}), training {}", o.backbone.model, o.backbone.device, o.backbone.dtype,
                o.lora_rank > 0 ? fmt::format("LoRA rank {}", o.lora_rank) : std::string("every parameter"));
   auto backbone = llm::open_native_backbone(o.backbone.model, native);
+  const auto parallel = join(launch, *backbone, std::chrono::seconds(o.distributed_timeout_s));
 
   o.sft.optimizer.lr.shape = rl::lr_shape_from_name(o.schedule);
   if (o.sft.optimizer.lr.shape == rl::LrSchedule::Shape::cosine && o.sft.optimizer.lr.total_steps == 0)
     throw std::runtime_error("--schedule cosine needs --total-steps (the step the decay ends at)");
-  core::LineWriter metrics(out / "metrics.jsonl", /*append=*/true);
+  std::optional<core::LineWriter> metrics;
+  if (main) metrics.emplace(out / "metrics.jsonl", /*append=*/true);
   const auto outcome = rl::train_sft(*backbone, kept, o.sft, [&](const rl::SftStepLog& s) {
-    metrics.write_line(nlohmann::json{{"epoch", s.epoch},
+    metrics->write_line(nlohmann::json{{"epoch", s.epoch},
                                       {"step", s.step},
                                       {"loss", s.loss},
                                       {"lr", s.optimizer.lr},
@@ -110,7 +133,8 @@ int run_sft(SftCommandOptions& o) {
                            .dump());
     spdlog::info("epoch {} step {}: loss {:.4f}, lr {:.3g}, grad norm {:.3g}, {} tokens in {:.2f} s", s.epoch, s.step,
                  s.loss, s.optimizer.lr, s.optimizer.grad_norm, s.tokens, s.seconds);
-  });
+  }, parallel);
+  if (!main) return 0;
   if (outcome.skipped_too_long > 0)
     spdlog::warn("{} conversations longer than --max-sequence-tokens {} were skipped", outcome.skipped_too_long,
                  o.sft.max_sequence_tokens);
@@ -162,6 +186,8 @@ Action add_sft_command(CLI::App& app) {
                  "written at the end")->capture_default_str();
   app.add_flag("--resume", s.resume, "continue the run in --out from its newest checkpoint");
   app.add_option("--max-steps", s.max_steps, "stop after this many steps (checkpointed; --resume continues)");
+  app.add_option("--distributed-timeout", o->distributed_timeout_s,
+                 "under torchrun: seconds a rank waits for the others")->capture_default_str();
   auto& f = o->filter;
   app.add_flag("--no-filter", o->no_filter, "train on every conversation (skip the diversity filter)");
   app.add_option("--near-duplicate", f.near_duplicate, "estimated Jaccard similarity at which a solution repeats another")
@@ -190,14 +216,11 @@ int run_rl(RlCommandOptions& o) {
   if (o.steps > 0) file.run.steps = o.steps;
   const auto tasks = select_tasks(o.tasks, o.levels, o.filter);
   // Under torchrun: this rank's device and its share of the host's GPUs for timing kernels.
-  const auto launch = rl::launch_environment().value_or(rl::LaunchEnvironment{});
+  const auto launch = launched();
   const bool main = launch.rank == 0;
-  std::string model_device = o.model_device;
-  if (launch.world_size > 1) {
-    model_device = llm::local_rank_device(o.model_device, launch.local_rank);
-    o.eval.config.gpu_share_index = launch.local_rank;
-    o.eval.config.gpu_share_count = launch.local_world_size;
-  }
+  const std::string model_device = rank_device(launch, o.model_device);
+  o.eval.config.gpu_share_index = launch.local_rank;
+  o.eval.config.gpu_share_count = launch.local_world_size;
   fs::create_directories(out);
   if (main) {
     if (o.config.empty()) core::write_file_atomic(out / "config.toml", core::read_file(fs::path(VINCI_SOURCE_ROOT) / "configs/coevolution.toml"));
@@ -213,10 +236,7 @@ int run_rl(RlCommandOptions& o) {
                file.training.mode == llm::Training::Mode::kLora ? fmt::format("LoRA rank {}", file.training.lora.rank)
                                                                  : std::string("every parameter"));
   auto backbone = llm::open_native_backbone(o.model, native);
-  const rl::DataParallel parallel = launch.world_size > 1 ? rl::DataParallel(launch, backbone->trainable_parameters().front().device(),
-                                                                             std::chrono::seconds(file.run.distributed_timeout_s))
-                                                          : rl::DataParallel();
-  if (launch.world_size > 1) spdlog::info("rank {} of {} (local rank {}) joined", launch.rank, launch.world_size, launch.local_rank);
+  const auto parallel = join(launch, *backbone, std::chrono::seconds(file.run.distributed_timeout_s));
 
   // Rank 0 creates (and seeds) the library before the others open it.
   std::unique_ptr<skills::SkillStore> store;

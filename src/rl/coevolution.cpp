@@ -110,21 +110,6 @@ RankHarvest gather(RankHarvest mine, const DataParallel& parallel) {
 
 }  // namespace
 
-std::vector<size_t> rank_share(std::span<const TrainingSample> samples, int rank, int world_size) {
-  std::vector<size_t> order(samples.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return samples[a].ids.size() > samples[b].ids.size(); });
-  std::vector<int64_t> load(static_cast<size_t>(world_size), 0);
-  std::vector<size_t> mine;
-  for (const size_t i : order) {
-    const auto r = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-    load[r] += static_cast<int64_t>(samples[i].ids.size());
-    if (static_cast<int>(r) == rank) mine.push_back(i);
-  }
-  std::sort(mine.begin(), mine.end());
-  return mine;
-}
-
 void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator, const agents::Prompts& prompts,
                        skills::SkillStore& store, std::span<const eval::Task> tasks, const CoevolutionConfig& config,
                        const CoevolutionRun& run, const std::function<void(const CoevolutionMetrics&)>& on_step,
@@ -219,7 +204,9 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
       kept.push_back(s);
     }
     std::vector<TrainingSample> share;
-    for (const size_t i : rank_share(kept, parallel.rank(), parallel.world_size())) share.push_back(kept[i]);
+    std::vector<int64_t> lengths;
+    for (const auto& s : kept) lengths.push_back(static_cast<int64_t>(s.ids.size()));
+    for (const size_t i : rank_share(lengths, parallel.rank(), parallel.world_size())) share.push_back(kept[i]);
     const auto train_start = Clock::now();
     const auto update = policy_step(backbone, optimizer, share, config.update, parallel);
     const double train_seconds = since(train_start);

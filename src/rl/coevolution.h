@@ -11,8 +11,8 @@
 // Data parallel (rl/data_parallel): the step's tasks are dealt out across ranks, which run their
 // rollouts and summaries alone; the episodes then go to every rank, so the mixed batch, PRS and the
 // metrics are the same everywhere and as one process would make them. Each rank trains on its
-// share of the batch (balanced by tokens), the gradients are summed, and rank 0 alone writes: the
-// skill library, episodes, checkpoints and metrics.
+// share of the batch (rank_share: balanced by tokens), the gradients are summed, and rank 0 alone
+// writes: the skill library, episodes, checkpoints and metrics.
 #pragma once
 
 #include <filesystem>
@@ -73,9 +73,5 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
                        skills::SkillStore& store, std::span<const eval::Task> tasks, const CoevolutionConfig& config,
                        const CoevolutionRun& run, const std::function<void(const CoevolutionMetrics&)>& on_step,
                        const agents::ProgressFn& progress = {}, const DataParallel& parallel = {});
-
-// Deals samples out to ranks, longest first to the rank with the fewest tokens so far: the indices
-// of `rank`'s share, in the samples' order. Every rank computes the same deal.
-std::vector<size_t> rank_share(std::span<const TrainingSample> samples, int rank, int world_size);
 
 }  // namespace vinci::rl

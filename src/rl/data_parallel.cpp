@@ -1,6 +1,8 @@
 #include "rl/data_parallel.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <numeric>
 #include <map>
 #include <stdexcept>
 #include <string_view>
@@ -61,6 +63,21 @@ std::optional<LaunchEnvironment> launch_environment() {
   e.agent_store = agent != nullptr && std::string_view(agent) == "True";
   e.restart = integer_variable("TORCHELASTIC_RESTART_COUNT", 0, 1 << 20).value_or(0);
   return e;
+}
+
+std::vector<size_t> rank_share(std::span<const int64_t> lengths, int rank, int world_size) {
+  std::vector<size_t> order(lengths.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return lengths[a] > lengths[b]; });
+  std::vector<int64_t> load(static_cast<size_t>(world_size), 0);
+  std::vector<size_t> mine;
+  for (const size_t i : order) {
+    const auto r = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[r] += lengths[i];
+    if (static_cast<int>(r) == rank) mine.push_back(i);
+  }
+  std::sort(mine.begin(), mine.end());
+  return mine;
 }
 
 struct DataParallel::Group {
@@ -142,6 +159,16 @@ void DataParallel::sum_(const std::vector<at::Tensor>& tensors) const {
       begin = end;
     }
   }
+}
+
+void DataParallel::sum_gradients(const std::vector<at::Tensor>& parameters) const {
+  if (!group_) return;
+  std::vector<at::Tensor> grads;
+  for (auto p : parameters) {
+    if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
+    grads.push_back(p.grad());
+  }
+  sum_(grads);
 }
 
 void DataParallel::broadcast_(const std::vector<at::Tensor>& tensors) const {

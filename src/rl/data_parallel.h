@@ -10,6 +10,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct LaunchEnvironment {
 // std::invalid_argument naming the variable that is missing or malformed.
 std::optional<LaunchEnvironment> launch_environment();
 
+// Deals sequences out to ranks, longest first to the rank with the fewest tokens so far: the
+// indices of `rank`'s share, in order. Every rank computes the same deal.
+std::vector<size_t> rank_share(std::span<const int64_t> lengths, int rank, int world_size);
+
 class DataParallel {
  public:
   // A single process: every collective is the identity.
@@ -51,6 +56,9 @@ class DataParallel {
 
   // Sums same-device tensors over the ranks, in place (flattened into buckets per dtype).
   void sum_(const std::vector<at::Tensor>& tensors) const;
+  // Sums the parameters' gradients over the ranks. A parameter without a gradient on this rank
+  // (its sequences all dropped, or none dealt to it) gets zeros first: every rank must send one.
+  void sum_gradients(const std::vector<at::Tensor>& parameters) const;
   // Rank 0's values into every rank's tensors, in place.
   void broadcast_(const std::vector<at::Tensor>& tensors) const;
   std::vector<double> sum(std::vector<double> values) const;

@@ -102,16 +102,7 @@ PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std
                                   static_cast<double>(stats.sequences), static_cast<double>(stats.mrs_rejected),
                                   any_gradient ? 1.0 : 0.0, entropy_sum});
   stats.has_gradient = sums[7] > 0;
-  if (stats.has_gradient && parallel.world_size() > 1) {
-    // A rank whose sequences MRS dropped (or that had none) still sends zeros: the sum must see
-    // every parameter from every rank.
-    std::vector<at::Tensor> grads;
-    for (auto& p : backbone.trainable_parameters()) {
-      if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
-      grads.push_back(p.grad());
-    }
-    parallel.sum_(grads);
-  }
+  if (stats.has_gradient) parallel.sum_gradients(backbone.trainable_parameters());
   stats.loss = sums[0];
   stats.sequences = static_cast<size_t>(sums[5]);
   stats.mrs_rejected = static_cast<size_t>(sums[6]);

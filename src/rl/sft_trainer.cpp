@@ -35,7 +35,8 @@ llm::TrainSequence sft_sequence(const llm::TrainableBackbone& backbone, const Sf
 }
 
 SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const SftConversation> conversations,
-                     const SftConfig& config, const std::function<void(const SftStepLog&)>& on_step) {
+                     const SftConfig& config, const std::function<void(const SftStepLog&)>& on_step,
+                     const DataParallel& parallel) {
   SftOutcome out;
   std::vector<llm::TrainSequence> sequences;
   std::vector<std::string> fingerprint;
@@ -69,8 +70,9 @@ SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const SftConver
       out.resumed_from_step = state.at("step").get<int64_t>();
     }
   }
+  parallel.broadcast_(backbone.trainable_parameters());  // a LoRA adapter's random start included
   const auto checkpoint = [&](int epoch, size_t position) {
-    if (config.checkpoint_dir.empty()) return;
+    if (config.checkpoint_dir.empty() || !parallel.is_main()) return;
     if (position >= sequences.size()) ++epoch, position = 0;
     save_checkpoint(config.checkpoint_dir, optimizer.steps(), backbone, optimizer,
                     {{"epoch", epoch}, {"position", position}, {"data", data_hash}, {"kind", "sft"}});
@@ -94,23 +96,39 @@ SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const SftConver
         length += static_cast<int64_t>(sequences[order[begin]].ids.size());
         batch.push_back(sequences[order[begin++]]);
       }
-      // Rows are padded to their length: no longer than the batch needs, no shorter than its longest sequence.
-      int64_t longest = 0;
-      for (const auto& s : batch) longest = std::max(longest, static_cast<int64_t>(s.ids.size()));
-      const llm::LogprobOptions packed{.pack = true, .max_tokens_per_row = std::max(longest, std::min(config.row_tokens, length))};
-      const at::Tensor logprobs = backbone.logprobs(batch, packed);
-      const at::Tensor loss = -logprobs.mean();
-      loss.backward();
+      // This rank's share of the batch (all of it in one process). The loss is the batch's mean over
+      // its trained tokens on every rank together.
+      std::vector<int64_t> lengths;
+      for (const auto& s : batch) lengths.push_back(static_cast<int64_t>(s.ids.size()));
+      std::vector<llm::TrainSequence> mine;
+      int64_t mine_length = 0, longest = 0, trained = 0;
+      for (const size_t i : rank_share(lengths, parallel.rank(), parallel.world_size())) {
+        mine.push_back(batch[i]);
+        mine_length += lengths[i];
+        longest = std::max(longest, lengths[i]);
+        trained += std::count(batch[i].loss_mask.begin(), batch[i].loss_mask.end(), uint8_t{1});
+      }
+      const double batch_trained = parallel.sum({static_cast<double>(trained)})[0];
+      double loss = 0;
+      if (!mine.empty()) {
+        // Rows are padded to their length: no longer than the share needs, no shorter than its longest sequence.
+        const llm::LogprobOptions packed{.pack = true,
+                                         .max_tokens_per_row = std::max(longest, std::min(config.row_tokens, mine_length))};
+        const at::Tensor share_loss = -backbone.logprobs(mine, packed).sum() / batch_trained;
+        share_loss.backward();
+        loss = share_loss.item<double>();
+      }
+      parallel.sum_gradients(backbone.trainable_parameters());
       SftStepLog log;
       log.epoch = epoch;
-      log.loss = loss.item<double>();
-      log.tokens = logprobs.numel();
+      log.loss = parallel.sum({loss})[0];
+      log.tokens = static_cast<int64_t>(batch_trained);
       log.sequences = static_cast<int64_t>(batch.size());
       log.optimizer = optimizer.step();
       log.step = log.optimizer.step;
       log.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       out.steps.push_back(log);
-      if (on_step) on_step(log);
+      if (on_step && parallel.is_main()) on_step(log);
       if (config.checkpoint_every > 0 && log.step % config.checkpoint_every == 0) checkpoint(epoch, begin);
     }
   }

@@ -14,6 +14,7 @@
 
 #include "llm/backbone.h"
 #include "rl/adamw.h"
+#include "rl/data_parallel.h"
 #include "rl/sft_data.h"
 
 namespace vinci::rl {
@@ -58,7 +59,12 @@ struct SftOutcome {
 };
 
 // on_step sees each step as it finishes (progress, metrics file, checkpoints).
+//
+// Data parallel: every rank forms the same batches; each trains its share of a batch (rank_share)
+// with the loss divided by the batch's trained tokens over all ranks, and the gradients are summed,
+// so the step is one process's. Rank 0 alone checkpoints and calls on_step.
 SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const SftConversation> conversations,
-                     const SftConfig& config, const std::function<void(const SftStepLog&)>& on_step = {});
+                     const SftConfig& config, const std::function<void(const SftStepLog&)>& on_step = {},
+                     const DataParallel& parallel = {});
 
 }  // namespace vinci::rl

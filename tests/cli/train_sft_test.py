@@ -7,10 +7,13 @@ training must lower the loss, and the trained checkpoint, loaded by `vinci gener
 must answer each trained conversation's prompt greedily with the answer it was trained on. A run
 stopped by --max-steps, or killed with SIGKILL at whatever moment, and resumed must reproduce the
 uninterrupted run's losses bit for bit and end with byte-identical weights. `vinci plot` must draw
-the loss curve of metrics.jsonl with its values.
+the loss curve of metrics.jsonl with its values. Under torchrun, 2 ranks must train what one process
+trains.
 Usage: train_sft_test.py VINCI FIXTURES_DIR   (FIXTURES_DIR: tests/fixtures/llm)
 """
 import json
+import math
+import os
 import pathlib
 import re
 import shutil
@@ -19,6 +22,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import numpy as np
+from safetensors.numpy import load_file
 
 VINCI, FIXTURES = sys.argv[1], pathlib.Path(sys.argv[2])
 QWEN2, TEMPLATE = FIXTURES / "models" / "qwen2", FIXTURES / "templates" / "qwen2_5.jinja"
@@ -128,6 +134,33 @@ try:
     for run in (stopped, killed):
         check((run / "final" / "model.safetensors").read_bytes() == (whole / "final" / "model.safetensors").read_bytes(),
               f"{run.name}: the final weights equal the uninterrupted run's")
+
+    # data parallel: 2 ranks under torchrun (Gloo) train what one process trains, each on its share
+    # of every batch; rank 0 alone writes
+    dp = base[:base.index("--epochs")] + ["--epochs", "3", "--lr", "1e-2", "--batch-tokens", "1000"]
+    env = dict(os.environ, OMP_NUM_THREADS="1")  # both runs do their arithmetic alike
+    one = subprocess.run(dp + ["--out", work / "dp1"], capture_output=True, text=True, timeout=600, env=env)
+    two = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                          "--no-python", *dp, "--out", work / "dp2"], capture_output=True, text=True, timeout=600, env=env)
+    check(one.returncode == 0 and two.returncode == 0, f"data parallel runs exited {one.returncode}, {two.returncode}: "
+                                                        f"{two.stderr[-2000:]}")
+    if one.returncode == 0 and two.returncode == 0:
+        check("rank 1 of 2 (local rank 1) joined" in two.stderr, "both ranks joined")
+        a, b = losses(work / "dp1"), losses(work / "dp2")
+        check(len(a) == 3 and len(b) == 3 and all(math.isclose(x, y, rel_tol=1e-5) for x, y in zip(a, b)),
+              f"2 ranks' losses {b} are one process's {a}")
+        # The update (trained minus initial weights) of 2 ranks against one process's, as
+        # ||difference|| / ||update||: Adam's steps of about lr x sign(g) let rounding flip the
+        # smallest gradients' elements, so a per-element bound would measure those alone.
+        start = {}
+        for shard in QWEN2.glob("*.safetensors"):
+            start.update(load_file(shard))
+        w1, w2 = load_file(work / "dp1" / "final" / "model.safetensors"), load_file(work / "dp2" / "final" / "model.safetensors")
+        d1 = np.concatenate([(w1[k].astype(np.float64) - start[k]).ravel() for k in sorted(w1)])
+        d2 = np.concatenate([(w2[k].astype(np.float64) - start[k]).ravel() for k in sorted(w1)])
+        error = float(np.linalg.norm(d2 - d1) / np.linalg.norm(d1))
+        check(error < 1e-3, f"2 ranks' update is one process's: relative difference {error:.3g}")
+        print(f"data parallel SFT, 2 ranks vs 1 process: losses {b} vs {a}; update relative difference {error:.3g}")
 
     # a bad line stops everything before training, naming the file, line and field
     (work / "bad.jsonl").write_text(json.dumps(data[0]) + "\n" + json.dumps({"messages": data[1]["messages"]}) + "\n")

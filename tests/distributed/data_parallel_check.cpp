@@ -23,7 +23,6 @@
 #include "core/files.h"
 #include "llm/model_config.h"
 #include "llm/native_backbone.h"
-#include "rl/coevolution.h"
 #include "rl/data_parallel.h"
 #include "rl/policy_step.h"
 
@@ -126,7 +125,9 @@ int main(int argc, char** argv) {
   std::vector<at::Tensor> start;  // rank 0's copy of the starting weights, for the reference
   if (main) start = host_copies(backbone->trainable_parameters(), false);
   std::vector<rl::TrainingSample> share;
-  for (const size_t i : rl::rank_share(samples, parallel.rank(), parallel.world_size())) share.push_back(samples[i]);
+  std::vector<int64_t> lengths;
+  for (const auto& s : samples) lengths.push_back(static_cast<int64_t>(s.ids.size()));
+  for (const size_t i : rl::rank_share(lengths, parallel.rank(), parallel.world_size())) share.push_back(samples[i]);
   rl::PolicyStepStats dp;
   std::vector<at::Tensor> dp_grads, dp_weights;
   {

@@ -3,12 +3,20 @@
 // answers are trained on, and their length sets the step's cost) so that kernels build and win,
 // the summary proposes skills and the verifier's reruns admit one. The evaluator is the real one on
 // the CPU fixture task, so each speedup below was measured.
+//
+// On the GPU machine (benchmarks/train_rl_gpu.sh) the same test runs on CUDA: with
+// VINCI_COEVOLUTION_SOLUTION=tasks/solutions/cuda/levelN/X.py the task is tasks/levelN/X.py, the
+// fast kernel that solution and the slow one the solution launching its kernel three times; the
+// model trains on cuda in bf16 and the kernels are timed on cuda.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <iostream>
 
 #include "agents/kernel_evaluator.h"
 #include "agents/prompts.h"
+#include "core/files.h"
 #include "eval/pool.h"
 #include "eval/task.h"
 #include "llm/model_config.h"
@@ -31,29 +39,44 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
   fs::remove_all(out);
   fs::create_directories(out);
 
+  // The CPU fixture task with the small kernels, or a CUDA solution and its task.
+  const char* solution_file = std::getenv("VINCI_COEVOLUTION_SOLUTION");
+  const bool cuda = solution_file != nullptr && *solution_file != '\0';
+  test::ScriptedKernels kernels = test::kSmallKernels;
+  fs::path suite = kRoot / "tests/fixtures/agents";
+  if (cuda) {
+    const fs::path solution = fs::absolute(solution_file);
+    const std::string source = core::read_file(solution);
+    kernels = {test::repeated_forward(source, 3), source};
+    suite = out / "suite" / solution.parent_path().filename();
+    fs::create_directories(suite);
+    fs::copy_file(kRoot / "tasks" / solution.parent_path().filename() / solution.filename(), suite / solution.filename());
+    suite = suite.parent_path();
+  }
+
   llm::NativeOptions native;
-  native.device = "cpu";
-  native.dtype = "float32";
+  native.device = cuda ? "cuda" : "cpu";
+  native.dtype = cuda ? "bfloat16" : "float32";
   native.training.mode = llm::Training::Mode::kFull;
   native.chat_template = kRoot / "tests/fixtures/llm/templates/qwen2_5.jinja";
   const fs::path model_dir = kRoot / "tests/fixtures/llm/models/qwen2";
   test::ScriptedTrainableBackbone backbone(
-      llm::open_native_backbone(model_dir, native), [](const llm::GenerationRequest& r, int id) {
-        return test::scripted_answer(r.messages, r.sampling.greedy ? 0.0 : r.sampling.temperature, id, test::kSmallKernels);
+      llm::open_native_backbone(model_dir, native), [&kernels](const llm::GenerationRequest& r, int id) {
+        return test::scripted_answer(r.messages, r.sampling.greedy ? 0.0 : r.sampling.temperature, id, kernels);
       });
 
   skills::SkillStore store(out / "skills.db");
   const auto seeds = store.import(skills::read_skills_jsonl(kRoot / "skills/seed.jsonl"), false).imported;
   eval::EvalConfig eval_config;
-  eval_config.device = "cpu";
-  eval_config.scale = 0.05;
+  eval_config.device = cuda ? "cuda" : "cpu";
+  eval_config.scale = cuda ? 1.0 : 0.05;
   eval_config.compile_baseline = false;
   eval_config.timing.trials = 20;
   eval_config.cache_dir = test::test_cache();
   eval::EvaluatorPool pool(eval_config);
   agents::PoolEvaluator evaluator(pool);
   const agents::Prompts prompts;
-  const auto tasks = eval::load_suite(kRoot / "tests/fixtures/agents").tasks;
+  const auto tasks = eval::load_suite(suite).tasks;
 
   rl::CoevolutionConfig config;
   config.steps = 2;
@@ -72,6 +95,7 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
   rl::train_coevolution(backbone, evaluator, prompts, store, tasks, config, {out, false, llm::load_model_config(model_dir)},
                         [&](const rl::CoevolutionMetrics& m) { steps.push_back(m); });
   ASSERT_EQ(steps.size(), 2u);
+  for (const auto& m : steps) std::cout << "metrics: " << m.dump() << "\n";
 
   // Step 1: the scheme's rollout went from the slow kernel to the fast one (the null scheme wrote no
   // code), the summary proposed the sound skill and the bypass, the verifier's rerun reproduced the

@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "rl/coevolution.h"
 #include "rl/data_parallel.h"
 
 namespace data_parallel_test {
@@ -91,21 +90,15 @@ TEST(DataParallel, LaunchEnvironmentErrorsNameTheVariable) {
                  "$MASTER_PORT='0'");
 }
 
-std::vector<vinci::rl::TrainingSample> samples_of_lengths(const std::vector<size_t>& lengths) {
-  std::vector<vinci::rl::TrainingSample> out(lengths.size());
-  for (size_t i = 0; i < lengths.size(); ++i) out[i].ids.assign(lengths[i], 1);
-  return out;
-}
-
 TEST(DataParallel, RankShareDealsLongestFirstToTheLightestRank) {
   // Longest first: 9 -> rank 0 (0, 0), 7 -> rank 1 (9, 0), 5 -> rank 1 (9, 7), 3 -> rank 0 (9, 12),
   // 2 -> rank 0 on the tie (12, 12). Rank 0: samples 1, 2, 4 (14 tokens); rank 1: 0, 3 (12).
-  const auto samples = samples_of_lengths({5, 9, 3, 7, 2});
+  const std::vector<int64_t> samples{5, 9, 3, 7, 2};
   EXPECT_EQ(vinci::rl::rank_share(samples, 0, 2), (std::vector<size_t>{1, 2, 4}));
   EXPECT_EQ(vinci::rl::rank_share(samples, 1, 2), (std::vector<size_t>{0, 3}));
   EXPECT_EQ(vinci::rl::rank_share(samples, 0, 1), (std::vector<size_t>{0, 1, 2, 3, 4}));
   // More ranks than samples: the last rank gets none, and must still join the collectives.
-  const auto two = samples_of_lengths({4, 4});
+  const std::vector<int64_t> two{4, 4};
   EXPECT_EQ(vinci::rl::rank_share(two, 0, 3), (std::vector<size_t>{0}));
   EXPECT_EQ(vinci::rl::rank_share(two, 1, 3), (std::vector<size_t>{1}));
   EXPECT_TRUE(vinci::rl::rank_share(two, 2, 3).empty());

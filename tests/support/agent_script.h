@@ -61,6 +61,18 @@ inline std::string small_kernel(const std::string& forward_body) {
 struct ScriptedKernels {
   std::string slow, fast;
 };
+
+// A KernelBench solution made slow: ModelNew.forward computes its returned expression `repeats`
+// times (the kernel launched again and again), and returns the last.
+inline std::string repeated_forward(const std::string& solution, int repeats) {
+  const size_t cls = solution.find("class ModelNew");
+  std::smatch m;
+  static const std::regex ret(R"(\n([ \t]+)return ([^\n]+))");
+  const std::string tail = solution.substr(cls);
+  if (cls == std::string::npos || !std::regex_search(tail, m, ret)) return solution;
+  const std::string loop = fmt::format("\n{0}for _ in range({1}):\n{0}    {2}", m[1].str(), repeats - 1, m[2].str());
+  return solution.substr(0, cls) + tail.substr(0, static_cast<size_t>(m.position(0))) + loop + tail.substr(static_cast<size_t>(m.position(0)));
+}
 inline const ScriptedKernels kSharedSourceKernels{kSlowKernel, kFastKernel};
 inline const ScriptedKernels kSmallKernels{
     small_kernel("        x = x.contiguous()\n        for _ in range(31):\n            _ext.relu_all(x)\n        return _ext.relu_all(x)\n"),
