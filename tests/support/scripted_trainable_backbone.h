@@ -40,7 +40,7 @@ class ScriptedTrainableBackbone final : public llm::TrainableBackbone {
       sequence.ids.insert(sequence.ids.end(), r.token_ids.begin(), r.token_ids.end());
       sequence.loss_mask.resize(sequence.ids.size(), 1);
       const c10::NoGradGuard no_grad;
-      const auto logprobs = model_->logprobs({{sequence}}, {}).to(at::kFloat).contiguous();
+      const auto logprobs = model_->logprobs({{sequence}}, {}).to(at::kCPU, at::kFloat).contiguous();
       r.logprobs.assign(logprobs.data_ptr<float>(), logprobs.data_ptr<float>() + logprobs.numel());
       r.finish_reason = llm::FinishReason::kStop;
       out.push_back(std::move(r));
