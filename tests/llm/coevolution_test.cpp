@@ -122,7 +122,7 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
   EXPECT_EQ(store.snapshot_at(1).value_or(-1), int64_t{1});
 
   // Step 2's selection was shown the library of snapshot 1, the new skill in it; its own summary
-  // proposes the same skill again, which merges rather than growing the library.
+  // proposes the same skill again, which is refused (the name is taken), so the library stays.
   bool shown = false;
   for (const auto& r : backbone.requests()) {
     const std::string system = r.messages.at(0).at("content");
