@@ -231,7 +231,7 @@ std::vector<GenerationResult> NativeBackbone::generate(std::span<const Generatio
   auto cache = model_.make_cache(batch, capacity);
   auto ids_tensor = at::tensor(ids, long_options).view({batch, longest_prompt}).to(device);
   auto positions = at::arange(longest_prompt, long_options.device(device)).unsqueeze(0).expand({batch, longest_prompt});
-  auto hidden = model_.hidden(ids_tensor, positions, {AttentionSpec::Kind::kCausal, {}}, &cache);
+  auto hidden = model_.hidden(ids_tensor, positions, AttentionSpec{}, &cache);  // causal prefill
   auto logits = model_.logits(hidden.reshape({batch * longest_prompt, -1}).index_select(0, at::tensor(last, long_options).to(device)));
 
   while (true) {
@@ -283,7 +283,10 @@ std::vector<GenerationResult> NativeBackbone::generate(std::span<const Generatio
     auto step_ids = at::tensor(next, long_options).view({rows, 1}).to(device);
     auto step_pos = at::tensor(pos, long_options).view({rows, 1}).to(device);
     const int64_t kv_length = *std::max_element(pos.begin(), pos.end()) + 1;
-    hidden = model_.hidden(step_ids, step_pos, {AttentionSpec::Kind::kDecode, {}, kv_length}, &cache);
+    AttentionSpec decode;
+    decode.kind = AttentionSpec::Kind::kDecode;
+    decode.kv_length = kv_length;
+    hidden = model_.hidden(step_ids, step_pos, decode, &cache);
     logits = model_.logits(hidden.view({rows, -1}));
   }
   return results;

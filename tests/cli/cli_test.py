@@ -13,13 +13,8 @@ import sys
 
 VINCI, FIXTURES = sys.argv[1], pathlib.Path(sys.argv[2])
 QWEN2, QWEN3 = FIXTURES / "models" / "qwen2", FIXTURES / "models" / "qwen3"
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from checks import check, failures  # noqa: E402
 
 
 def vinci(*args, stdin=b""):

@@ -17,13 +17,8 @@ import sys
 import tempfile
 
 VINCI, FIXTURES, ROOT = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from checks import check, failures  # noqa: E402
 
 
 CONFIG = """

@@ -28,13 +28,8 @@ from safetensors.numpy import load_file
 
 VINCI, FIXTURES = sys.argv[1], pathlib.Path(sys.argv[2])
 QWEN2, TEMPLATE = FIXTURES / "models" / "qwen2", FIXTURES / "templates" / "qwen2_5.jinja"
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from checks import check, failures  # noqa: E402
 
 
 def conversation(task, role, user, answer, skills=(), tool_calls=None):

@@ -30,6 +30,14 @@ constexpr double kLogitTolerance = 1e-4;  // the issue's bound, fp32 against fp3
 
 json golden(const std::string& model) { return json::parse(core::read_file(kFixtures / "models" / model / "golden.json")); }
 
+// Options by assignment: GCC 12 warns about every member a designated initializer leaves out.
+NativeOptions options_for(const std::string& device, const std::string& dtype = "auto") {
+  NativeOptions o;
+  o.device = device;
+  o.dtype = dtype;
+  return o;
+}
+
 std::unique_ptr<TrainableBackbone> open(const std::string& model, NativeOptions options = {}) {
   options.device = "cpu";
   if (options.dtype == "auto") options.dtype = "float32";
@@ -159,7 +167,7 @@ TEST_P(Golden, Bf16OnTheGpuStaysWithinStatedTolerances) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
   const auto model = GetParam();
   const auto truth = golden(model);
-  auto gpu = open_native_backbone(kFixtures / "models" / model, {.device = "cuda", .dtype = "bfloat16"});
+  auto gpu = open_native_backbone(kFixtures / "models" / model, options_for("cuda", "bfloat16"));
   auto config = load_model_config(kFixtures / "models" / model);
   auto reference = Transformer::load(config, Checkpoint::open(kFixtures / "models" / model), {});
 
@@ -287,7 +295,9 @@ TEST(Backbone, StopTokensAndStopStringsEndARequest) {
 }
 
 TEST(Backbone, ChatMessagesAreRenderedWithTheTemplate) {
-  auto backbone = open("qwen2", {.chat_template = kFixtures / "templates/qwen2_5.jinja"});
+  NativeOptions templated;
+  templated.chat_template = kFixtures / "templates/qwen2_5.jinja";
+  auto backbone = open("qwen2", templated);
   nlohmann::ordered_json messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", "hi"}}});
   auto ids = backbone->render_chat(messages, nlohmann::ordered_json::object(), true);
   const std::string text = backbone->tokenizer().decode(ids);
@@ -486,7 +496,7 @@ TEST(Checkpoints, SaveAndLoadRoundTripBitExactly) {
   }
   const auto dir = fresh_dir("full");
   backbone->save(dir);
-  auto reopened = open_native_backbone(dir, {.device = "cpu", .dtype = "float32"});
+  auto reopened = open_native_backbone(dir, options_for("cpu", "float32"));
   auto sequences = all_targets(golden("qwen3")["forced"]);
   EXPECT_TRUE(at::equal(backbone->logprobs(sequences, {}).detach(), reopened->logprobs(sequences, {})));
   EXPECT_TRUE(fs::exists(dir / "tokenizer.json"));
@@ -559,7 +569,7 @@ TEST(Checkpoints, MissingOrMisshapenTensorsAreNamed) {
   fs::copy_file(source / "config.json", dir / "config.json");
   write_checkpoint(dir, kept);
   try {
-    open_native_backbone(dir, {.device = "cpu"});
+    open_native_backbone(dir, options_for("cpu"));
     FAIL() << "a checkpoint without " << victim << " loaded";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find(victim), std::string::npos) << e.what();
@@ -570,7 +580,7 @@ TEST(Checkpoints, MissingOrMisshapenTensorsAreNamed) {
   kept.push_back({victim, up->dtype, wrong, up->data, up->nbytes});
   write_checkpoint(dir, kept);
   try {
-    open_native_backbone(dir, {.device = "cpu"});
+    open_native_backbone(dir, options_for("cpu"));
     FAIL() << "a misshapen " << victim << " loaded";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find(victim), std::string::npos) << e.what();

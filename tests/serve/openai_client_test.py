@@ -25,13 +25,8 @@ import openai
 VINCI, FIXTURES = sys.argv[1], pathlib.Path(sys.argv[2])
 QWEN2 = FIXTURES / "models" / "qwen2"
 NAME = "tiny-qwen2"
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from checks import check, failures  # noqa: E402
 
 
 log = tempfile.NamedTemporaryFile("w+", prefix="vinci-serve-", suffix=".log", delete=False)

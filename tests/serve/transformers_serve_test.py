@@ -23,13 +23,8 @@ import torch
 import transformers
 
 VINCI, FIXTURES = sys.argv[1], pathlib.Path(sys.argv[2])
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from checks import check, failures  # noqa: E402
 
 
 work = pathlib.Path(tempfile.mkdtemp(prefix="vinci-tf-serve-"))
