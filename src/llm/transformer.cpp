@@ -272,15 +272,15 @@ at::Tensor Transformer::compute(const at::Tensor& weight) const {
   return weight.scalar_type() == options_.dtype ? weight : weight.to(options_.dtype);
 }
 
+at::Tensor Transformer::lora_delta(const Linear::Part& part, const at::Tensor& x) const {
+  return at::linear(at::linear(x, compute(part.lora_a)), compute(part.lora_b)) * (training_.lora.alpha / training_.lora.rank);
+}
+
 at::Tensor Transformer::project(const Linear& linear, const at::Tensor& x) const {
   auto y = at::linear(x, compute(linear.weight), linear.bias.defined() ? compute(linear.bias) : at::Tensor());
   int64_t offset = 0;
-  const double scale = training_.lora.alpha / training_.lora.rank;
   for (const auto& part : linear.parts) {
-    if (part.lora_a.defined()) {
-      auto delta = at::linear(at::linear(x, compute(part.lora_a)), compute(part.lora_b)) * scale;
-      y.narrow(-1, offset, part.rows).add_(delta);
-    }
+    if (part.lora_a.defined()) y.narrow(-1, offset, part.rows).add_(lora_delta(part, x));
     offset += part.rows;
   }
   return y;
@@ -289,12 +289,11 @@ at::Tensor Transformer::project(const Linear& linear, const at::Tensor& x) const
 std::vector<at::Tensor> Transformer::project_parts(const Linear& linear, const at::Tensor& x) const {
   const auto weight = compute(linear.weight);
   const auto bias = linear.bias.defined() ? compute(linear.bias) : at::Tensor();
-  const double scale = training_.lora.alpha / training_.lora.rank;
   std::vector<at::Tensor> out;
   int64_t offset = 0;
   for (const auto& part : linear.parts) {
     auto y = at::linear(x, weight.narrow(0, offset, part.rows), bias.defined() ? bias.narrow(0, offset, part.rows) : at::Tensor());
-    if (part.lora_a.defined()) y = y + at::linear(at::linear(x, compute(part.lora_a)), compute(part.lora_b)) * scale;
+    if (part.lora_a.defined()) y = y + lora_delta(part, x);
     out.push_back(std::move(y));
     offset += part.rows;
   }

@@ -117,6 +117,7 @@ class Transformer {
                        KvCache* cache) const;
   std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& positions) const;
   at::Tensor compute(const at::Tensor& weight) const;  // the weight in the compute dtype
+  at::Tensor lora_delta(const Linear::Part& part, const at::Tensor& x) const;  // the adapter's share of x's projection
   Linear build_linear(std::vector<std::pair<std::string, int64_t>> parts, int64_t in, bool bias) const;
 
   ModelConfig config_;
