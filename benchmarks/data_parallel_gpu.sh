@@ -15,11 +15,8 @@ mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on these machines
 source benchmarks/gpu_host_setup.sh
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVINCI_BUILD_LLM_BENCHMARK=ON >"$OUT/cmake.log" 2>&1 &&
-  cmake --build "$BUILD" -j "$(nproc)" --target data_parallel_check train_step_bench vinci >>"$OUT/cmake.log" 2>&1 ||
-  { tail -40 "$OUT/cmake.log"; exit 1; }
+gpu_build -DVINCI_BUILD_LLM_BENCHMARK=ON data_parallel_check train_step_bench vinci
 grep "vinci: data parallelism" "$OUT/cmake.log"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 RUN2="python3 -m torch.distributed.run --standalone --nproc-per-node 2 --no-python"
 SHAPE=benchmarks/llm/qwen2_5_1_5b
 

@@ -18,10 +18,8 @@ mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 export VINCI_CACHE=${VINCI_CACHE:-/tmp/vinci-bench-cache}
 source benchmarks/gpu_host_setup.sh
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVINCI_BUILD_TESTS=OFF >"$OUT/cmake.log" 2>&1 &&
-  cmake --build "$BUILD" -j "$(nproc)" >>"$OUT/cmake.log" 2>&1 || { tail -30 "$OUT/cmake.log"; exit 1; }
+gpu_build -DVINCI_BUILD_TESTS=OFF
 VINCI=$BUILD/src/cli/vinci
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 summary() { python3 benchmarks/summarize_results.py "$@"; }
 
 if want 1; then

@@ -1,9 +1,25 @@
 #!/usr/bin/env bash
 # Sourced by the GPU scripts: installs the carried Debian headers (.device-deps) and the few
-# runtime libraries the GPU machine lacks (utf8proc, cpp-httplib), so CMake finds them.
+# runtime libraries the GPU machine lacks (utf8proc, cpp-httplib), so CMake finds them, and defines
+# gpu_build.
 if [ -f .device-deps/setup-gpu-host.sh ]; then
   bash .device-deps/setup-gpu-host.sh >/dev/null
   L=/usr/lib/x86_64-linux-gnu
   for lib in libutf8proc libcpp-httplib; do cp -n /tmp/device-deps-root$L/$lib.so* $L/ 2>/dev/null; done
   [ -e $L/libutf8proc.so ] || ln -s $L/libutf8proc.so.2 $L/libutf8proc.so
 fi
+
+# Configures and builds vinci in $BUILD (Release, Ninja) with the given -D options and targets (none:
+# everything), the log in $OUT/cmake.log, whose tail is shown before the script exits on a failure;
+# then records the GPU in $OUT/gpu.txt.
+#   gpu_build [-DOPTION=VALUE ...] [TARGET ...]
+gpu_build() {
+  local options=() targets=() a
+  for a in "$@"; do
+    case $a in -D*) options+=("$a") ;; *) targets+=(--target "$a") ;; esac
+  done
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${options[@]}" >"$OUT/cmake.log" 2>&1 &&
+    cmake --build "$BUILD" -j "$(nproc)" "${targets[@]}" >>"$OUT/cmake.log" 2>&1 ||
+    { tail -40 "$OUT/cmake.log"; exit 1; }
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+}

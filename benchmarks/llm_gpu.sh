@@ -11,10 +11,7 @@ BATCHES=${2:-1,16,64}
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 source benchmarks/gpu_host_setup.sh
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVINCI_BUILD_LLM_BENCHMARK=ON >"$OUT/cmake.log" 2>&1 &&
-  cmake --build "$BUILD" -j "$(nproc)" --target vinci_llm_tests llm_decode_bench vinci >>"$OUT/cmake.log" 2>&1 ||
-  { tail -40 "$OUT/cmake.log"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+gpu_build -DVINCI_BUILD_LLM_BENCHMARK=ON vinci_llm_tests llm_decode_bench vinci
 
 echo "== 1. backbone tests (GPU cases included)"
 "$BUILD/tests/vinci_llm_tests" >"$OUT/llm_tests.txt" 2>&1

@@ -14,10 +14,7 @@ OUT=${1:-bench-out}
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 source benchmarks/gpu_host_setup.sh
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/cmake.log" 2>&1 &&
-  cmake --build "$BUILD" -j "$(nproc)" --target vinci >>"$OUT/cmake.log" 2>&1 ||
-  { tail -40 "$OUT/cmake.log"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+gpu_build vinci
 VINCI="$BUILD/src/cli/vinci"
 MODEL=tests/fixtures/llm/models/qwen2
 TEMPLATE=tests/fixtures/llm/templates/qwen2_5.jinja

@@ -13,10 +13,7 @@ PROFILE=${PROFILE:-0}  # N > 0: also list the N costliest GPU kernels of one vin
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 source benchmarks/gpu_host_setup.sh
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DVINCI_BUILD_LLM_BENCHMARK=ON >"$OUT/cmake.log" 2>&1 &&
-  cmake --build "$BUILD" -j "$(nproc)" --target train_step_bench >>"$OUT/cmake.log" 2>&1 ||
-  { tail -40 "$OUT/cmake.log"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+gpu_build -DVINCI_BUILD_LLM_BENCHMARK=ON train_step_bench
 SHAPE=benchmarks/llm/qwen2_5_1_5b
 "$BUILD/benchmarks/train_step_bench" --config-dir $SHAPE --batch "$BATCH" --prompt "$PROMPT" --response "$RESPONSE" \
   --profile "$PROFILE" 2>"$OUT/train_vinci.log" | tee "$OUT/train.jsonl"

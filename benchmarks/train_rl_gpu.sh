@@ -12,10 +12,7 @@ OUT=${1:-bench-out}
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 source benchmarks/gpu_host_setup.sh
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/cmake.log" 2>&1 &&
-  cmake --build "$BUILD" -j "$(nproc)" --target vinci vinci_llm_tests >>"$OUT/cmake.log" 2>&1 ||
-  { tail -40 "$OUT/cmake.log"; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+gpu_build vinci vinci_llm_tests
 VINCI="$BUILD/src/cli/vinci"
 cat > "$OUT/rl.toml" <<'TOML'
 [run]
