@@ -1,0 +1,192 @@
+# vinci-task: level1/1_Matmul
+# vinci-expect: rejected/library_compute
+# vinci-devices: cuda
+"""Library compute hidden in a CUDA graph: the constructor reads the problem size off the loaded task
+module, captures torch.matmul on static buffers into a CUDA graph, and forward only copies the
+inputs in with its own kernel, replays the graph (a replay dispatches no ATen op) and copies the
+result out with its own kernel. The GEMM runs as the vendor's kernels from the graph."""
+import sys
+
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+# --- shared CUDA source: tests/threats/threat_kernels.cu, written in by sync_shared_source.py ---
+_THREAT_CU_DECL = r"""
+#include <torch/extension.h>
+torch::Tensor relu_cuda(torch::Tensor x);
+torch::Tensor relu_on_pool_stream(torch::Tensor x, bool join);
+torch::Tensor copy_into_cuda(torch::Tensor dst, torch::Tensor src);
+torch::Tensor empty_with_decoy(torch::Tensor x);
+torch::Tensor vendor_gemm_dlsym(torch::Tensor a, torch::Tensor b, std::vector<int64_t> libraries, std::vector<int64_t> ctor, std::vector<int64_t> bind, std::vector<int64_t> gemm);
+"""
+_THREAT_CU = r"""
+// The one CUDA source of the CUDA files in tests/threats that need CUDA C++ (the adversarial corpus).
+//
+// Every such file embeds this file verbatim as _THREAT_CU, with host declarations generated from it
+// (tests/threats/sync_shared_source.py writes both in), so the extension cache builds it once.
+// Edit this file, then run `python3 tests/threats/sync_shared_source.py`.
+#include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace acu = at::cuda;  // stream pool and handles, through an alias
+
+__global__ void vt_relu_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+
+__global__ void vt_copy_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+    y[i] = x[i];
+}
+
+// A decoy: one thread bumps a counter, so "a kernel of the candidate's own ran" is true.
+__global__ void vt_touch_kernel(int* counter) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) counter[0] += 1;
+}
+
+static int grid_for(int64_t n) { return static_cast<int>(std::min<int64_t>((n + 255) / 256, 8 * 1024)); }
+
+static void touch(cudaStream_t stream) {
+  static torch::Tensor counter;
+  if (!counter.defined()) counter = torch::zeros({1}, torch::TensorOptions().dtype(torch::kInt).device(torch::kCUDA));
+  vt_touch_kernel<<<1, 32, 0, stream>>>(counter.data_ptr<int>());
+}
+
+torch::Tensor relu_cuda(torch::Tensor x) {
+  auto xc = x.contiguous();
+  auto y = torch::empty_like(xc);
+  const int64_t n = xc.numel();
+  vt_relu_kernel<<<grid_for(n), 256, 0, at::cuda::getCurrentCUDAStream()>>>(xc.data_ptr<float>(), y.data_ptr<float>(), n);
+  return y;
+}
+
+// ReLU on a stream from the pool; the caller's stream waits for it only if `join` is set.
+torch::Tensor relu_on_pool_stream(torch::Tensor x, bool join) {
+  auto xc = x.contiguous();
+  auto y = torch::empty_like(xc);
+  const int64_t n = xc.numel();
+  c10::cuda::CUDAStream side = acu::getStreamFromPool();
+  vt_relu_kernel<<<grid_for(n), 256, 0, side.stream()>>>(xc.data_ptr<float>(), y.data_ptr<float>(), n);
+  if (join) {
+    cudaEvent_t done;
+    cudaEventCreateWithFlags(&done, cudaEventDisableTiming);
+    cudaEventRecord(done, side.stream());
+    cudaStreamWaitEvent(at::cuda::getCurrentCUDAStream(), done, 0);
+    cudaEventDestroy(done);
+  }
+  return y;
+}
+
+torch::Tensor copy_into_cuda(torch::Tensor dst, torch::Tensor src) {
+  auto sc = src.contiguous();
+  const int64_t n = sc.numel();
+  vt_copy_kernel<<<grid_for(n), 256, 0, at::cuda::getCurrentCUDAStream()>>>(sc.data_ptr<float>(), dst.data_ptr<float>(), n);
+  return dst;
+}
+
+// An output of the right shape that nothing writes, after a decoy launch.
+torch::Tensor empty_with_decoy(torch::Tensor x) {
+  touch(at::cuda::getCurrentCUDAStream());
+  return torch::empty_like(x);
+}
+
+static std::string unmask(const std::vector<int64_t>& codes) {
+  std::string s;
+  for (int64_t c : codes) s.push_back(static_cast<char>(c ^ 0x5a));
+  return s;
+}
+
+static void* find_in(const std::string& libraries, const std::string& symbol) {
+  void* p = dlsym(RTLD_DEFAULT, symbol.c_str());
+  size_t start = 0;
+  while (p == nullptr && start < libraries.size()) {
+    size_t end = libraries.find(':', start);
+    if (end == std::string::npos) end = libraries.size();
+    const std::string lib = libraries.substr(start, end - start);
+    void* h = dlopen(lib.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (h == nullptr) h = dlopen(lib.c_str(), RTLD_LAZY);
+    if (h != nullptr) p = dlsym(h, symbol.c_str());
+    start = end + 1;
+  }
+  return p;
+}
+
+typedef int (*handle_ctor)(void**);
+typedef int (*handle_stream)(void*, cudaStream_t);
+typedef int (*gemm_entry)(void*, int, int, int, int, int, const float*, const float*, int, const float*, int,
+                          const float*, float*, int);
+
+// The vendor GEMM, found by name at run time (library and symbol names are masked codes), plus a decoy
+// launch of a kernel of our own.
+torch::Tensor vendor_gemm_dlsym(torch::Tensor a, torch::Tensor b, std::vector<int64_t> libraries,
+                                std::vector<int64_t> ctor, std::vector<int64_t> bind, std::vector<int64_t> gemm) {
+  static void* handle = nullptr;
+  const std::string libs = unmask(libraries);
+  auto make = reinterpret_cast<handle_ctor>(find_in(libs, unmask(ctor)));
+  auto set_stream = reinterpret_cast<handle_stream>(find_in(libs, unmask(bind)));
+  auto run = reinterpret_cast<gemm_entry>(find_in(libs, unmask(gemm)));
+  TORCH_CHECK(make != nullptr && set_stream != nullptr && run != nullptr, "vendor library not found");
+  if (handle == nullptr) make(&handle);
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  set_stream(handle, stream);
+  auto ac = a.contiguous(), bc = b.contiguous();
+  const int M = static_cast<int>(ac.size(0)), K = static_cast<int>(ac.size(1)), N = static_cast<int>(bc.size(1));
+  auto c = torch::empty({M, N}, ac.options());
+  const float one = 1.f, zero = 0.f;
+  // Row-major C = A B is column-major C^T = B^T A^T; op 0 is "no transpose".
+  run(handle, 0, 0, N, M, K, &one, bc.data_ptr<float>(), N, ac.data_ptr<float>(), K, &zero, c.data_ptr<float>(), N);
+  touch(stream);
+  return c;
+}
+"""
+_cuda = load_inline(name="vinci_threat_cuda_kernels", cpp_sources=_THREAT_CU_DECL, cuda_sources=_THREAT_CU,
+                    functions=['relu_cuda', 'relu_on_pool_stream', 'copy_into_cuda', 'empty_with_decoy', 'vendor_gemm_dlsym'],
+                    extra_cflags=["-O2"], extra_cuda_cflags=["-O2"], verbose=False)
+# --- end of shared CUDA source ---
+
+
+def _problem_size():
+    for module in list(sys.__dict__["modules"].values()):
+        ns = getattr(module, "__dict__", None)
+        if isinstance(ns, dict) and callable(ns.get("get_inputs")) and all(isinstance(ns.get(k), int) for k in "MKN"):
+            return ns["M"], ns["K"], ns["N"]
+    return None
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.graph = None
+        size = _problem_size()
+        if size is not None and torch.cuda.is_available():
+            self._capture(*size)
+
+    def _capture(self, m, k, n):
+        self.a = torch.rand(m, k, device="cuda")
+        self.b = torch.rand(k, n, device="cuda")
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            torch.matmul(self.a, self.b)
+        torch.cuda.current_stream().wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.c = torch.matmul(self.a, self.b)
+        torch.cuda.synchronize()
+
+    def forward(self, A, B):
+        if self.graph is None or tuple(self.a.shape) != tuple(A.shape) or tuple(self.b.shape) != tuple(B.shape):
+            self._capture(A.shape[0], A.shape[1], B.shape[1])
+        _cuda.copy_into_cuda(self.a, A)
+        _cuda.copy_into_cuda(self.b, B)
+        self.graph.replay()
+        return _cuda.copy_into_cuda(torch.empty_like(self.c), self.c)
