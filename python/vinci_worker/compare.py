@@ -1,16 +1,24 @@
-"""Comparing a candidate's output with the reference's, and the inputs each trial feeds them."""
+"""Comparing a candidate's outputs with the reference's, on the trusted side.
+
+Two questions per call: do the values agree within the task's tolerance (KernelBench's rule, per
+element), and, in a half-precision task, does the candidate keep the precision the task's dtype
+promises? The second is asked against an fp64 reference: the candidate's RMS error may be at most
+a few times the task's own reference's error, plus the dtype's unit roundoff.
+
+Out-of-distribution inputs (large offsets, large magnitudes) make sums cancel, where the task's own
+reference is no longer the truth: there the values are compared with the fp64 reference, and each
+output's tolerance grows by a few times the RMS error of the task's reference, so a kernel more
+accurate than the reference is never the one that fails.
+"""
 from __future__ import annotations
+
+import math
 
 import torch
 
-
-def flatten(out) -> list:
-    if isinstance(out, (tuple, list)):
-        items = []
-        for o in out:
-            items.extend(flatten(o))
-        return items
-    return [out]
+PRECISION_FACTOR = 4.0
+REFERENCE_ERROR_FACTOR = 8.0
+UNIT_ROUNDOFF = {torch.float16: 2.0 ** -11, torch.bfloat16: 2.0 ** -8}
 
 
 def tolerance(dtype: torch.dtype, tolerances: dict) -> tuple[float, float]:
@@ -19,15 +27,21 @@ def tolerance(dtype: torch.dtype, tolerances: dict) -> tuple[float, float]:
     return float(atol), float(rtol)
 
 
-def compare(candidate, reference, tolerances: dict) -> dict:
-    """{'ok', 'reason', 'message', 'max_abs_diff', 'mean_abs_diff', 'mismatched'} for one trial."""
-    cs, rs = flatten(candidate), flatten(reference)
-    if len(cs) != len(rs):
-        return _fail("shape_mismatch", f"returned {len(cs)} outputs, the reference returns {len(rs)}")
+def _fail(reason: str, message: str) -> dict:
+    return {"ok": False, "reason": reason, "message": message, "max_abs_diff": None, "mean_abs_diff": None}
+
+
+def compare(got: list, expected: list, tolerances: dict, finite_only: bool = False, exact: list | None = None) -> dict:
+    """{'ok', 'reason', 'message', 'max_abs_diff', 'mean_abs_diff'}. finite_only compares only where
+    the reference is finite (out-of-distribution inputs may drive the reference itself to inf);
+    with exact (the fp64 reference), values are compared with it instead, each output's tolerance
+    widened by the task reference's own RMS error."""
+    if len(got) != len(expected):
+        return _fail("shape_mismatch", f"returned {len(got)} outputs, the reference returns {len(expected)}")
     worst, total, count, bad = 0.0, 0.0, 0, 0
-    for i, (c, r) in enumerate(zip(cs, rs)):
+    for i, (c, r) in enumerate(zip(got, expected)):
         if not isinstance(r, torch.Tensor):
-            if c != r:
+            if c != r and not (isinstance(r, float) and isinstance(c, float) and math.isnan(r) and math.isnan(c)):
                 return _fail("mismatch", f"output {i}: {c!r} != reference {r!r}")
             continue
         if not isinstance(c, torch.Tensor):
@@ -36,83 +50,62 @@ def compare(candidate, reference, tolerances: dict) -> dict:
             return _fail("shape_mismatch", f"output {i} has shape {tuple(c.shape)}, the reference {tuple(r.shape)}")
         if c.dtype != r.dtype:
             return _fail("dtype_mismatch", f"output {i} is {c.dtype}, the reference {r.dtype}")
-        if c.device != r.device:
-            return _fail("shape_mismatch", f"output {i} is on {c.device}, the reference on {r.device}")
+        c = c.to(r.device)
         if not r.is_floating_point() and not r.is_complex():
             if not torch.equal(c, r):
                 n = int((c != r).sum())
                 return _fail("mismatch", f"output {i}: {n} of {r.numel()} integer elements differ")
             continue
         cd, rd = c.detach().double(), r.detach().double()
-        c_bad = ~torch.isfinite(cd)
-        r_bad = ~torch.isfinite(rd)
+        slack = 0.0
+        if exact is not None and isinstance(exact[i], torch.Tensor):
+            ed = exact[i].detach().double().to(rd.device)
+            both = torch.isfinite(ed) & torch.isfinite(rd)
+            if bool(both.any()):
+                slack = REFERENCE_ERROR_FACTOR * float((rd[both] - ed[both]).pow(2).mean().sqrt())
+            rd = torch.where(torch.isfinite(rd), ed, rd)
+        c_bad, r_bad = ~torch.isfinite(cd), ~torch.isfinite(rd)
         if bool((c_bad & ~r_bad).any()):
             n = int((c_bad & ~r_bad).sum())
             return _fail("nan_inf", f"output {i}: {n} of {r.numel()} elements are NaN/Inf where the reference is finite")
+        if not finite_only and bool(r_bad.any()):
+            same = cd[r_bad].nan_to_num(nan=0.5) == rd[r_bad].nan_to_num(nan=0.5)
+            if not bool(same.all()):
+                return _fail("mismatch", f"output {i}: non-finite reference elements differ")
         atol, rtol = tolerance(r.dtype, tolerances)
         finite = ~r_bad
-        same_nonfinite = (cd[r_bad].nan_to_num(nan=0.5) == rd[r_bad].nan_to_num(nan=0.5)) if bool(r_bad.any()) else None
-        if same_nonfinite is not None and not bool(same_nonfinite.all()):
-            return _fail("mismatch", f"output {i}: non-finite reference elements differ")
         diff = (cd - rd).abs()[finite]
         if diff.numel():
             worst = max(worst, float(diff.max()))
             total += float(diff.sum())
             count += diff.numel()
-            limit = atol + rtol * rd.abs()[finite]
-            bad += int((diff > limit).sum())
-    result = {"ok": bad == 0, "max_abs_diff": worst, "mean_abs_diff": total / count if count else 0.0,
-              "mismatched": bad}
+            bad += int((diff > atol + slack + rtol * rd.abs()[finite]).sum())
+    result = {"ok": bad == 0, "max_abs_diff": worst, "mean_abs_diff": total / count if count else 0.0}
     if bad:
         result.update(reason="mismatch",
                       message=f"{bad} elements beyond tolerance; max |diff| {worst:.3g}, mean {result['mean_abs_diff']:.3g}")
     return result
 
 
-def _fail(reason: str, message: str) -> dict:
-    return {"ok": False, "reason": reason, "message": message, "max_abs_diff": None, "mean_abs_diff": None,
-            "mismatched": None}
-
-
-def same_values(a, b) -> bool:
-    xs, ys = flatten(a), flatten(b)
-    if len(xs) != len(ys):
-        return False
-    for x, y in zip(xs, ys):
-        if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
-            return False
-        if isinstance(x, torch.Tensor):
-            if x.shape != y.shape or x.dtype != y.dtype or not torch.equal(x, y):
-                return False
-        elif x != y:
-            return False
-    return True
-
-
-def make_inputs(task, seed: int, trial: int, trials: int, device: torch.device) -> list:
-    """Fresh inputs for one trial; the last two trials reshape the distribution.
-
-    Uniform [0, 1) inputs let constants and subsamples pass loose tolerances (a mean of many
-    uniforms is ~0.5 whatever the data), so one trial rescales every float input by a random
-    factor and another plants sparse large positive spikes. Both keep inputs non-negative, so
-    domains such as log or sqrt stay valid. Inputs are made on the device: at scale 1 they are
-    gigabytes, which the CPU generator would take seconds to fill.
-    """
-    torch.manual_seed(seed)
-    with device:  # torch.rand & co. then fill device memory directly: gigabytes take milliseconds
-        inputs = task.get_inputs()
-    if not isinstance(inputs, (list, tuple)):
-        inputs = [inputs]
-    gen = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
-    out = []
-    for x in inputs:
-        if isinstance(x, torch.Tensor):
-            x = x.to(device)
-            if x.is_floating_point() and trials >= 3:
-                if trial == trials - 2:
-                    x = x * (0.25 + 3.75 * torch.rand((), generator=gen, device=device)).to(x.dtype)
-                elif trial == trials - 1 and x.numel() >= 16:
-                    mask = torch.rand(x.shape, generator=gen, device=device) < 0.005
-                    x = torch.where(mask, x * 4 + 1, x)
-        out.append(x)
-    return out
+def precision(got: list, exact: list, task_reference: list) -> dict | None:
+    """A failure when a half-precision output is less precise than its dtype allows, else None.
+    exact is the reference computed in fp64; task_reference the reference in the task's dtype."""
+    for i, (c, e, r) in enumerate(zip(got, exact, task_reference)):
+        if not isinstance(c, torch.Tensor) or c.dtype not in UNIT_ROUNDOFF or not isinstance(e, torch.Tensor):
+            continue
+        e = e.detach().double()
+        finite = torch.isfinite(e) & torch.isfinite(r.double()) & torch.isfinite(c.to(e.device).double())
+        if not bool(finite.any()):
+            continue
+        ev = e[finite]
+        rms_c = float((c.to(e.device).double()[finite] - ev).pow(2).mean().sqrt())
+        rms_r = float((r.double()[finite] - ev).pow(2).mean().sqrt())
+        scale = float(ev.pow(2).mean().sqrt())
+        bound = PRECISION_FACTOR * rms_r + UNIT_ROUNDOFF[c.dtype] * scale
+        if rms_c > bound:
+            return _fail("precision_loss",
+                         f"output {i}: RMS error {rms_c:.3g} against an fp64 reference, where the task's own "
+                         f"{str(c.dtype).replace('torch.', '')} reference has {rms_r:.3g}; {str(c.dtype).replace('torch.', '')} "
+                         f"precision allows at most {bound:.3g} ({PRECISION_FACTOR:g}x that plus one unit roundoff of "
+                         f"the output's RMS {scale:.3g})")
+    return None

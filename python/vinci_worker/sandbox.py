@@ -1,108 +1,247 @@
-"""What the worker does to contain a candidate beyond the limits its parent set at spawn.
+"""Starting sandboxed processes (candidate runners, build-step imports, compiles) through the
+vinci-sandbox launcher, and what each of them may see.
 
-The C++ pool starts the worker in a scratch directory, in its own process group, with rlimits
-(processes, file size, core dumps; address space on CPU) and, where the kernel allows, in a
-fresh network namespace. Here the worker adds a per-candidate CPU-time budget, a socket ban when
-no network namespace could be made, and the before/after census of threads, child processes and
-scratch files that turns an escape attempt into a classified result.
+The view is an allow-list: the system's read-only directories (the launcher's), the Python that runs
+the worker and its packages, python/vinci_runner at /vinci/lib, and per process the candidate file,
+the task file and the extension cache, all read-only; a private tmpfs scratch is the only place a
+candidate can write. The task suite, the worker's own sources, $HOME, the result and baseline caches
+are not there. A process's stdout and stderr come back through a pipe into a capped log.
 """
 from __future__ import annotations
 
+import json
 import os
-import resource
+import shutil
 import signal
 import socket
+import subprocess
+import sys
+import tempfile
 import threading
+import time
+
+from vinci_runner.channel import Channel, ProtocolError, SharedBuffer
+
+MAX_COMPILES = 16  # load_inline calls one candidate may have compiled
+
+RUNNER_PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "vinci_runner")
+LIB = "/vinci/lib"
+CANDIDATE_DIR = "/vinci/candidate"
+TASK_DIR = "/vinci/task"
 
 
-def network_fallback_if_needed() -> str:
-    """Bans sockets in-process when the parent could not isolate the network (documented fallback)."""
-    if os.environ.get("VINCI_NETNS") == "1":
-        return "network namespace"
+class CappedLog:
+    """Reads a pipe to its end in a thread, keeping the first and the last `cap` bytes."""
 
-    def refuse(*_a, **_k):
-        raise PermissionError("vinci: network access is disabled for candidates")
+    def __init__(self, fd: int, cap: int = 64 << 10):
+        self.cap = cap
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+        self.thread = threading.Thread(target=self._pump, args=(fd,), daemon=True)
+        self.thread.start()
 
-    socket.socket.connect = refuse  # type: ignore[assignment]
-    socket.create_connection = refuse  # type: ignore[assignment]
-    socket.getaddrinfo = refuse  # type: ignore[assignment]
-    return "socket ban (no network namespace available)"
+    def _pump(self, fd: int) -> None:
+        with os.fdopen(fd, "rb", buffering=0) as f:
+            while True:
+                chunk = f.read(65536)
+                if not chunk:
+                    return
+                room = self.cap - len(self.head)
+                if room > 0:
+                    self.head += chunk[:room]
+                    chunk = chunk[room:]
+                self.tail += chunk
+                if len(self.tail) > self.cap:
+                    self.dropped += len(self.tail) - self.cap
+                    del self.tail[:len(self.tail) - self.cap]
 
+    def text(self, wait: float = 1.0) -> str:
+        self.thread.join(wait)
+        middle = f"\n[... {self.dropped} bytes dropped ...]\n" if self.dropped else ""
+        return (bytes(self.head) + middle.encode() + bytes(self.tail)).decode("utf-8", "replace")
 
-def ignore_file_size_signal() -> None:
-    # Past RLIMIT_FSIZE a write then fails with EFBIG instead of killing the worker.
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-
-
-class CpuBudget:
-    """Per-candidate CPU seconds, as a soft RLIMIT_CPU above what the worker already used."""
-
-    def __init__(self, seconds: float):
-        self.seconds = seconds
-
-    def __enter__(self):
-        if self.seconds > 0:
-            used = resource.getrusage(resource.RUSAGE_SELF)
-            spent = used.ru_utime + used.ru_stime
-            _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-            soft = int(spent + self.seconds) + 1
-            if hard != resource.RLIM_INFINITY:
-                soft = min(soft, hard)
-            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
-        return self
-
-    def __exit__(self, *exc):
-        _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-        resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
-        return False
+    def last_lines(self, n: int = 12) -> str:
+        return "\n".join(self.text().splitlines()[-n:])
 
 
-def child_pids() -> list[int]:
-    me = str(os.getpid())
-    kids = []
-    try:
-        with open(f"/proc/{me}/task/{me}/children") as f:
-            kids = [int(p) for p in f.read().split()]
-    except OSError:
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/stat") as f:
-                        if f.read().rsplit(")", 1)[1].split()[1] == me:
-                            kids.append(int(entry))
-                except (OSError, IndexError):
-                    pass
-    return kids
+class Sandboxed:
+    """One sandboxed process: its launcher, its control channel, its shared buffers (outputs it
+    delivers, inputs it is given), its log."""
 
-
-class Census:
-    """Python threads, child processes and scratch files before a candidate ran."""
-
-    def __init__(self, scratch: str):
+    def __init__(self, proc: subprocess.Popen, channel: Channel, buffers: dict[str, SharedBuffer], log: CappedLog,
+                 scratch: str):
+        self.proc = proc
+        self.channel = channel
+        self.buffers = buffers
+        self.buffer = buffers.get("buffer")
+        self.inputs = buffers.get("inputs")
+        self.log = log
         self.scratch = scratch
-        self.threads = {t.ident for t in threading.enumerate()}
-        self.children = set(child_pids())
-        self.files = set(_list_files(scratch))
+        self.compiles = 0
 
-    def escapes(self) -> tuple[list[str], list[str]]:
-        """(threads_processes findings, file_io findings) since the census was taken."""
-        procs = []
-        new_threads = [t.name for t in threading.enumerate() if t.ident not in self.threads and t.is_alive()]
-        if new_threads:
-            procs.append(f"started Python threads {new_threads}")
-        new_children = [p for p in child_pids() if p not in self.children]
-        if new_children:
-            procs.append(f"started child processes {new_children}")
-            for p in new_children:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except OSError:
-                    pass
-        files = sorted(set(_list_files(self.scratch)) - self.files)
-        return procs, ([f"wrote {', '.join(files[:5])}"] if files else [])
+    def ask(self, message: dict | None, timeout: float, compiler=None) -> dict:
+        """Sends message (if any) and returns the next reply that is not a compile request; compile
+        requests are served on the way (by compiler.compile(arguments)), and the time they take is
+        not counted against timeout: a compile has a limit of its own."""
+        if message is not None:
+            self.channel.send(message)
+        deadline = time.monotonic() + timeout
+        while True:
+            reply = self.channel.receive(max(0.0, deadline - time.monotonic()))
+            if reply.get("op") != "compile" or compiler is None:
+                return reply
+            self.compiles += 1
+            if self.compiles > MAX_COMPILES:
+                raise ProtocolError(f"more than {MAX_COMPILES} load_inline compiles requested")
+            t0 = time.monotonic()
+            self.channel.send(compiler.compile(reply.get("args")))
+            deadline += time.monotonic() - t0
+
+    def exit_status(self, wait: float = 5.0) -> int | None:
+        try:
+            return self.proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def close(self) -> None:
+        """Ends the process and everything it started (the launcher takes the pid namespace along)."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGTERM)
+                self.proc.wait(3)
+            except (subprocess.TimeoutExpired, OSError):
+                self.proc.kill()
+                self.proc.wait()
+        self.channel.close()
+        for b in self.buffers.values():
+            b.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def _list_files(root: str):
-    for dirpath, _dirs, names in os.walk(root):
-        for n in names:
-            yield os.path.relpath(os.path.join(dirpath, n), root)
+def describe_exit(code: int | None) -> tuple[str, str, str]:
+    """(class, reason, words) for a sandboxed process that ended on its own."""
+    if code is None:
+        return "runtime_error", "crashed", "did not exit"
+    if code >= 128:
+        sig = code - 128
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        if sig == signal.SIGXCPU:
+            return "timeout", "cpu_time", f"was killed by {name} (its CPU-time limit)"
+        if sig == signal.SIGKILL:
+            return "runtime_error", "killed", f"was killed by {name} (out of memory, or a limit)"
+        return "runtime_error", "crashed", f"was killed by {name}"
+    if code == 125:
+        return "runtime_error", "sandbox", "could not be sandboxed (vinci-sandbox failed; see the log)"
+    return "runtime_error", "exited", f"exited with code {code}"
+
+
+class Launcher:
+    def __init__(self, binary: str, work_root: str, cuda: bool, limits: dict):
+        self.binary = binary
+        self.cuda = cuda
+        self.limits = limits
+        self.work_root = work_root
+        os.makedirs(work_root, exist_ok=True)
+        try:
+            probe = subprocess.run([binary, "--probe"], capture_output=True, text=True, timeout=60)
+            info = json.loads(probe.stdout)
+        except (OSError, ValueError, subprocess.SubprocessError) as e:
+            raise RuntimeError(f"the sandbox launcher {binary} did not answer --probe: {e}") from None
+        self.mode = info["mode"]
+        self.description = info["describe"]
+        self.python = os.path.realpath(sys.executable)
+        trusted = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(self.python)]
+        paths += [p for p in sys.path if p and os.path.isdir(p) and os.path.realpath(p) != os.path.realpath(trusted)]
+        self.python_paths = sorted({os.path.realpath(p) for p in paths})
+        self.site_paths = [os.path.realpath(p) for p in sys.path
+                           if p and os.path.isdir(p) and os.path.realpath(p) != os.path.realpath(trusted)]
+        cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or ""
+        if not cuda_home and shutil.which("nvcc"):
+            cuda_home = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("nvcc"))))
+        self.cuda_home = cuda_home
+
+    def _environment(self, scratch: str) -> dict:
+        path = [os.path.dirname(self.python), "/usr/local/bin", "/usr/bin", "/bin"]
+        if self.cuda_home:
+            path.insert(1, os.path.join(self.cuda_home, "bin"))
+        env = {"PATH": ":".join(path), "HOME": scratch, "TMPDIR": scratch,
+               "PYTHONPATH": ":".join([LIB] + self.site_paths), "PYTHONDONTWRITEBYTECODE": "1",
+               "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1",
+               # Freed blocks stay in the heap instead of going back to the kernel and faulting in
+               # again: the same memory traffic every call, for the candidate and the reference alike.
+               "MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 40),
+               "TRITON_CACHE_DIR": os.path.join(scratch, "triton"),
+               "TORCHINDUCTOR_CACHE_DIR": os.path.join(scratch, "inductor"),
+               "TORCH_EXTENSIONS_DIR": os.path.join(scratch, "torch_extensions"),
+               "TORCHINDUCTOR_COMPILE_THREADS": "1", "LANG": "C.UTF-8"}
+        for k in ("CUDA_VISIBLE_DEVICES", "TORCH_CUDA_ARCH_LIST", "CXX", "CC", "MAX_JOBS", "LD_LIBRARY_PATH",
+                  "OMP_NUM_THREADS", "NVIDIA_VISIBLE_DEVICES"):
+            if k in os.environ:
+                env[k] = os.environ[k]
+        if self.cuda_home:
+            env["CUDA_HOME"] = self.cuda_home
+        if not self.cuda:
+            env["CUDA_VISIBLE_DEVICES"] = ""
+            # OpenMP threads that spin after a parallel region burn CPU time no call asked for, which
+            # the CPU clock of the timing check would count.
+            env["OMP_WAIT_POLICY"] = "PASSIVE"
+        return env
+
+    def spawn(self, args: list[str], *, read_only=(), read_only_as=(), read_write=(), buffers: dict | None = None,
+              env: dict | None = None, file_size: int = 64 << 20, scratch_bytes: int = 1 << 30,
+              cpu_seconds: int = 0, address_space: int = 0) -> Sandboxed:
+        """Starts `python -m vinci_runner ARGS` in the sandbox with a control socket (its descriptor
+        is substituted for {control}) and shared buffers of the sizes named in buffers (each name's
+        descriptor for {name})."""
+        scratch = tempfile.mkdtemp(prefix="sbx-", dir=self.work_root)
+        os.chmod(scratch, 0o777)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        shared = {name: SharedBuffer.create(size) for name, size in (buffers or {}).items() if size}
+        fds = [theirs.fileno()] + [b.fd for b in shared.values()]
+        command = []
+        for a in args:
+            a = a.replace("{control}", str(theirs.fileno()))
+            for name in buffers or {}:
+                a = a.replace("{" + name + "}", str(shared[name].fd) if name in shared else "-1")
+            command.append(a)
+        launcher = [self.binary]
+        for p in self.python_paths:
+            launcher += ["--ro", p]
+        launcher += ["--ro-as", f"{RUNNER_PACKAGE}={LIB}/vinci_runner"]
+        for p in read_only:
+            launcher += ["--ro", p]
+        for src, dst in read_only_as:
+            launcher += ["--ro-as", f"{src}={dst}"]
+        for p in read_write:
+            launcher += ["--rw", p]
+        launcher += ["--tmpfs", f"{scratch}={scratch_bytes}", "--tmpfs", f"/tmp={scratch_bytes}",
+                     "--tmpfs", f"/dev/shm={64 << 20}", "--cwd", scratch]
+        if self.cuda:
+            launcher.append("--gpu")
+        for k, v in {**self._environment(scratch), **(env or {})}.items():
+            launcher += ["--env", f"{k}={v}"]
+        for fd in fds:
+            launcher += ["--keep-fd", str(fd)]
+        launcher += ["--fsize", str(file_size), "--max-pids", str(self.limits.get("max_pids", 1024))]
+        if cpu_seconds:
+            launcher += ["--cpu", str(cpu_seconds)]
+        if address_space and not self.cuda:
+            launcher += ["--as", str(address_space)]
+        launcher += ["--", self.python, "-m", "vinci_runner", *command]
+        log_read, log_write = os.pipe()
+        try:
+            proc = subprocess.Popen(launcher, pass_fds=fds, stdin=subprocess.DEVNULL, stdout=log_write,
+                                    stderr=log_write, start_new_session=True)
+        finally:
+            os.close(log_write)
+            theirs.close()
+        return Sandboxed(proc, Channel(ours), shared, CappedLog(log_read), scratch)
+
+
+def wait_for(sandboxed: Sandboxed, seconds: float) -> None:
+    """Waits up to `seconds` for a sandboxed process to end by itself."""
+    deadline = time.monotonic() + seconds
+    while sandboxed.proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)

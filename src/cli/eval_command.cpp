@@ -1,5 +1,7 @@
 // vinci eval: every candidate of a folder against its task, one JSON line each, then fast_p.
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <regex>
 
@@ -19,7 +21,9 @@ namespace vinci::cli {
 namespace {
 
 struct EvalOptions {
-  std::string tasks, candidates, out, filter, baseline = "eager";
+  std::string tasks, candidates, out, filter, baseline = "eager", protocol = "vinci";
+  double deadline_s = 0;
+  int import_timeout_s = 120;
   bool json = false, no_cache = false, append = false, quiet = false, expect = false, rebaseline = false;
   std::vector<int> levels;
   double atol_fp32 = 1e-4, rtol_fp32 = 1e-4, tol_half = 1e-2;
@@ -80,11 +84,24 @@ int run_eval(EvalOptions& o) {
   c.use_cache = !o.no_cache;
   c.reuse_baselines = !o.rebaseline;
   c.compile_timeout = std::chrono::seconds(o.compile_timeout_s);
+  c.import_timeout = std::chrono::seconds(o.import_timeout_s);
   c.run_timeout = std::chrono::seconds(o.run_timeout_s);
+  c.protocol = eval::Protocol::named(o.protocol);
   eval::EvaluatorPool pool(c);
-  spdlog::info("{} candidates for {} tasks on {} ({} worker{}), cache {}", pairing.pairs.size(), suite.tasks.size(),
-               pool.device_name(), pool.workers(), pool.workers() == 1 ? "" : "s",
-               c.use_cache ? pool.config().cache_dir.string() : "off");
+  const std::string sandbox = pool.sandbox();
+  spdlog::info("{} candidates for {} tasks on {} ({} worker{}), protocol {}, sandbox {}, cache {}", pairing.pairs.size(),
+               suite.tasks.size(), pool.device_name(), pool.workers(), pool.workers() == 1 ? "" : "s", c.protocol.name,
+               sandbox, c.use_cache ? pool.config().cache_dir.string() : "off");
+  if (sandbox.rfind("bwrap", 0) != 0)
+    spdlog::warn("candidates are NOT isolated by namespaces on this host ({}): install bubblewrap and allow user "
+                 "namespaces; results carry this in their 'sandbox' field", sandbox);
+  static std::atomic<bool> interrupted{false};
+  std::signal(SIGINT, [](int) { interrupted = true; });
+  std::signal(SIGTERM, [](int) { interrupted = true; });
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (o.deadline_s > 0)
+    deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(o.deadline_s * 1000));
+  pool.stop_at(deadline, &interrupted);
 
   std::vector<eval::Job> jobs;
   for (auto& [task, cand] : pairing.pairs) {
@@ -94,11 +111,19 @@ int run_eval(EvalOptions& o) {
   std::optional<core::LineWriter> out;
   if (!o.out.empty()) out.emplace(o.out, o.append);
   core::Progress progress("eval", jobs.size(), !o.quiet);
-  const auto results = pool.run(jobs, [&](const eval::Result& r) {
+  const auto all_results = pool.run(jobs, [&](const eval::Result& r) {
+    if (r.reason == "not_evaluated") return;  // nothing was measured: the file keeps what finished
     if (out) out->write_line(eval::to_json(r).dump());
     progress.advance(fmt::format("{} {}", r.task, eval::to_string(r.verdict)));
   });
   progress.finish();
+  std::vector<eval::Result> results;
+  for (const auto& r : all_results)
+    if (r.reason != "not_evaluated") results.push_back(r);
+  const size_t not_evaluated = all_results.size() - results.size();
+  if (not_evaluated)
+    spdlog::warn("stopped early ({}): {} of {} candidates were not evaluated; the summary covers the {} that finished",
+                 interrupted ? "interrupted" : "deadline", not_evaluated, all_results.size(), results.size());
 
   const eval::Baseline baseline = eval::baseline_from_string(o.baseline);
   const eval::Summary summary = eval::summarize(results, eval::task_ids_by_level(suite.tasks), baseline);
@@ -111,13 +136,19 @@ int run_eval(EvalOptions& o) {
     j["result_cache_hits"] = stats.result_cache_hits;
     j["builds"] = stats.builds;
     j["worker_restarts"] = stats.worker_restarts;
+    j["not_evaluated"] = not_evaluated;
+    j["protocol"] = c.protocol.name;
+    j["sandbox"] = sandbox;
     fmt::print("{}\n", j.dump());
   } else {
     fmt::print("\nresults by class:\n{}\n{}", class_counts(results), eval::format_table(summary));
     fmt::print("{} results ({} from cache), {} builds, {} worker restarts{}\n", results.size(), stats.result_cache_hits,
                stats.builds, stats.worker_restarts, o.out.empty() ? "" : fmt::format("; written to {}", o.out));
+    fmt::print("protocol {}, sandbox {}{}\n", c.protocol.name, sandbox,
+               not_evaluated ? fmt::format("; {} not evaluated (stopped early)", not_evaluated) : "");
   }
-  return o.expect ? check_expectations(jobs, results) : 0;
+  if (not_evaluated) return 3;
+  return o.expect ? check_expectations(jobs, all_results) : 0;
 }
 
 }  // namespace
@@ -159,8 +190,18 @@ Action add_eval_command(CLI::App& app) {
   app.add_option("--baseline", o->baseline, "speedup baseline for fast_p")->check(CLI::IsMember({"eager", "compile"}))
       ->capture_default_str();
   app.add_option("--jobs", o->config.build_jobs, "parallel builds (default: CPU cores)");
-  app.add_option("--compile-timeout", o->compile_timeout_s, "seconds per candidate build")->capture_default_str();
-  app.add_option("--run-timeout", o->run_timeout_s, "seconds per check or timing request")->capture_default_str();
+  app.add_option("--protocol", o->protocol,
+                 "numerics and checks: vinci (TF32 off, out-of-distribution trials, fp64 check of half-precision "
+                 "tasks) or kernelbench (PyTorch's TF32 defaults, the task's inputs only)")
+      ->check(CLI::IsMember({"vinci", "kernelbench"}))->capture_default_str();
+  app.add_option("--deadline", o->deadline_s,
+                 "stop after this many seconds: what is in flight is killed, and the summary covers what finished "
+                 "(exit code 3)");
+  app.add_option("--compile-timeout", o->compile_timeout_s, "seconds per extension build")->capture_default_str();
+  app.add_option("--import-timeout", o->import_timeout_s,
+                 "seconds to import a candidate and build ModelNew, builds not counted")->capture_default_str();
+  app.add_option("--run-timeout", o->run_timeout_s, "seconds for a candidate's correctness calls, and again for its "
+                 "timed calls")->capture_default_str();
   app.add_option("--seed", o->config.seed, "base seed of the correctness inputs")->capture_default_str();
   app.add_flag("-q,--quiet", o->quiet, "no progress bar");
   return [o] { return run_eval(*o); };

@@ -47,12 +47,6 @@ struct ChildPlan {
   _exit(127);
 }
 
-void set_limit(int resource, std::optional<uint64_t> value) {
-  if (!value) return;
-  rlimit rl{static_cast<rlim_t>(*value), static_cast<rlim_t>(*value)};
-  ::setrlimit(resource, &rl);
-}
-
 bool write_proc_file(const char* path, const std::string& text) {
   const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return false;
@@ -92,19 +86,27 @@ bool isolate_network(const ChildPlan& plan) {
     if (e && std::strncmp(e, "VINCI_NETNS=", 12) == 0) e = const_cast<char*>(isolated ? "VINCI_NETNS=1" : "VINCI_NETNS=0");
   }
 
-  const ResourceLimits& l = plan.limits;
-  set_limit(RLIMIT_AS, l.address_space_bytes);
-  set_limit(RLIMIT_CPU, l.cpu_seconds);
-  set_limit(RLIMIT_NPROC, l.max_processes);
-  set_limit(RLIMIT_FSIZE, l.file_size_bytes);
-  set_limit(RLIMIT_NOFILE, l.open_files);
-  if (!l.core_dumps) set_limit(RLIMIT_CORE, 0);
+  apply_resource_limits(plan.limits);
 
   ::execvpe(plan.argv[0], plan.argv.data(), plan.envp.data());
   child_fail(err_fd, plan.argv[0]);
 }
 
 }  // namespace
+
+void apply_resource_limits(const ResourceLimits& l) {
+  auto set = [](int resource, std::optional<uint64_t> value) {
+    if (!value) return;
+    rlimit rl{static_cast<rlim_t>(*value), static_cast<rlim_t>(*value)};
+    ::setrlimit(resource, &rl);
+  };
+  set(RLIMIT_AS, l.address_space_bytes);
+  set(RLIMIT_CPU, l.cpu_seconds);
+  set(RLIMIT_NPROC, l.max_processes);
+  set(RLIMIT_FSIZE, l.file_size_bytes);
+  set(RLIMIT_NOFILE, l.open_files);
+  if (!l.core_dumps) set(RLIMIT_CORE, 0);
+}
 
 Process Process::spawn(const SpawnOptions& options) {
   if (options.argv.empty()) throw std::invalid_argument("spawn: empty argv");

@@ -27,6 +27,9 @@ struct ResourceLimits {
   bool core_dumps = false;                      // RLIMIT_CORE = 0 unless set
 };
 
+// Sets the limits on the calling process; async-signal-safe, for use between fork and exec.
+void apply_resource_limits(const ResourceLimits& limits);
+
 struct SpawnOptions {
   std::vector<std::string> argv;                  // argv[0] is looked up on PATH
   std::map<std::string, std::string> env;         // set on top of the parent's environment

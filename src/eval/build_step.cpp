@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <csignal>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -14,35 +13,26 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 BuildStep::BuildStep(const EvalConfig& config, int id)
-    : config_(config),
-      scratch_(config.cache_dir / "scratch" / fmt::format("build-server-{}-{}", ::getpid(), id)),
-      log_(config.cache_dir / "logs" / fmt::format("build-server-{}.log", id)) {}
+    : config_(config), log_(config.cache_dir / "logs" / fmt::format("build-server-{}-{}.log", ::getpid(), id)) {}
 
-BuildStep::~BuildStep() {
-  stop();
-  std::error_code ec;
-  fs::remove_all(scratch_, ec);
-}
+BuildStep::~BuildStep() { stop(); }
 
 void BuildStep::start() {
-  fs::create_directories(scratch_);
   fs::create_directories(log_.parent_path());
   core::SpawnOptions o;
-  o.argv = {config_.python, "-m", "vinci_worker", "build-server", "--cache", fs::absolute(config_.cache_dir).string()};
+  o.argv = {config_.python, "-m", "vinci_worker", "build-server", "--device", config_.device == "cpu" ? "cpu" : "cuda",
+            "--cache", fs::absolute(config_.cache_dir).string(), "--sandbox", config_.sandbox_path.string(),
+            "--compile-timeout", std::to_string(config_.compile_timeout.count()),
+            "--max-pids", std::to_string(config_.max_pids)};
   o.env["PYTHONPATH"] = config_.worker_path.string();
   o.env["PYTHONDONTWRITEBYTECODE"] = "1";
-  o.env["TRITON_CACHE_DIR"] = (config_.cache_dir / "triton").string();
-  o.env["TORCH_EXTENSIONS_DIR"] = (config_.cache_dir / "torch_extensions").string();
   // Builds run side by side, so each gets a share of the cores rather than all of them.
   o.env["MAX_JOBS"] = std::to_string(std::max(1, config_.build_jobs > 1 ? 2 : 1));
-  o.env["HOME"] = scratch_.string();
   if (config_.device == "cpu") o.env["CUDA_VISIBLE_DEVICES"] = "";
-  o.cwd = scratch_;
   o.stderr_path = log_;
   o.isolate_network = true;
-  o.limits.file_size_bytes = 2ull << 30;  // object files and libraries, not candidate output
-  o.limits.max_processes = 4096;
   server_.emplace(core::Process::spawn(o));
+  live_pid_ = server_->pid();
   std::string hello;
   if (server_->read_line(hello, std::chrono::seconds(300)) != core::Process::Read::line) {
     stop();
@@ -51,7 +41,15 @@ void BuildStep::start() {
   }
 }
 
+void BuildStep::kill_async() const {
+  if (const pid_t pid = live_pid_; pid > 0) {
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+  }
+}
+
 void BuildStep::stop() {
+  live_pid_ = -1;
   if (!server_) return;
   server_->kill_group();
   server_->wait();
@@ -60,15 +58,8 @@ void BuildStep::stop() {
 
 BuildOutcome BuildStep::run(const fs::path& candidate_file, const Task& task, const fs::path& log) {
   const auto t0 = Clock::now();
-  // Under this step's own folder: two steps may build the same candidate at once (agents often
-  // write identical files), and each removes its scratch when done.
-  const fs::path scratch = scratch_ / ("build-" + candidate_file.stem().string());
-  fs::create_directories(scratch);
-  fs::create_directories(log.parent_path());
   BuildOutcome out;
   auto finish = [&] {
-    std::error_code ec;
-    fs::remove_all(scratch, ec);
     out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     return out;
   };
@@ -80,64 +71,52 @@ BuildOutcome BuildStep::run(const fs::path& candidate_file, const Task& task, co
     out.message = e.what();
     return finish();
   }
-  // Absolute paths: the build runs in its own scratch directory.
   const nlohmann::json request = {
       {"candidate", fs::absolute(candidate_file).string()},
       {"task", fs::absolute(task.file).string()},
       {"scale", config_.scale},
-      {"scratch", fs::absolute(scratch).string()},
       {"log", fs::absolute(log).string()},
+      {"import_timeout", config_.import_timeout.count()},
+      {"cpu_seconds", config_.cpu_seconds},
+      {"address_space", config_.device == "cpu" ? config_.cpu_memory_limit : 0},
       {"policy", {{"torch_ops", config_.torch_ops}, {"allow_precision_drop", config_.allow_precision_drop}}}};
-  std::string line;
-  pid_t child = -1;
   auto lost_server = [&](const std::string& what) {
-    if (child > 0) ::kill(-child, SIGKILL);
     stop();
     out.verdict = Verdict::runtime_error;
     out.reason = "build_crashed";
-    out.message = fmt::format("the build server {}; see {}", what, log.string());
+    out.message = fmt::format("the build server {}; see {}", what, log_.string());
     return finish();
   };
-  if (!server_->write(request.dump() + "\n") ||
-      server_->read_line(line, std::chrono::seconds(60)) != core::Process::Read::line)
-    return lost_server("stopped before it started the build");
-  try {
-    child = nlohmann::json::parse(line).at("child").get<pid_t>();
-  } catch (const nlohmann::json::exception&) {
-    return lost_server("answered out of protocol: " + line.substr(0, 200));
-  }
-  switch (server_->read_line(line, config_.compile_timeout)) {
+  // The server bounds the import and each compile itself; this is the backstop for the server.
+  const auto limit = config_.import_timeout + config_.compile_timeout * 4 + std::chrono::seconds(60);
+  std::string line;
+  if (!server_->write(request.dump() + "\n")) return lost_server("stopped before it started the build");
+  switch (server_->read_line(line, limit)) {
     case core::Process::Read::line:
       break;
     case core::Process::Read::timeout:
-      ::kill(-child, SIGKILL);  // the child leads its own group: its compiler processes go too
       stop();
       out.verdict = Verdict::timeout;
       out.reason = "compile_timeout";
-      out.message = fmt::format("building took longer than {} s (log: {})", config_.compile_timeout.count(), log.string());
+      out.message = fmt::format("building took longer than {} s (log: {})", limit.count(), log.string());
       return finish();
     case core::Process::Read::eof:
-      return lost_server("died during the build (the candidate may have killed it)");
+      return lost_server("died during the build");
   }
-  nlohmann::json reply;
+  nlohmann::json report;
   try {
-    reply = nlohmann::json::parse(line);
+    report = nlohmann::json::parse(line).at("report");
   } catch (const nlohmann::json::exception&) {
     return lost_server("answered out of protocol: " + line.substr(0, 200));
-  }
-  const nlohmann::json& report = reply["report"];
-  if (!report.is_object()) {
-    const std::string status = reply.value("status", "?");
-    const bool exited = status.rfind("exit", 0) == 0;
-    out.verdict = exited ? Verdict::compile_error : Verdict::runtime_error;
-    out.reason = exited ? "build_exited" : "build_crashed";
-    out.message = fmt::format("the build process ended ({}) without a report; see {}", status, log.string());
-    return finish();
   }
   out.static_report = report.value("static", nlohmann::json::object());
   out.ok = report.value("ok", false);
   if (!out.ok) {
-    out.verdict = verdict_from_string(report.value("class", "compile_error"));
+    try {
+      out.verdict = verdict_from_string(report.value("class", "compile_error"));
+    } catch (const std::invalid_argument&) {
+      out.verdict = Verdict::runtime_error;
+    }
     out.reason = report.value("reason", "");
     out.message = report.value("message", "");
   }

@@ -1,12 +1,14 @@
-// The build step: static checks and extension compilation for one candidate, in a disposable
-// sandboxed process, many in parallel. Its output decides whether the candidate reaches a GPU.
+// The build step: static checks and extension compilation for one candidate, many in parallel.
+// Its output decides whether the candidate reaches a device.
 //
-// Each BuildStep owns a build server (python -m vinci_worker build-server) that imports torch
-// once and forks one child per candidate, because starting Python with torch costs more than
-// building a candidate whose extension is already cached. The server is spawned with the
-// sandbox's limits and network isolation, which every child inherits.
+// Each BuildStep owns a build server (python -m vinci_worker build-server, trusted) that imports
+// each candidate in a sandboxed process of its own and compiles its load_inline extensions, each
+// in a sandbox too, into the extension cache keyed by their arguments.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -42,15 +44,17 @@ class BuildStep {
   // candidate_file is the content-addressed copy the worker will import. The server is started
   // on first use, and again after it dies or a build overruns config.compile_timeout.
   BuildOutcome run(const std::filesystem::path& candidate_file, const Task& task, const std::filesystem::path& log);
+  // Kills the server from another thread (a build in flight then ends as build_crashed).
+  void kill_async() const;
 
  private:
   void start();
   void stop();
 
   const EvalConfig& config_;
-  std::filesystem::path scratch_;  // the server's working directory
   std::filesystem::path log_;
   std::optional<core::Process> server_;
+  std::atomic<pid_t> live_pid_{-1};
 };
 
 }  // namespace vinci::eval

@@ -4,34 +4,73 @@
 
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "core/hash.h"
 
 #ifndef VINCI_SOURCE_ROOT
 #define VINCI_SOURCE_ROOT "."
 #endif
+#ifndef VINCI_SANDBOX_BINARY
+#define VINCI_SANDBOX_BINARY "vinci-sandbox"
+#endif
 
 namespace vinci::eval {
+
+Protocol Protocol::named(const std::string& name) {
+  Protocol p;
+  p.name = name;
+  if (name == "vinci") return p;
+  if (name == "kernelbench") {
+    p.allow_tf32_cudnn = true;
+    p.ood_trials = false;
+    p.precision_gate = false;
+    return p;
+  }
+  throw std::invalid_argument(fmt::format("unknown protocol '{}': use vinci or kernelbench", name));
+}
 
 nlohmann::json EvalConfig::worker_json() const {
   nlohmann::json tol = nlohmann::json::object();
   for (const auto& [dtype, t] : tolerances) tol[dtype] = {t.atol, t.rtol};
-  return {{"seed", seed},
+  return {{"protocol", protocol.name},
+          {"numerics", {{"allow_tf32_matmul", protocol.allow_tf32_matmul}, {"allow_tf32_cudnn", protocol.allow_tf32_cudnn}}},
+          {"ood_trials", protocol.ood_trials},
+          {"precision_gate", protocol.precision_gate},
+          {"seed", seed},
           {"correctness_trials", correctness_trials},
           {"tolerances", tol},
           {"torch_ops", torch_ops},
           {"allow_precision_drop", allow_precision_drop},
+          {"min_coverage", min_coverage},
+          {"roofline_margin", roofline_margin},
           {"compile_baseline", compile_baseline},
+          {"import_timeout_s", import_timeout.count()},
+          {"run_timeout_s", run_timeout.count()},
+          {"compile_timeout_s", compile_timeout.count()},
+          {"baseline_timeout_s", baseline_timeout.count()},
+          {"file_size_limit", file_size_limit},
+          {"cpu_memory_limit", cpu_memory_limit},
+          {"scratch_bytes", scratch_bytes},
+          {"cpu_seconds", cpu_seconds},
           {"timing",
            {{"trials", timing.trials},
             {"min_trials", timing.min_trials},
             {"warmup", timing.warmup},
             {"warmup_ms", timing.warmup_ms},
-            {"budget_s", timing.budget_s}}}};
+            {"budget_s", timing.budget_s},
+            {"open_calls", timing.open_calls},
+            {"verify_abs_ms", timing.verify_abs_ms},
+            {"verify_rel", timing.verify_rel}}}};
 }
 
 std::string EvalConfig::fingerprint() const {
-  const std::string proto = worker_json().dump();
-  return core::content_hash({proto, std::to_string(scale)});
+  // Limits and timeouts decide whether a run finishes, not what it measures.
+  nlohmann::json proto = worker_json();
+  for (const char* k : {"import_timeout_s", "run_timeout_s", "compile_timeout_s", "baseline_timeout_s",
+                        "file_size_limit", "cpu_memory_limit", "scratch_bytes", "cpu_seconds"})
+    proto.erase(k);
+  return core::content_hash({proto.dump(), std::to_string(scale)});
 }
 
 void EvalConfig::resolve() {
@@ -53,6 +92,10 @@ void EvalConfig::resolve() {
     else worker_path = std::filesystem::path(VINCI_SOURCE_ROOT) / "python";
   }
   worker_path = std::filesystem::absolute(worker_path);
+  if (sandbox_path.empty()) {
+    if (const char* b = std::getenv("VINCI_SANDBOX_BIN"); b && *b) sandbox_path = b;
+    else sandbox_path = VINCI_SANDBOX_BINARY;
+  }
   if (build_jobs <= 0) build_jobs = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   if (cpu_memory_limit == 0) {
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);

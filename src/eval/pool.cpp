@@ -78,17 +78,21 @@ EvaluatorPool::EvaluatorPool(EvalConfig config)
     spec.device = device_kind_;
     spec.gpu = gpus[i];
     const std::string tag = gpus[i] ? "gpu" + *gpus[i] : "cpu";
-    spec.scratch = config_.cache_dir / "scratch" / fmt::format("worker-{}-{}", tag, ::getpid());
-    spec.log = config_.cache_dir / "logs" / fmt::format("worker-{}.log", tag);
+    spec.log = config_.cache_dir / "logs" / fmt::format("judge-{}-{}.log", tag, ::getpid());
     workers_.push_back(std::make_unique<WorkerClient>(spec, config_));
   }
 }
 
 EvaluatorPool::~EvaluatorPool() {
   for (auto& w : workers_) w->restart();
-  std::error_code ec;
-  fs::remove_all(config_.cache_dir / "scratch" / fmt::format("worker-cpu-{}", ::getpid()), ec);
 }
+
+void EvaluatorPool::stop_at(std::optional<Clock::time_point> deadline, const std::atomic<bool>* interrupt) {
+  deadline_ = deadline;
+  interrupt_ = interrupt;
+}
+
+std::string EvaluatorPool::sandbox() { return workers_.empty() ? "" : workers_.front()->info().value("sandbox", ""); }
 
 PoolStats EvaluatorPool::stats() const {
   std::lock_guard lock(stats_mu_);
@@ -101,7 +105,7 @@ PoolStats EvaluatorPool::stats() const {
 std::string EvaluatorPool::result_key(const Job& job) const {
   const std::string task_source = core::read_file(job.task.file);
   return core::content_hash({task_source, job.candidate.source, config_.fingerprint(), device_name_,
-                             env_.torch_version, "result-v1"});
+                             env_.torch_version, "result-v2"});
 }
 
 static Result base_result(const Job& job, const std::string& device) {
@@ -159,8 +163,9 @@ std::optional<nlohmann::json> EvaluatorPool::baseline(const Task& task, WorkerCl
   const std::string task_source = core::read_file(task.file);
   const nlohmann::json proto = config_.worker_json();
   const std::string key = core::content_hash({task_source, std::to_string(config_.scale), proto["timing"].dump(),
-                                              std::to_string(config_.seed), config_.compile_baseline ? "c" : "",
-                                              device_name_, env_.torch_version, "baseline-v1"});
+                                              proto["numerics"].dump(), std::to_string(config_.seed),
+                                              config_.compile_baseline ? "c" : "", device_name_, env_.torch_version,
+                                              "baseline-v2"});
   std::mutex* lock_ptr;
   {
     std::lock_guard lock(shared.mu);
@@ -169,103 +174,105 @@ std::optional<nlohmann::json> EvaluatorPool::baseline(const Task& task, WorkerCl
     lock_ptr = slot.get();
   }
   std::lock_guard task_lock(*lock_ptr);
-  const nlohmann::json task_req = {{"path", fs::absolute(task.file).string()}, {"scale", config_.scale}};
-  nlohmann::json req = task_req;
-  req["op"] = "load_task";
-  WorkerReply r = worker.request(req, config_.run_timeout);
-  if (r.kind != WorkerReply::Kind::ok) {
-    apply_failure(failure, r, "run_timeout");
-    if (failure.verdict != Verdict::invalid_task) {
-      failure.message = "loading the task failed: " + failure.message;
-      failure.verdict = Verdict::invalid_task;
-    }
-    return std::nullopt;
-  }
   if (config_.reuse_baselines) {
     if (auto hit = baselines_.get(key)) return hit;
   }
-  req = task_req;
-  req["op"] = "baseline";
-  req["config"] = proto;
-  r = worker.request(req, config_.baseline_timeout);
+  const nlohmann::json req = {{"op", "baseline"}, {"path", fs::absolute(task.file).string()},
+                              {"scale", config_.scale}, {"config", proto}};
+  const WorkerReply r = worker.request(req, config_.baseline_timeout * 2);
   if (r.kind != WorkerReply::Kind::ok) {
     apply_failure(failure, r, "baseline_timeout");
-    failure.message = "timing the reference failed: " + failure.message;
-    failure.verdict = Verdict::invalid_task;
+    if (failure.verdict != Verdict::invalid_task) {
+      failure.message = "timing the reference failed: " + failure.message;
+      failure.verdict = Verdict::invalid_task;
+    }
     return std::nullopt;
   }
   baselines_.put(key, r.body);
   return r.body;
 }
 
+// Every phase of one candidate (import, compiles, correctness, timing) is bounded by the judge; this
+// bounds the judge.
+static std::chrono::seconds evaluate_timeout(const EvalConfig& c) {
+  return c.import_timeout + c.compile_timeout * 4 + c.run_timeout * 3 + c.baseline_timeout + std::chrono::seconds(120);
+}
+
+static void apply_correct(Result& r, const nlohmann::json& b) {
+  r.verdict = Verdict::correct;
+  r.reason.clear();
+  r.timing = timing_from_json(b.at("timing"));
+  if (b.contains("external") && b["external"].is_object()) r.timing_check = timing_check_from_json(b["external"]);
+  r.custom_launches = b.value("custom_launches", 0);
+  if (b.contains("coverage") && b["coverage"].is_number()) r.coverage = b["coverage"].get<double>();
+  if (b.contains("profile") && b["profile"].is_array()) r.profile = kernel_times_from_json(b["profile"]);
+  r.flags = b.value("flags", std::vector<std::string>{});
+  r.skipped_trials = b.value("skipped_trials", std::vector<std::string>{});
+  for (const auto& w : b.value("warnings", std::vector<std::string>{})) r.warnings.push_back(w);
+  if (r.eager && r.timing->median_ms > 0) r.speedup_eager = r.eager->median_ms / r.timing->median_ms;
+  if (r.compiled && r.timing->median_ms > 0) r.speedup_compile = r.compiled->median_ms / r.timing->median_ms;
+  r.message = fmt::format("{:.4g} ms (eager {:.4g} ms{})", r.timing->median_ms, r.eager ? r.eager->median_ms : 0.0,
+                          r.compiled ? fmt::format(", compile {:.4g} ms", r.compiled->median_ms) : "");
+}
+
 Result EvaluatorPool::evaluate(const Job& job, const BuildOutcome& build, WorkerClient& worker, Shared& shared) {
   Result r = base_result(job, device_name_);
+  r.protocol = config_.protocol.name;
   r.phase_seconds["build"] = build.seconds;
   auto t = Clock::now();
   const auto base = baseline(job.task, worker, shared, r);
   r.phase_seconds["baseline"] = seconds_since(t);
+  const nlohmann::json& info = worker.info();
+  r.sandbox = info.value("sandbox", "");
   if (!base) return r;
-  if (worker.info().contains("device_name")) r.device = worker.info()["device_name"].get<std::string>();
+  if (info.contains("device_name")) r.device = info["device_name"].get<std::string>();
   if (base->contains("eager") && !(*base)["eager"].is_null()) r.eager = timing_from_json((*base)["eager"]);
   if (base->contains("compile") && !(*base)["compile"].is_null()) r.compiled = timing_from_json((*base)["compile"]);
 
-  const nlohmann::json proto = config_.worker_json();
-  const std::string task_path = fs::absolute(job.task.file).string();
-  const fs::path copy = config_.cache_dir / "candidates" / (job.candidate.hash + ".py");
-
-  t = Clock::now();
-  WorkerReply reply = worker.request({{"op", "load_candidate"}, {"path", copy.string()},
-                                      {"static", build.static_report}, {"config", proto}},
-                                     config_.compile_timeout);
-  r.phase_seconds["load"] = seconds_since(t);
-  if (reply.kind != WorkerReply::Kind::ok) {
-    apply_failure(r, reply, "compile_timeout");
-    return r;
+  const nlohmann::json req = {{"op", "evaluate"},
+                              {"path", fs::absolute(job.task.file).string()},
+                              {"scale", config_.scale},
+                              {"candidate", candidate_copy(job).string()},
+                              {"static", build.static_report},
+                              {"config", config_.worker_json()},
+                              {"log", candidate_log(job, "run").string()},
+                              {"eager_ms", r.eager ? r.eager->median_ms : 0.0}};
+  const WorkerReply reply = worker.request(req, evaluate_timeout(config_));
+  if (reply.body.is_object()) {
+    for (const auto& [phase, seconds] : reply.body.value("phase_seconds", std::map<std::string, double>{}))
+      r.phase_seconds[phase] = seconds;
   }
-
-  t = Clock::now();
-  reply = worker.request({{"op", "check"}, {"path", task_path}, {"scale", config_.scale}, {"config", proto}},
-                         config_.run_timeout);
-  r.phase_seconds["check"] = seconds_since(t);
   r.trials = config_.correctness_trials;
+  for (const auto& f : build.static_report.value("findings", std::vector<std::string>{})) r.warnings.push_back(f);
   if (reply.kind != WorkerReply::Kind::ok) {
     apply_failure(r, reply, "run_timeout");
-    if (reply.kind != WorkerReply::Kind::crashed && reply.kind != WorkerReply::Kind::timeout)
-      worker.request({{"op", "unload"}}, config_.run_timeout);
+    if (reply.body.is_object() && reply.body.contains("timing") && reply.body["timing"].is_object())
+      r.timing = timing_from_json(reply.body["timing"]);
     return r;
   }
+  r.trials = reply.body.value("trials", r.trials);
   r.trials_passed = reply.body.value("trials_passed", 0);
   r.max_abs_diff = reply.body.value("max_abs_diff", 0.0);
   r.mean_abs_diff = reply.body.value("mean_abs_diff", 0.0);
-  r.warnings = reply.body.value("warnings", std::vector<std::string>{});
-  for (const auto& f : build.static_report.value("findings", std::vector<std::string>{})) r.warnings.push_back(f);
-
-  t = Clock::now();
-  reply = worker.request({{"op", "time"}, {"path", task_path}, {"scale", config_.scale}, {"config", proto}},
-                         config_.run_timeout);
-  r.phase_seconds["time"] = seconds_since(t);
-  if (reply.kind != WorkerReply::Kind::ok) {
-    apply_failure(r, reply, "run_timeout");
-  } else {
-    r.verdict = Verdict::correct;
-    r.reason.clear();
-    r.timing = timing_from_json(reply.body.at("timing"));
-    r.custom_launches = reply.body.value("custom_launches", 0);
-    if (reply.body.contains("coverage") && reply.body["coverage"].is_number())
-      r.coverage = reply.body["coverage"].get<double>();
-    if (reply.body.contains("profile")) r.profile = kernel_times_from_json(reply.body["profile"]);
-    r.flags = reply.body.value("flags", std::vector<std::string>{});
-    if (r.eager && r.timing->median_ms > 0) r.speedup_eager = r.eager->median_ms / r.timing->median_ms;
-    if (r.compiled && r.timing->median_ms > 0) r.speedup_compile = r.compiled->median_ms / r.timing->median_ms;
-    r.message = fmt::format("{:.4g} ms (eager {:.4g} ms{})", r.timing->median_ms, r.eager ? r.eager->median_ms : 0.0,
-                            r.compiled ? fmt::format(", compile {:.4g} ms", r.compiled->median_ms) : "");
-  }
-  if (reply.kind == WorkerReply::Kind::ok || reply.kind == WorkerReply::Kind::failed) {
-    t = Clock::now();
-    worker.request({{"op", "unload"}}, config_.run_timeout);
-    r.phase_seconds["unload"] = seconds_since(t);
+  try {
+    apply_correct(r, reply.body);
+  } catch (const nlohmann::json::exception& e) {
+    r.verdict = Verdict::runtime_error;
+    r.reason = "worker_error";
+    r.message = fmt::format("the judge's reply is malformed: {}", e.what());
   }
   return r;
+}
+
+fs::path EvaluatorPool::candidate_copy(const Job& job) const {
+  return config_.cache_dir / "candidates" / (job.candidate.hash + ".py");
+}
+
+// One log per candidate and step, so a candidate that prints a flood fills only its own (capped) file.
+fs::path EvaluatorPool::candidate_log(const Job& job, const char* step) const {
+  std::string task = job.task.id;
+  std::replace(task.begin(), task.end(), '/', '_');
+  return config_.cache_dir / "logs" / fmt::format("{}-{}-{}.log", step, job.candidate.hash.substr(0, 16), task);
 }
 
 std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::function<void(const Result&)>& on_result) {
@@ -274,13 +281,28 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
   Shared shared;
   std::vector<std::string> keys(jobs.size());
   std::vector<Clock::time_point> started(jobs.size(), Clock::now());
+  std::atomic<bool> stopping{false};
 
   auto emit = [&](size_t i, Result r) {
     std::lock_guard lock(shared.result_mu);
+    if (done[i]) return;
+    if (stopping && !r.cached && r.verdict != Verdict::correct) {
+      // Killed by the deadline, not by its own doing: say so, and never cache it.
+      r = base_result(jobs[i], device_name_);
+      r.verdict = Verdict::timeout;
+      r.reason = "not_evaluated";
+      r.message = "the run stopped (deadline or interrupt) before this candidate was evaluated";
+    }
     r.eval_seconds = seconds_since(started[i]);
-    if (!r.cached && r.verdict != Verdict::invalid_task && r.verdict != Verdict::timeout && config_.use_cache &&
-        !(r.verdict == Verdict::runtime_error && (r.reason == "worker_error" || r.reason == "build_not_started")))
-      results_.put(keys[i], to_json(r));
+    const bool cacheable = !r.cached && config_.use_cache && r.verdict != Verdict::invalid_task &&
+                           r.verdict != Verdict::timeout &&
+                           !(r.verdict == Verdict::runtime_error &&
+                             (r.reason == "worker_error" || r.reason == "build_not_started" || r.reason == "sandbox"));
+    if (cacheable) {
+      nlohmann::json entry = to_json(r);
+      entry["cache_key"] = keys[i];  // a stored result answers only the question it was computed for
+      results_.put(keys[i], entry);
+    }
     {
       std::lock_guard s(stats_mu_);
       ++stats_.results;
@@ -296,7 +318,7 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
   for (size_t i = 0; i < jobs.size(); ++i) {
     keys[i] = result_key(jobs[i]);
     if (config_.use_cache && !jobs[i].fresh) {
-      if (auto hit = results_.get(keys[i])) {
+      if (auto hit = results_.get(keys[i]); hit && hit->value("cache_key", "") == keys[i]) {
         try {
           Result r = result_from_json(*hit);
           r.candidate = jobs[i].candidate.file.string();
@@ -308,7 +330,7 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
         }
       }
     }
-    const fs::path copy = config_.cache_dir / "candidates" / (jobs[i].candidate.hash + ".py");
+    const fs::path copy = candidate_copy(jobs[i]);
     if (!fs::exists(copy)) core::write_file_atomic(copy, jobs[i].candidate.source);
     to_build.push_back(i);
   }
@@ -321,18 +343,17 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
       size_t i;
       {
         std::lock_guard lock(build_mu);
-        if (next_build >= to_build.size()) return;
+        if (next_build >= to_build.size() || stopping) return;
         i = to_build[next_build++];
       }
-      const fs::path copy = config_.cache_dir / "candidates" / (jobs[i].candidate.hash + ".py");
-      const fs::path log = config_.cache_dir / "logs" / ("build-" + jobs[i].candidate.hash + ".log");
-      BuildOutcome b = step.run(copy, jobs[i].task, log);
+      BuildOutcome b = step.run(candidate_copy(jobs[i]), jobs[i].task, candidate_log(jobs[i], "build"));
       {
         std::lock_guard s(stats_mu_);
         ++stats_.builds;
       }
       if (!b.ok) {
         Result r = base_result(jobs[i], device_name_);
+        r.protocol = config_.protocol.name;
         r.verdict = b.verdict;
         r.reason = b.reason;
         r.message = b.message;
@@ -354,8 +375,8 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
       BuildOutcome b;
       {
         std::unique_lock lock(shared.mu);
-        shared.cv.wait(lock, [&] { return !shared.ready.empty() || shared.builds_left == 0; });
-        if (shared.ready.empty()) return;
+        shared.cv.wait(lock, [&] { return !shared.ready.empty() || shared.builds_left == 0 || stopping; });
+        if (shared.ready.empty() || stopping) return;
         i = shared.ready.front();
         shared.ready.pop_front();
         b = shared.builds[i];
@@ -379,7 +400,29 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
     builders_.push_back(std::make_unique<BuildStep>(config_, static_cast<int>(builders_.size())));
   for (int b = 0; b < nbuild; ++b) threads.emplace_back(builder, std::ref(*builders_[static_cast<size_t>(b)]));
   for (auto& w : workers_) threads.emplace_back(runner, std::ref(*w));
+  // The watcher ends the run at the deadline or on an interrupt: it kills what is in flight (the
+  // judges and build servers restart on the next run) and wakes the threads so they return.
+  std::atomic<bool> finished{false};
+  std::thread watcher([&] {
+    while (!finished) {
+      if ((deadline_ && Clock::now() >= *deadline_) || (interrupt_ && *interrupt_)) {
+        stopping = true;
+        {
+          std::lock_guard lock(shared.mu);
+          shared.cv.notify_all();
+        }
+        for (auto& w : workers_) w->kill_async();
+        for (auto& b : builders_) b->kill_async();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
   for (auto& th : threads) th.join();
+  finished = true;
+  watcher.join();
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (!done[i]) emit(i, Result{});
   return results;
 }
 

@@ -2,9 +2,13 @@
 // worker), a queue between them, and the result and baseline caches.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,15 +45,25 @@ class EvaluatorPool {
   const std::string& device_kind() const { return device_kind_; }  // cpu | cuda
   int workers() const { return static_cast<int>(worker_specs_); }
 
-  // Evaluates every job; on_result runs (one at a time) as each result is ready.
+  // Evaluates every job; on_result runs (one at a time) as each result is ready. Jobs left when
+  // the run stops early (stop_at) end as timeout/not_evaluated, are reported through on_result
+  // like the others and are never cached.
   std::vector<Result> run(const std::vector<Job>& jobs, const std::function<void(const Result&)>& on_result);
   PoolStats stats() const;
+
+  // Stops run() at deadline, or as soon as *interrupt turns true (a signal handler's flag): the
+  // evaluations in flight are killed, the rest are not started.
+  void stop_at(std::optional<std::chrono::steady_clock::time_point> deadline, const std::atomic<bool>* interrupt);
+  // How candidates are isolated on this host (the judge's sandbox probe), e.g. "bwrap+seccomp".
+  std::string sandbox();
 
  private:
   struct Shared;
   Result evaluate(const Job& job, const struct BuildOutcome& build, WorkerClient& worker, Shared& shared);
   std::optional<nlohmann::json> baseline(const Task& task, WorkerClient& worker, Shared& shared, Result& failure);
   std::string result_key(const Job& job) const;
+  std::filesystem::path candidate_copy(const Job& job) const;
+  std::filesystem::path candidate_log(const Job& job, const char* step) const;
 
   EvalConfig config_;
   Environment env_;
@@ -59,6 +73,8 @@ class EvaluatorPool {
   std::vector<std::unique_ptr<WorkerClient>> workers_;
   std::vector<std::unique_ptr<BuildStep>> builders_;  // kept across run() calls: each holds a warm build server
   JsonCache results_, baselines_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  const std::atomic<bool>* interrupt_ = nullptr;
   mutable std::mutex stats_mu_;
   PoolStats stats_;
 };

@@ -61,6 +61,25 @@ TimingStats timing_from_json(const nlohmann::json& j) {
   return t;
 }
 
+nlohmann::json to_json(const TimingCheck& t) {
+  return {{"clock", t.clock}, {"spent_ms", t.spent_ms}, {"overhead_ms", t.overhead_ms}, {"forward_ms", t.forward_ms},
+          {"hidden_ms", t.hidden_ms},           {"allowed_ms", t.allowed_ms},   {"opened", t.opened},
+          {"attempts", t.attempts}};
+}
+
+TimingCheck timing_check_from_json(const nlohmann::json& j) {
+  TimingCheck t;
+  t.clock = j.value("clock", "");
+  t.spent_ms = j.value("spent_ms", 0.0);
+  t.overhead_ms = j.value("overhead_ms", 0.0);
+  t.forward_ms = j.value("forward_ms", 0.0);
+  t.hidden_ms = j.value("hidden_ms", 0.0);
+  t.allowed_ms = j.value("allowed_ms", 0.0);
+  t.opened = j.value("opened", 0);
+  t.attempts = j.value("attempts", 1);
+  return t;
+}
+
 nlohmann::json to_json(const Result& r) {
   nlohmann::json j{{"task", r.task},
                    {"level", r.level},
@@ -69,6 +88,8 @@ nlohmann::json to_json(const Result& r) {
                    {"candidate", r.candidate},
                    {"candidate_hash", r.candidate_hash},
                    {"device", r.device},
+                   {"protocol", r.protocol},
+                   {"sandbox", r.sandbox},
                    {"class", to_string(r.verdict)},
                    {"reason", r.reason},
                    {"message", r.message},
@@ -81,6 +102,7 @@ nlohmann::json to_json(const Result& r) {
   put(j, "max_abs_diff", r.max_abs_diff);
   put(j, "mean_abs_diff", r.mean_abs_diff);
   if (r.timing) j["timing"] = to_json(*r.timing);
+  if (r.timing_check) j["timing_check"] = to_json(*r.timing_check);
   if (r.eager) j["eager"] = to_json(*r.eager);
   if (r.compiled) j["compile"] = to_json(*r.compiled);
   put(j, "speedup_eager", r.speedup_eager);
@@ -94,6 +116,7 @@ nlohmann::json to_json(const Result& r) {
   }
   if (!r.flags.empty()) j["flags"] = r.flags;
   if (!r.warnings.empty()) j["warnings"] = r.warnings;
+  if (!r.skipped_trials.empty()) j["skipped_trials"] = r.skipped_trials;
   if (!r.phase_seconds.empty()) j["phase_seconds"] = r.phase_seconds;
   return j;
 }
@@ -117,6 +140,8 @@ Result result_from_json(const nlohmann::json& j) {
     r.candidate = j.value("candidate", "");
     r.candidate_hash = j.value("candidate_hash", "");
     r.device = j.value("device", "");
+    r.protocol = j.value("protocol", "");
+    r.sandbox = j.value("sandbox", "");
     r.reason = j.value("reason", "");
     r.message = j.value("message", "");
     r.trials = j.value("trials", 0);
@@ -124,6 +149,7 @@ Result result_from_json(const nlohmann::json& j) {
     r.max_abs_diff = get_opt<double>(j, "max_abs_diff");
     r.mean_abs_diff = get_opt<double>(j, "mean_abs_diff");
     if (j.contains("timing") && !j["timing"].is_null()) r.timing = timing_from_json(j["timing"]);
+    if (j.contains("timing_check") && !j["timing_check"].is_null()) r.timing_check = timing_check_from_json(j["timing_check"]);
     if (j.contains("eager") && !j["eager"].is_null()) r.eager = timing_from_json(j["eager"]);
     if (j.contains("compile") && !j["compile"].is_null()) r.compiled = timing_from_json(j["compile"]);
     r.speedup_eager = get_opt<double>(j, "speedup_eager");
@@ -133,6 +159,7 @@ Result result_from_json(const nlohmann::json& j) {
     if (j.contains("profile")) r.profile = kernel_times_from_json(j["profile"]);
     r.flags = j.value("flags", std::vector<std::string>{});
     r.warnings = j.value("warnings", std::vector<std::string>{});
+    r.skipped_trials = j.value("skipped_trials", std::vector<std::string>{});
     r.cached = j.value("cached", false);
     r.eval_seconds = j.value("eval_seconds", 0.0);
     r.phase_seconds = j.value("phase_seconds", std::map<std::string, double>{});

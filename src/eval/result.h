@@ -22,6 +22,17 @@ struct TimingStats {
   double median_ms = 0, mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
 };
 
+// The trusted side's view of a candidate's timed calls: its own wall clock per call, the overhead a
+// trusted runner shows for everything but the forward, and what that leaves for the forward.
+struct TimingCheck {
+  std::string clock;  // wall (GPU) or cpu (the CPU time charged to the sandbox's processes)
+  double spent_ms = 0, overhead_ms = 0, forward_ms = 0;  // medians per call
+  double hidden_ms = 0;   // forward_ms minus the claimed median: time the claims do not account for
+  double allowed_ms = 0;  // the noise a claim may be off by
+  int opened = 0;         // timed calls checked against the reference after the fact
+  int attempts = 1;       // measurements taken (a second one when the first did not verify)
+};
+
 // One kernel of the profiled forward call (GPU only), for the agents' profiler summary.
 struct KernelTime {
   std::string name;
@@ -39,6 +50,8 @@ struct Result {
   std::string candidate;       // path as given
   std::string candidate_hash;  // content hash of the candidate file
   std::string device;          // e.g. "NVIDIA H100 80GB HBM3" or "cpu (x86_64, 2 cores)"
+  std::string protocol;        // the numerics and checks it was judged under (vinci | kernelbench)
+  std::string sandbox;         // how the candidate was isolated, e.g. "bwrap+seccomp"
 
   // The verdict.
   Verdict verdict = Verdict::runtime_error;
@@ -50,13 +63,15 @@ struct Result {
   std::optional<double> max_abs_diff, mean_abs_diff;
 
   // Speed (set for correct results).
-  std::optional<TimingStats> timing, eager, compiled;
+  std::optional<TimingStats> timing, eager, compiled;  // timing: the candidate's corroborated claims
+  std::optional<TimingCheck> timing_check;
   std::optional<double> speedup_eager, speedup_compile;
   std::optional<double> coverage;  // custom-kernel time / total time in forward
   int custom_launches = 0;         // per forward call
   std::vector<KernelTime> profile;  // the forward call's kernels by GPU time, longest first (a few)
   std::vector<std::string> flags;  // e.g. "beats_roofline"
   std::vector<std::string> warnings;
+  std::vector<std::string> skipped_trials;  // out-of-distribution trials where the reference itself raised
 
   bool cached = false;        // reused from the result cache
   double eval_seconds = 0.0;  // wall time spent on this pair, timing trials included
@@ -70,6 +85,8 @@ nlohmann::json to_json(const Result& r);
 Result result_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const TimingStats& t);
 TimingStats timing_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const TimingCheck& t);
+TimingCheck timing_check_from_json(const nlohmann::json& j);
 // The worker's "profile" list ([{name, calls, total_us, custom}]); throws nlohmann's exceptions.
 std::vector<KernelTime> kernel_times_from_json(const nlohmann::json& j);
 

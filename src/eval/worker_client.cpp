@@ -14,40 +14,27 @@ namespace fs = std::filesystem;
 WorkerClient::WorkerClient(WorkerSpec spec, const EvalConfig& config) : spec_(std::move(spec)), config_(config) {}
 
 void WorkerClient::start() {
-  fs::create_directories(spec_.scratch);
   fs::create_directories(spec_.log.parent_path());
-  // A fresh scratch directory per worker life: nothing a candidate left behind survives.
-  for (const auto& e : fs::directory_iterator(spec_.scratch)) fs::remove_all(e.path());
   core::SpawnOptions o;
-  o.argv = {config_.python, "-m", "vinci_worker", "serve", "--device", spec_.device == "cuda" ? "cuda:0" : "cpu",
-            "--cache", config_.cache_dir.string()};
+  o.argv = {config_.python, "-m", "vinci_worker", "judge", "--device", spec_.device == "cuda" ? "cuda:0" : "cpu",
+            "--cache", config_.cache_dir.string(), "--sandbox", config_.sandbox_path.string(),
+            "--max-pids", std::to_string(config_.max_pids)};
   o.env["PYTHONPATH"] = config_.worker_path.string();
   o.env["PYTHONUNBUFFERED"] = "1";
   o.env["PYTHONDONTWRITEBYTECODE"] = "1";
-  o.env["TRITON_CACHE_DIR"] = (config_.cache_dir / "triton").string();
-  o.env["TORCHINDUCTOR_CACHE_DIR"] = (config_.cache_dir / "inductor").string();
-  o.env["TORCHINDUCTOR_COMPILE_THREADS"] = "1";
-  o.env["TORCH_EXTENSIONS_DIR"] = (config_.cache_dir / "torch_extensions").string();
-  // Not the scratch directory: whatever torch or triton drop under $HOME must not read as a
-  // candidate's file writes in the scratch census.
-  o.env["HOME"] = (config_.cache_dir / "home").string();
   if (spec_.gpu) o.env["CUDA_VISIBLE_DEVICES"] = *spec_.gpu;
   else if (spec_.device == "cpu") o.env["CUDA_VISIBLE_DEVICES"] = "";
-  o.cwd = spec_.scratch;
   o.stderr_path = spec_.log;
   o.isolate_network = true;
-  o.limits.file_size_bytes = config_.file_size_limit;
-  o.limits.max_processes = 4096;
-  o.limits.open_files = 4096;
-  if (spec_.device == "cpu") o.limits.address_space_bytes = config_.cpu_memory_limit;
   process_.emplace(core::Process::spawn(o));
+  live_pid_ = process_->pid();
   info_ = nlohmann::json();
   WorkerReply r = request({{"op", "hello"}}, std::chrono::seconds(300));
   if (r.kind != WorkerReply::Kind::ok)
-    throw std::runtime_error(fmt::format("the {} worker did not start: {} {}", spec_.device, r.description,
+    throw std::runtime_error(fmt::format("the {} judge did not start: {} {}", spec_.device, r.description,
                                          r.body.is_null() ? "" : r.body.dump()));
   info_ = r.body;
-  spdlog::debug("worker {} ready: {}", spec_.device, info_.dump());
+  spdlog::debug("judge {} ready: {}", spec_.device, info_.dump());
 }
 
 const nlohmann::json& WorkerClient::info() {
@@ -55,7 +42,15 @@ const nlohmann::json& WorkerClient::info() {
   return info_;
 }
 
+void WorkerClient::kill_async() const {
+  if (const pid_t pid = live_pid_; pid > 0) {
+    ::kill(-pid, SIGKILL);
+    ::kill(pid, SIGKILL);
+  }
+}
+
 void WorkerClient::restart() {
+  live_pid_ = -1;
   if (process_) {
     process_->kill_group();
     process_->wait();
@@ -129,6 +124,7 @@ WorkerReply WorkerClient::request(const nlohmann::json& req, std::chrono::second
   const std::string tail = log_tail();
   if (!tail.empty()) reply.description += "\nlast lines of its log:\n" + tail;
   process_.reset();
+  live_pid_ = -1;
   ++restarts_;
   return reply;
 }

@@ -1,10 +1,13 @@
-// One python evaluation worker (python/vinci_worker) and its JSON-lines pipe.
+// One judge (python -m vinci_worker judge) and its JSON-lines pipe.
 //
-// The worker is started lazily, sandboxed (own process group, rlimits, network namespace,
-// scratch directory), and restarted after it crashes, hangs, or says its state is no longer
-// clean; the caller never sees a dead worker, only a classified reply.
+// The judge is trusted: it never imports candidate code, which runs in sandboxed processes the
+// judge starts per candidate. It is started lazily and restarted after it crashes or hangs; the
+// caller never sees a dead judge, only a classified reply.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -20,8 +23,7 @@ namespace vinci::eval {
 struct WorkerSpec {
   std::string device;              // "cpu" or "cuda"
   std::optional<std::string> gpu;  // the entry exported as CUDA_VISIBLE_DEVICES
-  std::filesystem::path scratch;   // the worker's working directory
-  std::filesystem::path log;       // the worker's stderr
+  std::filesystem::path log;       // the judge's stderr
 };
 
 struct WorkerReply {
@@ -41,6 +43,8 @@ class WorkerClient {
   const nlohmann::json& info();
   void restart();  // kill now; the next request starts a fresh worker
   int restarts() const { return restarts_; }
+  // Kills the judge from another thread (a request in flight then returns crashed).
+  void kill_async() const;
 
  private:
   void start();
@@ -48,6 +52,7 @@ class WorkerClient {
   WorkerSpec spec_;
   const EvalConfig& config_;
   std::optional<core::Process> process_;
+  std::atomic<pid_t> live_pid_{-1};
   nlohmann::json info_;
   int restarts_ = 0;
 };

@@ -1,4 +1,8 @@
-"""Dynamic monitors wrapped around every call of a candidate's forward.
+"""In-process monitors around a runner's correctness calls: cheap early signals.
+
+They run in the candidate's own process, so a candidate can blind them; they catch the naive hacks
+with a clear reason, and the trusted side's checks (fresh inputs, opened timed calls, the wall
+clock) must hold without them.
 
 - TorchOpMonitor sees every ATen op dispatched while forward runs, including the ones an
   extension's C++ makes through the dispatcher, and tells compute from allocation/view/copy.
@@ -6,10 +10,15 @@
   launches and of time coverage).
 - PatchSnapshot records the identity of every attribute of the modules a harness relies on, so
   a candidate that replaces a timer or a comparison function is caught.
+- Census sees Python threads and child processes a call left behind; Tripwire sees calls of the
+  reference Model.
 """
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
 import time
 import types
 
@@ -160,3 +169,57 @@ def _benign(label: str, key: str) -> bool:
     if label.startswith("torch") and isinstance(sys.modules.get(f"{label}.{key}"), types.ModuleType):
         return True
     return False
+
+
+def child_pids() -> list[int]:
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+class Census:
+    """Python threads and child processes before a call; escapes() lists (and kills) what is new."""
+
+    def __init__(self):
+        self.threads = {t.ident for t in threading.enumerate()}
+        self.children = set(child_pids())
+
+    def escapes(self) -> list[str]:
+        found = []
+        new_threads = [t.name for t in threading.enumerate() if t.ident not in self.threads and t.is_alive()]
+        if new_threads:
+            found.append(f"started Python threads {new_threads}")
+        new_children = [p for p in child_pids() if p not in self.children]
+        if new_children:
+            found.append(f"started child processes {new_children}")
+            for p in new_children:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except OSError:
+                    pass
+        return found
+
+
+class Tripwire:
+    """Records calls of the reference Model's forward while the candidate runs."""
+
+    def __init__(self, model_cls):
+        self.cls = model_cls
+        self.called = False
+
+    def __enter__(self):
+        self.original = self.cls.forward
+        tripwire = self
+
+        def forward(model_self, *a, **k):
+            tripwire.called = True
+            return tripwire.original(model_self, *a, **k)
+        self.cls.forward = forward
+        return self
+
+    def __exit__(self, *exc):
+        self.cls.forward = self.original
+        return False

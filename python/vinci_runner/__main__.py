@@ -1,0 +1,40 @@
+"""python -m vinci_runner runner|import|compile: the code that runs inside vinci's sandbox.
+
+It is started only by the trusted worker (python/vinci_worker) through vinci-sandbox; it answers
+on the descriptors it is given and decides nothing.
+"""
+import argparse
+import json
+import sys
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(prog="vinci_runner", description=__doc__)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("runner", help="run one model's calls (a candidate's ModelNew or the reference Model)")
+    r.add_argument("--control", type=int, required=True, help="the control socket's descriptor")
+    r.add_argument("--buffer", type=int, default=-1, help="the shared output buffer's descriptor")
+    r.add_argument("--inputs", type=int, default=-1, help="the shared input buffer's descriptor (timed CPU calls)")
+    r.add_argument("--device", default="cpu")
+    i = sub.add_parser("import", help="static checks, then import a candidate (the build step)")
+    i.add_argument("--control", type=int, required=True)
+    i.add_argument("--candidate", required=True)
+    i.add_argument("--task", default="")
+    i.add_argument("--scale", type=float, default=1.0)
+    i.add_argument("--policy", default="{}", help="the static checks' policy, as JSON")
+    c = sub.add_parser("compile", help="build one load_inline extension")
+    c.add_argument("--arguments", required=True, help="a JSON file of load_inline's arguments")
+    c.add_argument("--out", required=True, help="the folder to build into")
+    a = p.parse_args()
+    if a.cmd == "runner":
+        from .runner import serve
+        return serve(a.control, a.buffer, a.inputs, a.device)
+    if a.cmd == "import":
+        from .importer import main as import_main
+        return import_main(a.control, a.candidate, a.task, a.scale, json.loads(a.policy))
+    from .compile import main as compile_main
+    return compile_main(a.arguments, a.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""A sandboxed process tree as the kernel sees it, from outside: its processes, the CPU time they
+used, and a way to freeze them.
+
+These are the trusted side's own measurements: a candidate can lie about its clock, but not about
+the CPU time the kernel charged to its processes, nor keep running while it is stopped.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import time
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def descendants(root: int) -> list[int]:
+    """root and every process below it, parents first (children are listed per forking thread)."""
+    seen, order, queue = set(), [], [root]
+    while queue:
+        pid = queue.pop(0)
+        if pid in seen:
+            continue
+        seen.add(pid)
+        order.append(pid)
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in threads:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    queue.extend(int(c) for c in f.read().split())
+            except OSError:
+                pass
+    return order
+
+
+def _process_clock_ns(pid: int) -> int:
+    clock = ctypes.c_int()
+    if _libc.clock_getcpuclockid(pid, ctypes.byref(clock)) != 0:
+        return 0
+    try:
+        return time.clock_gettime_ns(clock.value)
+    except OSError:  # the process ended in between
+        return 0
+
+
+def _reaped_children_ns(pid: int) -> int:
+    """CPU time of the process's children that ended and were reaped (kernel ticks)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[13]) + int(fields[14])) * 1_000_000_000 // _TICK
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def cpu_ns(root: int) -> int:
+    """CPU time used so far by the tree under root: live processes to the nanosecond, ended and
+    reaped ones to the kernel tick."""
+    return sum(_process_clock_ns(p) + _reaped_children_ns(p) for p in descendants(root))
+
+
+class Frozen:
+    """Stops every process of a tree (SIGSTOP cannot be caught), and continues them on exit, so a
+    candidate cannot load the machine while the trusted side measures something else."""
+
+    def __init__(self, root: int):
+        self.root = root
+        self.stopped: list[int] = []
+
+    def __enter__(self):
+        for _ in range(3):  # a process forked while the tree was being stopped is caught next round
+            fresh = [p for p in descendants(self.root) if p not in self.stopped]
+            if not fresh:
+                break
+            for p in fresh:
+                try:
+                    os.kill(p, signal.SIGSTOP)
+                    self.stopped.append(p)
+                except OSError:
+                    pass
+        return self
+
+    def __exit__(self, *exc):
+        for p in reversed(self.stopped):
+            try:
+                os.kill(p, signal.SIGCONT)
+            except OSError:
+                pass
+        return False

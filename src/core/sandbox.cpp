@@ -1,0 +1,333 @@
+#include "core/sandbox.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/files.h"
+
+extern char** environ;
+
+namespace vinci::core {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The system a Python with torch and a compiler needs, read-only. /etc is an allow-list: it also
+// holds host keys and password hashes.
+constexpr const char* kSystemPaths[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys"};
+constexpr const char* kEtcFiles[] = {
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd", "/etc/group",
+    "/etc/nsswitch.conf", "/etc/localtime", "/etc/hosts", "/etc/os-release", "/etc/debian_version",
+    "/etc/lsb-release", "/etc/gai.conf"};
+
+// Calls a candidate has no business making: other processes' memory, new namespaces and mounts,
+// kernel modules and keyrings, io_uring (whose operations bypass this filter), BPF and perf.
+constexpr const char* kDeniedCalls[] = {
+    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp", "kexec_load", "kexec_file_load",
+    "init_module", "finit_module", "delete_module", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key",
+    "request_key", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
+    "fsmount", "fspick", "mount_setattr", "swapon", "swapoff", "reboot", "setns", "unshare", "open_by_handle_at",
+    "name_to_handle_at", "iopl", "ioperm", "acct", "quotactl", "syslog", "settimeofday", "clock_settime",
+    "clock_adjtime", "adjtimex", "io_uring_setup", "io_uring_enter", "io_uring_register", "lookup_dcookie",
+    "vhangup", "fanotify_init", "personality"};
+constexpr uint64_t kNamespaceFlags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,   CLONE_NEWNET,
+                                        CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP};
+
+scmp_filter_ctx build_filter() {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (ctx == nullptr) throw std::runtime_error("seccomp_init failed");
+  auto add = [&](uint32_t action, int nr, unsigned count, scmp_arg_cmp cmp) {
+    const int rc = count ? seccomp_rule_add(ctx, action, nr, 1, cmp) : seccomp_rule_add(ctx, action, nr, 0);
+    if (rc != 0) throw std::runtime_error(fmt::format("seccomp_rule_add for syscall {}: {}", nr, std::strerror(-rc)));
+  };
+  for (const char* name : kDeniedCalls) {
+    const int nr = seccomp_syscall_resolve_name(name);
+    if (nr != __NR_SCMP_ERROR) add(SCMP_ACT_ERRNO(EPERM), nr, 0, {});
+  }
+  for (uint64_t flag : kNamespaceFlags) add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+  // clone3 passes its flags in memory a filter cannot read: ENOSYS makes glibc fall back to clone.
+  add(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0, {});
+  add(SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+  return ctx;
+}
+
+std::optional<std::string> find_on_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? std::optional(name) : std::nullopt;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string candidate = dirs.substr(start, end - start) + "/" + name;
+    if (end > start && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+size_t depth(const fs::path& p) { return static_cast<size_t>(std::distance(p.begin(), p.end())); }
+
+const fs::path kPidsCgroupRoot = "/sys/fs/cgroup/pids";
+
+bool pids_cgroup_usable() {
+  std::error_code ec;
+  if (!fs::is_directory(kPidsCgroupRoot, ec) || ::access(kPidsCgroupRoot.c_str(), W_OK) != 0) return false;
+  const fs::path probe = kPidsCgroupRoot / fmt::format("vinci-probe-{}", ::getpid());
+  if (::mkdir(probe.c_str(), 0755) != 0) return false;
+  const bool has_limit = fs::exists(probe / "pids.max", ec);
+  ::rmdir(probe.c_str());
+  return has_limit;
+}
+
+bool write_cgroup_file(const fs::path& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  return ok;
+}
+
+// Kills whatever is left in the cgroup (a pid namespace's processes die with its init; these are
+// the seccomp-only mode's escapees) and removes it.
+void dispose_cgroup(const fs::path& dir) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    std::ifstream in(dir / "cgroup.procs");
+    bool any = false;
+    for (pid_t pid; in >> pid;) {
+      any = true;
+      ::kill(pid, SIGKILL);
+    }
+    if (!any && ::rmdir(dir.c_str()) == 0) return;
+    ::usleep(20000);
+  }
+  ::rmdir(dir.c_str());
+}
+
+// Marks every descriptor but 0-2 and keep close-on-exec, so nothing the launcher inherited by
+// accident (a parent's pipe, a log) reaches the candidate.
+void seal_descriptors(const std::vector<int>& keep) {
+  std::vector<int> open;
+  for (const auto& e : fs::directory_iterator("/proc/self/fd")) open.push_back(std::atoi(e.path().filename().c_str()));
+  for (int fd : open) {
+    if (fd <= 2 || std::find(keep.begin(), keep.end(), fd) != keep.end()) continue;
+    const int flags = ::fcntl(fd, F_GETFD);
+    if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  }
+}
+
+volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_stop = 0;
+
+// The launcher's SIGTERM/SIGINT/SIGHUP end the sandbox at once: bwrap dies with its parent and
+// takes the pid namespace along; the seccomp-only child leads its own session.
+void kill_child(int) {
+  g_stop = 1;
+  if (g_child > 0) {
+    ::kill(-g_child, SIGKILL);
+    ::kill(g_child, SIGKILL);
+  }
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+std::string SandboxProbe::describe() const {
+  std::string out = mode == SandboxMode::bwrap ? "bwrap+seccomp" : "seccomp only (NO namespaces: " + detail + ")";
+  if (!pids_cgroup) out += ", no pids cgroup";
+  return out;
+}
+
+int export_seccomp_program() {
+  scmp_filter_ctx ctx = build_filter();
+  const int fd = ::memfd_create("vinci-seccomp", 0);
+  if (fd < 0) {
+    seccomp_release(ctx);
+    throw std::runtime_error(fmt::format("memfd_create: {}", std::strerror(errno)));
+  }
+  const int rc = seccomp_export_bpf(ctx, fd);
+  seccomp_release(ctx);
+  if (rc != 0) throw std::runtime_error(fmt::format("seccomp_export_bpf: {}", std::strerror(-rc)));
+  ::lseek(fd, 0, SEEK_SET);
+  return fd;
+}
+
+void install_seccomp() {
+  scmp_filter_ctx ctx = build_filter();
+  ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  const int rc = seccomp_load(ctx);
+  seccomp_release(ctx);
+  if (rc != 0) throw std::runtime_error(fmt::format("seccomp_load: {}", std::strerror(-rc)));
+}
+
+std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std::string& bwrap, int seccomp_fd) {
+  std::vector<std::string> a = {bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user",
+                                "--disable-userns", "--cap-drop", "ALL", "--uid", "65534", "--gid", "65534",
+                                "--proc", "/proc", "--dev", "/dev"};
+  std::error_code ec;
+  for (const char* p : kSystemPaths) {
+    if (fs::is_symlink(p, ec)) a.insert(a.end(), {"--symlink", fs::read_symlink(p, ec).string(), p});
+    else if (fs::is_directory(p, ec)) a.insert(a.end(), {"--ro-bind", p, p});
+  }
+  for (const char* f : kEtcFiles) a.insert(a.end(), {"--ro-bind-try", f, f});
+  if (policy.gpu) {
+    for (const auto& e : fs::directory_iterator("/dev", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("nvidia", 0) == 0) a.insert(a.end(), {"--dev-bind", e.path().string(), e.path().string()});
+    }
+  }
+  // One list of mounts, parents before children, so a bind inside a tmpfs (or another bind) lands
+  // on top of it whatever order the policy named them in.
+  struct Mount {
+    fs::path path;
+    std::vector<std::string> args;
+  };
+  std::vector<Mount> mounts;
+  for (const auto& [path, bytes] : policy.tmpfs)
+    mounts.push_back({path, {"--size", std::to_string(bytes), "--tmpfs", path.string()}});
+  for (const auto& p : policy.read_only) mounts.push_back({p, {"--ro-bind-try", p.string(), p.string()}});
+  for (const auto& p : policy.read_write) mounts.push_back({p, {"--bind", p.string(), p.string()}});
+  for (const auto& [src, dst] : policy.read_only_as) mounts.push_back({dst, {"--ro-bind", src.string(), dst.string()}});
+  std::stable_sort(mounts.begin(), mounts.end(), [](const Mount& x, const Mount& y) { return depth(x.path) < depth(y.path); });
+  for (const auto& m : mounts) a.insert(a.end(), m.args.begin(), m.args.end());
+  if (!policy.cwd.empty()) a.insert(a.end(), {"--chdir", policy.cwd.string()});
+  a.push_back("--clearenv");
+  for (const auto& [k, v] : policy.env) a.insert(a.end(), {"--setenv", k, v});
+  a.insert(a.end(), {"--seccomp", std::to_string(seccomp_fd)});
+  return a;
+}
+
+const SandboxProbe& probe_sandbox() {
+  static const SandboxProbe probe = [] {
+    SandboxProbe p;
+    p.pids_cgroup = pids_cgroup_usable();
+    if (const char* off = std::getenv("VINCI_SANDBOX"); off && std::string(off) == "off") {
+      p.detail = "VINCI_SANDBOX=off";
+      return p;
+    }
+    const auto bwrap = find_on_path(std::getenv("VINCI_BWRAP") ? std::getenv("VINCI_BWRAP") : "bwrap");
+    if (!bwrap) {
+      p.detail = "no bwrap on PATH (Debian package bubblewrap)";
+      return p;
+    }
+    const int seccomp_fd = export_seccomp_program();
+    SandboxPolicy minimal;
+    SpawnOptions o;
+    o.argv = bwrap_arguments(minimal, *bwrap, seccomp_fd);
+    o.argv.insert(o.argv.end(), {"--", "/bin/sh", "-c", "exit 0"});
+    const fs::path err = fs::temp_directory_path() / fmt::format("vinci-bwrap-probe-{}.log", ::getpid());
+    o.stderr_path = err;
+    try {
+      const Completed c = run_to_completion(o, std::chrono::seconds(20));
+      if (c.status.exited && c.status.code == 0) {
+        p.mode = SandboxMode::bwrap;
+        p.bwrap = *bwrap;
+      } else {
+        std::string why = try_read_file(err).value_or("");
+        while (!why.empty() && std::isspace(static_cast<unsigned char>(why.back()))) why.pop_back();
+        p.detail = fmt::format("{} refused: {} ({})", *bwrap, why.empty() ? "no message" : why, c.status.describe());
+      }
+    } catch (const std::exception& e) {
+      p.detail = e.what();
+    }
+    ::close(seccomp_fd);
+    std::error_code ec;
+    fs::remove(err, ec);
+    return p;
+  }();
+  return probe;
+}
+
+int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& command, const std::vector<int>& keep_fds) {
+  if (command.empty()) throw std::invalid_argument("run_sandboxed: empty command");
+  // The launcher dies with whoever started it, and its SIGTERM handler below takes the sandbox along.
+  const pid_t parent = ::getppid();
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) return 128 + SIGTERM;
+  const SandboxProbe& probe = probe_sandbox();
+  fs::path cgroup;
+  if (probe.pids_cgroup && policy.max_pids) {
+    cgroup = kPidsCgroupRoot / fmt::format("vinci-sandbox-{}", ::getpid());
+    if (::mkdir(cgroup.c_str(), 0755) != 0 || !write_cgroup_file(cgroup / "pids.max", std::to_string(*policy.max_pids))) {
+      ::rmdir(cgroup.c_str());
+      cgroup.clear();
+    }
+  }
+  std::vector<std::string> argv;
+  int seccomp_fd = -1;
+  if (probe.mode == SandboxMode::bwrap) {
+    seccomp_fd = export_seccomp_program();
+    argv = bwrap_arguments(policy, probe.bwrap, seccomp_fd);
+    argv.push_back("--");
+  }
+  argv.insert(argv.end(), command.begin(), command.end());
+  std::vector<std::string> env;
+  for (const auto& [k, v] : policy.env) env.push_back(k + "=" + v);
+  std::vector<int> keep = keep_fds;
+  if (seccomp_fd >= 0) keep.push_back(seccomp_fd);
+  seal_descriptors(keep);
+
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::signal(sig, kill_child);
+  const pid_t child = ::fork();
+  if (child < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+  if (child == 0) {
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::signal(sig, SIG_DFL);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::setpgid(0, 0);
+    if (!cgroup.empty()) write_cgroup_file(cgroup / "cgroup.procs", std::to_string(::getpid()));
+    apply_resource_limits(policy.limits);
+    auto args = c_strings(argv);
+    if (probe.mode == SandboxMode::bwrap) {
+      ::execve(args[0], args.data(), environ);
+    } else {
+      if (!policy.cwd.empty() && ::chdir(policy.cwd.c_str()) != 0) _exit(125);
+      try {
+        install_seccomp();
+      } catch (const std::exception& e) {
+        (void)!::write(2, e.what(), std::strlen(e.what()));
+        _exit(125);
+      }
+      auto envp = c_strings(env);
+      ::execvpe(args[0], args.data(), envp.data());
+    }
+    const std::string why = fmt::format("vinci-sandbox: cannot run {}: {}\n", argv[0], std::strerror(errno));
+    (void)!::write(2, why.data(), why.size());
+    _exit(127);
+  }
+  if (seccomp_fd >= 0) ::close(seccomp_fd);
+  g_child = child;
+  if (g_stop) kill_child(0);  // a signal that came before the child's pid was known
+  int raw = 0;
+  while (::waitpid(child, &raw, 0) < 0 && errno == EINTR) {
+  }
+  if (probe.mode != SandboxMode::bwrap) ::kill(-child, SIGKILL);
+  if (!cgroup.empty()) dispose_cgroup(cgroup);
+  if (WIFEXITED(raw)) return WEXITSTATUS(raw);
+  return 128 + WTERMSIG(raw);
+}
+
+}  // namespace vinci::core

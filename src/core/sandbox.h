@@ -1,0 +1,64 @@
+// Running untrusted native code: bubblewrap namespaces, a seccomp filter, rlimits and a pids cgroup.
+//
+// The evaluator's candidates are arbitrary native code, so the boundary is the kernel's, not the
+// interpreter's: a mount namespace that shows a read-only allow-list of the system (no $HOME, no
+// caches, no task suite) plus what the policy binds, private tmpfs scratch, no network, its own pid
+// namespace, and a seccomp filter (libseccomp) that refuses ptrace, namespace and mount calls,
+// io_uring, kernel keyrings, and every socket family but AF_UNIX. Where bubblewrap cannot run (user
+// namespaces off, no bwrap binary) the mode falls back to seccomp and rlimits alone, and the probe
+// says so: callers report the mode with every result.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/process.h"
+
+namespace vinci::core {
+
+enum class SandboxMode { bwrap, seccomp_only };
+
+struct SandboxProbe {
+  SandboxMode mode = SandboxMode::seccomp_only;
+  std::string bwrap;        // the binary used, when mode is bwrap
+  bool pids_cgroup = false; // a pids.max per sandbox can be set (fork bombs are bounded)
+  std::string detail;       // why bwrap is not used, or what limits remain
+  std::string describe() const;  // one line for logs and results
+};
+
+struct SandboxPolicy {
+  std::vector<std::filesystem::path> read_only;   // bound read-only at the same path; missing ones skipped
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> read_only_as;  // source, destination
+  std::vector<std::filesystem::path> read_write;  // bound read-write at the same path
+  std::vector<std::pair<std::filesystem::path, uint64_t>> tmpfs;  // private tmpfs of this many bytes
+  bool gpu = false;                                // the NVIDIA device nodes
+  std::filesystem::path cwd;                       // inside the sandbox
+  std::map<std::string, std::string> env;          // the whole environment: nothing is inherited
+  ResourceLimits limits;
+  std::optional<uint64_t> max_pids;                // pids cgroup, where the host allows one
+};
+
+// Which mode works on this host: bwrap is tried once with a minimal view; the answer is cached.
+const SandboxProbe& probe_sandbox();
+
+// The bwrap command line for a policy (without the trailing "--" and command); seccomp_fd is the
+// exported BPF program bwrap installs just before it runs the command.
+std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std::string& bwrap, int seccomp_fd);
+
+// The filter as a BPF program in an anonymous file, positioned at its start (for bwrap --seccomp).
+int export_seccomp_program();
+// Installs the filter on the calling thread and its future children (no_new_privs is set first).
+void install_seccomp();
+
+// Runs command under policy and returns its exit status (128 + signal when killed), cleaning up the
+// pids cgroup it made. Only the descriptors in keep_fds (and 0, 1, 2) reach the command.
+int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& command, const std::vector<int>& keep_fds);
+
+}  // namespace vinci::core

@@ -1,0 +1,86 @@
+// vinci-sandbox: the one door through which candidate code runs (core/sandbox.h).
+//
+// The evaluation worker (Python, trusted) starts every candidate process, and every compile of a
+// candidate's sources, through this launcher: libseccomp has no binding in the worker's Python, and
+// keeping the policy's mechanics in one small native program keeps them out of reach of the
+// interpreters they guard.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/sandbox.h"
+
+using vinci::core::SandboxMode;
+
+namespace {
+
+std::pair<std::string, std::string> split_pair(const std::string& text, const std::string& option) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) throw CLI::ValidationError(option, "expected A=B, got '" + text + "'");
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Runs a command in vinci's sandbox: bubblewrap namespaces (read-only system allow-list, private tmpfs, "
+               "no network, own pid namespace), a seccomp filter, rlimits and a pids cgroup; or, where bubblewrap "
+               "cannot run, seccomp and rlimits alone (--probe tells which)."};
+  bool probe = false;
+  vinci::core::SandboxPolicy policy;
+  std::vector<std::string> ro, ro_as, rw, tmpfs, env, command;
+  std::vector<int> keep;
+  uint64_t fsize = 0, as = 0, cpu = 0, max_pids = 0;
+  app.add_flag("--probe", probe, "print the mode this host allows as JSON and exit");
+  app.add_option("--ro", ro, "bind PATH read-only at the same place (skipped when missing)");
+  app.add_option("--ro-as", ro_as, "bind SRC read-only at DST (SRC=DST)");
+  app.add_option("--rw", rw, "bind PATH read-write at the same place");
+  app.add_option("--tmpfs", tmpfs, "a private tmpfs at PATH of BYTES (PATH=BYTES); PATH must exist");
+  app.add_flag("--gpu", policy.gpu, "expose the NVIDIA device nodes");
+  app.add_option("--cwd", policy.cwd, "working directory inside the sandbox");
+  app.add_option("--env", env, "an environment variable K=V (nothing else is inherited)");
+  app.add_option("--keep-fd", keep, "a descriptor the command inherits (besides 0, 1, 2)");
+  app.add_option("--fsize", fsize, "RLIMIT_FSIZE in bytes");
+  app.add_option("--as", as, "RLIMIT_AS in bytes (CPU work only: CUDA maps huge ranges)");
+  app.add_option("--cpu", cpu, "RLIMIT_CPU in seconds");
+  app.add_option("--max-pids", max_pids, "processes and threads at most, where a pids cgroup can be made");
+  app.add_option("command", command, "the command, after --");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    const auto& p = vinci::core::probe_sandbox();
+    if (probe) {
+      fmt::print("{}\n", nlohmann::json{{"mode", p.mode == SandboxMode::bwrap ? "bwrap" : "seccomp_only"},
+                                        {"bwrap", p.bwrap},
+                                        {"pids_cgroup", p.pids_cgroup},
+                                        {"detail", p.detail},
+                                        {"describe", p.describe()}}
+                             .dump());
+      return 0;
+    }
+    if (command.empty()) throw std::runtime_error("no command given (put it after --)");
+    for (const auto& r : ro) policy.read_only.emplace_back(r);
+    for (const auto& r : rw) policy.read_write.emplace_back(r);
+    for (const auto& r : ro_as) {
+      auto [src, dst] = split_pair(r, "--ro-as");
+      policy.read_only_as.emplace_back(src, dst);
+    }
+    for (const auto& t : tmpfs) {
+      auto [path, bytes] = split_pair(t, "--tmpfs");
+      policy.tmpfs.emplace_back(path, std::stoull(bytes));
+    }
+    for (const auto& e : env) {
+      auto [k, v] = split_pair(e, "--env");
+      policy.env[k] = v;
+    }
+    if (fsize) policy.limits.file_size_bytes = fsize;
+    if (as) policy.limits.address_space_bytes = as;
+    if (cpu) policy.limits.cpu_seconds = cpu;
+    policy.limits.open_files = 4096;
+    if (max_pids) policy.max_pids = max_pids;
+    return vinci::core::run_sandboxed(policy, command, keep);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "vinci-sandbox: {}\n", e.what());
+    return 125;
+  }
+}
