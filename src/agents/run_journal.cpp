@@ -1,6 +1,6 @@
 #include "agents/run_journal.h"
 
-#include <sstream>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -12,23 +12,20 @@ namespace vinci::agents {
 using nlohmann::json;
 
 RunJournal::RunJournal(const std::filesystem::path& path) {
-  const std::string text = core::try_read_file(path).value_or("");
-  std::istringstream in(text);
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    try {
-      json j = json::parse(line);
-      entries_[j.at("key").get<std::string>()] = std::move(j.at("value"));
-    } catch (const json::exception& e) {
-      // Only the last line can be torn by a kill; anything earlier is damage worth naming.
-      spdlog::warn("{}:{}: unreadable journal line dropped ({})", path.string(), number, e.what());
+  // read_jsonl_lines skips a torn last line (a kill), and the writer cuts it off before appending.
+  if (std::filesystem::exists(path))
+    for (const auto& line : core::read_jsonl_lines(path)) {
+      try {
+        json j = json::parse(line.text);
+        entries_[j.at("key").get<std::string>()] = std::move(j.at("value"));
+      } catch (const json::exception& e) {
+        // Only the last line can be torn by a kill; a complete line that does not parse is damage (or a
+        // torn line an older vinci closed with a newline) worth naming. Dropping it costs only that its
+        // call is made again.
+        spdlog::warn("{}:{}: unreadable journal line dropped ({})", path.string(), line.number, e.what());
+      }
     }
-  }
   writer_ = std::make_unique<core::LineWriter>(path, /*append=*/true);
-  if (!text.empty() && text.back() != '\n') writer_->write_line("");  // the next record gets a line of its own
 }
 
 std::optional<json> RunJournal::find(const std::string& key) const {

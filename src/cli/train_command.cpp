@@ -39,9 +39,17 @@ void drop_metrics_after_checkpoint(const fs::path& out) {
   if (const auto latest = rl::latest_checkpoint(out / "checkpoints"))
     resumed = nlohmann::json::parse(core::read_file(*latest / "trainer.json")).at("step").get<int64_t>();
   std::string kept;
-  std::istringstream lines(core::try_read_file(out / "metrics.jsonl").value_or(""));
-  for (std::string line; std::getline(lines, line);)
-    if (!line.empty() && nlohmann::json::parse(line).value("step", int64_t{0}) <= resumed) kept += line + "\n";
+  // A torn last line (the run was killed while writing it) is skipped with a warning.
+  if (fs::exists(out / "metrics.jsonl"))
+    for (const auto& line : core::read_jsonl_lines(out / "metrics.jsonl")) {
+      nlohmann::json row;
+      try {
+        row = nlohmann::json::parse(line.text);
+      } catch (const nlohmann::json::parse_error& e) {
+        throw std::runtime_error(fmt::format("{}:{}: not JSON: {}", (out / "metrics.jsonl").string(), line.number, e.what()));
+      }
+      if (row.value("step", int64_t{0}) <= resumed) kept += line.text + "\n";
+    }
   core::write_file_atomic(out / "metrics.jsonl", kept);
 }
 

@@ -1,6 +1,8 @@
 #include "core/files.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +12,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace vinci::core {
 
@@ -57,8 +60,58 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view data)
 
 LineWriter::LineWriter(const std::filesystem::path& path, bool append) : path_(path) {
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+  // Appending reads the file's tail too (drop_torn_tail).
+  fd_ = ::open(path.c_str(), O_CREAT | O_CLOEXEC | (append ? O_RDWR | O_APPEND : O_WRONLY | O_TRUNC), 0644);
   if (fd_ < 0) throw std::runtime_error(fmt::format("cannot open {} for writing: {}", path.string(), std::strerror(errno)));
+  if (append) {
+    try {
+      drop_torn_tail();
+    } catch (...) {
+      ::close(fd_);
+      throw;
+    }
+  }
+}
+
+void LineWriter::drop_torn_tail() {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) return;  // a pipe or /dev/stdout has no tail to cut
+  ::flock(fd_, LOCK_EX);
+  const auto unlock = [this] { ::flock(fd_, LOCK_UN); };
+  try {
+    const off_t size = ::lseek(fd_, 0, SEEK_END);
+    // Back from the end, a block at a time, to the last newline: everything after it is the torn line.
+    off_t keep = size;
+    char block[4096];
+    while (keep > 0) {
+      const off_t start = keep > static_cast<off_t>(sizeof block) ? keep - static_cast<off_t>(sizeof block) : 0;
+      const ssize_t n = ::pread(fd_, block, static_cast<size_t>(keep - start), start);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw std::runtime_error(fmt::format("reading {} failed: {}", path_.string(), std::strerror(errno)));
+      }
+      const ssize_t want = static_cast<ssize_t>(keep - start);
+      if (n != want) throw std::runtime_error(fmt::format("{} shrank while it was opened for appending", path_.string()));
+      ssize_t i = n;
+      while (i > 0 && block[i - 1] != '\n') --i;
+      if (i > 0) {
+        keep = start + i;
+        break;
+      }
+      keep = start;
+    }
+    if (keep < size) {
+      if (::ftruncate(fd_, keep) != 0)
+        throw std::runtime_error(fmt::format("cannot cut the torn last line off {}: {}", path_.string(), std::strerror(errno)));
+      spdlog::warn("{}: its last line was torn (no newline at the end, as an interrupted write leaves it); dropped its "
+                   "{} bytes before appending",
+                   path_.string(), size - keep);
+    }
+  } catch (...) {
+    unlock();
+    throw;
+  }
+  unlock();
 }
 
 LineWriter::~LineWriter() {
@@ -69,6 +122,28 @@ void LineWriter::write_line(std::string_view line) {
   std::string buf(line);
   buf.push_back('\n');
   write_all(fd_, buf, path_);
+}
+
+std::vector<JsonlLine> read_jsonl_lines(const std::filesystem::path& path) {
+  const std::string text = read_file(path);
+  std::vector<JsonlLine> lines;
+  size_t start = 0, number = 1;
+  for (; start < text.size(); ++number) {
+    const size_t end = text.find('\n', start);
+    const bool complete = end != std::string::npos;
+    std::string line = text.substr(start, complete ? end - start : std::string::npos);
+    const bool blank = line.find_first_not_of(" \t\r") == std::string::npos;
+    if (!complete) {
+      if (!blank)
+        spdlog::warn("{}:{}: skipped a torn last line ({} bytes without the newline every record ends in, as an "
+                     "interrupted write leaves it)",
+                     path.string(), number, line.size());
+      break;
+    }
+    if (!blank) lines.push_back({number, std::move(line)});
+    start = end + 1;
+  }
+  return lines;
 }
 
 }  // namespace vinci::core

@@ -1,10 +1,12 @@
-// Whole-file reads and crash-safe writes.
+// Whole-file reads and crash-safe writes, and line-flushed JSONL files that survive a kill.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace vinci::core {
 
@@ -17,6 +19,11 @@ std::optional<std::string> try_read_file(const std::filesystem::path& path);
 void write_file_atomic(const std::filesystem::path& path, std::string_view data);
 
 // Appends and flushes one line; used for results files that must survive an interrupted run.
+// Opened with append=true on a file whose last line is torn (no trailing '\n': a run killed in the
+// middle of a write), it first cuts that tail off, with a warning naming the file and the bytes
+// dropped: every record is written whole with its newline, so the tail was never a record, and
+// appending after it would glue the next record onto it and spoil both lines. One writer at a time
+// appends to a file (the tail is cut under an exclusive flock, but other writers do not take it).
 class LineWriter {
  public:
   explicit LineWriter(const std::filesystem::path& path, bool append);
@@ -26,8 +33,24 @@ class LineWriter {
   void write_line(std::string_view line);
 
  private:
+  void drop_torn_tail();
+
   int fd_ = -1;
   std::filesystem::path path_;
 };
+
+// One complete line of a JSONL file: its text without the '\n', and its number in the file
+// (counted from 1, blank lines included), so that a caller's parse error can name file and line.
+struct JsonlLine {
+  size_t number = 0;
+  std::string text;
+};
+
+// The complete, non-blank lines of a line-flushed JSONL file (results, metrics, journals). A last
+// line without its '\n' is a record torn by a kill: it is skipped with a warning naming the file and
+// the bytes skipped. What a complete line holds is the caller's to check; a malformed one is damage,
+// not a kill, and callers report it by file and line. Throws std::runtime_error naming the path
+// when the file cannot be read.
+std::vector<JsonlLine> read_jsonl_lines(const std::filesystem::path& path);
 
 }  // namespace vinci::core

@@ -14,7 +14,8 @@ namespace vinci::eval {
 class JsonCache {
  public:
   explicit JsonCache(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  std::optional<nlohmann::json> get(const std::string& key) const;  // a corrupt entry reads as a miss
+  // A corrupt entry reads as a miss; a hit sets the entry's mtime to now (its last use, for the janitor).
+  std::optional<nlohmann::json> get(const std::string& key) const;
   void put(const std::string& key, const nlohmann::json& value) const;
 
  private:

@@ -1,11 +1,13 @@
 #include "eval/metrics.h"
 
 #include <cmath>
-#include <fstream>
+#include <filesystem>
 #include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "core/files.h"
 
 namespace vinci::eval {
 
@@ -215,26 +217,22 @@ double pass_at_k(int n, int c, int k) {
 }
 
 std::vector<Result> read_results_jsonl(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot read results file {}", path.string()));
+  if (!std::filesystem::is_regular_file(path)) throw std::runtime_error(fmt::format("cannot read results file {}", path.string()));
   std::vector<Result> out;
-  std::string line;
-  for (size_t line_no = 1; std::getline(in, line); ++line_no) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+  // A torn last line (a killed run) is skipped with a warning; a malformed complete line is damage.
+  for (const auto& line : core::read_jsonl_lines(path)) {
     nlohmann::json j;
     try {
-      j = nlohmann::json::parse(line);
+      j = nlohmann::json::parse(line.text);
     } catch (const nlohmann::json::exception& e) {
-      throw std::invalid_argument(fmt::format("{}:{}: invalid JSON: {}", path.string(), line_no, e.what()));
+      throw std::invalid_argument(fmt::format("{}:{}: invalid JSON: {}", path.string(), line.number, e.what()));
     }
     try {
       out.push_back(result_from_json(j));
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("{}:{}: {}", path.string(), line_no, e.what()));
+      throw std::invalid_argument(fmt::format("{}:{}: {}", path.string(), line.number, e.what()));
     }
   }
-  if (in.bad()) throw std::runtime_error(fmt::format("error reading results file {}", path.string()));
   return out;
 }
 

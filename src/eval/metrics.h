@@ -103,7 +103,8 @@ std::string format_table(const Summary& s);
 // Throws std::invalid_argument unless 0 <= c <= n and 1 <= k <= n.
 double pass_at_k(int n, int c, int k);
 
-// Reads a results.jsonl file, one Result per non-blank line (result_from_json).
+// Reads a results.jsonl file, one Result per non-blank line (result_from_json). A torn last line (no newline: a
+// run killed mid-write) is skipped with a warning (core::read_jsonl_lines).
 // Throws std::invalid_argument "<file>:<line>: …" with the JSON error or the malformed field for a bad line, and
 // std::runtime_error naming the file when it cannot be read.
 std::vector<Result> read_results_jsonl(const std::filesystem::path& path);

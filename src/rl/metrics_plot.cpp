@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <filesystem>
 #include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "core/files.h"
 #include "core/svg.h"
 
 namespace vinci::rl {
@@ -77,18 +78,18 @@ std::string metrics_svg(const std::vector<nlohmann::json>& rows, const std::vect
 }
 
 std::vector<nlohmann::json> read_metrics_jsonl(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot read the metrics file", path.string()));
+  if (!std::filesystem::is_regular_file(path))
+    throw std::runtime_error(fmt::format("{}: cannot read the metrics file", path.string()));
   std::vector<nlohmann::json> rows;
-  std::string line;
-  for (size_t n = 1; std::getline(in, line); ++n) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  // A run killed mid-write leaves a torn last line: skipped with a warning, the steps before it plotted.
+  for (const auto& line : core::read_jsonl_lines(path)) {
     try {
-      rows.push_back(nlohmann::json::parse(line));
+      rows.push_back(nlohmann::json::parse(line.text));
     } catch (const nlohmann::json::parse_error& e) {
-      throw std::runtime_error(fmt::format("{}:{}: not JSON: {}", path.string(), n, e.what()));
+      throw std::runtime_error(fmt::format("{}:{}: not JSON: {}", path.string(), line.number, e.what()));
     }
-    if (!rows.back().is_object()) throw std::runtime_error(fmt::format("{}:{}: not a JSON object", path.string(), n));
+    if (!rows.back().is_object())
+      throw std::runtime_error(fmt::format("{}:{}: not a JSON object", path.string(), line.number));
   }
   return rows;
 }

@@ -19,7 +19,8 @@ namespace vinci::rl {
 std::string metrics_svg(const std::vector<nlohmann::json>& rows, const std::vector<std::string>& keys,
                         std::string_view title);
 
-// One JSON object per non-blank line; throws std::runtime_error "<file>:<line>: ..." on a bad one.
+// One JSON object per non-blank line; throws std::runtime_error "<file>:<line>: ..." on a bad one. A torn last
+// line (a run killed mid-write) is skipped with a warning (core::read_jsonl_lines).
 std::vector<nlohmann::json> read_metrics_jsonl(const std::filesystem::path& path);
 
 }  // namespace vinci::rl

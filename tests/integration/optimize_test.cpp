@@ -2,7 +2,9 @@
 // that plays every agent role: selection picks a seed skill, the policy writes a slow kernel and
 // then a fast one (the null scheme first answers without code), the summary proposes one sound skill
 // and one that bypasses the kernel, and the verifier's greedy reruns reproduce the speedup. The
-// evaluator is the real one, so every speedup below was measured.
+// evaluator is the real one, so every speedup below was measured; the fixture task's shape (its
+// docstring) puts each margin far past its bar (~50x over eager and ~30x over the slow kernel against
+// bars of 1.2x and 2x), so no busy CPU changes what is admitted.
 // The answers are tests/support/agent_script.h's.
 #include <gtest/gtest.h>
 

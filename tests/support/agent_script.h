@@ -1,7 +1,8 @@
 // What a scripted model answers each agent role on the CPU fixture task
 // (tests/fixtures/agents/level1/1_RowwiseRelu.py, slow by construction), for the tests that drive
 // the agents end to end: selection picks the first skill it is shown (plus an unknown one), the
-// policy writes a slow kernel and then a fast one (the null scheme first answers without code), the
+// policy writes a slow kernel (32 launches) and then a fast one (1 launch, ~30x faster on the
+// fixture's shape, and ~50x faster than eager; the null scheme first answers without code), the
 // summary proposes one sound skill and one that bypasses the kernel, and a greedy call (the
 // verifier's rerun) writes the fast kernel.
 //

@@ -403,6 +403,22 @@ TEST(ReadResultsJsonl, MissingFieldNamesTheField) {
   std::filesystem::remove(path);
 }
 
+TEST(ReadResultsJsonl, TornLastLineIsSkipped) {
+  // A run killed mid-write leaves its last record without a newline: the records before it are read.
+  const auto path = temp_file("torn.jsonl");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << to_json(make("a", 1, Verdict::correct, 1.0)).dump() << "\n";
+    out << to_json(make("b", 1, Verdict::incorrect)).dump() << "\n";
+    out << "{\"task\": \"c\", \"cla";
+  }
+  const std::vector<Result> back = read_results_jsonl(path);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].task, "a");
+  EXPECT_EQ(back[1].task, "b");
+  std::filesystem::remove(path);
+}
+
 TEST(ReadResultsJsonl, MissingFileThrows) {
   EXPECT_THROW(read_results_jsonl(temp_file("does_not_exist.jsonl")), std::runtime_error);
 }

@@ -289,6 +289,10 @@ TEST(RunJournal, ReplaysRecordedCallsAndGoesLiveAfter) {
   EXPECT_EQ(evaluator.evaluated - evaluated_before, 1);
   EXPECT_DOUBLE_EQ(out.best_turn()->speedup(), 2.0);
   EXPECT_EQ(out.rollouts[0].turns[0].strategy, "first");
+  // The torn line was cut off, not glued onto: every line of the journal is a whole record.
+  const auto lines = vinci::core::read_jsonl_lines(journal_path);
+  EXPECT_EQ(lines.size(), 4u);  // two calls before the kill, two after
+  for (const auto& line : lines) EXPECT_TRUE(nlohmann::json::accept(line.text)) << "line " << line.number;
 }
 
 }  // namespace optimizer_test
