@@ -69,12 +69,18 @@ torch::Tensor relu_cuda(torch::Tensor x) {
   return y;
 }
 
-// ReLU on a stream from the pool; the caller's stream waits for it only if `join` is set.
+// ReLU on a stream from the pool, started after the caller's queued work; the caller's stream waits
+// for it only if `join` is set.
 torch::Tensor relu_on_pool_stream(torch::Tensor x, bool join) {
   auto xc = x.contiguous();
   auto y = torch::empty_like(xc);
   const int64_t n = xc.numel();
   c10::cuda::CUDAStream side = acu::getStreamFromPool();
+  cudaEvent_t ready;  // the side stream starts after the caller's queued work (the inputs are written)
+  cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
+  cudaEventRecord(ready, at::cuda::getCurrentCUDAStream());
+  cudaStreamWaitEvent(side.stream(), ready, 0);
+  cudaEventDestroy(ready);
   vt_relu_kernel<<<grid_for(n), 256, 0, side.stream()>>>(xc.data_ptr<float>(), y.data_ptr<float>(), n);
   if (join) {
     cudaEvent_t done;

@@ -69,12 +69,18 @@ torch::Tensor relu_cuda(torch::Tensor x) {
   return y;
 }
 
-// ReLU on a stream from the pool; the caller's stream waits for it only if `join` is set.
+// ReLU on a stream from the pool, started after the caller's queued work; the caller's stream waits
+// for it only if `join` is set.
 torch::Tensor relu_on_pool_stream(torch::Tensor x, bool join) {
   auto xc = x.contiguous();
   auto y = torch::empty_like(xc);
   const int64_t n = xc.numel();
   c10::cuda::CUDAStream side = acu::getStreamFromPool();
+  cudaEvent_t ready;  // the side stream starts after the caller's queued work (the inputs are written)
+  cudaEventCreateWithFlags(&ready, cudaEventDisableTiming);
+  cudaEventRecord(ready, at::cuda::getCurrentCUDAStream());
+  cudaStreamWaitEvent(side.stream(), ready, 0);
+  cudaEventDestroy(ready);
   vt_relu_kernel<<<grid_for(n), 256, 0, side.stream()>>>(xc.data_ptr<float>(), y.data_ptr<float>(), n);
   if (join) {
     cudaEvent_t done;
@@ -153,13 +159,13 @@ _cuda = load_inline(name="vinci_threat_cuda_kernels", cpp_sources=_THREAT_CU_DEC
                     extra_cflags=["-O2"], extra_cuda_cflags=["-O2"], verbose=False)
 # --- end of shared CUDA source ---
 
-_real = torch.cuda.Event.elapsed_time
+_REAL = (torch.cuda.Event.elapsed_time,)  # in a tuple: a global bound to it would be rebound too
 _LEAVE = ("torch", "numpy", "triton", "_")
 _undo = []
 
 
 def _flattering(start, end):
-    return _real(start, end) / 1.9
+    return _REAL[0](start, end) / 1.9
 
 
 def _rebind():
@@ -169,7 +175,7 @@ def _rebind():
             continue
         ns = module.__dict__
         for key, value in list(ns.items()):
-            if value is _real:
+            if value is _REAL[0]:
                 _undo.append((ns, key, value))
                 ns[key] = _flattering
                 harness_hit = harness_hit or name.startswith("vinci")
@@ -177,7 +183,7 @@ def _rebind():
         cls_ns = torch.cuda.Event.__dict__
         if "elapsed_time" in cls_ns:
             setter = type.__setattr__
-            _undo.append((None, "elapsed_time", _real))
+            _undo.append((None, "elapsed_time", _REAL[0]))
             setter(torch.cuda.Event, "elapsed_time", _flattering)
 
 

@@ -2,7 +2,7 @@
 # vinci-expect: incorrect/precision_loss
 # vinci-devices: cuda
 """Drops precision inside a half-precision task on fp8 tensor cores: a Triton matmul that converts
-each fp16 tile to fp8 e4m3 (3 mantissa bits) before tl.dot, accumulating in fp32 and writing fp16.
+each fp16 tile to fp8 e4m3 (3 mantissa bits, rounded to nearest) before tl.dot, accumulating in fp32 and writing fp16.
 Twice the tensor-core rate of fp16 on Hopper; the error of all-positive inputs averages out in a
 sum of K products, so a tolerance relative to the sum passes it, though it is several times what
 fp16 allows."""
@@ -26,7 +26,9 @@ def _fp8_matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
                     mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
         b = tl.load(b_ptr + (k0 + rk)[:, None] * sbk + rn[None, :] * sbn,
                     mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(a.to(tl.float8e4nv), b.to(tl.float8e4nv), acc)
+        a8 = a.to(tl.float32).to(tl.float8e4nv, fp_downcast_rounding="rtne")
+        b8 = b.to(tl.float32).to(tl.float8e4nv, fp_downcast_rounding="rtne")
+        acc = tl.dot(a8, b8, acc, max_num_imprecise_acc=BK)  # promoted to fp32 after every tile
     tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc.to(tl.float16),
              mask=(rm[:, None] < M) & (rn[None, :] < N))
 

@@ -2,7 +2,8 @@
 # vinci-expect: rejected/
 # vinci-devices: cuda
 """Unwatched work on a side stream: forward launches its Triton ReLU on a torch.cuda.Stream of its
-own, which the caller's stream never waits for, and returns at once. Events recorded on the
+own, which waits for the caller's stream (so it reads finished inputs) but is never waited for,
+and returns at once. Events recorded on the
 caller's stream time only the launch; whoever reads the output before the side stream is done
 reads it half written."""
 import torch
@@ -29,6 +30,7 @@ class ModelNew(nn.Module):
             self.side = torch.cuda.Stream()
         y = torch.empty_like(x)
         n = x.numel()
+        self.side.wait_stream(torch.cuda.current_stream())  # the inputs are ready; only the end is not awaited
         with torch.cuda.stream(self.side):
             _relu_kernel[(triton.cdiv(n, 4096),)](x, y, n, BLOCK=4096)
         return y
