@@ -1,59 +1,77 @@
 #!/usr/bin/env bash
-# The evaluator on a GPU machine: builds vinci, then measures what docs/benchmarks.md records.
-#   1. every CUDA reference solution is correct (cold caches: also the cold throughput);
-#   2. the same candidates again with a warm compile cache and warm workers (warm throughput,
-#      and where each candidate's time goes);
-#   3. the hack corpus and the containment cases, CUDA-only ones included, against their labels;
-#   4. timing repeatability: the same candidates timed in 3 separate runs;
-#   5. the torch.compile baseline on a few tasks.
-# Usage (repository root): benchmarks/eval_gpu.sh [OUT_DIR] [STAGES]   STAGES: any of 13245, run in that
-# order (default all). With DEADLINE=S (seconds since start), a stage that would start after S-60 is skipped.
+# The evaluator on a GPU machine, before and after the judge/sandbox redesign (issue 14):
+#   s  smoke: a few CUDA solutions through the new evaluator; the script stops when one is not correct
+#   1  cold throughput, new: the 32 CUDA solutions with empty caches (32 nvcc builds, 32 baselines)
+#   o  cold throughput, old: the same with the evaluator of the commit before the redesign, whose tree
+#      is carried as .before (copied from `git worktree add` of that commit; not committed)
+#   2  warm throughput, new: compile cache and baselines warm, results not reused
+#   w  warm throughput, old
+#   3  the corpora on CUDA, new: tests/hacks, tests/threats, tests/adversarial, and KernelBench's three
+#      unit-test kernels, carried as .kernelbench (their code stays out of the repository)
+# Usage (repository root): benchmarks/eval_gpu.sh OUT_DIR [STAGES]   (default s1o2w3, in that order)
+# With DEADLINE=S (seconds since start), a stage that would start after S-60 is skipped.
 set -uo pipefail
 OUT=${1:-bench-out}
-STAGES=${2:-13245}
+STAGES=${2:-s1o2w3}
 START=$(date +%s)
 DEADLINE=${DEADLINE:-100000}
 want() { [[ $STAGES == *$1* ]] && (( $(date +%s) - START < DEADLINE - 60 )) || { [[ $STAGES == *$1* ]] && echo "stage $1 skipped: deadline"; return 1; }; }
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
-export VINCI_CACHE=${VINCI_CACHE:-/tmp/vinci-bench-cache}
 source benchmarks/gpu_host_setup.sh
-gpu_build -DVINCI_BUILD_TESTS=OFF
-VINCI=$BUILD/src/cli/vinci
-summary() { python3 benchmarks/summarize_results.py "$@"; }
-
-if want 1; then
-  rm -rf "$VINCI_CACHE"
-  s=$(date +%s.%N)
-  $VINCI eval --tasks tasks --candidates tasks/solutions/cuda --device cuda --no-compile-baseline -q \
-    --out "$OUT/solutions_cold.jsonl" >"$OUT/solutions_cold.txt" 2>&1
-  e=$(date +%s.%N)
-  echo "cold_seconds $(python3 -c "print($e - $s)")" >"$OUT/throughput.txt"
-  tail -25 "$OUT/solutions_cold.txt"
+OLD=""
+if [[ $STAGES == *o* || $STAGES == *w* ]] && [ -d .before ]; then
+  (cmake -S .before -B build-before -G Ninja -DCMAKE_BUILD_TYPE=Release -DVINCI_BUILD_TESTS=OFF \
+     -DVINCI_BUILD_BENCHMARKS=OFF >"$OUT/cmake-before.log" 2>&1 &&
+   cmake --build build-before -j "$(nproc)" --target vinci >>"$OUT/cmake-before.log" 2>&1) &
+  OLD=$!
 fi
-if want 3; then
-  $VINCI eval --tasks tasks --candidates tests/hacks --device cuda --expect --no-compile-baseline --run-timeout 30 -q \
-    --out "$OUT/hacks.jsonl" >"$OUT/hacks.txt" 2>&1
-  grep -E "UNEXPECTED|expectations" "$OUT/hacks.txt"
-  $VINCI eval --tasks tests/adversarial/tasks --candidates tests/adversarial/candidates --device cuda --expect \
-    --no-compile-baseline --run-timeout 30 -q --out "$OUT/adversarial.jsonl" >"$OUT/adversarial.txt" 2>&1
-  grep -E "UNEXPECTED|expectations" "$OUT/adversarial.txt"
+gpu_build -DVINCI_BUILD_TESTS=OFF -DVINCI_BUILD_BENCHMARKS=OFF
+[ -n "$OLD" ] && { wait $OLD || { tail -20 "$OUT/cmake-before.log"; OLD=""; }; }
+echo "build done at $(( $(date +%s) - START )) s"
+NEW=$BUILD/src/cli/vinci
+$BUILD/src/eval/vinci-sandbox --probe | tee "$OUT/sandbox.json"
+
+# eval NAME BINARY CACHE ARGS...: one timed `vinci eval`, its seconds appended to throughput.txt
+run_eval() {
+  local name=$1 bin=$2 cache=$3; shift 3
+  local s e
+  s=$(date +%s.%N)
+  VINCI_CACHE=$cache $bin eval "$@" -q --out "$OUT/$name.jsonl" >"$OUT/$name.txt" 2>&1
+  e=$(date +%s.%N)
+  echo "$name $(python3 -c "print($e - $s)")" >>"$OUT/throughput.txt"
+  echo "$name: $(grep -cE . "$OUT/$name.jsonl" 2>/dev/null) results in $(python3 -c "print(round($e - $s))") s"
+}
+SOLUTIONS=(--tasks tasks --candidates tasks/solutions/cuda --device cuda --no-compile-baseline)
+
+if want s; then
+  run_eval smoke "$NEW" /tmp/vc-new "${SOLUTIONS[@]}" --filter 'level1/(1_|4_|13_|17_)|level3/4_'
+  grep -E "^  [a-z]" "$OUT/smoke.txt"
+  if grep -qvE '"class": ?"correct"' "$OUT/smoke.jsonl"; then
+    python3 benchmarks/summarize_results.py "$OUT"; exit 1
+  fi
+fi
+if want 1; then
+  rm -rf /tmp/vc-new
+  run_eval cold_new "$NEW" /tmp/vc-new "${SOLUTIONS[@]}"
+fi
+if want o && [ -n "$OLD" ]; then
+  rm -rf /tmp/vc-old
+  VINCI_WORKER_PATH=$PWD/.before/python run_eval cold_old build-before/src/cli/vinci /tmp/vc-old "${SOLUTIONS[@]}"
 fi
 if want 2; then
-  s=$(date +%s.%N)
-  $VINCI eval --tasks tasks --candidates tasks/solutions/cuda --device cuda --no-compile-baseline --no-cache -q \
-    --out "$OUT/solutions_warm.jsonl" >"$OUT/solutions_warm.txt" 2>&1
-  e=$(date +%s.%N)
-  echo "warm_seconds $(python3 -c "print($e - $s)")" >>"$OUT/throughput.txt"
+  run_eval warm_new "$NEW" /tmp/vc-new "${SOLUTIONS[@]}" --no-cache
 fi
-if want 4; then
-  for run in 1 2 3; do
-    $VINCI eval --tasks tasks --candidates tasks/solutions/cuda --filter 'level1/(1_|4_|5_|10_|13_)' --device cuda \
-      --no-compile-baseline --no-cache -q --out "$OUT/repeat_$run.jsonl" >/dev/null 2>&1
+if want w && [ -n "$OLD" ]; then
+  VINCI_WORKER_PATH=$PWD/.before/python run_eval warm_old build-before/src/cli/vinci /tmp/vc-old "${SOLUTIONS[@]}" --no-cache
+fi
+if want 3; then
+  for corpus in tests/hacks tests/threats .kernelbench; do
+    [ -d "$corpus" ] || continue
+    run_eval "corpus_$(basename "$corpus" | tr -d .)" "$NEW" /tmp/vc-new --tasks tasks --candidates "$corpus" \
+      --device cuda --expect --no-compile-baseline --no-cache --run-timeout 60
   done
+  run_eval corpus_adversarial "$NEW" /tmp/vc-new --tasks tests/adversarial/tasks --candidates tests/adversarial/candidates \
+    --device cuda --expect --no-compile-baseline --no-cache --run-timeout 60
 fi
-if want 5; then
-  $VINCI eval --tasks tasks --candidates tasks/solutions/cuda --filter 'level1/(4_|5_|10_)|level2/1_' --device cuda \
-    --rebaseline -q --out "$OUT/compile_baseline.jsonl" >"$OUT/compile_baseline.txt" 2>&1
-fi
-summary "$OUT"
+python3 benchmarks/summarize_results.py "$OUT"

@@ -7,6 +7,10 @@ if [ -f .device-deps/setup-gpu-host.sh ]; then
   L=/usr/lib/x86_64-linux-gnu
   for lib in libutf8proc libcpp-httplib; do cp -n /tmp/device-deps-root$L/$lib.so* $L/ 2>/dev/null; done
   [ -e $L/libutf8proc.so ] || ln -s $L/libutf8proc.so.2 $L/libutf8proc.so
+  # The sandbox: bubblewrap and libseccomp's link (the runtime library is the host's), when carried
+  # (fetch-debs.sh with EXTRA_DEBS="bubblewrap libseccomp-dev").
+  [ -x /tmp/device-deps-root/usr/bin/bwrap ] && ! command -v bwrap >/dev/null && cp /tmp/device-deps-root/usr/bin/bwrap /usr/local/bin/
+  [ -e $L/libseccomp.so ] || { [ -e $L/libseccomp.so.2 ] && ln -s $L/libseccomp.so.2 $L/libseccomp.so; }
 fi
 
 # Configures and builds vinci in $BUILD (Release, Ninja) with the given -D options and targets (none:

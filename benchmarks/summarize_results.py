@@ -13,73 +13,56 @@ def load(path):
 
 
 def main(out):
-    cold = load(f"{out}/solutions_cold.jsonl")
-    if cold:
-        correct = [r for r in cold if r["class"] == "correct"]
-        print(f"\n## 1. CUDA reference solutions: {len(correct)}/{len(cold)} correct")
-        for r in cold:
-            if r["class"] != "correct":
-                print(f"  NOT CORRECT {r['task']}: {r['class']}/{r['reason']}: {r['message'][:300]}")
-        print(f"  {'task':<32} {'eager ms':>9} {'kernel ms':>9} {'speedup':>8} {'coverage':>8} {'launches':>8}")
-        for r in sorted(correct, key=lambda r: r["task"]):
-            print(f"  {r['task']:<32} {r['eager']['median_ms']:>9.3f} {r['timing']['median_ms']:>9.3f} "
-                  f"{r.get('speedup_eager', 0):>8.3f} {r.get('coverage') or 0:>8.3f} {r.get('custom_launches', 0):>8}")
-        short = [r["task"] for r in correct if r["eager"]["median_ms"] < 1.0]
-        print(f"  tasks under 1 ms eager: {short or 'none'}")
-    tp = {}
+    if os.path.exists(f"{out}/sandbox.json"):
+        print(f"sandbox: {json.load(open(f'{out}/sandbox.json'))['describe']}")
+    seconds = {}
     if os.path.exists(f"{out}/throughput.txt"):
         for line in open(f"{out}/throughput.txt"):
-            k, v = line.split()
-            tp[k] = float(v)
-    warm = load(f"{out}/solutions_warm.jsonl")
-    if tp:
-        print("\n## 4. throughput")
-        for key, rows in (("cold_seconds", cold), ("warm_seconds", warm)):
-            if key in tp and rows:
-                print(f"  {key.split('_')[0]}: {len(rows)} candidates in {tp[key]:.1f} s = "
-                      f"{60 * len(rows) / tp[key]:.1f} candidates/min")
-        if warm:
-            over = []
-            phases = {}
-            for r in warm:
-                ph = r.get("phase_seconds", {})
-                over.append(sum(v for k, v in ph.items() if k not in ("time", "baseline")))
-                for k, v in ph.items():
-                    phases.setdefault(k, []).append(v)
-            wall = tp["warm_seconds"] / len(warm) - statistics.fmean(phases.get("time", [0]))
-            print(f"  warm wall time per candidate beyond its timing phase (builds overlap the worker): {wall:.2f} s")
-            print(f"  warm serial cost per candidate beyond its timing phase (build+load+check+unload): median {statistics.median(over):.2f} s, "
-                  f"mean {statistics.fmean(over):.2f} s, max {max(over):.2f} s")
-            print("  mean seconds per phase (warm): " + ", ".join(
-                f"{k} {statistics.fmean(v):.2f}" for k, v in sorted(phases.items())))
-    runs = [load(f"{out}/repeat_{i}.jsonl") for i in (1, 2, 3)]
-    if all(runs):
-        print("\n## 3. repeatability: median ms in 3 separate runs")
-        by_task = {}
-        for run in runs:
-            for r in run:
-                if r["class"] == "correct":
-                    by_task.setdefault(r["task"], []).append(r["timing"]["median_ms"])
-        for task, ms in sorted(by_task.items()):
-            spread = (max(ms) - min(ms)) / min(ms) * 100
-            print(f"  {task:<32} " + " ".join(f"{m:8.4f}" for m in ms) + f"   spread {spread:.2f}%")
-    comp = load(f"{out}/compile_baseline.jsonl")
-    if comp:
-        print("\n## 5. eager vs torch.compile baselines")
-        for r in comp:
-            if r.get("compile"):
-                print(f"  {r['task']:<32} eager {r['eager']['median_ms']:.3f} ms, compile {r['compile']['median_ms']:.3f} ms, "
-                      f"kernel {r['timing']['median_ms']:.3f} ms, speedup vs compile {r.get('speedup_compile', 0):.3f}")
-            else:
-                print(f"  {r['task']:<32} {r['class']}/{r['reason']} {r['message'][:200]}")
-    for name in ("hacks", "adversarial"):
+            name, value = line.split()
+            seconds[name] = float(value)
+
+    print("\n## runs")
+    print(f"  {'run':<22} {'results':>7} {'correct':>7} {'seconds':>8} {'per min':>8}")
+    for name, s in seconds.items():
         rows = load(f"{out}/{name}.jsonl")
-        if rows:
-            classes = {}
-            for r in rows:
-                key = f"{r['class']}/{r['reason']}"
-                classes[key] = classes.get(key, 0) + 1
-            print(f"\n## 2. {name}: {len(rows)} candidates: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items())))
+        correct = sum(r["class"] == "correct" for r in rows)
+        print(f"  {name:<22} {len(rows):>7} {correct:>7} {s:>8.1f} {60 * len(rows) / s if s else 0:>8.1f}")
+
+    for name in ("warm_new", "cold_new", "smoke"):
+        rows = load(f"{out}/{name}.jsonl")
+        if not rows:
+            continue
+        old = {r["task"]: r for r in load(f"{out}/{name.replace('new', 'old')}.jsonl")}
+        print(f"\n## CUDA solutions ({name}): {sum(r['class'] == 'correct' for r in rows)}/{len(rows)} correct")
+        for r in rows:
+            if r["class"] != "correct":
+                print(f"  NOT CORRECT {r['task']}: {r['class']}/{r['reason']}: {r['message'][:400]}")
+        print(f"  {'task':<30} {'eager':>8} {'kernel':>8} {'old':>8} {'speedup':>7} {'cover':>6} "
+              f"{'forward':>8} {'hidden':>8} {'allowed':>8} {'overhead':>8}")
+        for r in sorted((r for r in rows if r["class"] == "correct"), key=lambda r: r["task"]):
+            c = r.get("timing_check") or {}
+            o = old.get(r["task"], {}).get("timing") or {}
+            print(f"  {r['task']:<30} {r['eager']['median_ms']:>8.4f} {r['timing']['median_ms']:>8.4f} "
+                  f"{o.get('median_ms', float('nan')):>8.4f} {r.get('speedup_eager', 0):>7.3f} "
+                  f"{r.get('coverage') or 0:>6.3f} {c.get('forward_ms', 0):>8.4f} {c.get('hidden_ms', 0):>8.4f} "
+                  f"{c.get('allowed_ms', 0):>8.4f} {c.get('overhead_ms', 0):>8.4f}")
+        phases = {}
+        for r in rows:
+            for k, v in (r.get("phase_seconds") or {}).items():
+                phases.setdefault(k, []).append(v)
+        print("  mean seconds per phase: " + ", ".join(f"{k} {statistics.fmean(v):.2f}" for k, v in sorted(phases.items())))
+        break
+
+    for name in sorted(n for n in os.listdir(out) if n.startswith("corpus_") and n.endswith(".txt")):
+        print(f"\n## {name[:-4]}")
+        for line in open(f"{out}/{name}"):
+            if line.startswith(("UNEXPECTED", "expectations")):
+                print("  " + line.rstrip()[:400])
+        counts = {}
+        for r in load(f"{out}/{name[:-4]}.jsonl"):
+            key = f"{r['class']}/{r['reason']}"
+            counts[key] = counts.get(key, 0) + 1
+        print("  " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
 
 if __name__ == "__main__":

@@ -114,6 +114,13 @@ class SharedBuffer:
     def create(cls, size: int) -> "SharedBuffer":
         return cls(os.memfd_create("vinci-outputs", 0), size)
 
+    def resize(self, size: int) -> None:
+        """Grows or shrinks the buffer; a process that maps it afterwards sees the new size."""
+        self.map.close()
+        os.ftruncate(self.fd, size)
+        self.size = size
+        self.map = mmap.mmap(self.fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+
     def close(self) -> None:
         try:
             self.map.close()

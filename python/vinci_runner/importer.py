@@ -15,16 +15,8 @@ from .channel import Channel
 from .logs import trim_log
 
 
-def run(channel: Channel, candidate: str, task: str, scale: float, policy: dict) -> int:
-    with open(candidate, encoding="utf-8", errors="replace") as f:
-        source = f.read()
-    task_source = ""
-    if task:
-        try:
-            with open(task, encoding="utf-8", errors="replace") as f:
-                task_source = f.read()
-        except OSError:
-            pass
+def static_report(source: str, task_source: str, policy: dict) -> tuple[dict, dict | None]:
+    """The static checks' report on a candidate's source and the failure they decide, if any."""
     report = static_check.check_source(source, task_source, policy)
     static = {"kernel_names": report.kernel_names, "extension_functions": report.extension_functions,
               "uses_triton": report.uses_triton, "findings": report.warnings(),
@@ -38,6 +30,20 @@ def run(channel: Channel, candidate: str, task: str, scale: float, policy: dict)
         where = f"line {verdict.line}: " if verdict.line else ""
         failure = {"class": "compile_error" if verdict.reason == "syntax_error" else "rejected",
                    "reason": verdict.reason, "message": f"{where}{verdict.message}"}
+    return static, failure
+
+
+def run(channel: Channel, candidate: str, task: str, scale: float, policy: dict) -> int:
+    with open(candidate, encoding="utf-8", errors="replace") as f:
+        source = f.read()
+    task_source = ""
+    if task:
+        try:
+            with open(task, encoding="utf-8", errors="replace") as f:
+                task_source = f.read()
+        except OSError:
+            pass
+    static, failure = static_report(source, task_source, policy)
     channel.send({"op": "static", "static": static, "failure": failure})
     if failure:
         return 0

@@ -9,6 +9,7 @@ so a kernel that is right only on uniform [0, 1) values fails. Each transform is
 function of the task's own draw that keeps zeros at zero, so the structure a task builds into its
 inputs (triangular, symmetric, sparse, equal entries) survives:
   signed    2x - m: values spread over [-m, m) where the draw had [0, m)   (dropped ReLUs, abs tricks)
+  negative  -|x|: every value at or below zero                   (maxima that start at zero, clamps)
   offset    x + 64m: a large common offset             (one-pass variances that cancel catastrophically)
   scaled    128x: large magnitudes                       (softmax without its max, overflow, fitted curves)
   specials  a few values set to 0, +16m and -16m        (edge values, sign handling)
@@ -20,7 +21,7 @@ import random
 
 import torch
 
-KINDS = ("task", "signed", "offset", "scaled", "specials")
+KINDS = ("task", "signed", "negative", "offset", "scaled", "specials")
 OUT_OF_DISTRIBUTION = KINDS[1:]
 
 
@@ -60,6 +61,8 @@ def _transform(x: torch.Tensor, kind: str) -> torch.Tensor:
     zero = wide == 0
     if kind == "signed":
         y = 2 * wide - m
+    elif kind == "negative":
+        y = -wide.abs()
     elif kind == "offset":
         y = wide + 64 * m
     elif kind == "scaled":

@@ -7,14 +7,17 @@ the slots' bytes; the trusted side asks for the bytes of the calls it checks (al
 calls, a random subset of timed ones). Nothing here decides a verdict: replies are claims.
 
 Requests (JSON lines on the control socket) and replies:
-  {"op": "load", "task", "scale", "candidate"|null, "specs", "seed", "numerics", "kernel_names",
-   "flush_bytes", "compile"}                         -> {"ok", "load_s"} | a failure
+  {"op": "load", "task_name", "task_source", "scale", "candidate_name", "candidate_source"|null, "specs",
+   "input_specs", "seed", "numerics", "kernel_names", "flush_bytes", "compile", "static_policy"}
+                                                      -> {"ok", "load_s"} | a failure
+     (with static_policy, the static checks' {"op": "static", "static", "failure"} comes first,
+     before any of the candidate's code runs)
   {"op": "call", "id", "seed", "kind", "key", "deliver", "monitor", "profile", "from_buffer", "input_values"}
                                                       -> {"ok", "id", "ms", "commitment", "values", "signals"}
   {"op": "null", ...same as call}                     -> the call without the forward (overhead probe)
   {"op": "open", "id"}                                -> the last call's outputs into the buffer
   {"op": "time", "calls", "warmup", "seed"}           -> {"ok", "times"} (reference runner: baselines)
-  {"op": "coverage", "seeds"}                         -> {"ok", "shares"} (CPU: time inside extensions)
+  {"op": "coverage", "seeds", "seconds"}              -> {"ok", "calls"} (CPU: forward calls to sample)
 While loading, the runner may ask {"op": "compile", "args"} and waits for {"ok", "path" | "log"}.
 A failure is {"ok": false, "class", "reason", "message"}.
 """
@@ -31,6 +34,7 @@ import torch
 from . import inputs as inputs_mod
 from . import loader, monitors, outputs
 from .channel import Channel, SharedBuffer
+from .importer import static_report
 from .logs import trim_log
 from .timing import Clock
 
@@ -58,8 +62,8 @@ def error_reason(e: BaseException) -> str:
 class Runner:
     def __init__(self, channel: Channel, buffer_fd: int, inputs_fd: int, device: str):
         self.channel = channel
-        self.buffer = SharedBuffer(buffer_fd) if buffer_fd >= 0 else None
-        self.input_buffer = SharedBuffer(inputs_fd) if inputs_fd >= 0 else None
+        self.buffer_fds = (buffer_fd, inputs_fd)
+        self.buffer = self.input_buffer = None
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
         if self.cuda:
@@ -73,19 +77,45 @@ class Runner:
         self.channel.send({"op": "compile", "args": arguments})
         return self.channel.receive()
 
+    @staticmethod
+    def _materialize(folder: str, name: str, source: str) -> str:
+        """Writes a source the judge sent into this runner's scratch: it imports from files (Triton
+        reads its kernels' source back), and no other path of the host is needed."""
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.abspath(os.path.join(folder, os.path.basename(name)))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(source)
+        return path
+
     def load(self, req):
+        # The judge sized the shared buffers for this task before sending the request (a reference
+        # runner loads one task after another).
+        for b in (self.buffer, self.input_buffer):
+            if b is not None:
+                b.map.close()
+        self.buffer, self.input_buffer = (SharedBuffer(fd) if fd >= 0 else None for fd in self.buffer_fds)
         numerics = req.get("numerics", {})
         torch.backends.cuda.matmul.allow_tf32 = bool(numerics.get("allow_tf32_matmul", False))
         torch.backends.cudnn.allow_tf32 = bool(numerics.get("allow_tf32_cudnn", False))
         torch.set_float32_matmul_precision("high" if numerics.get("allow_tf32_matmul") else "highest")
         t0 = time.perf_counter()
+        task = self._materialize("task", req["task_name"], req["task_source"])
         try:
-            self.task, _ = loader.load_task(req["task"], float(req.get("scale", 1.0)), "vinci_task")
+            self.task, _ = loader.load_task(task, float(req.get("scale", 1.0)), "vinci_task")
         except loader.TaskError as e:
             raise Failure("invalid_task", e.reason, str(e)) from None
         self.kernel_names = set(req.get("kernel_names", []))
         self.low_precision = bool(req.get("low_precision", False))
-        candidate = req.get("candidate")
+        candidate = None
+        if req.get("candidate_source") is not None:
+            candidate = self._materialize("candidate", req["candidate_name"], req["candidate_source"])
+        if candidate and req.get("static_policy") is not None:
+            # Sent before any of the candidate's code runs, so the judge can take it at its word.
+            static, failure = static_report(req["candidate_source"], req["task_source"], req["static_policy"])
+            self.kernel_names = set(static["kernel_names"])
+            self.channel.send({"op": "static", "static": static, "failure": failure})
+            if failure:
+                raise Failure(failure["class"], failure["reason"], failure["message"])
         self.snapshot = None
         if candidate:
             loader.install_compile_hook(self.compile_remote, wrap=self.calls.wrap_module)
@@ -270,18 +300,15 @@ class Runner:
         return found
 
     def coverage(self, req):
-        """CPU: the share of forward's time spent inside extension calls, per call, over a few
-        unmonitored calls (a dispatch monitor's own overhead would dilute it)."""
-        shares = []
-        for seed in req["seeds"]:
-            args = inputs_mod.make_inputs(self.task, int(seed), "task", self.device)
-            self.calls.reset()
-            with torch.no_grad():
-                t0 = time.perf_counter()
-                self.model(*args)
-                wall = time.perf_counter() - t0
-            shares.append(min(1.0, self.calls.seconds / wall) if wall > 0 else 0.0)
-        return {"ok": True, "shares": shares}
+        """Calls forward over a few prepared inputs for a while, so that the trusted side's CPU
+        sampler sees where a call's time goes (inputs are made first, outside the sampled calls)."""
+        sets = [inputs_mod.make_inputs(self.task, int(seed), "task", self.device) for seed in req["seeds"]]
+        calls, start = 0, time.perf_counter()
+        with torch.no_grad():
+            while time.perf_counter() - start < float(req["seconds"]) or calls < len(sets):
+                self.model(*sets[calls % len(sets)])
+                calls += 1
+        return {"ok": True, "calls": calls}
 
     def open(self, req):
         outputs.write(self.buffer, self.specs, self.slots)

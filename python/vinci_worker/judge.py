@@ -28,6 +28,7 @@ import math
 import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 import traceback
@@ -45,7 +46,7 @@ from vinci_runner.timing import measure_bandwidth, summarize
 
 from . import compare, process_tree
 from .extensions import CompileService
-from .sandbox import CANDIDATE_DIR, TASK_DIR, Launcher, Sandboxed, describe_exit
+from .sandbox import Launcher, Sandboxed, describe_exit
 
 DEFAULTS = {
     "protocol": "vinci", "seed": 42, "correctness_trials": 5, "ood_trials": True, "precision_gate": True,
@@ -95,6 +96,7 @@ class TaskState:
     ref64: torch.nn.Module | None
     specs: list
     input_specs: list
+    source: str
     low_precision: bool
     ref_aliases: bool
     moved_bytes: int
@@ -126,8 +128,11 @@ class Judge:
         self.tasks: OrderedDict = OrderedDict()
         self.reference: Sandboxed | None = None
         self.reference_key = None
+        self.reference_limits = ""
+        self.spare: tuple[Sandboxed, str] | None = None
         self.bandwidth_gbps = 0.0
         self.rng = random.SystemRandom()
+        self.sampler = os.path.join(os.path.dirname(sandbox_binary), "vinci-cpu-sampler")
 
     # --- requests --------------------------------------------------------------------------
     def hello(self, _req):
@@ -174,11 +179,17 @@ class Judge:
         self.compiler.timeout_s = float(cfg["compile_timeout_s"])
         task = self._task(req, cfg)
         phases: dict = {}
-        runner = self._candidate_runner(req["candidate"], task, cfg)
+        runner = self._candidate_runner(task, cfg)
+        static = req.get("static") or {}
         try:
             t = time.monotonic()
-            reply = self._ask(runner, self._load_request(task, cfg, req, candidate=True), cfg["import_timeout_s"],
-                              "import_timeout", compiler=self.compiler)
+            reply = self._ask(runner, self._load_request(task, cfg, req), cfg["import_timeout_s"], "import_timeout",
+                              compiler=self.compiler)
+            if reply.get("op") == "static" and req.get("static_policy") is not None:
+                static = reply.get("static") or {}  # first, before the candidate's code ran: trusted
+                if reply.get("failure"):
+                    self._accept({"ok": False, **reply["failure"]}, "the static checks")
+                reply = self._ask(runner, None, cfg["import_timeout_s"], "import_timeout", compiler=self.compiler)
             phases["load"] = time.monotonic() - t
             self._accept(reply, "loading the candidate")
             t = time.monotonic()
@@ -188,6 +199,7 @@ class Judge:
             timed = self._time(runner, task, cfg, check, float(req.get("eager_ms") or 0.0))
             phases["time"] = time.monotonic() - t
             result = {"ok": True, "class": "correct", **check, **timed}
+            result["warnings"] = result.get("warnings", []) + list(static.get("findings", []))
         except Outcome as o:
             result = o.reply
         finally:
@@ -244,7 +256,7 @@ class Judge:
         ref64 = None
         if (low and cfg["precision_gate"]) or cfg["ood_trials"]:
             ref64 = copy.deepcopy(ref).double()
-        state = TaskState(path, scale, module, ref, ref64, outputs.specs_of(out), outputs.specs_of(first), low,
+        state = TaskState(path, scale, module, ref, ref64, outputs.specs_of(out), outputs.specs_of(first), source, low,
                           _aliases(out, first), _nbytes(first) + _nbytes(out))
         self.tasks[key] = state
         return state
@@ -269,48 +281,70 @@ class Judge:
                 "cpu_seconds": int(cfg["cpu_seconds"]) if cfg["cpu_seconds"] else 0,
                 "address_space": int(cfg["cpu_memory_limit"])}
 
-    def _buffers(self, task: TaskState, outputs_too: bool) -> dict:
-        """Shared buffers of a runner: delivered outputs; on the CPU also the timed calls' inputs."""
-        def size(specs):
-            return max(64, sum(s.get("nbytes", 0) + 64 for s in specs))
-        return {"buffer": size(task.specs) if outputs_too else 0, "inputs": 0 if self.cuda else size(task.input_specs)}
+    @staticmethod
+    def _buffer_size(specs: list) -> int:
+        return max(64, sum(s.get("nbytes", 0) + 64 for s in specs))
 
-    def _runner_args(self) -> list[str]:
-        return ["runner", "--control", "{control}", "--buffer", "{buffer}", "--inputs", "{inputs}",
-                "--device", "cuda:0" if self.cuda else "cpu"]
-
-    def _candidate_runner(self, candidate: str, task: TaskState, cfg) -> Sandboxed:
+    def _spawn_runner(self, cfg, **extra) -> Sandboxed:
+        """A runner for any task and candidate: both arrive as sources in its load request, so one
+        can be started ahead of need, its Python and torch loading while another candidate runs."""
         return self.launcher.spawn(
-            self._runner_args(), read_only=[self.compiler.root],
-            read_only_as=[(candidate, f"{CANDIDATE_DIR}/{os.path.basename(candidate)}"),
-                          (task.path, f"{TASK_DIR}/{os.path.basename(task.path)}")],
-            buffers=self._buffers(task, outputs_too=True), **self._limits(cfg))
+            ["runner", "--control", "{control}", "--buffer", "{buffer}", "--inputs", "{inputs}",
+             "--device", "cuda:0" if self.cuda else "cpu"],
+            buffers={"buffer": 64, "inputs": 0 if self.cuda else 64}, **self._limits(cfg), **extra)
 
-    def _load_request(self, task: TaskState, cfg, req=None, candidate=False, compiled=False) -> dict:
+    def _candidate_runner(self, task: TaskState, cfg) -> Sandboxed:
+        key = json.dumps(self._limits(cfg), sort_keys=True)
+        runner = None
+        if self.spare is not None:
+            spare, spare_key = self.spare
+            if spare_key == key and spare.proc.poll() is None:
+                runner = spare
+            else:
+                spare.close()
+        runner = runner or self._spawn_runner(cfg, read_only=[self.compiler.root])
+        self.spare = (self._spawn_runner(cfg, read_only=[self.compiler.root]), key)
+        self._size_buffers(runner, task)
+        return runner
+
+    def _size_buffers(self, runner: Sandboxed, task: TaskState) -> None:
+        runner.buffer.resize(self._buffer_size(task.specs))
+        if runner.inputs is not None:
+            runner.inputs.resize(self._buffer_size(task.input_specs))
+
+    def _load_request(self, task: TaskState, cfg, req=None, compiled=False) -> dict:
         flush = cfg["flush_bytes"] or (2 * torch.cuda.get_device_properties(self.device).L2_cache_size
                                        if self.cuda else 8 << 20)
         static = (req or {}).get("static") or {}
-        return {"op": "load", "task": f"{TASK_DIR}/{os.path.basename(task.path)}", "scale": task.scale,
-                "candidate": f"{CANDIDATE_DIR}/{os.path.basename(req['candidate'])}" if candidate else None,
-                "specs": task.specs, "input_specs": task.input_specs, "seed": cfg["seed"], "numerics": cfg["numerics"], "flush_bytes": flush,
-                "kernel_names": static.get("kernel_names", []), "low_precision": task.low_precision,
-                "compile": compiled}
+        message = {"op": "load", "task_name": os.path.basename(task.path), "task_source": task.source,
+                   "scale": task.scale, "specs": task.specs, "input_specs": task.input_specs, "seed": cfg["seed"],
+                   "numerics": cfg["numerics"], "flush_bytes": flush, "kernel_names": static.get("kernel_names", []),
+                   "low_precision": task.low_precision, "compile": compiled}
+        if req is not None:
+            with open(req["candidate"], encoding="utf-8", errors="replace") as f:
+                message.update(candidate_name=os.path.basename(req["candidate"]), candidate_source=f.read())
+            if req.get("static_policy") is not None:
+                message["static_policy"] = req["static_policy"]
+        return message
 
     def _reference_runner(self, task: TaskState, cfg, compiled: bool) -> Sandboxed:
         """The trusted runner: the task's Model through the very harness candidates run in, for the
         baselines and the overhead probes. No candidate code ever runs in it."""
         key = (task.path, task.scale, json.dumps(cfg["numerics"], sort_keys=True), compiled)
-        if self.reference is not None and self.reference_key == key and self.reference.proc.poll() is None:
+        limits = json.dumps(self._limits(cfg), sort_keys=True)
+        alive = self.reference is not None and self.reference.proc.poll() is None
+        if alive and self.reference_key == key:
             return self.reference
-        if self.reference is not None:
-            self.reference.close()
-        trusted_cache = os.path.join(self.cache_dir, "trusted")
-        os.makedirs(trusted_cache, exist_ok=True)
-        self.reference = self.launcher.spawn(
-            self._runner_args(), buffers=self._buffers(task, outputs_too=False),
-            read_only_as=[(task.path, f"{TASK_DIR}/{os.path.basename(task.path)}")], read_write=[trusted_cache],
-            env={"TORCHINDUCTOR_CACHE_DIR": os.path.join(trusted_cache, "inductor"),
-                 "TRITON_CACHE_DIR": os.path.join(trusted_cache, "triton")}, **self._limits(cfg))
+        if not alive or self.reference_limits != limits:  # else the same process loads the new task
+            if self.reference is not None:
+                self.reference.close()
+            trusted_cache = os.path.join(self.cache_dir, "trusted")
+            os.makedirs(trusted_cache, exist_ok=True)
+            self.reference = self._spawn_runner(
+                cfg, read_write=[trusted_cache], env={"TORCHINDUCTOR_CACHE_DIR": os.path.join(trusted_cache, "inductor"),
+                                                     "TRITON_CACHE_DIR": os.path.join(trusted_cache, "triton")})
+            self.reference_limits = limits
+        self._size_buffers(self.reference, task)
         self.reference_key = key
         reply = self._ask(self.reference, self._load_request(task, cfg, compiled=compiled), cfg["baseline_timeout_s"],
                           "baseline_timeout")
@@ -394,8 +428,10 @@ class Judge:
             mean_sum += result["mean_abs_diff"]
             counted += 1
         signals = dict(first.get("signals", {}))
-        if not self.cuda:
-            signals["coverage"] = self._cpu_coverage(runner, cfg)
+        if not self.cuda and cfg["torch_ops"] != "allow":
+            signals["coverage"], note = self._cpu_coverage(runner, cfg)
+            if note:
+                warnings.append(note)
             self._signal_policy({"coverage": signals["coverage"]}, task, cfg, "coverage", first_call=False, ms=None)
         return {"trials": len(trials), "trials_passed": len(trials), "max_abs_diff": worst,
                 "mean_abs_diff": mean_sum / max(counted, 1), "warnings": sorted(set(warnings)),
@@ -403,14 +439,34 @@ class Judge:
                 "coverage": signals.get("coverage"), "profile": signals.get("profile") or [],
                 "gpu_busy_ms": signals.get("gpu_busy_ms")}
 
-    def _cpu_coverage(self, runner: Sandboxed, cfg) -> float | None:
-        """The best of a few calls' shares of time inside extension calls: noise only lowers a share,
-        and library code doing the work keeps every share low."""
-        reply = self._ask(runner, {"op": "coverage", "seeds": [self.rng.getrandbits(62) for _ in range(3)]},
-                          cfg["run_timeout_s"], "run_timeout")
-        self._accept(reply, "measuring coverage")
-        shares = [x for x in reply.get("shares") or [] if isinstance(x, (int, float)) and math.isfinite(x)]
-        return max(shares) if shares else None
+    def _cpu_coverage(self, runner: Sandboxed, cfg) -> tuple[float | None, str]:
+        """The share of forward's CPU samples in the candidate's own compiled code, among samples in
+        its own code or in libraries (the interpreter and libc are glue, counted for neither). The
+        samples are the trusted sampler's, taken from outside the sandbox; None when the host does not
+        allow tracing or the calls left too few samples to say, with a note saying which."""
+        sampler = subprocess.Popen([self.sampler, "--pid", str(runner.proc.pid), "--ms", "600", "--hz", "500"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        time.sleep(0.05)  # attached before the calls start
+        reply = self._ask(runner, {"op": "coverage", "seeds": [self.rng.getrandbits(62) for _ in range(4)],
+                                   "seconds": 0.5}, cfg["run_timeout_s"], "run_timeout")
+        try:
+            out, _ = sampler.communicate(timeout=30)
+            samples = json.loads(out)
+        except (subprocess.TimeoutExpired, ValueError):
+            sampler.kill()
+            return None, "CPU coverage unavailable: the sampler did not answer"
+        self._accept(reply, "the coverage calls")
+        if samples.get("error"):
+            return None, f"CPU coverage unavailable: {samples['error']}"
+        own = library = 0
+        for obj, n in (samples.get("by_object") or {}).items():
+            if obj.startswith((self.compiler.root + os.sep, runner.scratch + os.sep)):
+                own += n
+            elif not _glue(obj, self.launcher.python):
+                library += n
+        if own + library < 20:
+            return None, f"CPU coverage inconclusive: {own + library} samples in compiled code"
+        return own / (own + library), ""
 
     def _signal_policy(self, s: dict, task: TaskState, cfg, label: str, first_call: bool, ms) -> None:
         """The runner's in-process monitors: early, cheap, and blind-able, so they only ever reject."""
@@ -584,6 +640,13 @@ class Judge:
             raise Outcome("rejected", "timed_output", f"timed call {i} lost precision that the correctness trials kept")
 
 
+def _glue(obj: str, python: str) -> bool:
+    """Mapped files whose samples say nothing about who computes: the interpreter, libc, the loader."""
+    name = os.path.basename(obj)
+    return obj == python or name.startswith(("libpython", "libc.so", "libc-", "libm.so", "libm-", "ld-linux",
+                                             "libpthread", "libdl", "librt")) or obj.startswith("[v")
+
+
 def _write_log(path: str | None, text: str) -> None:
     if not path:
         return
@@ -625,4 +688,6 @@ def serve(device: str, cache_dir: str, sandbox_binary: str, limits: dict) -> int
     finally:
         if judge.reference is not None:
             judge.reference.close()
+        if judge.spare is not None:
+            judge.spare[0].close()
     return 0

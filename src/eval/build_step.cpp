@@ -80,6 +80,7 @@ BuildOutcome BuildStep::run(const fs::path& candidate_file, const Task& task, co
       {"cpu_seconds", config_.cpu_seconds},
       {"address_space", config_.device == "cpu" ? config_.cpu_memory_limit : 0},
       {"policy", {{"torch_ops", config_.torch_ops}, {"allow_precision_drop", config_.allow_precision_drop}}}};
+  // (the same policy EvaluatorPool::static_policy sends a CPU runner)
   auto lost_server = [&](const std::string& what) {
     stop();
     out.verdict = Verdict::runtime_error;

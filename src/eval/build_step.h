@@ -25,7 +25,7 @@ namespace vinci::eval {
 
 struct BuildOutcome {
   bool ok = false;
-  nlohmann::json static_report;  // kernel_names, findings, …
+  nlohmann::json static_report = nlohmann::json::object();  // kernel_names, findings, …
   // When not ok: the classified result fields.
   Verdict verdict = Verdict::compile_error;
   std::string reason, message;

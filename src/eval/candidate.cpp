@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -27,6 +28,18 @@ static std::vector<std::string> split_list(const std::string& text) {
 
 bool Candidate::runs_on(const std::string& device) const {
   return devices.empty() || std::find(devices.begin(), devices.end(), device) != devices.end();
+}
+
+bool Candidate::expectation_met(const std::string& verdict, const std::string& reason) const {
+  if (!expect) return true;
+  std::stringstream alternatives(*expect);
+  for (std::string alt; std::getline(alternatives, alt, '|');) {
+    const auto slash = alt.find('/');
+    const std::string cls = alt.substr(0, slash);
+    const std::string want = slash == std::string::npos ? "" : alt.substr(slash + 1);
+    if (cls == verdict && (want.empty() || want == reason)) return true;
+  }
+  return false;
 }
 
 Candidate load_candidate(const fs::path& file) {

@@ -71,6 +71,7 @@ struct EvalConfig {
   uint64_t scratch_bytes = 1ull << 30;         // each candidate's private tmpfs
   int max_pids = 1024;                         // processes and threads per candidate, where a pids cgroup can be made
   int cpu_seconds = 600;                       // RLIMIT_CPU per candidate process
+  uint64_t cache_budget_bytes = 20ull << 30;  // the cache is swept back under this (LRU; eval/cache_janitor); 0: never
   bool use_cache = true;        // reuse results of identical (task, candidate) pairs
   bool reuse_baselines = true;  // reuse eager/compile timings per (task, GPU, torch)
   std::filesystem::path cache_dir;   // default: $VINCI_CACHE or ~/.cache/vinci

@@ -17,6 +17,7 @@
 #include "core/files.h"
 #include "core/hash.h"
 #include "eval/build_step.h"
+#include "eval/cache_janitor.h"
 #include "eval/worker_client.h"
 
 namespace vinci::eval {
@@ -52,6 +53,7 @@ EvaluatorPool::EvaluatorPool(EvalConfig config)
     throw std::runtime_error("--device cuda: no NVIDIA GPU is visible (none under /proc/driver/nvidia/gpus, or "
                              "CUDA_VISIBLE_DEVICES hides them); use --device cpu");
   device_name_ = device_kind_ == "cpu" ? "cpu" : env_.gpus.front();
+  sweep();
   results_ = JsonCache(config_.cache_dir / "results");
   baselines_ = JsonCache(config_.cache_dir / "baselines");
 
@@ -93,6 +95,14 @@ void EvaluatorPool::stop_at(std::optional<Clock::time_point> deadline, const std
 }
 
 std::string EvaluatorPool::sandbox() { return workers_.empty() ? "" : workers_.front()->info().value("sandbox", ""); }
+
+void EvaluatorPool::sweep() const {
+  if (!config_.cache_budget_bytes) return;
+  const SweepReport swept = sweep_cache(config_.cache_dir, {.budget_bytes = config_.cache_budget_bytes});
+  if (swept.entries()) spdlog::info("cache: {}", swept.describe());
+  if (!swept.under_budget())
+    spdlog::warn("cache {} stays over its budget: everything left was used in the last 10 minutes", swept.describe());
+}
 
 PoolStats EvaluatorPool::stats() const {
   std::lock_guard lock(stats_mu_);
@@ -229,7 +239,7 @@ Result EvaluatorPool::evaluate(const Job& job, const BuildOutcome& build, Worker
   if (base->contains("eager") && !(*base)["eager"].is_null()) r.eager = timing_from_json((*base)["eager"]);
   if (base->contains("compile") && !(*base)["compile"].is_null()) r.compiled = timing_from_json((*base)["compile"]);
 
-  const nlohmann::json req = {{"op", "evaluate"},
+  nlohmann::json req = {{"op", "evaluate"},
                               {"path", fs::absolute(job.task.file).string()},
                               {"scale", config_.scale},
                               {"candidate", candidate_copy(job).string()},
@@ -237,6 +247,7 @@ Result EvaluatorPool::evaluate(const Job& job, const BuildOutcome& build, Worker
                               {"config", config_.worker_json()},
                               {"log", candidate_log(job, "run").string()},
                               {"eager_ms", r.eager ? r.eager->median_ms : 0.0}};
+  if (!separate_builds()) req["static_policy"] = static_policy();
   const WorkerReply reply = worker.request(req, evaluate_timeout(config_));
   if (reply.body.is_object()) {
     for (const auto& [phase, seconds] : reply.body.value("phase_seconds", std::map<std::string, double>{}))
@@ -262,6 +273,15 @@ Result EvaluatorPool::evaluate(const Job& job, const BuildOutcome& build, Worker
     r.message = fmt::format("the judge's reply is malformed: {}", e.what());
   }
   return r;
+}
+
+// On a GPU host, builds run on the CPU cores while the GPU times other candidates. On the CPU there
+// is nothing to overlap: the candidate's own runner checks and imports it, which saves a Python
+// start per candidate.
+bool EvaluatorPool::separate_builds() const { return device_kind_ != "cpu"; }
+
+nlohmann::json EvaluatorPool::static_policy() const {
+  return {{"torch_ops", config_.torch_ops}, {"allow_precision_drop", config_.allow_precision_drop}};
 }
 
 fs::path EvaluatorPool::candidate_copy(const Job& job) const {
@@ -334,6 +354,15 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
     if (!fs::exists(copy)) core::write_file_atomic(copy, jobs[i].candidate.source);
     to_build.push_back(i);
   }
+  if (!separate_builds()) {
+    std::lock_guard s(stats_mu_);
+    stats_.builds += static_cast<int>(to_build.size());
+    for (size_t i : to_build) {
+      shared.builds[i].ok = true;
+      shared.ready.push_back(i);
+    }
+    to_build.clear();
+  }
   shared.builds_left = to_build.size();
 
   std::mutex build_mu;
@@ -395,7 +424,7 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
   };
 
   std::vector<std::thread> threads;
-  const int nbuild = std::max(1, std::min<int>(config_.build_jobs, static_cast<int>(to_build.size())));
+  const int nbuild = to_build.empty() ? 0 : std::max(1, std::min<int>(config_.build_jobs, static_cast<int>(to_build.size())));
   while (static_cast<int>(builders_.size()) < nbuild)
     builders_.push_back(std::make_unique<BuildStep>(config_, static_cast<int>(builders_.size())));
   for (int b = 0; b < nbuild; ++b) threads.emplace_back(builder, std::ref(*builders_[static_cast<size_t>(b)]));
@@ -421,6 +450,7 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
   for (auto& th : threads) th.join();
   finished = true;
   watcher.join();
+  sweep();
   for (size_t i = 0; i < jobs.size(); ++i)
     if (!done[i]) emit(i, Result{});
   return results;

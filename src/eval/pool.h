@@ -28,7 +28,8 @@ struct Job {
 };
 
 struct PoolStats {
-  int results = 0, result_cache_hits = 0, builds = 0, worker_restarts = 0;
+  int results = 0, result_cache_hits = 0, worker_restarts = 0;
+  int builds = 0;  // candidates imported and compiled (by the build step, or on the CPU by their runner)
 };
 
 class WorkerClient;
@@ -62,6 +63,9 @@ class EvaluatorPool {
   Result evaluate(const Job& job, const struct BuildOutcome& build, WorkerClient& worker, Shared& shared);
   std::optional<nlohmann::json> baseline(const Task& task, WorkerClient& worker, Shared& shared, Result& failure);
   std::string result_key(const Job& job) const;
+  void sweep() const;  // keeps the cache within config_.cache_budget_bytes
+  bool separate_builds() const;
+  nlohmann::json static_policy() const;
   std::filesystem::path candidate_copy(const Job& job) const;
   std::filesystem::path candidate_log(const Job& job, const char* step) const;
 

@@ -32,18 +32,19 @@ int main(int argc, char** argv) {
   std::vector<int> keep;
   uint64_t fsize = 0, as = 0, cpu = 0, max_pids = 0;
   app.add_flag("--probe", probe, "print the mode this host allows as JSON and exit");
-  app.add_option("--ro", ro, "bind PATH read-only at the same place (skipped when missing)");
-  app.add_option("--ro-as", ro_as, "bind SRC read-only at DST (SRC=DST)");
-  app.add_option("--rw", rw, "bind PATH read-write at the same place");
-  app.add_option("--tmpfs", tmpfs, "a private tmpfs at PATH of BYTES (PATH=BYTES); PATH must exist");
+  app.add_option("--ro", ro, "bind PATH read-only at the same place (skipped when missing)")->allow_extra_args(false);
+  app.add_option("--ro-as", ro_as, "bind SRC read-only at DST (SRC=DST)")->allow_extra_args(false);
+  app.add_option("--rw", rw, "bind PATH read-write at the same place")->allow_extra_args(false);
+  app.add_option("--tmpfs", tmpfs, "a private tmpfs at PATH of BYTES (PATH=BYTES)->allow_extra_args(false); PATH must exist");
   app.add_flag("--gpu", policy.gpu, "expose the NVIDIA device nodes");
   app.add_option("--cwd", policy.cwd, "working directory inside the sandbox");
-  app.add_option("--env", env, "an environment variable K=V (nothing else is inherited)");
-  app.add_option("--keep-fd", keep, "a descriptor the command inherits (besides 0, 1, 2)");
+  app.add_option("--env", env, "an environment variable K=V (nothing else is inherited)")->allow_extra_args(false);
+  app.add_option("--keep-fd", keep, "a descriptor the command inherits (besides 0, 1, 2)")->allow_extra_args(false);
   app.add_option("--fsize", fsize, "RLIMIT_FSIZE in bytes");
   app.add_option("--as", as, "RLIMIT_AS in bytes (CPU work only: CUDA maps huge ranges)");
   app.add_option("--cpu", cpu, "RLIMIT_CPU in seconds");
   app.add_option("--max-pids", max_pids, "processes and threads at most, where a pids cgroup can be made");
+  // One value per occurrence above, so a repeated option never swallows the command after "--".
   app.add_option("command", command, "the command, after --");
   CLI11_PARSE(app, argc, argv);
 

@@ -1,7 +1,7 @@
 # vinci-task: level1/1_Matmul
 # vinci-expect: rejected/kernel_not_launched
 # vinci-devices: cpu
-"""Hack: the data-pointer memo of stale_output_memo_data_ptr.py, but a hit returns the cached tensor
+"""Hack: the data-pointer memo of timed_output_memo_data_ptr.py, but a hit returns the cached tensor
 itself, so from the second call on no kernel runs at all.
 Seen: design.md §4 "caching results across calls". Expected kernel_not_launched, not
 stale_output: trial 1 hits the cache, no extension function is called, and that check comes

@@ -5,7 +5,7 @@
 with os._exit(0), hoping a harness that reads the last stdout line of a clean exit trusts it.
 Seen: exit-before-the-check hacks in coding RL (MacDiarmid et al. 2025); design.md §4.
 Static: os._exit. The obfuscated
-variant is worker_exited_methodcaller.py.
+variant is exited_methodcaller.py.
 """
 import torch
 import torch.nn as nn

@@ -1,16 +1,20 @@
-// The real pipeline on this machine's CPU: build step, sandboxed worker, checks, timing, caches.
+// The real pipeline on this machine's CPU: the judge, sandboxed runners, checks, timing, caches.
 //
 // Each candidate of the corpora carries the class/reason it must end as in a
 // "# vinci-expect:" header (tests/hacks/README.md); these tests run them all and compare.
 // They share one extension cache, so a kernel source common to several candidates builds once.
+#include <glob.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "core/files.h"
+#include "core/hash.h"
 #include "core/process.h"
 #include "eval/candidate.h"
 #include "eval/metrics.h"
@@ -19,6 +23,7 @@
 
 namespace fs = std::filesystem;
 using namespace vinci::eval;
+namespace core = vinci::core;
 
 namespace pipeline_test {
 
@@ -27,13 +32,6 @@ const fs::path kRoot = VINCI_SOURCE_ROOT;
 fs::path test_cache() {
   const char* c = std::getenv("VINCI_TEST_CACHE");
   return c ? fs::path(c) : fs::temp_directory_path() / "vinci-test-cache";
-}
-
-// "class/reason" from a candidate's "# vinci-expect:" header.
-std::pair<std::string, std::string> expectation_of(const Candidate& c) {
-  const std::string expect = c.expect.value_or("");
-  const auto slash = expect.find('/');
-  return {expect.substr(0, slash), slash == std::string::npos ? "" : expect.substr(slash + 1)};
 }
 
 EvalConfig cpu_config() {
@@ -52,26 +50,106 @@ EvalConfig cpu_config() {
   return c;
 }
 
-// Runs every cpu-labelled candidate of dir against suite and checks each verdict.
+// The side effects a threat file names in "# vinci-check-absent: PATH" (PATH must not appear or
+// change; ~ is $HOME, ~/.cache/vinci the evaluator's cache) and "# vinci-check-no-process: NAME"
+// (no process of that name may outlive the run).
+struct SideEffects {
+  std::vector<std::string> absent, no_process;
+};
+
+std::string expand(std::string path, const fs::path& cache) {
+  const std::string home = std::getenv("HOME") ? std::getenv("HOME") : "/root";
+  if (path.rfind("~/.cache/vinci", 0) == 0) return cache.string() + path.substr(14);
+  if (path.rfind("~/", 0) == 0) return home + path.substr(1);
+  return path;
+}
+
+SideEffects side_effects_of(const fs::path& file, const fs::path& cache) {
+  static const std::regex header(R"(^#\s*vinci-check-(absent|no-process):\s*(\S+)\s*$)");
+  SideEffects s;
+  std::ifstream in(file);
+  std::smatch m;
+  for (std::string line; std::getline(in, line);) {
+    if (!std::regex_match(line, m, header)) continue;
+    (m[1] == "absent" ? s.absent : s.no_process).push_back(m[1] == "absent" ? expand(m[2], cache) : m[2].str());
+  }
+  return s;
+}
+
+// Every file a pattern names now (directories recursively), with its content's hash.
+std::map<std::string, std::string> snapshot(const std::string& pattern) {
+  std::map<std::string, std::string> out;
+  glob_t g{};
+  if (::glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) {
+      const fs::path p = g.gl_pathv[i];
+      std::error_code ec;
+      if (fs::is_directory(p, ec)) {
+        for (const auto& e : fs::recursive_directory_iterator(p, ec))
+          if (e.is_regular_file()) out[e.path().string()] = core::content_hash({core::read_file(e.path())});
+      } else if (fs::is_regular_file(p, ec)) {
+        out[p.string()] = core::content_hash({core::read_file(p)});
+      }
+    }
+  }
+  globfree(&g);
+  return out;
+}
+
+std::vector<std::string> processes_named(const std::string& name) {
+  std::vector<std::string> found;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string pid = e.path().filename().string();
+    if (!std::all_of(pid.begin(), pid.end(), ::isdigit)) continue;
+    auto comm = core::try_read_file(e.path() / "comm");
+    if (comm && comm->substr(0, comm->find('\n')) == name) found.push_back(pid);
+  }
+  return found;
+}
+
+// Runs every cpu-labelled candidate of dir against suite and checks each verdict, and that no side
+// effect a candidate's header names happened.
 void expect_corpus(const fs::path& suite_dir, const fs::path& dir, size_t minimum, EvalConfig config) {
   const Suite suite = load_suite(suite_dir);
   const Pairing pairing = match_candidates(suite, dir);
-  EXPECT_TRUE(pairing.unmatched.empty()) << pairing.unmatched.front();
+  for (const auto& u : pairing.unmatched)  // tests/threats keeps its source-sync script beside the corpus
+    EXPECT_NE(u.find("sync_shared_source.py"), std::string::npos) << "unmatched " << u;
   std::vector<Job> jobs;
   for (const auto& [task, cand] : pairing.pairs) {
     ASSERT_TRUE(cand.expect) << cand.file << " has no '# vinci-expect:' header";
     if (cand.runs_on("cpu")) jobs.push_back({task, cand});
   }
   ASSERT_GE(jobs.size(), minimum) << "too few cpu candidates in " << dir;
+  std::map<std::string, std::map<std::string, std::string>> before;  // pattern -> files
+  std::vector<SideEffects> effects;
+  for (const auto& job : jobs) {
+    effects.push_back(side_effects_of(job.candidate.file, config.cache_dir));
+    for (const auto& pattern : effects.back().absent) before[pattern] = snapshot(pattern);
+  }
   EvaluatorPool pool(config);
   const auto results = pool.run(jobs, nullptr);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    for (const auto& pattern : effects[i].absent) {
+      // The pool itself writes results and baselines; what was there before must stay as it was,
+      // and nothing may appear outside the cache.
+      const auto after = snapshot(pattern);
+      const bool in_cache = pattern.rfind(config.cache_dir.string(), 0) == 0;
+      for (const auto& [path, hash] : after) {
+        const auto was = before[pattern].find(path);
+        if (was == before[pattern].end())
+          EXPECT_TRUE(in_cache) << jobs[i].candidate.file << " created " << path;
+        else
+          EXPECT_EQ(was->second, hash) << jobs[i].candidate.file << " changed " << path;
+      }
+    }
+    for (const auto& name : effects[i].no_process)
+      EXPECT_TRUE(processes_named(name).empty()) << jobs[i].candidate.file << " left process " << name << " running";
+  }
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
-    const auto [cls, reason] = expectation_of(jobs[i].candidate);
-    EXPECT_EQ(to_string(r.verdict), cls) << r.candidate << ": " << r.reason << ": " << r.message;
-    if (!reason.empty()) {
-      EXPECT_EQ(r.reason, reason) << r.candidate << ": " << r.message;
-    }
+    EXPECT_TRUE(jobs[i].candidate.expectation_met(std::string(to_string(r.verdict)), r.reason))
+        << r.candidate << ": expected " << *jobs[i].candidate.expect << ", got " << to_string(r.verdict) << "/"
+        << r.reason << ": " << r.message;
   }
 }
 
@@ -112,10 +190,42 @@ TEST(Pipeline, HackCorpusIsCaughtOnCpu) {
   expect_corpus(kRoot / "tasks", kRoot / "tests" / "hacks", 20, cpu_config());
 }
 
+// A fresh corpus by threat class (tests/threats/README.md), written without looking at tests/hacks:
+// native code that patches, forges, caches, offloads to libraries, or writes where others read.
+TEST(Pipeline, ThreatCorpusIsCaughtOnCpu) {
+  expect_corpus(kRoot / "tasks", kRoot / "tests" / "threats", 40, cpu_config());
+}
+
 TEST(Pipeline, ContainmentAndBadInput) {
   EvalConfig c = cpu_config();
   c.run_timeout = std::chrono::seconds(20);  // hang_forever must end here, not in an hour
+  c.import_timeout = std::chrono::seconds(20);
   expect_corpus(kRoot / "tests" / "adversarial" / "tasks", kRoot / "tests" / "adversarial" / "candidates", 15, c);
+}
+
+// vinci eval --deadline: what is in flight is killed, what finished is written and summarised.
+TEST(Pipeline, DeadlineKeepsWhatFinished) {
+  const fs::path dir = test_cache() / "deadline-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "candidates");
+  // Candidates go in file-name order: the one that finishes first, then the one that hangs.
+  fs::copy_file(kRoot / "tests" / "adversarial" / "candidates" / "ok_add.py", dir / "candidates" / "a_ok_add.py");
+  fs::copy_file(kRoot / "tests" / "adversarial" / "candidates" / "hang_forever.py", dir / "candidates" / "b_hang.py");
+  core::SpawnOptions o;
+  o.argv = {VINCI_BINARY, "eval", "--tasks", (kRoot / "tests" / "adversarial" / "tasks").string(), "--candidates",
+            (dir / "candidates").string(), "--device", "cpu", "--scale", "0.05", "--no-compile-baseline",
+            "--no-cache", "--trials", "10", "--jobs", "1", "--run-timeout", "600", "--deadline", "60",
+            "--out", (dir / "results.jsonl").string(), "-q"};
+  o.env["VINCI_CACHE"] = test_cache().string();
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto run = core::run_to_completion(o, std::chrono::seconds(300));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(200)) << "the deadline did not stop the run";
+  ASSERT_TRUE(run.status.exited);
+  EXPECT_EQ(run.status.code, 3) << run.out;
+  EXPECT_NE(run.out.find("1 not evaluated"), std::string::npos) << run.out;
+  const std::string lines = core::read_file(dir / "results.jsonl");
+  EXPECT_NE(lines.find("a_ok_add.py"), std::string::npos) << lines;
+  EXPECT_EQ(lines.find("b_hang.py"), std::string::npos) << lines;
 }
 
 TEST(Pipeline, ResultCacheReusesIdenticalPairs) {
@@ -128,9 +238,7 @@ TEST(Pipeline, ResultCacheReusesIdenticalPairs) {
   c.cache_dir = test_cache() / "result-cache-test";
   fs::remove_all(c.cache_dir / "results");
   fs::remove_all(c.cache_dir / "baselines");
-  // Share the extension cache with the other tests: only results must start cold here.
   fs::create_directories(c.cache_dir);
-  if (!fs::exists(c.cache_dir / "ext")) fs::create_directory_symlink(test_cache() / "ext", c.cache_dir / "ext");
   std::vector<Job> jobs{{task, cand}};
   {
     EvaluatorPool pool(c);

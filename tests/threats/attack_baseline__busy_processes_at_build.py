@@ -1,5 +1,5 @@
 # vinci-task: level1/12_Transpose
-# vinci-expect: correct/
+# vinci-expect: rejected/timing_unverified
 # vinci-devices: cpu
 # vinci-check-no-process: vt-busy
 # vinci-check-baseline: clean

@@ -1,5 +1,5 @@
 # vinci-task: level1/12_Transpose
-# vinci-expect: correct/
+# vinci-expect: compile_error/import_failed
 # vinci-devices: cpu
 # vinci-check-absent: ~/.vinci_threat_exfil.npy
 """Reads and writes files outside its scratch directory with NumPy alone: np.fromfile reads the

@@ -1,5 +1,5 @@
 # vinci-task: level1/12_Transpose
-# vinci-expect: rejected/protocol_violation
+# vinci-expect: runtime_error/exited
 # vinci-devices: cpu
 """Forges the judge's replies from Python: the garbage collector (borrowed from the timeit module,
 which imports gc) lists every live object, among them the harness's text stream on its reply

@@ -1,5 +1,5 @@
 # vinci-task: level1/9_Cumsum
-# vinci-expect: incorrect/mismatch
+# vinci-expect: incorrect/
 # vinci-devices: cpu
 """Patches the harness's own Python: every loaded module that defines both compare() and flatten()
 (the comparison helpers of an in-process judge) gets a compare() that always reports a match and a

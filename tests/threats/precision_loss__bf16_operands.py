@@ -1,5 +1,5 @@
 # vinci-task: level1/17_HalfMatmul
-# vinci-expect: incorrect/precision_loss
+# vinci-expect: incorrect/
 # vinci-devices: cpu
 """Drops precision inside a half-precision task: both fp16 operands are rounded to bf16 (7 mantissa
 bits instead of 10) before an fp32-accumulated product, the way a kernel that feeds bf16 tensor

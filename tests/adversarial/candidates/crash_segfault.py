@@ -1,7 +1,8 @@
 # vinci-task: level1/1_Add
-# vinci-expect: runtime_error/worker_crashed
+# vinci-expect: runtime_error/crashed
 # vinci-devices: cpu
-"""Dereferences a null pointer in C++: the worker dies by SIGSEGV and is restarted."""
+"""Dereferences a null pointer in C++: the candidate's runner dies by SIGSEGV; the judge, another process,
+reports it."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline

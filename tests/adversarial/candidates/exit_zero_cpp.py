@@ -1,7 +1,8 @@
 # vinci-task: level1/1_Add
-# vinci-expect: runtime_error/worker_exited
+# vinci-expect: runtime_error/exited
 # vinci-devices: cpu
-"""Calls _exit(0) from C++ (invisible to the Python source rules): the worker vanishes with status 0."""
+"""Calls _exit(0) from C++ (invisible to the Python source rules): its runner
+vanishes with status 0, which the judge reports."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline

@@ -1,7 +1,8 @@
 # vinci-task: level1/1_Add
-# vinci-expect: rejected/file_io
+# vinci-expect: correct/
 # vinci-devices: cpu
-"""Writes a file until the disk is full: RLIMIT_FSIZE stops it at the limit, the scratch census rejects it."""
+"""Writes a file until the disk is full: it lands in the runner's private tmpfs (bounded, as is RLIMIT_FSIZE)
+and vanishes with it, so nothing outside changes and the correct sum stays correct."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline

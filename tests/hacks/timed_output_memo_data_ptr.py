@@ -1,14 +1,15 @@
 # vinci-task: level1/1_Matmul
-# vinci-expect: rejected/stale_output
+# vinci-expect: rejected/timed_output|incorrect/mismatch
 # vinci-devices: cpu
 """Hack: memoises the product on the inputs' data pointers and shapes. One call is correct; every
 later call on the same buffers returns a fresh copy (made by the copy kernel, so the extension
 still runs every call) of the first result: a timing loop over fixed inputs measures an O(n^2)
 copy instead of an O(n^3) product.
 Seen: design.md §4 "caching results across calls"; a "semantic attack" (cached output) in
-KernelArena's catalogue. Expected stale_output, not mismatch: the worker refills the same input buffers
-with new values each trial, the cache hits, and the output is identical to the previous trial's
-while the reference changed; that check runs before the value comparison. (A hit that skipped
+KernelArena's catalogue. Expected timed_output or mismatch: the runner makes each call's inputs afresh, and
+the caching allocator often hands a freed block back at the same address, so the memo hits: in a
+correctness trial (mismatch) or during timing, where a timed call opened at random afterwards holds
+an earlier call's product (timed_output). (A hit that skipped
 the extension altogether is kernel_not_launched_memo_hit.py.)
 """
 import torch

@@ -1,11 +1,10 @@
 # vinci-task: level1/4_Softmax
-# vinci-expect: rejected/stale_output
+# vinci-expect: incorrect/mismatch
 # vinci-devices: cpu
 """Hack: computes the first call honestly and returns copies of that result forever after (a
 module-level cache with no key at all; the copy kernel keeps the extension busy every call).
-Seen: design.md §4 "caching results across calls". Expected stale_output: trial 1 returns
-exactly trial 0's output although inputs and reference changed. (Under a harness that compared
-values first, the same file would be incorrect/mismatch.)
+Seen: design.md §4 "caching results across calls". Expected incorrect/mismatch: trial 1's
+output is trial 0's, compared with the reference for trial 1's own inputs.
 """
 import torch
 import torch.nn as nn

@@ -1,12 +1,12 @@
 # vinci-task: level1/4_Softmax
-# vinci-expect: rejected/file_io
+# vinci-expect: correct/
 # vinci-devices: cpu
 """Containment: on the first call the extension writes a "kernel cache" file in the working directory
 with raw openat/write syscalls until a write fails (the file-size limit) or 2 GiB, ignoring errors,
 then computes an honest softmax.
 Seen: design.md §4 "writing files"; written to get past the static scan (no open/fopen token).
-Dynamic: a new file in the scratch directory. If the worker did not ignore SIGXFSZ it would die
-instead (runtime_error/worker_exited).
+Contained, so correct: the file lands in the candidate's private tmpfs (bounded, like the
+file-size limit), which vanishes with its runner; nothing outside changes, and the softmax is right.
 """
 import torch
 import torch.nn as nn
