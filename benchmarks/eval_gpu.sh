@@ -9,7 +9,8 @@
 #   3  the corpora on CUDA, new: tests/hacks, tests/threats, tests/adversarial, and KernelBench's three
 #      unit-test kernels, carried as .kernelbench (their code stays out of the repository)
 # Usage (repository root): benchmarks/eval_gpu.sh OUT_DIR [STAGES]   (default s1o2w3, in that order)
-# With DEADLINE=S (seconds since start), a stage that would start after S-60 is skipped.
+# With DEADLINE=S (seconds since start), a stage that would start after S-60 is skipped. CORPORA="DIR ..."
+# narrows stage 3 to those folders (and leaves out the containment corpus).
 set -uo pipefail
 OUT=${1:-bench-out}
 STAGES=${2:-s1o2w3}
@@ -45,7 +46,7 @@ run_eval() {
 SOLUTIONS=(--tasks tasks --candidates tasks/solutions/cuda --device cuda --no-compile-baseline)
 
 if want s; then
-  run_eval smoke "$NEW" /tmp/vc-new "${SOLUTIONS[@]}" --filter 'level1/(1_|4_|13_|17_)|level3/4_'
+  run_eval smoke "$NEW" /tmp/vc-new "${SOLUTIONS[@]}" --no-cache --filter 'level1/(1_|4_|13_|17_)|level3/4_'
   grep -E "^  [a-z]" "$OUT/smoke.txt"
   if grep -qvE '"class": ?"correct"' "$OUT/smoke.jsonl"; then
     python3 benchmarks/summarize_results.py "$OUT"; exit 1
@@ -66,12 +67,12 @@ if want w && [ -n "$OLD" ]; then
   VINCI_WORKER_PATH=$PWD/.before/python run_eval warm_old build-before/src/cli/vinci /tmp/vc-old "${SOLUTIONS[@]}" --no-cache
 fi
 if want 3; then
-  for corpus in tests/hacks tests/threats .kernelbench; do
+  for corpus in ${CORPORA:-tests/hacks tests/threats .kernelbench}; do
     [ -d "$corpus" ] || continue
     run_eval "corpus_$(basename "$corpus" | tr -d .)" "$NEW" /tmp/vc-new --tasks tasks --candidates "$corpus" \
       --device cuda --expect --no-compile-baseline --no-cache --run-timeout 60
   done
-  run_eval corpus_adversarial "$NEW" /tmp/vc-new --tasks tests/adversarial/tasks --candidates tests/adversarial/candidates \
-    --device cuda --expect --no-compile-baseline --no-cache --run-timeout 60
+  [ -z "${CORPORA:-}" ] && run_eval corpus_adversarial "$NEW" /tmp/vc-new --tasks tests/adversarial/tasks \
+    --candidates tests/adversarial/candidates --device cuda --expect --no-compile-baseline --no-cache --run-timeout 60
 fi
 python3 benchmarks/summarize_results.py "$OUT"

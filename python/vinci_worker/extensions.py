@@ -50,8 +50,7 @@ def toolchain_id(cuda_home: str) -> str:
             except OSError:
                 pass
     return (f"torch={torch_version};nvcc={nvcc};cxx={_first_line([os.environ.get('CXX', 'c++'), '--version'])};"
-            f"arch={os.environ.get('TORCH_CUDA_ARCH_LIST', '')};gpus={','.join(gpus)};"
-            f"visible={os.environ.get('CUDA_VISIBLE_DEVICES', '')}")
+            f"arch={os.environ.get('TORCH_CUDA_ARCH_LIST', '')};gpus={','.join(gpus)}")
 
 
 class CompileService:

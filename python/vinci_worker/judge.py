@@ -172,6 +172,7 @@ class Judge:
                     result["compile_error"] = str(reply.get("message", ""))[:500]
             except Outcome as o:
                 result["compile_error"] = o.reply["message"][:500]
+        self._release_memory()
         return result
 
     def evaluate(self, req):
@@ -207,7 +208,13 @@ class Judge:
             _write_log(req.get("log"), runner.log.text())
         result["phase_seconds"] = phases
         result.pop("signals", None)
+        self._release_memory()
         return result
+
+    def _release_memory(self) -> None:
+        """The judge's reference work leaves cached blocks; the runners on the same GPU need them."""
+        if self.cuda:
+            torch.cuda.empty_cache()
 
     # --- the task and its reference ------------------------------------------------------------
     def _numerics(self, cfg) -> None:
@@ -462,7 +469,7 @@ class Judge:
         for obj, n in (samples.get("by_object") or {}).items():
             if obj.startswith((self.compiler.root + os.sep, runner.scratch + os.sep)):
                 own += n
-            elif not _glue(obj, self.launcher.python):
+            elif not _glue(obj, self.launcher.python_binary):
                 library += n
         if own + library < 20:
             return None, f"CPU coverage inconclusive: {own + library} samples in compiled code"

@@ -150,9 +150,13 @@ class Launcher:
             raise RuntimeError(f"the sandbox launcher {binary} did not answer --probe: {e}") from None
         self.mode = info["mode"]
         self.description = info["describe"]
-        self.python = os.path.realpath(sys.executable)
+        # The interpreter as invoked (a virtualenv's python is a link whose folder holds the
+        # environment's tools, ninja among them), and the binary it resolves to.
+        self.python = os.path.abspath(sys.executable)
+        self.python_binary = os.path.realpath(sys.executable)
         trusted = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(self.python)]
+        paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(self.python),
+                 os.path.dirname(self.python_binary)]
         paths += [p for p in sys.path if p and os.path.isdir(p) and os.path.realpath(p) != os.path.realpath(trusted)]
         self.python_paths = sorted({os.path.realpath(p) for p in paths})
         self.site_paths = [os.path.realpath(p) for p in sys.path
@@ -161,9 +165,20 @@ class Launcher:
         if not cuda_home and shutil.which("nvcc"):
             cuda_home = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("nvcc"))))
         self.cuda_home = cuda_home
+        # Toolchains installed beside the system (CXX=/opt/gcc/bin/g++, CUDA under /opt, libraries on
+        # LD_LIBRARY_PATH) are part of what a build or a run needs to see, read-only.
+        for var in ("CXX", "CC", "CUDAHOSTCXX"):
+            tool = shutil.which(os.environ.get(var, "")) if os.environ.get(var) else None
+            if tool:
+                self.python_paths.append(os.path.dirname(os.path.dirname(os.path.realpath(tool))))
+        self.python_paths += [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d and os.path.isdir(d)]
+        if cuda_home:
+            self.python_paths.append(os.path.realpath(cuda_home))
+        self.python_paths = sorted(set(self.python_paths))
 
     def _environment(self, scratch: str) -> dict:
-        path = [os.path.dirname(self.python), "/usr/local/bin", "/usr/bin", "/bin"]
+        path = list(dict.fromkeys([os.path.dirname(self.python), os.path.dirname(self.python_binary),
+                                   "/usr/local/bin", "/usr/bin", "/bin"]))
         if self.cuda_home:
             path.insert(1, os.path.join(self.cuda_home, "bin"))
         env = {"PATH": ":".join(path), "HOME": scratch, "TMPDIR": scratch,
@@ -176,7 +191,7 @@ class Launcher:
                "TORCHINDUCTOR_CACHE_DIR": os.path.join(scratch, "inductor"),
                "TORCH_EXTENSIONS_DIR": os.path.join(scratch, "torch_extensions"),
                "TORCHINDUCTOR_COMPILE_THREADS": "1", "LANG": "C.UTF-8"}
-        for k in ("CUDA_VISIBLE_DEVICES", "TORCH_CUDA_ARCH_LIST", "CXX", "CC", "MAX_JOBS", "LD_LIBRARY_PATH",
+        for k in ("CUDA_VISIBLE_DEVICES", "TORCH_CUDA_ARCH_LIST", "CXX", "CC", "CUDAHOSTCXX", "MAX_JOBS", "LD_LIBRARY_PATH",
                   "OMP_NUM_THREADS", "NVIDIA_VISIBLE_DEVICES"):
             if k in os.environ:
                 env[k] = os.environ[k]

@@ -25,6 +25,20 @@ namespace vinci::eval {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+// The worker's sources: a stored result or baseline is reused only by the evaluator that made it.
+static std::string evaluator_version(const fs::path& worker_path) {
+  std::string all;
+  std::error_code ec;
+  for (const char* package : {"vinci_worker", "vinci_runner"}) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::recursive_directory_iterator(worker_path / package, ec))
+      if (e.path().extension() == ".py") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) all += f.filename().string() + '\0' + core::read_file(f) + '\0';
+  }
+  return core::content_hash(all);
+}
+
 static double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -54,6 +68,7 @@ EvaluatorPool::EvaluatorPool(EvalConfig config)
                              "CUDA_VISIBLE_DEVICES hides them); use --device cpu");
   device_name_ = device_kind_ == "cpu" ? "cpu" : env_.gpus.front();
   sweep();
+  evaluator_version_ = evaluator_version(config_.worker_path);
   results_ = JsonCache(config_.cache_dir / "results");
   baselines_ = JsonCache(config_.cache_dir / "baselines");
 
@@ -115,7 +130,7 @@ PoolStats EvaluatorPool::stats() const {
 std::string EvaluatorPool::result_key(const Job& job) const {
   const std::string task_source = core::read_file(job.task.file);
   return core::content_hash({task_source, job.candidate.source, config_.fingerprint(), device_name_,
-                             env_.torch_version, "result-v2"});
+                             env_.torch_version, evaluator_version_, "result-v2"});
 }
 
 static Result base_result(const Job& job, const std::string& device) {
@@ -175,7 +190,7 @@ std::optional<nlohmann::json> EvaluatorPool::baseline(const Task& task, WorkerCl
   const std::string key = core::content_hash({task_source, std::to_string(config_.scale), proto["timing"].dump(),
                                               proto["numerics"].dump(), std::to_string(config_.seed),
                                               config_.compile_baseline ? "c" : "", device_name_, env_.torch_version,
-                                              "baseline-v2"});
+                                              evaluator_version_, "baseline-v2"});
   std::mutex* lock_ptr;
   {
     std::lock_guard lock(shared.mu);
