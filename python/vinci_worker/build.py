@@ -59,20 +59,10 @@ def build(req: dict, launcher: Launcher, compiler: CompileService) -> dict:
         report.update({"class": "rejected", "reason": "protocol_violation", "message": f"the import process: {e}"})
     finally:
         proc.close()
-        _write_log(req.get("log"), proc.log.text())
+        proc.log.save(req.get("log"))
     report["seconds"] = time.monotonic() - t0
     report["built"] = compiler.built[built_before:]
     return report
-
-
-def _write_log(path: str | None, text: str) -> None:
-    if not path:
-        return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def serve(cache_dir: str, sandbox_binary: str, cuda: bool, compile_timeout: float, limits: dict) -> int:

@@ -205,7 +205,7 @@ class Judge:
             result = o.reply
         finally:
             runner.close()
-            _write_log(req.get("log"), runner.log.text())
+            runner.log.save(req.get("log"))
         result["phase_seconds"] = phases
         result.pop("signals", None)
         self._release_memory()
@@ -652,16 +652,6 @@ def _glue(obj: str, python: str) -> bool:
     name = os.path.basename(obj)
     return obj == python or name.startswith(("libpython", "libc.so", "libc-", "libm.so", "libm-", "ld-linux",
                                              "libpthread", "libdl", "librt")) or obj.startswith("[v")
-
-
-def _write_log(path: str | None, text: str) -> None:
-    if not path:
-        return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 OPS = ("hello", "baseline", "evaluate")

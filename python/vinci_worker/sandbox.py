@@ -64,6 +64,16 @@ class CappedLog:
     def last_lines(self, n: int = 12) -> str:
         return "\n".join(self.text().splitlines()[-n:])
 
+    def save(self, path: str | None) -> None:
+        """Writes the capped text to path (atomically: a reader sees the old log or the new)."""
+        if not path:
+            return
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(self.text())
+        os.replace(tmp, path)
+
 
 class Sandboxed:
     """One sandboxed process: its launcher, its control channel, its shared buffers (outputs it

@@ -203,6 +203,22 @@ TEST(Pipeline, ContainmentAndBadInput) {
   expect_corpus(kRoot / "tests" / "adversarial" / "tasks", kRoot / "tests" / "adversarial" / "candidates", 15, c);
 }
 
+// Under --torch-ops allow a candidate without kernels of its own is timed like any other (the
+// containment corpus checks that forbid refuses the same file).
+TEST(Pipeline, PlainPytorchIsEvaluatedUnderAllow) {
+  const fs::path dir = kRoot / "tests" / "adversarial";
+  const Suite suite = load_suite(dir / "tasks");
+  const Candidate cand = load_candidate(dir / "candidates" / "plain_pytorch_add.py");
+  EvalConfig c = cpu_config();
+  c.torch_ops = "allow";
+  EvaluatorPool pool(c);
+  const auto results = pool.run({{suite.tasks.front(), cand}}, nullptr);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].verdict, Verdict::correct) << results[0].reason << ": " << results[0].message;
+  EXPECT_TRUE(results[0].timing && results[0].timing_check);
+  EXPECT_EQ(results[0].protocol, "vinci");
+}
+
 // vinci eval --deadline: what is in flight is killed, what finished is written and summarised.
 TEST(Pipeline, DeadlineKeepsWhatFinished) {
   const fs::path dir = test_cache() / "deadline-test";
