@@ -446,34 +446,39 @@ class Judge:
                 "coverage": signals.get("coverage"), "profile": signals.get("profile") or [],
                 "gpu_busy_ms": signals.get("gpu_busy_ms")}
 
+    COVERAGE_SAMPLES = 100  # samples in compiled code a CPU coverage verdict rests on
+    COVERAGE_ROUNDS = 8     # rounds of half a second at most to get them (a loaded machine samples less)
+
     def _cpu_coverage(self, runner: Sandboxed, cfg) -> tuple[float | None, str]:
         """The share of forward's CPU samples in the candidate's own compiled code, among samples in
-        its own code or in libraries (the interpreter and libc are glue, counted for neither). The
-        samples are the trusted sampler's, taken from outside the sandbox; None when the host does not
-        allow tracing or the calls left too few samples to say, with a note saying which."""
-        sampler = subprocess.Popen([self.sampler, "--pid", str(runner.proc.pid), "--ms", "600", "--hz", "500"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        time.sleep(0.05)  # attached before the calls start
-        reply = self._ask(runner, {"op": "coverage", "seeds": [self.rng.getrandbits(62) for _ in range(4)],
-                                   "seconds": 0.5}, cfg["run_timeout_s"], "run_timeout")
-        try:
-            out, _ = sampler.communicate(timeout=30)
-            samples = json.loads(out)
-        except (subprocess.TimeoutExpired, ValueError):
-            sampler.kill()
-            return None, "CPU coverage unavailable: the sampler did not answer"
-        self._accept(reply, "the coverage calls")
-        if samples.get("error"):
-            return None, f"CPU coverage unavailable: {samples['error']}"
+        its own code or in libraries (the interpreter, libc and torch's binding and allocator layers
+        are glue, counted for neither). The samples are the trusted sampler's, taken from outside the
+        sandbox, round after round until there are enough; None when the host does not allow tracing
+        or even the last round left too few to say, with a note saying which."""
         own = library = 0
-        for obj, n in (samples.get("by_object") or {}).items():
-            if obj.startswith((self.compiler.root + os.sep, runner.scratch + os.sep)):
-                own += n
-            elif not _glue(obj, self.launcher.python_binary):
-                library += n
-        if own + library < 20:
-            return None, f"CPU coverage inconclusive: {own + library} samples in compiled code"
-        return own / (own + library), ""
+        for _ in range(self.COVERAGE_ROUNDS):
+            sampler = subprocess.Popen([self.sampler, "--pid", str(runner.proc.pid), "--ms", "600", "--hz", "500"],
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            time.sleep(0.05)  # attached before the calls start
+            reply = self._ask(runner, {"op": "coverage", "seeds": [self.rng.getrandbits(62) for _ in range(4)],
+                                       "seconds": 0.5}, cfg["run_timeout_s"], "run_timeout")
+            try:
+                out, _ = sampler.communicate(timeout=30)
+                samples = json.loads(out)
+            except (subprocess.TimeoutExpired, ValueError):
+                sampler.kill()
+                return None, "CPU coverage unavailable: the sampler did not answer"
+            self._accept(reply, "the coverage calls")
+            if samples.get("error"):
+                return None, f"CPU coverage unavailable: {samples['error']}"
+            for obj, n in (samples.get("by_object") or {}).items():
+                if obj.startswith((self.compiler.root + os.sep, runner.scratch + os.sep)):
+                    own += n
+                elif not _glue(obj, self.launcher.python_binary):
+                    library += n
+            if own + library >= self.COVERAGE_SAMPLES:
+                return own / (own + library), ""
+        return None, f"CPU coverage inconclusive: {own + library} samples in compiled code"
 
     def _signal_policy(self, s: dict, task: TaskState, cfg, label: str, first_call: bool, ms) -> None:
         """The runner's in-process monitors: early, cheap, and blind-able, so they only ever reject."""
@@ -558,14 +563,26 @@ class Judge:
         n = int(tc["trials"])
         opened = set(self.rng.sample(range(n), min(int(tc["open_calls"]), n)))
         claims, spent, overheads, opened_done = [], [], [], 0
+        spent_main, overheads_main = [], []
         cpu = not self.cuda
 
-        def measured(sandboxed: Sandboxed, message: dict, timeout_reason: str) -> tuple[dict, float]:
+        interpreters = {}
+
+        def measured(sandboxed: Sandboxed, message: dict, timeout_reason: str) -> tuple[dict, float, float]:
+            """The reply, and what the call cost by the judge's clock: wall time on a GPU; on the CPU the
+            sandbox's CPU time, and its main thread's (a lower bound on the call's wall time that
+            does not shrink with the number of cores)."""
+            main = interpreters.setdefault(sandboxed.proc.pid, process_tree.interpreter_of(
+                sandboxed.proc.pid, self.launcher.python_binary)) if cpu else None
             c0 = process_tree.cpu_ns(sandboxed.proc.pid) if cpu else 0
+            m0 = process_tree.thread_cpu_ns(main) if main else 0
             t0 = time.perf_counter()
             reply = self._ask(sandboxed, message, max(1.0, deadline - time.monotonic()), timeout_reason)
             wall = (time.perf_counter() - t0) * 1000
-            return reply, ((process_tree.cpu_ns(sandboxed.proc.pid) - c0) / 1e6 if cpu else wall)
+            if not cpu:
+                return reply, wall, wall
+            total = (process_tree.cpu_ns(sandboxed.proc.pid) - c0) / 1e6
+            return reply, total, ((process_tree.thread_cpu_ns(main) - m0) / 1e6 if main else 0.0)
 
         def message(op: str, sandboxed: Sandboxed, seed: int, key: int, **extra) -> dict:
             """A call's request; on the CPU its inputs go into the buffer first, made here while the
@@ -581,7 +598,7 @@ class Judge:
         def call(i: int, timed: bool) -> None:
             nonlocal opened_done
             seed, key = self.rng.getrandbits(62), self.rng.getrandbits(32)
-            reply, used = measured(runner, message("call", runner, seed, key, id=i), "run_timeout")
+            reply, used, used_main = measured(runner, message("call", runner, seed, key, id=i), "run_timeout")
             self._accept(reply, "a timed call", f"timed call {i}")
             ms = reply.get("ms")
             if reply.get("id") != i or not isinstance(ms, (int, float)) or not math.isfinite(ms) or ms < 0:
@@ -590,6 +607,7 @@ class Judge:
             if timed:
                 claims.append(float(ms))
                 spent.append(used)
+                spent_main.append(used_main)
                 if i in opened:
                     self._open(runner, task, cfg, i, seed, key, reply)
                     opened_done += 1
@@ -597,10 +615,11 @@ class Judge:
         def probe() -> None:
             request = message("null", reference, self.rng.getrandbits(62), 0)
             with process_tree.Frozen(runner.proc.pid):
-                reply, used = measured(reference, request, "run_timeout")
+                reply, used, used_main = measured(reference, request, "run_timeout")
             if not reply.get("ok"):
                 raise Outcome("runtime_error", "reference_runner", f"the overhead probe failed: {reply.get('message')}")
             overheads.append(used)
+            overheads_main.append(used_main)
 
         t0, done = time.monotonic(), 0
         while done < tc["warmup"] or ((time.monotonic() - t0) * 1000 < tc["warmup_ms"] and done < 100 * tc["warmup"]):
@@ -608,6 +627,7 @@ class Judge:
             done += 1
         probe()
         overheads.clear()
+        overheads_main.clear()
         start = time.monotonic()
         for i in range(n):
             call(i, timed=True)
@@ -616,8 +636,12 @@ class Judge:
                 break
         claim = statistics.median(claims)
         forward = statistics.median(s - o for s, o in zip(spent, overheads))
-        if cpu:  # CPU time of threads working in parallel adds up; the claim is wall time
-            forward /= max(1, len(os.sched_getaffinity(0)))
+        if cpu:
+            # CPU time of threads working in parallel adds up, while the claim is wall time: the
+            # sandbox's CPU time over the cores is a lower bound of the wall time, and so is the
+            # main thread's CPU time alone, which catches a one-thread cheat however many cores.
+            forward = max(forward / max(1, len(os.sched_getaffinity(0))),
+                          statistics.median(s - o for s, o in zip(spent_main, overheads_main)))
         abs_ms = tc["verify_abs_ms"] if tc["verify_abs_ms"] >= 0 else VERIFY_ABS_MS["cuda" if self.cuda else "cpu"]
         allowed = abs_ms + tc["verify_rel"] * claim
         return {"claims": claims, "spent_ms": statistics.median(spent), "overhead_ms": statistics.median(overheads),
@@ -648,10 +672,13 @@ class Judge:
 
 
 def _glue(obj: str, python: str) -> bool:
-    """Mapped files whose samples say nothing about who computes: the interpreter, libc, the loader."""
+    """Mapped files whose samples say nothing about who computes: the interpreter, libc, the loader,
+    and torch's Python bindings and allocator (a call's fixed cost, which a tiny honest kernel pays
+    as much as a cheat)."""
     name = os.path.basename(obj)
     return obj == python or name.startswith(("libpython", "libc.so", "libc-", "libm.so", "libm-", "ld-linux",
-                                             "libpthread", "libdl", "librt")) or obj.startswith("[v")
+                                             "libpthread", "libdl", "librt", "libtorch_python", "libc10.so",
+                                             "libgomp")) or obj.startswith("[v")
 
 
 OPS = ("hello", "baseline", "evaluate")

@@ -1,5 +1,5 @@
 """A sandboxed process tree as the kernel sees it, from outside: its processes, the CPU time they
-used, and a way to freeze them.
+(and a runner's main thread) used, and a way to freeze them.
 
 These are the trusted side's own measurements: a candidate can lie about its clock, but not about
 the CPU time the kernel charged to its processes, nor keep running while it is stopped.
@@ -61,6 +61,27 @@ def cpu_ns(root: int) -> int:
     """CPU time used so far by the tree under root: live processes to the nanosecond, ended and
     reaped ones to the kernel tick."""
     return sum(_process_clock_ns(p) + _reaped_children_ns(p) for p in descendants(root))
+
+
+def interpreter_of(root: int, binary: str) -> int | None:
+    """The first process under root that runs binary: a runner's Python, below the launcher and
+    bubblewrap (a process the candidate forks comes after it)."""
+    for pid in descendants(root):
+        try:
+            if os.path.realpath(f"/proc/{pid}/exe") == binary:
+                return pid
+        except OSError:
+            pass
+    return None
+
+
+def thread_cpu_ns(pid: int) -> int:
+    """CPU time of a process's main thread, to the nanosecond (its other threads not counted)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/schedstat") as f:
+            return int(f.read().split()[0])
+    except (OSError, IndexError, ValueError):
+        return 0
 
 
 class Frozen:

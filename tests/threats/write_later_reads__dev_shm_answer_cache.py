@@ -1,5 +1,5 @@
 # vinci-task: level1/14_MeanReduction
-# vinci-expect: rejected/
+# vinci-expect: rejected/|correct/
 # vinci-devices: cpu
 # vinci-check-absent: /dev/shm/vinci-threat-answers
 """Keeps its answers where a later run finds them: every output is stored in /dev/shm under a
