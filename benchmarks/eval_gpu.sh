@@ -9,8 +9,16 @@
 #   3  the corpora on CUDA, new: tests/hacks, tests/threats, tests/adversarial, and KernelBench's three
 #      unit-test kernels, carried as .kernelbench (their code stays out of the repository)
 # Usage (repository root): benchmarks/eval_gpu.sh OUT_DIR [STAGES]   (default s1o2w3, in that order)
-# With DEADLINE=S (seconds since start), a stage that would start after S-60 is skipped. CORPORA="DIR ..."
-# narrows stage 3 to those folders (and leaves out the containment corpus).
+# Environment:
+#   DEADLINE=S        seconds since start: a stage that would start after S-60 is skipped, and a
+#                     running `vinci eval` stops at S-20 keeping what finished (the old one is killed)
+#   SOLUTIONS=REGEX   narrows stages 1, o, 2 and w to the solutions whose task id matches
+#   CORPORA="DIR ..." narrows stage 3 to those folders (and leaves out the containment corpus)
+#   CORPUS_SCALE=F    stage 3 at --scale F (default 1)
+#   WITH_SOLUTIONS="level1/4_Softmax ..."  honest solutions evaluated among stage 3's files,
+#                     expected correct (one build step for all: nvcc runs 16 at once)
+# Stage 3 gathers the CUDA files of every corpus into one folder, so that their builds share one
+# parallel build step; its results are corpus_mixed.jsonl/.txt, each file prefixed by its corpus.
 set -uo pipefail
 OUT=${1:-bench-out}
 STAGES=${2:-s1o2w3}
@@ -36,14 +44,17 @@ $BUILD/src/eval/vinci-sandbox --probe | tee "$OUT/sandbox.json"
 # eval NAME BINARY CACHE ARGS...: one timed `vinci eval`, its seconds appended to throughput.txt
 run_eval() {
   local name=$1 bin=$2 cache=$3; shift 3
-  local s e
+  local s e left=$(( DEADLINE - 20 - ($(date +%s) - START) ))
+  local stop=(timeout "$left")
+  [ "$bin" = "$NEW" ] && { stop=(); set -- "$@" --deadline "$left"; }
   s=$(date +%s.%N)
-  VINCI_CACHE=$cache $bin eval "$@" -q --out "$OUT/$name.jsonl" >"$OUT/$name.txt" 2>&1
+  VINCI_CACHE=$cache "${stop[@]}" $bin eval "$@" -q --out "$OUT/$name.jsonl" >"$OUT/$name.txt" 2>&1
   e=$(date +%s.%N)
   echo "$name $(python3 -c "print($e - $s)")" >>"$OUT/throughput.txt"
   echo "$name: $(grep -cE . "$OUT/$name.jsonl" 2>/dev/null) results in $(python3 -c "print(round($e - $s))") s"
 }
-SOLUTIONS=(--tasks tasks --candidates tasks/solutions/cuda --device cuda --no-compile-baseline)
+SOLUTIONS=(--tasks tasks --candidates tasks/solutions/cuda --device cuda --no-compile-baseline
+           ${SOLUTIONS:+--filter "$SOLUTIONS"})
 
 if want s; then
   run_eval smoke "$NEW" /tmp/vc-new "${SOLUTIONS[@]}" --no-cache --filter 'level1/(1_|4_|13_|17_)|level3/4_'
@@ -67,12 +78,19 @@ if want w && [ -n "$OLD" ]; then
   VINCI_WORKER_PATH=$PWD/.before/python run_eval warm_old build-before/src/cli/vinci /tmp/vc-old "${SOLUTIONS[@]}" --no-cache
 fi
 if want 3; then
+  MIX=/tmp/vinci-corpora && rm -rf $MIX && mkdir -p $MIX
   for corpus in ${CORPORA:-tests/hacks tests/threats .kernelbench}; do
-    [ -d "$corpus" ] || continue
-    run_eval "corpus_$(basename "$corpus" | tr -d .)" "$NEW" /tmp/vc-new --tasks tasks --candidates "$corpus" \
-      --device cuda --expect --no-compile-baseline --no-cache --run-timeout 60
+    for f in $(grep -l '^# vinci-devices:.*cuda' "$corpus"/*.py); do
+      cp "$f" "$MIX/$(basename "$corpus" | tr -d .)__$(basename "$f")"
+    done
   done
-  [ -z "${CORPORA:-}" ] && run_eval corpus_adversarial "$NEW" /tmp/vc-new --tasks tests/adversarial/tasks \
+  for id in ${WITH_SOLUTIONS:-}; do
+    { printf '# vinci-task: %s\n# vinci-expect: correct/\n# vinci-devices: cuda\n' "$id"
+      cat "tasks/solutions/cuda/$id.py"; } >"$MIX/solution__${id//\//_}.py"
+  done
+  run_eval corpus_mixed "$NEW" /tmp/vc-corpora --tasks tasks --candidates $MIX --device cuda --expect \
+    --no-compile-baseline --no-cache --run-timeout 60 --scale "${CORPUS_SCALE:-1}"
+  [ -z "${CORPORA:-}" ] && run_eval corpus_adversarial "$NEW" /tmp/vc-corpora --tasks tests/adversarial/tasks \
     --candidates tests/adversarial/candidates --device cuda --expect --no-compile-baseline --no-cache --run-timeout 60
 fi
 python3 benchmarks/summarize_results.py "$OUT"

@@ -116,17 +116,56 @@ class SharedBuffer:
 
     def resize(self, size: int) -> None:
         """Grows or shrinks the buffer; a process that maps it afterwards sees the new size."""
-        self.map.close()
+        pinned = self._pinned is not None
+        self.unmap()
         os.ftruncate(self.fd, size)
         self.size = size
         self.map = mmap.mmap(self.fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        if pinned:
+            self.pin()
 
-    def close(self) -> None:
+    _pinned = None  # the whole mapping as a tensor, while it is registered with CUDA
+
+    def pin(self) -> str:
+        """Page-locks the mapping for CUDA (cudaHostRegister), so copies between it and a GPU run by
+        DMA instead of through the driver's pageable staging: a task's outputs of a few GB move in a
+        tenth of the time. Kept across resize. Returns why not where CUDA refuses (the copies still
+        work, slower), else ''."""
+        import torch  # the judge's launcher imports this module before torch is needed
+        if self._pinned is not None:
+            return ""
+        whole = torch.frombuffer(self.map, dtype=torch.uint8)
+        code = int(torch.cuda.cudart().cudaHostRegister(whole.data_ptr(), self.size, 0))
+        if code != 0:
+            _clear_cuda_error()
+            return f"cudaHostRegister of {self.size} bytes failed with cudaError {code}"
+        self._pinned = whole
+        return ""
+
+    def unmap(self) -> None:
+        if self._pinned is not None:
+            import torch
+            torch.cuda.cudart().cudaHostUnregister(self._pinned.data_ptr())
+            self._pinned = None
         try:
             self.map.close()
         except (ValueError, BufferError):
             pass
+
+    def close(self) -> None:
+        self.unmap()
         try:
             os.close(self.fd)
         except OSError:
             pass
+
+
+def _clear_cuda_error() -> None:
+    """Takes a failed call's error off the CUDA runtime, which would otherwise raise at torch's next
+    launch check although nothing is wrong with the context."""
+    import ctypes
+    import torch
+    try:
+        ctypes.CDLL(f"libcudart.so.{torch.version.cuda.split('.')[0]}").cudaGetLastError()
+    except (OSError, AttributeError):
+        pass

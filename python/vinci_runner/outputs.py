@@ -61,14 +61,15 @@ def write(buffer: SharedBuffer, specs: list[dict], outputs: list) -> None:
             del dst
 
 
-def read(buffer: SharedBuffer, specs: list[dict], values: list) -> list:
-    """Private copies of the delivered tensors (the runner may keep writing the buffer); plain values
-    come from the runner's message."""
+def read(buffer: SharedBuffer, specs: list[dict], values: list, device: torch.device | None = None) -> list:
+    """Private copies of the delivered tensors (the runner may keep writing the buffer), on device
+    (the CPU by default); plain values come from the runner's message."""
     offsets, _ = layout(specs)
     out = []
     for spec, off, value in zip(specs, offsets, values):
         if spec["kind"] == "tensor":
-            raw = torch.frombuffer(buffer.map, dtype=torch.uint8, count=spec["nbytes"], offset=off).clone()
+            raw = torch.frombuffer(buffer.map, dtype=torch.uint8, count=spec["nbytes"], offset=off)
+            raw = raw.to(device, copy=True) if device is not None else raw.clone()
             out.append(raw.view(dtype_of(spec["dtype"])).reshape(spec["shape"]))
         else:
             out.append(value)

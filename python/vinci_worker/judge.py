@@ -119,6 +119,7 @@ class Judge:
     def __init__(self, device: str, cache_dir: str, sandbox_binary: str, limits: dict):
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
+        self._landing = self.device if self.cuda else None  # where delivered outputs are copied to
         if self.cuda:
             torch.cuda.set_device(self.device)
         self.cache_dir = cache_dir
@@ -312,6 +313,8 @@ class Judge:
         runner = runner or self._spawn_runner(cfg, read_only=[self.compiler.root])
         self.spare = (self._spawn_runner(cfg, read_only=[self.compiler.root]), key)
         self._size_buffers(runner, task)
+        if self.cuda and (why := runner.buffer.pin()):  # the outputs it delivers come to the judge's GPU
+            print(f"judge: outputs move through pageable memory, slower: {why}", file=sys.stderr, flush=True)
         return runner
 
     def _size_buffers(self, runner: Sandboxed, task: TaskState) -> None:
@@ -413,7 +416,7 @@ class Judge:
             self._signal_policy(signals, task, cfg, label, first_call=t == 0, ms=reply.get("ms"))
             if signals.get("torch_ops"):
                 warnings.append(f"torch ops in forward: {sorted(signals['torch_ops'])}")
-            got = outputs.read(runner.buffer, task.specs, reply.get("values") or [None] * len(task.specs))
+            got = outputs.read(runner.buffer, task.specs, reply.get("values") or [None] * len(task.specs), self._landing)
             ood = kind != "task"
             gate = task.low_precision and cfg["precision_gate"]
             try:
@@ -652,7 +655,8 @@ class Judge:
         """Checks timed call i after the fact: its bytes must be the ones it committed to, and right."""
         reply = self._ask(runner, {"op": "open", "id": i}, cfg["run_timeout_s"], "run_timeout")
         self._accept(reply, "opening a call", f"timed call {i}")
-        got = outputs.read(runner.buffer, task.specs, call_reply.get("values") or [None] * len(task.specs))
+        got = outputs.read(runner.buffer, task.specs, call_reply.get("values") or [None] * len(task.specs),
+                           self._landing)
         if outputs.commitment(got, key) != call_reply.get("commitment"):
             raise Outcome("rejected", "commitment_mismatch",
                           f"timed call {i}: the output delivered when the judge asked for it is not the output the "
