@@ -533,6 +533,7 @@ class Judge:
         stats = summarize(m["claims"])
         external = {"clock": m["clock"], "spent_ms": m["spent_ms"], "overhead_ms": m["overhead_ms"],
                     "forward_ms": m["forward_ms"], "hidden_ms": m["hidden_ms"], "allowed_ms": m["allowed_ms"],
+                    "hidden_p10_p90_ms": m["hidden_p10_p90_ms"],
                     "opened": m["opened"], "attempts": len(attempts)}
         if not m["verified"]:
             raise Outcome("rejected", "timing_unverified",
@@ -637,19 +638,27 @@ class Judge:
             probe()  # right after: a change of load between the two cancels in their difference
             if i + 1 >= tc["min_trials"] and time.monotonic() - start > tc["budget_s"] and opened_done >= min(3, len(opened)):
                 break
-        claim = statistics.median(claims)
-        forward = statistics.median(s - o for s, o in zip(spent, overheads))
+        cores = max(1, len(os.sched_getaffinity(0)))
         if cpu:
             # CPU time of threads working in parallel adds up, while the claim is wall time: the
             # sandbox's CPU time over the cores is a lower bound of the wall time, and so is the
             # main thread's CPU time alone, which catches a one-thread cheat however many cores.
-            forward = max(forward / max(1, len(os.sched_getaffinity(0))),
-                          statistics.median(s - o for s, o in zip(spent_main, overheads_main)))
+            judged = [max((s - o) / cores, sm - om) for s, o, sm, om in zip(spent, overheads, spent_main, overheads_main)]
+        else:
+            judged = [s - o for s, o in zip(spent, overheads)]
+        # Each call's claim against the judge's figure for that same call: a hiccup inside a call
+        # (the host preempted mid-launch) lengthens both and cancels, and the claims' long right tail
+        # does not pull the judge's median above the claims' median as unpaired medians would.
+        claim = statistics.median(claims)
+        gaps = sorted(j - c for j, c in zip(judged, claims))
+        hidden = statistics.median(gaps)
+        forward = claim + hidden
         abs_ms = tc["verify_abs_ms"] if tc["verify_abs_ms"] >= 0 else VERIFY_ABS_MS["cuda" if self.cuda else "cpu"]
         allowed = abs_ms + tc["verify_rel"] * claim
         return {"claims": claims, "spent_ms": statistics.median(spent), "overhead_ms": statistics.median(overheads),
-                "forward_ms": forward, "hidden_ms": forward - claim, "allowed_ms": allowed, "opened": opened_done,
-                "verified": forward - claim <= allowed, "clock": "cpu" if cpu else "wall"}
+                "forward_ms": forward, "hidden_ms": hidden, "allowed_ms": allowed, "opened": opened_done,
+                "hidden_p10_p90_ms": [gaps[len(gaps) // 10], gaps[(9 * len(gaps)) // 10]],
+                "verified": hidden <= allowed, "clock": "cpu" if cpu else "wall"}
 
     def _open(self, runner: Sandboxed, task: TaskState, cfg, i: int, seed: int, key: int, call_reply: dict) -> None:
         """Checks timed call i after the fact: its bytes must be the ones it committed to, and right."""

@@ -64,7 +64,7 @@ TimingStats timing_from_json(const nlohmann::json& j) {
 nlohmann::json to_json(const TimingCheck& t) {
   return {{"clock", t.clock}, {"spent_ms", t.spent_ms}, {"overhead_ms", t.overhead_ms}, {"forward_ms", t.forward_ms},
           {"hidden_ms", t.hidden_ms},           {"allowed_ms", t.allowed_ms},   {"opened", t.opened},
-          {"attempts", t.attempts}};
+          {"hidden_p10_p90_ms", {t.hidden_p10_ms, t.hidden_p90_ms}}, {"attempts", t.attempts}};
 }
 
 TimingCheck timing_check_from_json(const nlohmann::json& j) {
@@ -74,6 +74,11 @@ TimingCheck timing_check_from_json(const nlohmann::json& j) {
   t.overhead_ms = j.value("overhead_ms", 0.0);
   t.forward_ms = j.value("forward_ms", 0.0);
   t.hidden_ms = j.value("hidden_ms", 0.0);
+  if (const auto spread = j.find("hidden_p10_p90_ms"); spread != j.end() && spread->is_array() && spread->size() == 2 &&
+                                                       (*spread)[0].is_number() && (*spread)[1].is_number()) {
+    t.hidden_p10_ms = (*spread)[0].get<double>();
+    t.hidden_p90_ms = (*spread)[1].get<double>();
+  }
   t.allowed_ms = j.value("allowed_ms", 0.0);
   t.opened = j.value("opened", 0);
   t.attempts = j.value("attempts", 1);

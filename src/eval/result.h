@@ -27,7 +27,8 @@ struct TimingStats {
 struct TimingCheck {
   std::string clock;  // wall (GPU) or cpu (the CPU time charged to the sandbox's processes)
   double spent_ms = 0, overhead_ms = 0, forward_ms = 0;  // medians per call
-  double hidden_ms = 0;   // forward_ms minus the claimed median: time the claims do not account for
+  double hidden_ms = 0;   // median over calls of the judge's figure minus the claim: time the claims do not account for
+  double hidden_p10_ms = 0, hidden_p90_ms = 0;  // the spread of that per-call gap
   double allowed_ms = 0;  // the noise a claim may be off by
   int opened = 0;         // timed calls checked against the reference after the fact
   int attempts = 1;       // measurements taken (a second one when the first did not verify)
