@@ -55,13 +55,17 @@ DEFAULTS = {
                    "float64": [1e-7, 1e-7]},
     "torch_ops": "forbid", "allow_precision_drop": False, "min_coverage": 0.5,
     "timing": {"trials": 100, "min_trials": 10, "warmup": 5, "warmup_ms": 25.0, "budget_s": 20.0, "open_calls": 10,
-               "verify_abs_ms": -1.0, "verify_rel": 0.25},
+               "verify_abs_ms": -1.0, "verify_rel": 0.25, "charge_ms": -1.0},
     "flush_bytes": 0, "side_stream_ratio": 0.5, "roofline_margin": 0.7, "cpu_seconds": 600,
     "compile_baseline": True, "import_timeout_s": 120, "run_timeout_s": 300, "compile_timeout_s": 900,
     "baseline_timeout_s": 1200, "file_size_limit": 64 << 20, "cpu_memory_limit": 0, "scratch_bytes": 1 << 30,
 }
 RUNNER_CLASSES = {"compile_error", "runtime_error", "incorrect", "rejected", "timeout"}
 VERIFY_ABS_MS = {"cuda": 0.02, "cpu": 0.25}  # the wall clock's noise floor per call, by device
+# Unclaimed time the judge charges to the candidate instead of refusing its claim, by device: on
+# the H100 an honest 0.08 ms CUDA add showed 0.08-0.17 ms of host time per call that its CUDA
+# events do not see (not yet explained), while every hiding cheat of the corpora left 0.7-1.6 ms.
+CHARGE_MS = {"cuda": 0.25, "cpu": 0.0}
 MESSAGE_CAP = 4000
 
 
@@ -531,18 +535,27 @@ class Judge:
                 break
         m = attempts[-1]
         stats = summarize(m["claims"])
+        charged = False
+        if not m["verified"]:
+            tc = cfg["timing"]
+            limit = tc["charge_ms"] if tc.get("charge_ms", -1) >= 0 else CHARGE_MS["cuda" if self.cuda else "cpu"]
+            if m["hidden_ms"] <= m["allowed_ms"] + limit:
+                # A claim the judge cannot corroborate, but by too little to be a hiding cheat's: the
+                # candidate is timed by the judge's figure, so hiding that much gains nothing.
+                stats = summarize([c + m["hidden_ms"] for c in m["claims"]])
+                charged = True
         external = {"clock": m["clock"], "spent_ms": m["spent_ms"], "overhead_ms": m["overhead_ms"],
                     "forward_ms": m["forward_ms"], "hidden_ms": m["hidden_ms"], "allowed_ms": m["allowed_ms"],
                     "hidden_p10_p90_ms": m["hidden_p10_p90_ms"],
-                    "opened": m["opened"], "attempts": len(attempts)}
-        if not m["verified"]:
+                    "opened": m["opened"], "attempts": len(attempts), "charged": charged}
+        if not m["verified"] and not charged:
             raise Outcome("rejected", "timing_unverified",
                           f"the runner claimed {stats['median_ms']:.4g} ms per call, but by the judge's {m['clock']} clock "
                           f"a call took {m['spent_ms']:.4g} ms and a trusted runner needs {m['overhead_ms']:.4g} ms for "
                           f"everything but the forward: {m['hidden_ms']:.4g} ms per call went unclaimed (at most "
                           f"{m['allowed_ms']:.4g} ms is noise); measured {len(attempts)} times",
                           timing=stats, external=external)
-        reply = {"timing": stats, "external": external, "flags": []}
+        reply = {"timing": stats, "external": external, "flags": ["timing_charged"] if charged else []}
         if self.cuda and self.bandwidth_gbps > 0:
             floor_ms = task.moved_bytes / (self.bandwidth_gbps * 1e9) * 1e3
             reply["roofline_floor_ms"] = floor_ms

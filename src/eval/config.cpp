@@ -61,7 +61,8 @@ nlohmann::json EvalConfig::worker_json() const {
             {"budget_s", timing.budget_s},
             {"open_calls", timing.open_calls},
             {"verify_abs_ms", timing.verify_abs_ms},
-            {"verify_rel", timing.verify_rel}}}};
+            {"verify_rel", timing.verify_rel},
+            {"charge_ms", timing.charge_ms}}}};
 }
 
 std::string EvalConfig::fingerprint() const {

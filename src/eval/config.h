@@ -27,6 +27,10 @@ struct TimingConfig {
   // verify_abs_ms takes the device's noise floor (0.02 ms on a GPU, 0.25 ms on the CPU).
   double verify_abs_ms = -1;
   double verify_rel = 0.25;
+  // Unclaimed time beyond that, up to charge_ms per call, is charged: the result's time becomes the
+  // judge's figure (flag timing_charged) instead of a rejection. Negative: the device's default
+  // (0.25 ms on a GPU, where honest launch-bound kernels show host time their events miss; 0 on the CPU).
+  double charge_ms = -1;
 };
 
 // The numerics and checks a result was measured under (README: "Protocols"). vinci's own is the

@@ -6,6 +6,7 @@
 #include <glob.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -217,6 +218,29 @@ TEST(Pipeline, PlainPytorchIsEvaluatedUnderAllow) {
   EXPECT_EQ(results[0].verdict, Verdict::correct) << results[0].reason << ": " << results[0].message;
   EXPECT_TRUE(results[0].timing && results[0].timing_check);
   EXPECT_EQ(results[0].protocol, "vinci");
+}
+
+// A claim the judge cannot corroborate by less than charge_ms is not refused: the result is timed
+// by the judge's figure. The fake-clock threat claims ~10 us for an honest, slower matmul; with the
+// default charge on the CPU (none) the threat corpus sees it refused.
+TEST(Pipeline, SmallUnclaimedTimeIsChargedNotRefused) {
+  const Suite suite = load_suite(kRoot / "tasks");
+  const Candidate cand = load_candidate(kRoot / "tests" / "threats" / "patch_interpreter__timer_module_globals.py");
+  ASSERT_TRUE(cand.task_header);
+  const auto task = std::find_if(suite.tasks.begin(), suite.tasks.end(), [&](const Task& t) { return t.id == *cand.task_header; });
+  ASSERT_NE(task, suite.tasks.end());
+  EvalConfig c = cpu_config();
+  c.timing.charge_ms = 1e6;
+  EvaluatorPool pool(c);
+  const auto results = pool.run({{*task, cand}}, nullptr);
+  ASSERT_EQ(results.size(), 1u);
+  const Result& r = results[0];
+  ASSERT_EQ(r.verdict, Verdict::correct) << r.reason << ": " << r.message;
+  EXPECT_NE(std::find(r.flags.begin(), r.flags.end(), "timing_charged"), r.flags.end());
+  ASSERT_TRUE(r.timing && r.timing_check);
+  EXPECT_GT(r.timing_check->hidden_ms, r.timing_check->allowed_ms);  // else it would have verified
+  // Charging adds the median unclaimed time to every claim, so the median becomes the judge's figure.
+  EXPECT_NEAR(r.timing->median_ms, r.timing_check->forward_ms, 1e-9);
 }
 
 // vinci eval --deadline: what is in flight is killed, what finished is written and summarised.
