@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/files.h"
+#include "llm/openai_backbone.h"
 
 namespace vinci::cli {
 
@@ -29,7 +30,15 @@ void add_agent_model_options(CLI::App& app, AgentModelOptions& o) {
 }
 
 std::unique_ptr<llm::Backbone> open_agent_model(const AgentModelOptions& o) {
-  if (!o.server.url.empty()) return open_server_backbone(o.server);
+  if (!o.server.url.empty()) {
+    auto backbone = open_server_backbone(o.server);
+    llm::OpenAiOptions probe;  // the agents' run is long: an unreachable server must stop it before it starts
+    probe.base_url = o.server.url;
+    probe.model = o.server.model_name;
+    probe.api_key_env = o.server.api_key_env;
+    llm::check_openai_server(probe);
+    return backbone;
+  }
   return open_backbone({o.model, o.model_device, o.dtype, o.chat_template});
 }
 

@@ -13,6 +13,7 @@
 #include "agents/model_bench.h"
 #include "agents/run_journal.h"
 #include "cli/agent_options.h"
+#include "cli/checks.h"
 #include "cli/commands.h"
 #include "core/files.h"
 #include "eval/pool.h"
@@ -54,6 +55,10 @@ nlohmann::json bench_run_settings(const BenchModelOptions& o, const std::vector<
 
 int run_bench_model(BenchModelOptions& o) {
   const std::vector<eval::Task> tasks = select_tasks(o.tasks, o.levels, o.filter);
+  eval::EvalConfig config = o.eval.resolved();
+  config.resolve();
+  for (const auto& t : tasks) eval::check_task_source(t, config.python);
+  auto model = open_agent_model(o.backbone);  // setup errors stop the run before it writes anything
   const fs::path out = o.out;
   // Refused before anything starts: a run must not overwrite another's results, or mix with them.
   if (!o.resume && fs::exists(out) && !fs::is_empty(out))
@@ -67,7 +72,6 @@ int run_bench_model(BenchModelOptions& o) {
   s.policy.sampling.max_new_tokens = o.max_new_tokens;
   const agents::Prompts prompts(o.prompts);
   eval::EvaluatorPool pool(o.eval.resolved());
-  auto model = open_agent_model(o.backbone);
 
   spdlog::info("benchmarking {} on {} task(s) of {} ({}): {} sample(s), {} turn(s), {} tasks per batch", model->model_name(),
                tasks.size(), o.tasks, pool.device_name(), s.samples, s.policy.turns, s.batch_tasks);
@@ -115,7 +119,7 @@ Action add_bench_model_command(CLI::App& app) {
   app.add_option("--batch-tasks", s.batch_tasks, "tasks whose requests go into one batched generation and evaluation")
       ->check(CLI::Range(1, 100000))->capture_default_str();
   app.add_option("--temperature", o->temperature, "sampling temperature; 0 decodes greedily")->capture_default_str();
-  app.add_option("--max-new-tokens", o->max_new_tokens, "tokens per answer")->capture_default_str();
+  app.add_option("--max-new-tokens", o->max_new_tokens, "tokens per answer")->check(at_least(1))->capture_default_str();
   app.add_option("--seed", s.seed, "seed of every sampled call (each task, sample and turn draws its own)")
       ->capture_default_str();
   app.add_option("--prompts", o->prompts, "a folder of prompt files overriding the shipped ones (prompts/policy_*.md)")

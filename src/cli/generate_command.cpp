@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/backbone_options.h"
+#include "cli/checks.h"
 #include "cli/commands.h"
 #include "core/files.h"
 #include "llm/tokenizer.h"
@@ -101,9 +102,9 @@ Action add_generate_command(CLI::App& app) {
   prompt->excludes(messages)->excludes(ids);
   messages->excludes(ids);
   app.add_option("--max-new-tokens", o->max_new_tokens, "at most this many new tokens")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   app.add_option("--temperature", o->temperature, "sampling temperature (0: greedy)")->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   app.add_option("--top-p", o->top_p, "nucleus sampling mass")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   app.add_option("--top-k", o->top_k, "sample among the k likeliest tokens (0: all)")->capture_default_str();
   app.add_flag("--greedy", o->greedy, "argmax decoding");

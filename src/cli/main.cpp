@@ -6,10 +6,59 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <ATen/Context.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <torch/headeronly/version.h>
+
+#include "cli/build_info.h"
 #include "cli/commands.h"
+#include "core/setup_error.h"
+
+namespace {
+
+// Exit codes (README: "Exit codes").
+constexpr int kRunFailed = 1, kSetupError = 4, kUsage = 64;
+
+std::string version_text() {
+  std::string cuda = "not built in";
+  try {
+    const long v = at::detail::getCUDAHooks().versionCUDART();
+    if (v > 0) cuda = fmt::format("{}.{}", v / 1000, v % 1000 / 10);
+  } catch (const std::exception&) {
+  }
+  const int gpus = at::hasCUDA() ? static_cast<int>(at::detail::getCUDAHooks().deviceCount()) : 0;
+  return fmt::format("vinci {} (commit {})\ntorch {}, CUDA runtime {}\nGPUs seen: {}", vinci::cli::vinci_version(),
+                     vinci::cli::vinci_commit(), TORCH_VERSION, cuda, gpus);
+}
+
+// The first word that is not an option must name a subcommand (CLI11 says only that one is required).
+std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.empty() || a[0] == '-') continue;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      if (sub->get_name() == a) return "";
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+    return fmt::format("unknown subcommand '{}': one of {}", a, fmt::join(names, ", "));
+  }
+  return "";
+}
+
+// Arguments no option took, anywhere in the parsed chain: CLI11 checks required options first, so
+// `eval --bogus` would otherwise say "--tasks is required" and never name the real mistake.
+std::vector<std::string> unexpected(const CLI::App& app) {
+  std::vector<std::string> out = app.remaining();
+  for (const auto* sub : app.get_subcommands())
+    for (auto& a : unexpected(*sub)) out.push_back(a);
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a dead worker's pipe is an error to handle, not a reason to die
@@ -40,16 +89,40 @@ int main(int argc, char** argv) {
   actions[train] = vinci::cli::add_train_command(*train);
   auto* plot = app.add_subcommand("plot", "a training run's metrics.jsonl as SVG curves");
   actions[plot] = vinci::cli::add_plot_command(*plot);
-  CLI11_PARSE(app, argc, argv);
+  app.set_version_flag("--version", version_text, "vinci's version and commit, torch, CUDA and the GPUs seen");
+  if (const auto why = unknown_subcommand(app, argc, argv); !why.empty()) {
+    fmt::print(stderr, "vinci: {}\nRun with --help for more information.\n", why);
+    return kUsage;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    if (const auto extra = unexpected(app); !extra.empty() && dynamic_cast<const CLI::RequiredError*>(&e)) {
+      fmt::print(stderr, "vinci: unknown option or argument: {}\nRun with --help for more information.\n",
+                 fmt::join(extra, " "));
+      return kUsage;
+    }
+    app.exit(e);
+    return kUsage;
+  }
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::set_default_logger(spdlog::stderr_color_mt("vinci"));
   spdlog::set_pattern("%^%l%$: %v");
   try {
     for (auto& [sub, action] : actions)
       if (sub->parsed()) return action();
+  } catch (const vinci::core::SetupError& e) {
+    fmt::print(stderr, "vinci: error: {}\n", e.what());
+    return kSetupError;
   } catch (const std::exception& e) {
     fmt::print(stderr, "vinci: error: {}\n", e.what());
-    return 1;
+    return kRunFailed;
   }
   return 0;
 }

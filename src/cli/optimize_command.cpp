@@ -12,6 +12,7 @@
 #include "agents/optimizer.h"
 #include "agents/run_journal.h"
 #include "cli/agent_options.h"
+#include "cli/checks.h"
 #include "cli/commands.h"
 #include "cli/skills_db.h"
 #include "core/files.h"
@@ -57,6 +58,10 @@ nlohmann::json run_settings(const OptimizeOptions& o) {
 
 int run_optimize(OptimizeOptions& o) {
   const eval::Task task = eval::task_from_file(o.task);
+  eval::EvalConfig config = o.eval.resolved();
+  config.resolve();
+  eval::check_task_source(task, config.python);
+  auto model = open_agent_model(o.backbone);  // setup errors stop the run before it writes anything
   const fs::path out = o.out.empty() ? fs::path("vinci-optimize") / task.name : fs::path(o.out);
   const fs::path journal_path = out / "journal.jsonl";
   if (fs::exists(journal_path) && !o.resume)
@@ -80,7 +85,6 @@ int run_optimize(OptimizeOptions& o) {
   const agents::Prompts prompts(o.prompts);
 
   eval::EvaluatorPool pool(o.eval.resolved());
-  auto model = open_agent_model(o.backbone);
 
   spdlog::info("optimizing {} with {} on {}: {} strategy, {} turns, {} samples, {} skills in {}", task.id,
                model->model_name(), pool.device_name(), o.strategy, s.policy.turns, s.samples, library.size(),
@@ -127,7 +131,7 @@ Action add_optimize_command(CLI::App& app) {
   app.add_option("--beam-width", s.beam_width, "beam: kernels kept after each turn")->check(CLI::Range(1, 64))
       ->capture_default_str();
   app.add_option("--temperature", o->temperature, "policy sampling temperature")->capture_default_str();
-  app.add_option("--max-new-tokens", o->max_new_tokens, "tokens per policy answer")->capture_default_str();
+  app.add_option("--max-new-tokens", o->max_new_tokens, "tokens per policy answer")->check(at_least(1))->capture_default_str();
   app.add_option("--seed", s.seed, "seed of every sampled call")->capture_default_str();
   app.add_flag("--no-summary", o->no_summary, "skip the summary agent and the verifier");
   app.add_option("--repeats", s.verify.repeats, "verifier repeats a skill must pass")->check(CLI::Range(1, 10))

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/backbone_options.h"
+#include "cli/checks.h"
 #include "cli/commands.h"
 #include "llm/model_config.h"
 #include "llm/openai_server.h"
@@ -84,10 +85,10 @@ Action add_serve_command(CLI::App& app) {
   app.add_option("--max-model-len", o->max_model_len, "prompt + completion tokens at most (default: the checkpoint's "
                                                       "max_position_embeddings)");
   app.add_option("--max-batch", o->server.batching.max_batch, "requests generated together at most")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(at_least(1))->capture_default_str();
   app.add_option("--gather-ms", o->gather_ms, "how long an idle server waits for more requests to batch with the first")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  app.add_option("--threads", o->server.threads, "connections served at once")->check(CLI::PositiveNumber)
+      ->check(non_negative())->capture_default_str();
+  app.add_option("--threads", o->server.threads, "connections served at once")->check(at_least(1))
       ->capture_default_str();
   app.add_option("--api-key-env", o->api_key_env, "environment variable holding the key clients must send (default: none)");
   return [o] { return run_serve(*o); };

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/checks.h"
 #include "cli/commands.h"
 #include "cli/skills_db.h"
 #include "core/files.h"
@@ -262,7 +263,7 @@ Action add_skills_command(CLI::App& app) {
 
   auto* se = app.add_subcommand("search", "BM25 search over name, description, tags and content");
   se->add_option("query", o->query, "words, identifiers or a task description")->required();
-  se->add_option("-k", o->k, "how many results")->capture_default_str();
+  se->add_option("-k", o->k, "how many results")->check(at_least(1))->capture_default_str();
   status_option(se, "which skills to search");
   se->add_option("--backend", o->backend, "only skills for this backend")->check(CLI::IsMember({"cuda", "triton"}));
   se->add_option("--arch", o->arch, "only skills that run on this GPU arch, e.g. sm_90");

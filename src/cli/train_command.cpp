@@ -16,6 +16,7 @@
 #include "cli/agent_options.h"
 #include "cli/backbone_options.h"
 #include "cli/skills_db.h"
+#include "cli/checks.h"
 #include "cli/commands.h"
 #include "core/files.h"
 #include "llm/model_config.h"
@@ -175,7 +176,7 @@ Action add_sft_command(CLI::App& app) {
   app.add_option("--lora-alpha", o->lora_alpha, "LoRA scale numerator (the update is scaled by alpha / rank)")
       ->capture_default_str();
   auto& s = o->sft;
-  app.add_option("--epochs", s.epochs, "passes over the data")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--epochs", s.epochs, "passes over the data")->check(at_least(1))->capture_default_str();
   app.add_option("--lr", s.optimizer.lr.peak, "peak learning rate")->capture_default_str();
   app.add_option("--warmup-steps", s.optimizer.lr.warmup_steps, "linear warm-up steps")->capture_default_str();
   app.add_option("--schedule", o->schedule, "after warm-up: constant or cosine")

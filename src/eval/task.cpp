@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "core/process.h"
+#include "core/setup_error.h"
+
 namespace vinci::eval {
 
 namespace fs = std::filesystem;
@@ -85,6 +88,44 @@ Task task_from_file(const fs::path& file) {
   t.level = std::max(level, 0);
   t.id = level >= 0 ? fmt::format("level{}/{}", level, stem) : stem;
   return t;
+}
+
+namespace {
+
+// Prints nothing when the file is a task; else "LINE<TAB>what is wrong". It only parses: a task's
+// module code runs in the judge, never here.
+constexpr const char* kTaskCheck = R"PY(
+import ast, sys
+path = sys.argv[1]
+try:
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+except SyntaxError as e:
+    print(f"{e.lineno or 0}\tsyntax error: {e.msg}")
+    sys.exit(0)
+except (OSError, UnicodeDecodeError, ValueError) as e:
+    print(f"0\tcannot read it: {e}")
+    sys.exit(0)
+names = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if n not in names]
+if missing:
+    print(f"0\tit defines no {', '.join(missing)} at top level (a KernelBench task has class Model, get_inputs and get_init_inputs)")
+)PY";
+
+}  // namespace
+
+void check_task_source(const Task& task, const std::string& python) {
+  core::SpawnOptions o;
+  o.argv = {python, "-c", kTaskCheck, task.file.string()};
+  const auto run = core::run_to_completion(o, std::chrono::seconds(60));
+  if (!run.status.exited || run.status.code != 0)
+    throw core::SetupError(fmt::format("{}: could not check the task with {} ({})", task.file.string(), python,
+                                       run.status.describe()));
+  if (run.out.empty()) return;
+  const auto tab = run.out.find('\t');
+  const std::string line = run.out.substr(0, tab), what = run.out.substr(tab + 1, run.out.find_last_not_of('\n') - tab);
+  throw core::SetupError(line == "0" ? fmt::format("{}: {}", task.file.string(), what)
+                                     : fmt::format("{}:{}: {}", task.file.string(), line, what));
 }
 
 }  // namespace vinci::eval

@@ -31,6 +31,11 @@ Suite load_suite(const std::filesystem::path& root);
 // has one. Throws std::runtime_error naming the file when it is not a readable .py file.
 Task task_from_file(const std::filesystem::path& file);
 
+// Parses the task file with python (a path or a name on PATH) without running it, and checks that it
+// defines class Model, get_inputs and get_init_inputs at top level. Throws core::SetupError naming
+// the file, the line and what is wrong, so a command stops before any agent or worker starts.
+void check_task_source(const Task& task, const std::string& python);
+
 // "levelN" -> N, otherwise -1.
 int level_of_folder(const std::string& folder);
 

@@ -9,9 +9,11 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "core/http_client.h"
+#include "core/setup_error.h"
 
 namespace vinci::llm {
 
@@ -300,6 +302,40 @@ std::unique_ptr<Backbone> open_openai_backbone(const OpenAiOptions& options) {
     throw std::invalid_argument(fmt::format("--llm '{}': expected a URL such as http://127.0.0.1:8000/v1", options.base_url));
   if (options.model.empty()) throw std::invalid_argument("--model-name: the served model's name is required with --llm");
   return std::make_unique<OpenAiBackbone>(options);
+}
+
+void check_openai_server(const OpenAiOptions& options) {
+  std::string base = options.base_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  core::HttpRequest request;
+  request.method = "GET";
+  request.url = base + "/models";
+  request.timeout = options.connect_timeout + std::chrono::seconds(10);
+  request.connect_timeout = options.connect_timeout;
+  if (!options.api_key_env.empty())
+    if (const char* key = std::getenv(options.api_key_env.c_str()); key && *key) request.headers["Authorization"] = std::string("Bearer ") + key;
+  core::HttpResponse response;
+  try {
+    response = core::http_send(request);
+  } catch (const core::HttpError& e) {
+    throw core::SetupError(fmt::format("--llm {}: the server does not answer ({}: {}); start it, or fix the URL",
+                                       options.base_url, core::http_error_kind_name(e.kind()), e.what()));
+  }
+  if (response.status == 401 || response.status == 403)
+    throw core::SetupError(fmt::format("--llm {}: the server refused the key (HTTP {}); set ${} to a key it accepts",
+                                       options.base_url, response.status, options.api_key_env));
+  if (response.status == 404) return;
+  if (response.status != 200)
+    throw core::SetupError(fmt::format("--llm {}: GET /models answered HTTP {}: {}", options.base_url, response.status,
+                                       response.body.substr(0, 200)));
+  const auto listing = nlohmann::json::parse(response.body, nullptr, false);
+  if (listing.is_discarded() || !listing.contains("data") || !listing["data"].is_array()) return;
+  std::vector<std::string> served;
+  for (const auto& m : listing["data"])
+    if (m.is_object() && m.contains("id") && m["id"].is_string()) served.push_back(m["id"].get<std::string>());
+  // Only a warning: some servers (transformers serve) load any model asked for by name.
+  if (!served.empty() && std::find(served.begin(), served.end(), options.model) == served.end())
+    spdlog::warn("--model-name '{}': the server at {} lists {}", options.model, options.base_url, fmt::join(served, ", "));
 }
 
 }  // namespace vinci::llm

@@ -31,4 +31,10 @@ struct OpenAiOptions {
 
 std::unique_ptr<Backbone> open_openai_backbone(const OpenAiOptions& options);
 
+// Asks the server for its models (GET /models) once, without retries, so that a command fails
+// before any agent runs: throws core::SetupError when nothing answers at the URL or the key is
+// refused; warns when the server lists models and options.model is not among them. A server
+// without the route (404) passes: not every OpenAI-compatible server has it.
+void check_openai_server(const OpenAiOptions& options);
+
 }  // namespace vinci::llm

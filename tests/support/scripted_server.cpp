@@ -145,6 +145,12 @@ void ScriptedServer::serve(int fd) {
     req.body.append(buf, static_cast<size_t>(n));
   }
 
+  if (req.method == "GET") {  // a client's probe of /models: not one of the scripted exchanges
+    send_all(fd, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    ::shutdown(fd, SHUT_RDWR);
+    ::close(fd);
+    return;
+  }
   ScriptedReply reply;
   {
     std::lock_guard lock(mu_);

@@ -1,6 +1,7 @@
 // An HTTP/1.1 server on loopback that answers each request with the next scripted reply and
 // records what it was sent. It works on raw sockets so that a test can also script what a real
-// server does wrong: a body cut short, a hang, a closed connection.
+// server does wrong: a body cut short, a hang, a closed connection. A GET (a client's probe of
+// /models) is answered 404 and neither recorded nor counted against the script.
 #pragma once
 
 #include <chrono>

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/setup_error.h"
 #include "support/scripted_server.h"
 
 namespace openai_backbone_test {
@@ -233,18 +234,22 @@ TEST(OpenAiBackbone, BadRequestsAndGarbledBodiesAreNotRetried) {
   EXPECT_EQ(results[2].error->kind, "garbled");  // a choice without a message
 }
 
+// A URL on a loopback port nobody listens on: one bound, then closed.
+std::string unused_url() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/v1";
+}
+
 TEST(OpenAiBackbone, TransportFailuresAreClassified) {
   {
-    // A port nobody listens on: bind one, then close it.
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(fd);
-    auto backbone = open_openai_backbone(fast_options("http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/v1"));
+    auto backbone = open_openai_backbone(fast_options(unused_url()));
     const auto g = backbone->generate(std::vector<GenerationRequest>{chat_request("x")}).at(0);
     ASSERT_TRUE(g.error);
     EXPECT_EQ(g.error->kind, "refused");
@@ -317,6 +322,26 @@ TEST(OpenAiBackbone, BadOptionsAreRefusedUpFront) {
   o.base_url = "http://127.0.0.1:8000/v1";
   o.model.clear();
   EXPECT_THROW(open_openai_backbone(o), std::invalid_argument);
+}
+
+// The probe a command makes before any agent runs: nothing listening is a setup error naming the
+// URL; a server without a /models route passes and leaves the chat script untouched.
+TEST(OpenAiBackbone, ServerCheckFailsFastOnlyWhenNothingAnswers) {
+  const std::string dead = unused_url();
+  try {
+    check_openai_server(fast_options(dead));
+    ADD_FAILURE() << "no error for a port nobody listens on";
+  } catch (const vinci::core::SetupError& e) {
+    EXPECT_NE(std::string(e.what()).find(dead), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("does not answer"), std::string::npos) << e.what();
+  }
+
+  ScriptedServer server;
+  server.push({200, R"({"choices": [{"index": 0, "message": {"content": "hi"}, "finish_reason": "stop"}]})"});
+  EXPECT_NO_THROW(check_openai_server(fast_options(server.base_url())));
+  EXPECT_TRUE(server.requests().empty());
+  const auto g = open_openai_backbone(fast_options(server.base_url()))->generate(std::vector<GenerationRequest>{chat_request("x")});
+  EXPECT_EQ(g.at(0).text, "hi");
 }
 
 }  // namespace openai_backbone_test
