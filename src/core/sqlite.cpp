@@ -80,13 +80,30 @@ Database::Database(const std::filesystem::path& path, int busy_timeout_ms) : pat
     throw SqliteError(fmt::format("{}: cannot open database: {}", path.string(), message));
   }
   sqlite3_busy_timeout(db_, busy_timeout_ms);
+  // One line, whatever SQLite's own report looks like: its integrity dump runs to many lines, the
+  // first a header naming the schema.
+  const auto damaged = [&](std::string why) {
+    if (why.rfind("*** in database", 0) == 0 && why.find('\n') != std::string::npos) why.erase(0, why.find('\n') + 1);
+    why = why.substr(0, why.find('\n'));
+    return SqliteError(fmt::format(
+        "{0}: the file is damaged ({1}); move it aside, then restore a backup, salvage what is left with "
+        "`sqlite3 {0} .recover | sqlite3 NEW.db`, or start a new file (from an export with `import`)",
+        path.string(), why));
+  };
   try {
     // synchronous=FULL: a committed transaction survives power loss, not only a killed process.
     exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;");
     auto check = prepare("PRAGMA quick_check");
-    if (!check.step() || check.text(0) != "ok")
-      throw SqliteError(fmt::format("{}: the database is corrupt ({}); restore it from a backup or an export",
-                                    path.string(), check.text(0)));
+    if (!check.step() || check.text(0) != "ok") throw damaged(check.text(0));
+  } catch (const SqliteError&) {
+    const int code = sqlite3_errcode(db_) & 0xff;
+    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) {
+      auto error = damaged(sqlite3_errmsg(db_));
+      sqlite3_close(db_);
+      throw error;
+    }
+    sqlite3_close(db_);
+    throw;
   } catch (...) {
     sqlite3_close(db_);
     throw;

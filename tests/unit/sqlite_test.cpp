@@ -4,7 +4,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 namespace fs = std::filesystem;
 using vinci::core::Database;
@@ -65,6 +68,41 @@ TEST(Sqlite, ErrorsNameTheFileAndStatement) {
     const std::string what = e.what();
     EXPECT_NE(what.find("errors.db"), std::string::npos) << what;
     EXPECT_NE(what.find("missing_table"), std::string::npos) << what;
+  }
+}
+// A damaged file, cut short or overwritten inside, is named in one line that says how to recover.
+TEST(Sqlite, ADamagedFileIsNamedInOneLine) {
+  const fs::path whole = fresh("whole");
+  {
+    Database db(whole);
+    db.exec("CREATE TABLE t(x TEXT); CREATE TABLE u(y TEXT);");
+    auto insert = db.prepare("INSERT INTO t VALUES (?)");
+    for (int i = 0; i < 400; ++i) {
+      insert.bind(1, std::string(200, 'a' + i % 26));
+      insert.step();
+      insert.reset();
+    }
+  }
+  const std::string bytes = [&] {
+    std::ifstream in(whole, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  ASSERT_GT(bytes.size(), 3 * 4096u);
+  const fs::path cut = fresh("cut"), scribbled = fresh("scribbled");
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, 100);
+  std::string overwritten = bytes;
+  std::fill(overwritten.begin() + 4096, overwritten.begin() + 3 * 4096, '\xff');
+  std::ofstream(scribbled, std::ios::binary) << overwritten;
+  for (const fs::path& p : {cut, scribbled}) {
+    try {
+      Database db(p);
+      ADD_FAILURE() << p << " opened";
+    } catch (const SqliteError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind(p.string() + ": the file is damaged (", 0), 0u) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+      EXPECT_NE(what.find(".recover"), std::string::npos) << what;
+    }
   }
 }
 }  // namespace sqlite_test
