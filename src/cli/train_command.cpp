@@ -38,7 +38,7 @@ namespace fs = std::filesystem;
 void drop_metrics_after_checkpoint(const fs::path& out) {
   int64_t resumed = 0;
   if (const auto latest = rl::latest_checkpoint(out / "checkpoints"))
-    resumed = nlohmann::json::parse(core::read_file(*latest / "trainer.json")).at("step").get<int64_t>();
+    resumed = rl::read_trainer_state(*latest).at("step").get<int64_t>();
   std::string kept;
   // A torn last line (the run was killed while writing it) is skipped with a warning.
   if (fs::exists(out / "metrics.jsonl"))

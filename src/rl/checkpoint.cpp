@@ -59,6 +59,46 @@ void save_checkpoint(const fs::path& dir, int64_t step, const llm::TrainableBack
   core::write_file_atomic(dir / "latest", name + "\n");
 }
 
+namespace {
+
+std::optional<nlohmann::json> try_trainer_state(const fs::path& checkpoint) {
+  const auto text = core::try_read_file(checkpoint / "trainer.json");
+  if (!text) return std::nullopt;
+  auto state = nlohmann::json::parse(*text, nullptr, false);
+  if (state.is_discarded() || !state.is_object() || !state.contains("step")) return std::nullopt;
+  return state;
+}
+
+// Where a resume can go on from when `broken` cannot be read: the newest other step-<N> folder
+// beside it whose trainer.json reads, named in a sentence, or "" when there is none.
+std::string previous_checkpoint_hint(const fs::path& broken) {
+  const fs::path dir = broken.parent_path();
+  std::optional<std::pair<int64_t, fs::path>> best;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_directory() || name.rfind("step-", 0) != 0 || e.path() == broken) continue;
+    const auto state = try_trainer_state(e.path());
+    if (!state || !(*state)["step"].is_number_integer()) continue;
+    const int64_t step = (*state)["step"].get<int64_t>();
+    if (!best || step > best->first) best = {step, e.path()};
+  }
+  if (!best) return "";
+  return fmt::format("; the previous checkpoint {} reads: write '{}' into {} to resume from it",
+                     best->second.string(), best->second.filename().string(), (dir / "latest").string());
+}
+
+}  // namespace
+
+nlohmann::json read_trainer_state(const fs::path& checkpoint) {
+  const fs::path file = checkpoint / "trainer.json";
+  if (auto state = try_trainer_state(checkpoint)) return *state;
+  throw std::runtime_error(fmt::format("{}: {}{}", file.string(),
+                                       fs::exists(file) ? (fs::file_size(file) == 0 ? "empty" : "not a trainer state (torn or edited)")
+                                                        : "missing",
+                                       previous_checkpoint_hint(checkpoint)));
+}
+
 std::optional<fs::path> latest_checkpoint(const fs::path& dir) {
   const auto name = core::try_read_file(dir / "latest");
   if (!name) return std::nullopt;
@@ -66,11 +106,14 @@ std::optional<fs::path> latest_checkpoint(const fs::path& dir) {
   while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ')) trimmed.pop_back();
   const fs::path path = dir / trimmed;
   if (!fs::exists(path / "trainer.json"))
-    throw std::runtime_error(fmt::format("{} names {}, which holds no trainer.json", (dir / "latest").string(), path.string()));
+    throw std::runtime_error(fmt::format("{} names {}, which holds no trainer.json{}", (dir / "latest").string(),
+                                         path.string(), previous_checkpoint_hint(path)));
   return path;
 }
 
-nlohmann::json load_checkpoint(const fs::path& checkpoint, llm::TrainableBackbone& backbone, AdamW& optimizer) {
+namespace {
+
+void load_weights(const fs::path& checkpoint, llm::TrainableBackbone& backbone, AdamW& optimizer) {
   backbone.load(checkpoint / "model");
   const fs::path file = checkpoint / "optimizer.safetensors";
   const auto mapped = llm::SafetensorsFile::open(file);
@@ -83,11 +126,18 @@ nlohmann::json load_checkpoint(const fs::path& checkpoint, llm::TrainableBackbon
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(fmt::format("{}: {}", file.string(), e.what()));
   }
+}
+
+}  // namespace
+
+nlohmann::json load_checkpoint(const fs::path& checkpoint, llm::TrainableBackbone& backbone, AdamW& optimizer) {
+  nlohmann::json state = read_trainer_state(checkpoint);
   try {
-    return nlohmann::json::parse(core::read_file(checkpoint / "trainer.json"));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}: {}", (checkpoint / "trainer.json").string(), e.what()));
+    load_weights(checkpoint, backbone, optimizer);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}{}", e.what(), previous_checkpoint_hint(checkpoint)));
   }
+  return state;
 }
 
 }  // namespace vinci::rl

@@ -23,8 +23,12 @@ void save_checkpoint(const std::filesystem::path& dir, int64_t step, const llm::
 // The newest complete checkpoint under dir, if any.
 std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& dir);
 
+// The trainer state of a checkpoint (its trainer.json, holding at least "step"). Throws naming the
+// file and, when one reads, the previous checkpoint a resume could go on from.
+nlohmann::json read_trainer_state(const std::filesystem::path& checkpoint);
+
 // Restores the model and the optimizer in place and returns the trainer state. Throws naming the
-// file at fault.
+// file at fault and, as read_trainer_state, an intact previous checkpoint.
 nlohmann::json load_checkpoint(const std::filesystem::path& checkpoint, llm::TrainableBackbone& backbone, AdamW& optimizer);
 
 }  // namespace vinci::rl
