@@ -20,9 +20,14 @@
 #include "core/process.h"
 #include "eval/metrics.h"
 #include "support/agent_script.h"
+#include "support/jsonl.h"
 #include "support/scripted_server.h"
+#include "support/vinci_cli.h"
 
 namespace bench_model_test {
+
+using vinci::test::read_jsonl;
+using vinci::test::run_vinci;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -45,22 +50,6 @@ std::string completion(const std::string& strategy, const std::string& code) {
       .dump();
 }
 
-vinci::core::Completed run_vinci(const std::vector<std::string>& args, const fs::path& log) {
-  vinci::core::SpawnOptions o;
-  o.argv = {VINCI_BINARY, "bench-model"};
-  o.argv.insert(o.argv.end(), args.begin(), args.end());
-  o.stderr_path = log;
-  return vinci::core::run_to_completion(o, std::chrono::minutes(20));
-}
-
-std::vector<json> read_jsonl(const fs::path& path) {
-  std::vector<json> out;
-  std::istringstream in(vinci::core::read_file(path));
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(json::parse(line));
-  return out;
-}
-
 TEST(BenchModel, PassAtKAndFastPEndToEndOnCpu) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("vinci-bench-model-test-{}", ::getpid());
   fs::remove_all(dir);
@@ -76,7 +65,7 @@ TEST(BenchModel, PassAtKAndFastPEndToEndOnCpu) {
       "--tasks", (kRoot / "tests/fixtures/agents").string(), "--llm", server.base_url(), "--model-name", "tiny",
       "--samples", "2", "--seed", "5", "--device", "cpu", "--no-compile-baseline", "--trials", "20", "--time-budget",
       "3", "--run-timeout", "300", "--cache-dir", test_cache().string(), "--out", out.string()};
-  const auto run = run_vinci(args, dir / "stderr.log");
+  const auto run = run_vinci("bench-model", args, dir / "stderr.log", std::chrono::minutes(20));
   const std::string log = vinci::core::try_read_file(dir / "stderr.log").value_or("");
   ASSERT_TRUE(run.status.exited && run.status.code == 0) << run.status.describe() << "\n" << run.out << "\n" << log;
   EXPECT_NE(run.out.find("pass@1 50.0%  pass@2 100.0%  (1 of 1 tasks solved)"), std::string::npos) << run.out;
@@ -122,12 +111,12 @@ TEST(BenchModel, PassAtKAndFastPEndToEndOnCpu) {
   EXPECT_EQ(episodes[0].calls.size(), 2u);
 
   // The same --out again is refused; resumed, every call is answered from the journal.
-  const auto again = run_vinci(args, dir / "stderr2.log");
+  const auto again = run_vinci("bench-model", args, dir / "stderr2.log", std::chrono::minutes(20));
   EXPECT_EQ(again.status.code, 1);
   EXPECT_NE(vinci::core::read_file(dir / "stderr2.log").find("--resume"), std::string::npos);
   std::vector<std::string> resume = args;
   resume.push_back("--resume");
-  const auto resumed = run_vinci(resume, dir / "stderr3.log");
+  const auto resumed = run_vinci("bench-model", resume, dir / "stderr3.log", std::chrono::minutes(20));
   ASSERT_EQ(resumed.status.code, 0) << vinci::core::read_file(dir / "stderr3.log");
   EXPECT_EQ(server.requests().size(), 2u);
   EXPECT_EQ(read_jsonl(out / "attempts.jsonl"), attempts);

@@ -23,9 +23,14 @@
 #include "skills/skill_jsonl.h"
 #include "skills/store.h"
 #include "support/agent_script.h"
+#include "support/jsonl.h"
 #include "support/scripted_server.h"
+#include "support/vinci_cli.h"
 
 namespace optimize_test {
+
+using vinci::test::read_jsonl;
+using vinci::test::run_vinci;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -86,22 +91,6 @@ class FakeModel {
   int replies_ = 0, calls_ = 0;
 };
 
-vinci::core::Completed run_vinci(const std::vector<std::string>& args, const fs::path& log) {
-  vinci::core::SpawnOptions o;
-  o.argv = {VINCI_BINARY, "optimize"};
-  o.argv.insert(o.argv.end(), args.begin(), args.end());
-  o.stderr_path = log;
-  return vinci::core::run_to_completion(o, std::chrono::minutes(40));
-}
-
-std::vector<json> read_jsonl(const fs::path& path) {
-  std::vector<json> out;
-  std::istringstream in(vinci::core::read_file(path));
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(json::parse(line));
-  return out;
-}
-
 TEST(Optimize, SelectionPolicySummaryVerifierEndToEndOnCpu) {
   const fs::path dir = fs::temp_directory_path() / fmt::format("vinci-optimize-test-{}", ::getpid());
   fs::remove_all(dir);
@@ -121,7 +110,7 @@ TEST(Optimize, SelectionPolicySummaryVerifierEndToEndOnCpu) {
       "--llm", server.base_url(), "--model-name", "tiny", "--skills", db.string(), "--schemes", "1", "--samples", "1",
       "--turns", "2", "--seed", "5", "--device", "cpu", "--no-compile-baseline", "--trials", "20", "--time-budget", "3",
       "--run-timeout", "300", "--cache-dir", test_cache().string(), "--out", out.string()};
-  const auto run = run_vinci(args, dir / "stderr.log");
+  const auto run = run_vinci("optimize", args, dir / "stderr.log", std::chrono::minutes(40));
   const std::string log = vinci::core::try_read_file(dir / "stderr.log").value_or("");
   ASSERT_TRUE(run.status.exited && run.status.code == 0) << run.status.describe() << "\n" << run.out << "\n" << log;
   EXPECT_NE(run.out.find("1 admitted (single_launch_elementwise)"), std::string::npos) << run.out;
@@ -217,13 +206,13 @@ TEST(Optimize, SelectionPolicySummaryVerifierEndToEndOnCpu) {
   // A second run into the same folder must be asked to resume; resumed, every call is answered from
   // the journal: the server hears nothing and the results are the same.
   const size_t requests_before = server.requests().size();
-  const auto again = run_vinci(args, dir / "stderr2.log");
+  const auto again = run_vinci("optimize", args, dir / "stderr2.log", std::chrono::minutes(40));
   EXPECT_EQ(again.status.code, 1);
   EXPECT_NE(vinci::core::read_file(dir / "stderr2.log").find("--resume"), std::string::npos);
   std::vector<std::string> resume = args;
   resume.push_back("--resume");
   resume.push_back("--no-admit");
-  const auto resumed = run_vinci(resume, dir / "stderr3.log");
+  const auto resumed = run_vinci("optimize", resume, dir / "stderr3.log", std::chrono::minutes(40));
   ASSERT_EQ(resumed.status.code, 0) << vinci::core::read_file(dir / "stderr3.log");
   EXPECT_EQ(server.requests().size(), requests_before);
   EXPECT_EQ(read_jsonl(out / "attempts.jsonl"), attempts);

@@ -14,8 +14,11 @@
 #include "core/files.h"
 #include "eval/metrics.h"
 #include "support/fake_backbone.h"
+#include "support/jsonl.h"
 
 namespace model_bench_test {
+
+using vinci::test::read_jsonl;
 
 namespace fs = std::filesystem;
 using namespace vinci::agents;
@@ -94,14 +97,6 @@ struct Suite {
 };
 
 std::string last_user_message(const vinci::llm::GenerationRequest& q) { return q.messages.back()["content"]; }
-
-std::vector<json> read_jsonl(const fs::path& path) {
-  std::vector<json> out;
-  std::istringstream in(vinci::core::read_file(path));
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(json::parse(line));
-  return out;
-}
 
 TEST(ModelBench, PassAtKIsTheUnbiasedEstimator) {
   using vinci::eval::pass_at_k;
