@@ -1,9 +1,10 @@
 #include "agents/episode.h"
 
-#include <fstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "core/files.h"
 
 namespace vinci::agents {
 
@@ -131,12 +132,8 @@ Episode episode_from_json(const json& j) {
 }
 
 std::vector<Episode> load_episodes(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot open the episodes file", path.string()));
   std::vector<Episode> out;
-  std::string line;
-  for (int n = 1; std::getline(in, line); ++n) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  for (const auto& [n, line] : core::read_jsonl_lines(path)) {  // a run killed mid-write tears the last line
     try {
       out.push_back(episode_from_json(json::parse(line)));
     } catch (const std::exception& e) {

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 namespace vinci::core {
@@ -134,7 +135,9 @@ std::vector<JsonlLine> read_jsonl_lines(const std::filesystem::path& path) {
     std::string line = text.substr(start, complete ? end - start : std::string::npos);
     const bool blank = line.find_first_not_of(" \t\r") == std::string::npos;
     if (!complete) {
-      if (!blank)
+      // A hand-written file's last record often lacks the newline: a whole JSON value is kept.
+      if (!blank && nlohmann::json::accept(line)) lines.push_back({number, std::move(line)});
+      else if (!blank)
         spdlog::warn("{}:{}: skipped a torn last line ({} bytes without the newline every record ends in, as an "
                      "interrupted write leaves it)",
                      path.string(), number, line.size());

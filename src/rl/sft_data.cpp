@@ -1,11 +1,11 @@
 #include "rl/sft_data.h"
 
-#include <fstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "agents/output_parser.h"
+#include "core/files.h"
 
 namespace vinci::rl {
 
@@ -76,12 +76,8 @@ SftConversation parse_sft_conversation(const ordered_json& j, size_t line) {
 }
 
 std::vector<SftConversation> load_sft_conversations(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot read the SFT data", path.string()));
   std::vector<SftConversation> out;
-  std::string text;
-  for (size_t line = 1; std::getline(in, text); ++line) {
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+  for (const auto& [line, text] : core::read_jsonl_lines(path)) {
     try {
       out.push_back(parse_sft_conversation(ordered_json::parse(text), line));
     } catch (const ordered_json::parse_error& e) {

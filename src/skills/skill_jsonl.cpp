@@ -1,6 +1,5 @@
 #include "skills/skill_jsonl.h"
 
-#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -10,11 +9,8 @@
 namespace vinci::skills {
 
 std::vector<Skill> read_skills_jsonl(const std::filesystem::path& file, Status default_status) {
-  std::istringstream lines(core::read_file(file));
   std::vector<Skill> skills;
-  std::string line;
-  for (size_t number = 1; std::getline(lines, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  for (const auto& [number, line] : core::read_jsonl_lines(file)) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);

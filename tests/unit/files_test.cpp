@@ -146,6 +146,16 @@ TEST(ReadJsonlLines, SkipsATornLastLineWithAWarning) {
       << log.str();
 }
 
+TEST(ReadJsonlLines, AWholeLastRecordWithoutItsNewlineIsKept) {
+  TempDir dir;
+  const fs::path file = dir.path / "a.jsonl";
+  write_file_atomic(file, "{\"a\":1}\n{\"b\":[2, 3]}");
+  CapturedLog log;
+  EXPECT_EQ(numbered(read_jsonl_lines(file)),
+            (std::vector<std::pair<size_t, std::string>>{{1, "{\"a\":1}"}, {2, "{\"b\":[2, 3]}"}}));
+  EXPECT_EQ(log.str(), "");
+}
+
 TEST(ReadJsonlLines, AMalformedCompleteLineIsReturnedForTheCallerToName) {
   // A glued line (what --append made of a torn one before) ends in '\n': it is not torn, it is damage.
   TempDir dir;
