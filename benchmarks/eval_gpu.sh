@@ -17,6 +17,8 @@
 #   CORPUS_SCALE=F    stage 3 at --scale F (default 1)
 #   WITH_SOLUTIONS="level1/4_Softmax ..."  honest solutions evaluated among stage 3's files,
 #                     expected correct (one build step for all: nvcc runs 16 at once)
+# Exits 1 when an eval fails (exit 3, the deadline, is not a failure), a file of stage 3 ends other
+# than its label, or a solution is not correct; the summary is printed first either way.
 # Stage 3 gathers the CUDA files of every corpus into one folder, so that their builds share one
 # parallel build step; its results are corpus_mixed.jsonl/.txt, each file prefixed by its corpus.
 set -uo pipefail
@@ -41,6 +43,7 @@ echo "build done at $(( $(date +%s) - START )) s"
 NEW=$BUILD/src/cli/vinci
 $BUILD/src/eval/vinci-sandbox --probe | tee "$OUT/sandbox.json"
 
+FAILED=()  # what makes the script exit 1 at the end: an eval that failed, a solution not correct
 # eval NAME BINARY CACHE ARGS...: one timed `vinci eval`, its seconds appended to throughput.txt
 run_eval() {
   local name=$1 bin=$2 cache=$3; shift 3
@@ -49,7 +52,15 @@ run_eval() {
   [ "$bin" = "$NEW" ] && { stop=(); set -- "$@" --deadline "$left"; }
   s=$(date +%s.%N)
   VINCI_CACHE=$cache "${stop[@]}" $bin eval "$@" -q --out "$OUT/$name.jsonl" >"$OUT/$name.txt" 2>&1
+  local rc=$?
   e=$(date +%s.%N)
+  # exit 3: stopped by the deadline, what finished is kept; a solutions run must be all correct
+  (( rc == 0 || rc == 3 )) || FAILED+=("$name: vinci eval exited $rc (see $name.txt)")
+  if [[ $name != corpus_* ]] && [ -s "$OUT/$name.jsonl" ]; then
+    local wrong
+    wrong=$(python3 -c 'import json,sys; print(sum(json.loads(l)["class"] != "correct" for l in open(sys.argv[1]) if l.strip()))' "$OUT/$name.jsonl")
+    (( wrong == 0 )) || FAILED+=("$name: $wrong solution(s) not correct")
+  fi
   echo "$name $(python3 -c "print($e - $s)")" >>"$OUT/throughput.txt"
   echo "$name: $(grep -cE . "$OUT/$name.jsonl" 2>/dev/null) results in $(python3 -c "print(round($e - $s))") s"
 }
@@ -94,3 +105,7 @@ if want 3; then
     --candidates tests/adversarial/candidates --device cuda --expect --no-compile-baseline --no-cache --run-timeout 60
 fi
 python3 benchmarks/summarize_results.py "$OUT"
+if (( ${#FAILED[@]} )); then
+  printf 'FAILED: %s\n' "${FAILED[@]}"
+  exit 1
+fi

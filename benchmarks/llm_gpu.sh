@@ -13,21 +13,24 @@ BUILD=${BUILD:-build-gpu}
 source benchmarks/gpu_host_setup.sh
 gpu_build -DVINCI_BUILD_LLM_BENCHMARK=ON vinci_llm_tests llm_decode_bench vinci
 
+FAILED=()  # what makes the script exit 1 at the end, after every table is printed
+
 echo "== 1. backbone tests (GPU cases included)"
-"$BUILD/tests/vinci_llm_tests" >"$OUT/llm_tests.txt" 2>&1
+"$BUILD/tests/vinci_llm_tests" >"$OUT/llm_tests.txt" 2>&1 || FAILED+=("backbone tests (llm_tests.txt)")
 tail -3 "$OUT/llm_tests.txt"; grep -E "bf16|FAILED" "$OUT/llm_tests.txt"
 
 echo "== 2. transformers loads vinci's checkpoints"
 rm -rf /tmp/vinci-export
 VINCI_EXPORT_DIR=/tmp/vinci-export "$BUILD/tests/vinci_llm_tests" --gtest_filter=Checkpoints.ExportForTransformers \
-  >"$OUT/export.txt" 2>&1
-python3 tests/fixtures/llm/check_saved_checkpoint.py /tmp/vinci-export | tee "$OUT/hf_load.txt"
+  >"$OUT/export.txt" 2>&1 || FAILED+=("checkpoint export (export.txt)")
+python3 tests/fixtures/llm/check_saved_checkpoint.py /tmp/vinci-export | tee "$OUT/hf_load.txt" ||
+  FAILED+=("transformers could not load the export (hf_load.txt)")
 
 echo "== 3. decode throughput"
 "$BUILD/benchmarks/llm_decode_bench" --config-dir benchmarks/llm/qwen2_5_7b --batch "$BATCHES" \
-  >"$OUT/decode_vinci.jsonl" 2>"$OUT/decode_vinci.err" || tail -20 "$OUT/decode_vinci.err"
+  >"$OUT/decode_vinci.jsonl" 2>"$OUT/decode_vinci.err" || { tail -20 "$OUT/decode_vinci.err"; FAILED+=("vinci decode bench"); }
 python3 benchmarks/llm_decode_hf.py --config-dir benchmarks/llm/qwen2_5_7b --batch "$BATCHES" \
-  >"$OUT/decode_hf.jsonl" 2>"$OUT/decode_hf.err" || tail -20 "$OUT/decode_hf.err"
+  >"$OUT/decode_hf.jsonl" 2>"$OUT/decode_hf.err" || { tail -20 "$OUT/decode_hf.err"; FAILED+=("HF decode bench"); }
 python3 - "$OUT" <<'PY'
 import json, sys, pathlib
 out = pathlib.Path(sys.argv[1])
@@ -41,3 +44,7 @@ for b in sorted(set(ours) | set(hf)):
           f"{ratio:>6.2f} {o.get('step_ms', float('nan')):>14.2f} {h.get('step_ms', float('nan')):>11.2f} "
           f"{o.get('roofline_share', float('nan')):>9.2f}")
 PY
+if (( ${#FAILED[@]} )); then
+  printf 'FAILED: %s\n' "${FAILED[@]}"
+  exit 1
+fi
