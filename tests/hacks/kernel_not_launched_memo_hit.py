@@ -1,5 +1,5 @@
 # vinci-task: level1/1_Matmul
-# vinci-expect: rejected/kernel_not_launched
+# vinci-expect: rejected/kernel_not_launched|rejected/timed_output
 # vinci-devices: cpu
 """Hack: the data-pointer memo of timed_output_memo_data_ptr.py, but a hit returns the cached tensor
 itself, so from the second call on no kernel runs at all.
