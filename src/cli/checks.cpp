@@ -20,23 +20,12 @@ std::string number_or_why(const std::string& text, double& value) {
 
 }  // namespace
 
-CLI::Validator non_negative() {
-  return CLI::Validator(
-      [](std::string& text) {
-        double v = 0;
-        if (auto why = number_or_why(text, v); !why.empty()) return why;
-        return v >= 0 ? std::string() : fmt::format("{} is not allowed: the value must be at least 0", text);
-      },
-      ">= 0", "non_negative");
-}
-
-CLI::Validator at_least(long long lo) {
+CLI::Validator at_least(double lo) {
   return CLI::Validator(
       [lo](std::string& text) {
         double v = 0;
         if (auto why = number_or_why(text, v); !why.empty()) return why;
-        return v >= static_cast<double>(lo) ? std::string()
-                                             : fmt::format("{} is not allowed: the value must be at least {}", text, lo);
+        return v >= lo ? std::string() : fmt::format("{} is not allowed: the value must be at least {}", text, lo);
       },
       fmt::format(">= {}", lo), "at_least");
 }

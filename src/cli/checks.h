@@ -1,4 +1,4 @@
-// Range checks for options whose failure messages a user can read: CLI11's PositiveNumber and
+// A range check whose failure message a user can read: CLI11's PositiveNumber and
 // NonNegativeNumber name the largest double in full as the upper end of the range.
 #pragma once
 
@@ -8,9 +8,7 @@
 
 namespace vinci::cli {
 
-// A number of at least zero.
-CLI::Validator non_negative();
-// A whole number of at least lo.
-CLI::Validator at_least(long long lo);
+// A number of at least lo.
+CLI::Validator at_least(double lo);
 
 }  // namespace vinci::cli

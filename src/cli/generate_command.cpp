@@ -104,7 +104,7 @@ Action add_generate_command(CLI::App& app) {
   app.add_option("--max-new-tokens", o->max_new_tokens, "at most this many new tokens")->capture_default_str()
       ->check(at_least(1));
   app.add_option("--temperature", o->temperature, "sampling temperature (0: greedy)")->capture_default_str()
-      ->check(non_negative());
+      ->check(at_least(0));
   app.add_option("--top-p", o->top_p, "nucleus sampling mass")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   app.add_option("--top-k", o->top_k, "sample among the k likeliest tokens (0: all)")->capture_default_str();
   app.add_flag("--greedy", o->greedy, "argmax decoding");

@@ -1,4 +1,5 @@
 // vinci: GPU kernels made faster by LLM agents, judged by an evaluator that cannot be fooled.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -40,10 +41,9 @@ std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.empty() || a[0] == '-') continue;
-    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
-      if (sub->get_name() == a) return "";
     std::vector<std::string> names;
     for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), a) != names.end()) return "";
     return fmt::format("unknown subcommand '{}': one of {}", a, fmt::join(names, ", "));
   }
   return "";

@@ -87,7 +87,7 @@ Action add_serve_command(CLI::App& app) {
   app.add_option("--max-batch", o->server.batching.max_batch, "requests generated together at most")
       ->check(at_least(1))->capture_default_str();
   app.add_option("--gather-ms", o->gather_ms, "how long an idle server waits for more requests to batch with the first")
-      ->check(non_negative())->capture_default_str();
+      ->check(at_least(0))->capture_default_str();
   app.add_option("--threads", o->server.threads, "connections served at once")->check(at_least(1))
       ->capture_default_str();
   app.add_option("--api-key-env", o->api_key_env, "environment variable holding the key clients must send (default: none)");
