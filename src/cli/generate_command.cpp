@@ -10,7 +10,7 @@
 #include "cli/checks.h"
 #include "cli/commands.h"
 #include "core/files.h"
-#include "llm/tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace vinci::cli {
 

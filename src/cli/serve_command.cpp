@@ -11,7 +11,7 @@
 #include "cli/checks.h"
 #include "cli/commands.h"
 #include "llm/model_config.h"
-#include "llm/openai_server.h"
+#include "serve/openai_server.h"
 
 namespace vinci::cli {
 
@@ -22,7 +22,7 @@ struct ServeOptions {
   std::string served_name, api_key_env;
   int64_t max_model_len = 0;
   int gather_ms = 10;
-  llm::ServerOptions server;
+  serve::ServerOptions server;
 };
 
 int run_serve(ServeOptions& o) {
@@ -36,7 +36,7 @@ int run_serve(ServeOptions& o) {
 
   auto backbone = open_backbone(o.backbone);
   const llm::ModelConfig config = llm::load_model_config(o.backbone.model);
-  llm::ServedModel model;
+  serve::ServedModel model;
   model.name = o.served_name.empty() ? o.backbone.model : o.served_name;
   model.tokenizer = &backbone->tokenizer();
   model.render_chat = [&backbone](const nlohmann::ordered_json& messages, const nlohmann::ordered_json& extra) {
@@ -54,7 +54,7 @@ int run_serve(ServeOptions& o) {
   }
   o.server.batching.gather_window = std::chrono::milliseconds(o.gather_ms);
 
-  llm::OpenAiServer server(*backbone, model, o.server);
+  serve::OpenAiServer server(*backbone, model, o.server);
   const int port = server.bind();
   std::thread stopper([&server, stop_signals] {
     int signal = 0;

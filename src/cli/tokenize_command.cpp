@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "llm/tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace vinci::cli {
 
@@ -16,7 +16,7 @@ struct TokenizeOptions {
 };
 
 int run_tokenize(const TokenizeOptions& o) {
-  const auto tokenizer = llm::Tokenizer::from_file(std::filesystem::path(o.model) / "tokenizer.json");
+  const auto tokenizer = text::Tokenizer::from_file(std::filesystem::path(o.model) / "tokenizer.json");
   const auto ids = tokenizer.encode(o.text, o.special);
   if (!o.json) {
     fmt::print("{}\n", fmt::join(ids, " "));

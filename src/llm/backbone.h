@@ -22,9 +22,11 @@ namespace at {
 class Tensor;
 }
 
-namespace vinci::llm {
-
+namespace vinci::text {
 class Tokenizer;
+}
+
+namespace vinci::llm {
 
 struct SamplingParams {
   // temperature 0 or greedy=true: argmax decoding.
@@ -117,7 +119,7 @@ class TrainableBackbone : public Backbone {
   virtual void save(const std::filesystem::path& dir) const = 0;
   virtual void load(const std::filesystem::path& dir) = 0;
 
-  virtual const Tokenizer& tokenizer() const = 0;
+  virtual const text::Tokenizer& tokenizer() const = 0;
   virtual std::vector<int32_t> render_chat(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& extra,
                                            bool add_generation_prompt) const = 0;
 };

@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
-#include "llm/chat_template.h"
+#include "text/chat_template.h"
 #include "llm/model_config.h"
 #include "llm/safetensors.h"
 #include "llm/sampler.h"
-#include "llm/tokenizer.h"
+#include "text/tokenizer.h"
 #include "llm/transformer.h"
 
 namespace vinci::llm {
@@ -98,8 +98,8 @@ struct Sequence {
 
 class NativeBackbone final : public TrainableBackbone {
  public:
-  NativeBackbone(fs::path dir, ModelConfig config, Transformer model, std::optional<Tokenizer> tokenizer,
-                 std::optional<ChatTemplate> chat, std::string no_chat_reason)
+  NativeBackbone(fs::path dir, ModelConfig config, Transformer model, std::optional<text::Tokenizer> tokenizer,
+                 std::optional<text::ChatTemplate> chat, std::string no_chat_reason)
       : dir_(std::move(dir)),
         config_(std::move(config)),
         model_(std::move(model)),
@@ -117,7 +117,7 @@ class NativeBackbone final : public TrainableBackbone {
   void save(const fs::path& dir) const override;
   void load(const fs::path& dir) override;
 
-  const Tokenizer& tokenizer() const override {
+  const text::Tokenizer& tokenizer() const override {
     if (!tokenizer_) throw std::runtime_error(fmt::format("{}: no tokenizer.json; this backbone takes token ids only", dir_.string()));
     return *tokenizer_;
   }
@@ -127,7 +127,7 @@ class NativeBackbone final : public TrainableBackbone {
     if (!chat_)
       throw std::runtime_error(fmt::format("{}: no usable chat template ({}); pass one with --chat-template FILE",
                                            dir_.string(), no_chat_reason_));
-    ChatOptions options;
+    text::ChatOptions options;
     options.add_generation_prompt = add_generation_prompt;
     options.extra = extra;
     return tokenizer().encode(chat_->render(messages, options), /*add_special_tokens=*/false);
@@ -144,8 +144,8 @@ class NativeBackbone final : public TrainableBackbone {
   fs::path dir_;
   ModelConfig config_;
   Transformer model_;
-  std::optional<Tokenizer> tokenizer_;
-  std::optional<ChatTemplate> chat_;
+  std::optional<text::Tokenizer> tokenizer_;
+  std::optional<text::ChatTemplate> chat_;
   std::string no_chat_reason_;
   at::Generator shared_generator_;
 };
@@ -424,16 +424,16 @@ std::unique_ptr<TrainableBackbone> open_native_backbone(const fs::path& model_di
                    ? Transformer::random(config, transformer_options, *options.random_weights_seed)
                    : Transformer::load(config, Checkpoint::open(model_dir), transformer_options);
   model.enable_training(options.training, /*seed=*/0);
-  std::optional<Tokenizer> tokenizer;
-  if (fs::exists(model_dir / "tokenizer.json")) tokenizer = Tokenizer::from_file(model_dir / "tokenizer.json");
-  std::optional<ChatTemplate> chat;
+  std::optional<text::Tokenizer> tokenizer;
+  if (fs::exists(model_dir / "tokenizer.json")) tokenizer = text::Tokenizer::from_file(model_dir / "tokenizer.json");
+  std::optional<text::ChatTemplate> chat;
   std::string no_chat_reason = "the checkpoint has no tokenizer.json";
   if (!options.chat_template.empty()) {
-    chat = ChatTemplate::from_model_dir(model_dir, options.chat_template);
+    chat = text::ChatTemplate::from_model_dir(model_dir, options.chat_template);
   } else if (tokenizer) {
     try {
-      chat = ChatTemplate::from_model_dir(model_dir);
-    } catch (const ChatTemplateError& e) {
+      chat = text::ChatTemplate::from_model_dir(model_dir);
+    } catch (const text::ChatTemplateError& e) {
       // Base checkpoints often ship none; prompts by ids or text still work, and chat messages
       // are refused with this reason.
       no_chat_reason = e.what();

@@ -25,6 +25,7 @@
 #include "support/agent_script.h"
 #include "support/jsonl.h"
 #include "support/scripted_server.h"
+#include "support/test_cache.h"
 #include "support/vinci_cli.h"
 
 namespace optimize_test {

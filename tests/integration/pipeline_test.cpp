@@ -21,6 +21,7 @@
 #include "eval/metrics.h"
 #include "eval/pool.h"
 #include "eval/task.h"
+#include "support/test_cache.h"
 
 namespace fs = std::filesystem;
 using namespace vinci::eval;
@@ -28,12 +29,9 @@ namespace core = vinci::core;
 
 namespace pipeline_test {
 
-const fs::path kRoot = VINCI_SOURCE_ROOT;
+using vinci::test::test_cache;
 
-fs::path test_cache() {
-  const char* c = std::getenv("VINCI_TEST_CACHE");
-  return c ? fs::path(c) : fs::temp_directory_path() / "vinci-test-cache";
-}
+const fs::path kRoot = VINCI_SOURCE_ROOT;
 
 EvalConfig cpu_config() {
   EvalConfig c;

@@ -16,7 +16,7 @@
 #include "llm/native_backbone.h"
 #include "llm/safetensors.h"
 #include "llm/sampler.h"
-#include "llm/tokenizer.h"
+#include "text/tokenizer.h"
 #include "llm/transformer.h"
 
 namespace vinci::llm {

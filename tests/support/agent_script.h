@@ -10,7 +10,6 @@
 // same extension cache ($VINCI_TEST_CACHE): no extra compile.
 #pragma once
 
-#include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <string>
@@ -21,11 +20,6 @@
 #include "core/files.h"
 
 namespace vinci::test {
-
-inline std::filesystem::path test_cache() {
-  const char* c = std::getenv("VINCI_TEST_CACHE");
-  return c ? std::filesystem::path(c) : std::filesystem::temp_directory_path() / "vinci-test-cache";
-}
 
 // The CPU reference solution for ReLU with ModelNew's forward replaced.
 inline std::string kernel_with_forward(const std::string& forward_body) {

@@ -15,7 +15,7 @@
 #include <c10/core/GradMode.h>
 
 #include "llm/backbone.h"
-#include "llm/tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace vinci::test {
 
@@ -55,7 +55,7 @@ class ScriptedTrainableBackbone final : public llm::TrainableBackbone {
   std::vector<at::Tensor> trainable_parameters() override { return model_->trainable_parameters(); }
   void save(const std::filesystem::path& dir) const override { model_->save(dir); }
   void load(const std::filesystem::path& dir) override { model_->load(dir); }
-  const llm::Tokenizer& tokenizer() const override { return model_->tokenizer(); }
+  const text::Tokenizer& tokenizer() const override { return model_->tokenizer(); }
   std::vector<int32_t> render_chat(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& extra,
                                    bool add_generation_prompt) const override {
     return model_->render_chat(messages, extra, add_generation_prompt);

@@ -1,0 +1,133 @@
+#include "serve/openai_server.h"
+
+#include <atomic>
+#include <chrono>
+#include <random>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+namespace vinci::serve {
+
+using nlohmann::ordered_json;
+
+namespace {
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void send_json(httplib::Response& res, int status, const ordered_json& body) {
+  res.status = status;
+  // Token strings may be pieces of a UTF-8 character: replaced, as vLLM's detokenizer does.
+  res.set_content(body.dump(-1, ' ', false, ordered_json::error_handler_t::replace), "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& type, const std::string& param,
+                const std::string& message) {
+  send_json(res, status, error_body(status, type, param, message));
+}
+
+}  // namespace
+
+struct OpenAiServer::Impl {
+  Impl(llm::Backbone& backbone, ServedModel model, ServerOptions options)
+      : model(std::move(model)),
+        options(std::move(options)),
+        batcher(backbone, this->options.batching, [](const BatchStats& s) {
+          spdlog::info("batch: {} requests from {} clients, {} new tokens in {:.2f} s ({:.1f} tokens/s)", s.requests,
+                       s.submissions, s.new_tokens, s.seconds, s.seconds > 0 ? s.new_tokens / s.seconds : 0.0);
+        }),
+        ids(std::random_device{}()) {
+    const size_t threads = std::max<size_t>(1, this->options.threads);
+    server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    // Long generations hold their connection; a client's own timeout is the one that matters.
+    server.set_read_timeout(std::chrono::minutes(10));
+    server.set_write_timeout(std::chrono::minutes(10));
+    server.set_payload_max_length(64u << 20);
+    server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      if (this->options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
+      if (req.get_header_value("Authorization") == "Bearer " + this->options.api_key)
+        return httplib::Server::HandlerResponse::Unhandled;
+      send_error(res, 401, "AuthenticationError", "", "a valid API key is required: Authorization: Bearer <key>");
+      return httplib::Server::HandlerResponse::Handled;
+    });
+    server.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.status = 200; });
+    server.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+      send_json(res, 200, models_body(this->model, started));
+    });
+    server.Post("/v1/chat/completions",
+                [this](const httplib::Request& req, httplib::Response& res) { complete(Endpoint::chat, req, res); });
+    server.Post("/v1/completions",
+                [this](const httplib::Request& req, httplib::Response& res) { complete(Endpoint::completions, req, res); });
+    server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+      if (!res.body.empty()) return;  // a handler's own error
+      if (res.status == 404)
+        send_error(res, 404, "NotFoundError", "", fmt::format("no route {} {}; vinci serve answers /v1/chat/completions, "
+                                                              "/v1/completions, /v1/models and /health", req.method, req.path));
+      else if (res.status == 405)
+        send_error(res, 405, "BadRequestError", "", fmt::format("{} is not allowed on {}", req.method, req.path));
+    });
+  }
+
+  void complete(Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
+    const auto start = std::chrono::steady_clock::now();
+    std::string outcome;
+    try {
+      const ParsedRequest parsed = parse_request(endpoint, req.body, model);
+      const auto results = batcher.generate(parsed.requests);
+      for (const auto& r : results)
+        if (r.error) throw ProtocolError(500, "", fmt::format("generation failed ({}): {}", r.error->kind, r.error->message));
+      const ordered_json body = render_response(parsed, results, model, next_id(endpoint), unix_now());
+      send_json(res, 200, body);
+      outcome = fmt::format("{} choices, {} prompt + {} new tokens", results.size(),
+                            body["usage"]["prompt_tokens"].get<int64_t>(), body["usage"]["completion_tokens"].get<int64_t>());
+    } catch (const ProtocolError& e) {
+      send_error(res, e.status(), e.type(), e.param(), e.what());
+      outcome = e.what();
+    } catch (const std::invalid_argument& e) {  // what the backbone refuses in a request
+      send_error(res, 400, "BadRequestError", "", e.what());
+      outcome = e.what();
+    } catch (const std::exception& e) {
+      send_error(res, 500, "InternalServerError", "", e.what());
+      outcome = e.what();
+      spdlog::error("{} {}: {}", req.method, req.path, e.what());
+    }
+    spdlog::info("{} {} {} in {:.2f} s: {}", req.method, req.path, res.status,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), outcome);
+  }
+
+  std::string next_id(Endpoint endpoint) {
+    std::lock_guard lock(id_mutex);
+    return fmt::format("{}-{:016x}{:016x}", endpoint == Endpoint::chat ? "chatcmpl" : "cmpl", ids(), ids());
+  }
+
+  ServedModel model;
+  ServerOptions options;
+  RequestBatcher batcher;
+  httplib::Server server;
+  int64_t started = unix_now();
+  std::mutex id_mutex;
+  std::mt19937_64 ids;
+};
+
+OpenAiServer::OpenAiServer(llm::Backbone& backbone, ServedModel model, ServerOptions options)
+    : impl_(std::make_unique<Impl>(backbone, std::move(model), std::move(options))) {}
+
+OpenAiServer::~OpenAiServer() = default;
+
+int OpenAiServer::bind() {
+  const auto& o = impl_->options;
+  const int port = o.port == 0 ? impl_->server.bind_to_any_port(o.host) : (impl_->server.bind_to_port(o.host, o.port) ? o.port : -1);
+  if (port <= 0)
+    throw std::runtime_error(fmt::format("cannot listen on {}:{} (taken, or not an address of this machine); pick "
+                                         "another --port, or 0 for any free one", o.host, o.port));
+  return port;
+}
+
+void OpenAiServer::run() { impl_->server.listen_after_bind(); }
+
+void OpenAiServer::stop() { impl_->server.stop(); }
+
+}  // namespace vinci::serve

@@ -1,0 +1,123 @@
+// The batcher of `vinci serve`: concurrent callers share generate calls, each gets its own results
+// back in order, and one caller's bad request fails only that caller.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "serve/request_batcher.h"
+
+namespace request_batcher_test {
+
+using vinci::serve::BatcherOptions;
+using vinci::llm::GenerationRequest;
+using vinci::llm::GenerationResult;
+using vinci::serve::RequestBatcher;
+
+// Answers each request with its prompt's first id as text; refuses prompt id 666.
+class EchoBackbone final : public vinci::llm::Backbone {
+ public:
+  std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) override {
+    {
+      std::lock_guard lock(mutex_);
+      calls_.push_back(requests.size());
+    }
+    std::vector<GenerationResult> out;
+    for (const auto& r : requests) {
+      if (r.prompt_ids.at(0) == 666) throw std::invalid_argument("prompt id 666 is refused");
+      GenerationResult g;
+      g.text = std::to_string(r.prompt_ids.at(0));
+      g.token_ids = r.prompt_ids;
+      out.push_back(std::move(g));
+    }
+    return out;
+  }
+  std::string model_name() const override { return "echo"; }
+  std::vector<size_t> calls() const {
+    std::lock_guard lock(mutex_);
+    return calls_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<size_t> calls_;
+};
+
+std::vector<GenerationRequest> requests_for(std::vector<int32_t> first_ids) {
+  std::vector<GenerationRequest> out;
+  for (const int32_t id : first_ids) {
+    GenerationRequest r;
+    r.prompt_ids = {id, 7};
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<std::string> texts(const std::vector<GenerationResult>& results) {
+  std::vector<std::string> out;
+  for (const auto& r : results) out.push_back(r.text);
+  return out;
+}
+
+// A long gather window makes the rounds deterministic: a round starts once max_batch rows are queued.
+BatcherOptions waiting_for(size_t rows) { return {rows, std::chrono::seconds(30)}; }
+
+TEST(RequestBatcher, ConcurrentCallersShareOneGenerateCall) {
+  EchoBackbone backbone;
+  RequestBatcher batcher(backbone, waiting_for(5));
+  std::vector<std::vector<std::string>> got(3);
+  std::vector<std::thread> callers;
+  const std::vector<std::vector<int32_t>> asks = {{1}, {2, 3}, {4, 5}};
+  for (size_t c = 0; c < asks.size(); ++c)
+    callers.emplace_back([&, c] { got[c] = texts(batcher.generate(requests_for(asks[c]))); });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(backbone.calls(), std::vector<size_t>{5});
+  EXPECT_EQ(got[0], (std::vector<std::string>{"1"}));
+  EXPECT_EQ(got[1], (std::vector<std::string>{"2", "3"}));
+  EXPECT_EQ(got[2], (std::vector<std::string>{"4", "5"}));
+}
+
+TEST(RequestBatcher, ASubmissionLargerThanABatchRunsWhole) {
+  EchoBackbone backbone;
+  RequestBatcher batcher(backbone, waiting_for(3));
+  const auto got = texts(batcher.generate(requests_for({1, 2, 3, 4, 5, 6, 7})));
+  EXPECT_EQ(got, (std::vector<std::string>{"1", "2", "3", "4", "5", "6", "7"}));
+  EXPECT_EQ(backbone.calls(), std::vector<size_t>{7});
+}
+
+TEST(RequestBatcher, OnlyTheCallerWithTheBadRequestFails) {
+  EchoBackbone backbone;
+  RequestBatcher batcher(backbone, waiting_for(3));
+  std::vector<std::string> outcome(3);
+  std::vector<std::thread> callers;
+  const std::vector<int32_t> firsts = {10, 666, 12};
+  for (size_t c = 0; c < firsts.size(); ++c)
+    callers.emplace_back([&, c] {
+      try {
+        outcome[c] = batcher.generate(requests_for({firsts[c]})).at(0).text;
+      } catch (const std::invalid_argument& e) {
+        outcome[c] = std::string("refused: ") + e.what();
+      }
+    });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(outcome, (std::vector<std::string>{"10", "refused: prompt id 666 is refused", "12"}));
+  // The shared round failed, then each submission was retried alone.
+  EXPECT_EQ(backbone.calls(), (std::vector<size_t>{3, 1, 1, 1}));
+}
+
+TEST(RequestBatcher, ReportsEachRound) {
+  EchoBackbone backbone;
+  std::vector<vinci::serve::BatchStats> rounds;
+  {
+    RequestBatcher batcher(backbone, {8, std::chrono::milliseconds(0)},
+                           [&](const vinci::serve::BatchStats& s) { rounds.push_back(s); });
+    batcher.generate(requests_for({1, 2}));
+  }
+  ASSERT_EQ(rounds.size(), 1u);
+  EXPECT_EQ(rounds[0].submissions, 1u);
+  EXPECT_EQ(rounds[0].requests, 2u);
+  EXPECT_EQ(rounds[0].new_tokens, 4u);  // two token ids echoed per request
+}
+
+}  // namespace request_batcher_test
