@@ -12,12 +12,12 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
-#include "text/chat_template.h"
 #include "llm/model_config.h"
 #include "llm/safetensors.h"
 #include "llm/sampler.h"
-#include "text/tokenizer.h"
 #include "llm/transformer.h"
+#include "text/chat_template.h"
+#include "text/tokenizer.h"
 
 namespace vinci::llm {
 

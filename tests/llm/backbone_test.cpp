@@ -16,8 +16,8 @@
 #include "llm/native_backbone.h"
 #include "llm/safetensors.h"
 #include "llm/sampler.h"
-#include "text/tokenizer.h"
 #include "llm/transformer.h"
+#include "text/tokenizer.h"
 
 namespace vinci::llm {
 namespace backbone_test {

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
-#include "text/chat_template.h"
 #include "serve/openai_protocol.h"
+#include "text/chat_template.h"
 #include "text/tokenizer.h"
 
 namespace openai_protocol_test {
