@@ -46,6 +46,7 @@ from vinci_runner.timing import measure_bandwidth, summarize
 
 from . import compare, process_tree
 from .extensions import CompileService
+from .openings import Openings
 from .sandbox import Launcher, Sandboxed, describe_exit
 
 DEFAULTS = {
@@ -578,8 +579,8 @@ class Judge:
         tc = cfg["timing"]
         deadline = time.monotonic() + cfg["run_timeout_s"]
         n = int(tc["trials"])
-        opened = set(self.rng.sample(range(n), min(int(tc["open_calls"]), n)))
-        claims, spent, overheads, opened_done = [], [], [], 0
+        openings = Openings(self.rng, int(tc["open_calls"]), n, float(tc["budget_s"]))
+        claims, spent, overheads = [], [], []
         spent_main, overheads_main = [], []
         cpu = not self.cuda
 
@@ -613,7 +614,6 @@ class Judge:
             return m
 
         def call(i: int, timed: bool) -> None:
-            nonlocal opened_done
             seed, key = self.rng.getrandbits(62), self.rng.getrandbits(32)
             reply, used, used_main = measured(runner, message("call", runner, seed, key, id=i), "run_timeout")
             self._accept(reply, "a timed call", f"timed call {i}")
@@ -625,9 +625,8 @@ class Judge:
                 claims.append(float(ms))
                 spent.append(used)
                 spent_main.append(used_main)
-                if i in opened:
+                if openings.open_call(i, time.monotonic() - start):
                     self._open(runner, task, cfg, i, seed, key, reply)
-                    opened_done += 1
 
         def probe() -> None:
             request = message("null", reference, self.rng.getrandbits(62), 0)
@@ -649,7 +648,7 @@ class Judge:
         for i in range(n):
             call(i, timed=True)
             probe()  # right after: a change of load between the two cancels in their difference
-            if i + 1 >= tc["min_trials"] and time.monotonic() - start > tc["budget_s"] and opened_done >= min(3, len(opened)):
+            if i + 1 >= tc["min_trials"] and time.monotonic() - start > tc["budget_s"] and openings.satisfied():
                 break
         cores = max(1, len(os.sched_getaffinity(0)))
         if cpu:
@@ -669,7 +668,7 @@ class Judge:
         abs_ms = tc["verify_abs_ms"] if tc["verify_abs_ms"] >= 0 else VERIFY_ABS_MS["cuda" if self.cuda else "cpu"]
         allowed = abs_ms + tc["verify_rel"] * claim
         return {"claims": claims, "spent_ms": statistics.median(spent), "overhead_ms": statistics.median(overheads),
-                "forward_ms": forward, "hidden_ms": hidden, "allowed_ms": allowed, "opened": opened_done,
+                "forward_ms": forward, "hidden_ms": hidden, "allowed_ms": allowed, "opened": openings.opened,
                 "hidden_p10_p90_ms": [gaps[len(gaps) // 10], gaps[(9 * len(gaps)) // 10]],
                 "verified": hidden <= allowed, "clock": "cpu" if cpu else "wall"}
 

@@ -1,0 +1,40 @@
+"""Which timed calls the judge opens, decided after each call has ended and committed.
+
+A fixed random subset of all the calls the judge might time (10 of 100) leaves a slow candidate,
+whose timing stops at its budget after a few calls, with few of them opened: a cache wrong on half
+its calls then passed with probability 1/8. Here each call is opened with the chance that spreads
+the openings still owed over the calls still expected: the calls left, or as many of this
+candidate's calls as fit the time left in the budget, whichever is fewer. A candidate that is slow
+gets every call opened; a fast one gets `want` openings spread over its calls; and timing may not
+stop at its budget before `want` calls are opened, so changing speed midway only moves where the
+openings fall. No candidate can tell before a call ends whether it will be opened."""
+from __future__ import annotations
+
+import math
+import random
+
+
+class Openings:
+    def __init__(self, rng: random.Random, want: int, calls: int, budget_s: float):
+        self.rng = rng
+        self.want = min(want, calls)
+        self.calls = calls
+        self.budget_s = budget_s
+        self.opened = 0
+
+    def open_call(self, i: int, elapsed_s: float) -> bool:
+        """Whether timed call i (0-based), which ended `elapsed_s` into timing, is opened."""
+        owed = self.want - self.opened
+        if owed <= 0:
+            return False
+        left = self.calls - i  # this call and the ones after it
+        per_call = elapsed_s / (i + 1)
+        if per_call > 0:
+            left = min(left, max(1, math.ceil((self.budget_s - elapsed_s) / per_call) + 1))
+        if self.rng.random() < owed / left:
+            self.opened += 1
+            return True
+        return False
+
+    def satisfied(self) -> bool:
+        return self.opened >= self.want

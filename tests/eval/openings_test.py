@@ -1,0 +1,81 @@
+"""The judge's choice of timed calls to open (python/vinci_worker/openings.py), driven the way
+judge._measure drives it: calls of a given duration, timing stopped at its budget once enough calls
+are opened. Each case is seeded, so the counts are fixed; the bounds are the sampling arithmetic's.
+
+    python3 tests/eval/openings_test.py REPO_ROOT
+"""
+import random
+import sys
+from math import comb
+
+sys.path.insert(0, f"{sys.argv[1]}/python")
+from vinci_worker.openings import Openings  # noqa: E402
+
+CALLS, WANT, MIN_TRIALS, BUDGET = 100, 10, 10, 20.0
+
+
+def timing_run(seed, seconds_per_call):
+    """The indices timed and the set opened, for a candidate whose call i takes seconds_per_call(i)."""
+    rng = random.Random(seed)
+    openings = Openings(rng, WANT, CALLS, BUDGET)
+    elapsed, opened, timed = 0.0, set(), 0
+    for i in range(CALLS):
+        elapsed += seconds_per_call(i)
+        timed += 1
+        if openings.open_call(i, elapsed):
+            opened.add(i)
+        if i + 1 >= MIN_TRIALS and elapsed > BUDGET and openings.satisfied():
+            break
+    assert len(opened) == openings.opened
+    return timed, opened
+
+
+def check(name, ok, detail):
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: {detail}")
+    return ok
+
+
+def main():
+    results = []
+    # A slow candidate (2.5 s a call) is timed over its 10 minimum calls, and every one is opened:
+    # under the old fixed sample of 10 of 100, only the 3 the stop rule waited for were.
+    runs = [timing_run(s, lambda i: 2.5) for s in range(200)]
+    results.append(check("slow: every call opened", all(t == 10 and len(o) == 10 for t, o in runs),
+                         f"timed/opened of the first run: {runs[0][0]}/{len(runs[0][1])}"))
+
+    # A fast candidate (10 ms) runs all 100 calls inside the budget: exactly 10 opened each time,
+    # every position equally likely (sequential sampling without replacement), so each of the 100
+    # positions is opened in about 10% of 4000 runs: 400, sd 19; 300..500 is over 5 sd.
+    counts = [0] * CALLS
+    exact = True
+    for s in range(4000):
+        timed, opened = timing_run(s, lambda i: 0.01)
+        exact &= timed == CALLS and len(opened) == WANT
+        for i in opened:
+            counts[i] += 1
+    results.append(check("fast: 10 of 100 opened", exact, "all 4000 runs timed 100 calls and opened 10"))
+    results.append(check("fast: positions uniform", 300 <= min(counts) and max(counts) <= 500,
+                         f"per-position counts {min(counts)}..{max(counts)} of 4000 (expected 400)"))
+
+    # A cheat fast and wrong on its first 50 calls, then slow and right (2 s a call), so that the
+    # budget ends timing soon after: it passes only if none of its wrong calls is opened. Openings
+    # are owed until 10 are done, so about half of them fall among the first 50 calls:
+    # P(pass) is about C(50,10)/C(100,10) = 0.06%; allow 1% over 5000 runs.
+    passed = sum(not any(i < 50 for i in timing_run(s, lambda i: 0.05 if i < 50 else 2.0)[1]) for s in range(5000))
+    bound = comb(50, 10) / comb(100, 10)
+    results.append(check("fast-then-slow cheat caught", passed / 5000 < 0.01,
+                         f"passed {passed} of 5000 (sampling bound {bound:.2%})"))
+
+    # A cheat wrong on half of its calls at random, 0.5 s a call (40 calls fit the budget): it
+    # passes when every opened call is a right one, (1/2)^10 = 0.1%; the old rule allowed 1/8.
+    rng = random.Random(7)
+    passed = 0
+    for s in range(5000):
+        wrong = {i for i in range(CALLS) if rng.random() < 0.5}
+        passed += not (timing_run(s, lambda i: 0.5)[1] & wrong)
+    results.append(check("half-wrong cheat caught", passed / 5000 < 0.005, f"passed {passed} of 5000 (expected 0.1%)"))
+    sys.exit(0 if all(results) else 1)
+
+
+if __name__ == "__main__":
+    main()
