@@ -6,11 +6,13 @@
 #include <regex>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "core/files.h"
 #include "core/progress.h"
+#include "core/setup_error.h"
 #include "eval/candidate.h"
 #include "eval/metrics.h"
 #include "eval/pool.h"
@@ -57,9 +59,30 @@ int check_expectations(const std::vector<eval::Job>& jobs, const std::vector<eva
   return wrong == 0 ? 0 : 1;
 }
 
+// --expect checks a corpus, so a file in it that would be skipped is a mistake in the corpus: one
+// that matches no task, or carries no label, is refused before anything runs.
+void refuse_unchecked(const eval::Pairing& pairing, const std::string& dir) {
+  std::vector<std::string> problems = pairing.unmatched;
+  for (const auto& [task, cand] : pairing.pairs)
+    if (!cand.expect) problems.push_back(fmt::format("{}: no '# vinci-expect: class/reason' header", cand.file.string()));
+  if (problems.empty()) return;
+  const size_t shown = std::min<size_t>(problems.size(), 5);
+  throw core::SetupError(fmt::format(
+      "--expect: {} file{} of {} would go unchecked ({}{}); label each, or move it out of the folder",
+      problems.size(), problems.size() == 1 ? "" : "s", dir,
+      fmt::join(problems.begin(), problems.begin() + static_cast<long>(shown), "; "),
+      problems.size() > shown ? "; ..." : ""));
+}
+
 int run_eval(EvalOptions& o) {
   eval::Suite suite = eval::load_suite(o.tasks);
   for (const auto& s : suite.skipped) spdlog::warn("skipped {}", s);
+  // Candidates are matched against every task, so that --level/--filter leave a file out rather
+  // than report it unmatched.
+  eval::Pairing pairing = eval::match_candidates(suite, o.candidates);
+  if (o.expect) refuse_unchecked(pairing, o.candidates);
+  for (const auto& u : pairing.unmatched) spdlog::warn("unmatched candidate {}", u);
+
   std::vector<eval::Task> selected;
   const std::regex filter(o.filter.empty() ? ".*" : o.filter);
   for (const auto& t : suite.tasks) {
@@ -67,11 +90,11 @@ int run_eval(EvalOptions& o) {
     if (!std::regex_search(t.id, filter)) continue;
     selected.push_back(t);
   }
+  if (selected.empty()) throw std::runtime_error("no task of the suite passes --level/--filter");
+  std::erase_if(pairing.pairs, [&](const auto& pair) {
+    return std::none_of(selected.begin(), selected.end(), [&](const eval::Task& t) { return t.id == pair.first.id; });
+  });
   suite.tasks = selected;
-  if (suite.tasks.empty()) throw std::runtime_error("no task of the suite passes --level/--filter");
-
-  eval::Pairing pairing = eval::match_candidates(suite, o.candidates);
-  for (const auto& u : pairing.unmatched) spdlog::warn("unmatched candidate {}", u);
   if (pairing.pairs.empty()) throw std::runtime_error(fmt::format("no candidate in {} matches a task of {}", o.candidates, o.tasks));
 
   eval::EvalConfig& c = o.config;
@@ -169,7 +192,8 @@ Action add_eval_command(CLI::App& app) {
   app.add_flag("--rebaseline", o->rebaseline, "time the references again instead of reusing cached baselines");
   app.add_flag("--expect", o->expect,
                "check '# vinci-expect: class/reason' headers (skipping candidates whose '# vinci-devices:' "
-               "excludes this device); exit 1 on any mismatch");
+               "excludes this device); exit 1 on any mismatch, exit 4 before anything runs when a file matches no "
+               "task or carries no label");
   app.add_option("--cache-dir", o->config.cache_dir, "cache folder (default $VINCI_CACHE or ~/.cache/vinci)");
   app.add_option("--correctness-trials", o->config.correctness_trials, "correctness trials with fresh inputs")
       ->check(CLI::Range(1, 1000))->capture_default_str();

@@ -11,7 +11,7 @@ import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
-# --- shared CUDA source: tests/threats/threat_kernels.cu, written in by sync_shared_source.py ---
+# --- shared CUDA source: tests/threats/threat_kernels.cu, written in by scripts/sync_threat_sources.py ---
 _THREAT_CU_DECL = r"""
 #include <torch/extension.h>
 torch::Tensor relu_cuda(torch::Tensor x);
@@ -24,8 +24,8 @@ _THREAT_CU = r"""
 // The one CUDA source of the CUDA files in tests/threats that need CUDA C++ (the adversarial corpus).
 //
 // Every such file embeds this file verbatim as _THREAT_CU, with host declarations generated from it
-// (tests/threats/sync_shared_source.py writes both in), so the extension cache builds it once.
-// Edit this file, then run `python3 tests/threats/sync_shared_source.py`.
+// (scripts/sync_threat_sources.py writes both in), so the extension cache builds it once.
+// Edit this file, then run `python3 scripts/sync_threat_sources.py`.
 #include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAStream.h>

@@ -8,14 +8,14 @@ looks fine; its error is several times what fp16 itself allows."""
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
-# --- shared native source: tests/threats/threat_kernels.cpp, written in by sync_shared_source.py ---
+# --- shared native source: tests/threats/threat_kernels.cpp, written in by scripts/sync_threat_sources.py ---
 _THREAT_CPP = r"""
 // The one native source of every CPU file in tests/threats (the adversarial corpus by threat class).
 //
-// Every CPU threat file embeds this file verbatim as _THREAT_CPP (tests/threats/sync_shared_source.py
+// Every CPU threat file embeds this file verbatim as _THREAT_CPP (scripts/sync_threat_sources.py
 // writes it in), so the extension cache, which keys builds by content, compiles it once for the whole
 // corpus: compiling against torch's headers costs minutes on a small machine.
-// Edit this file, then run `python3 tests/threats/sync_shared_source.py`.
+// Edit this file, then run `python3 scripts/sync_threat_sources.py`.
 //
 // Two kinds of functions live here: plain-loop kernels (honest, or wrong only outside the task's
 // input distribution, or at a lower precision than the task's dtype), and native attack helpers. The

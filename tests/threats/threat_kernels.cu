@@ -1,8 +1,8 @@
 // The one CUDA source of the CUDA files in tests/threats that need CUDA C++ (the adversarial corpus).
 //
 // Every such file embeds this file verbatim as _THREAT_CU, with host declarations generated from it
-// (tests/threats/sync_shared_source.py writes both in), so the extension cache builds it once.
-// Edit this file, then run `python3 tests/threats/sync_shared_source.py`.
+// (scripts/sync_threat_sources.py writes both in), so the extension cache builds it once.
+// Edit this file, then run `python3 scripts/sync_threat_sources.py`.
 #include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAStream.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the shared native sources into every file of tests/threats.
+"""Writes the shared native sources of tests/threats into every file of it.
 
 Every CPU threat file embeds threat_kernels.cpp verbatim, and every CUDA threat file that needs
 CUDA C++ embeds threat_kernels.cu, each with the same load_inline call, so that the extension
@@ -17,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent / "tests" / "threats"
 SIGNATURE = re.compile(r"^(?!static\b)([A-Za-z_][\w:<>, ]*?[\w>])\s+(\w+)\(([^)]*)\)\s*\{", re.M)
 
 
@@ -36,7 +36,7 @@ def cpp_block() -> str:
     source = (HERE / "threat_kernels.cpp").read_text()
     assert '"""' not in source
     names = [name for _, name, _ in exported(source)]
-    return ("# --- shared native source: tests/threats/threat_kernels.cpp, written in by sync_shared_source.py ---\n"
+    return ("# --- shared native source: tests/threats/threat_kernels.cpp, written in by scripts/sync_threat_sources.py ---\n"
             f'_THREAT_CPP = r"""\n{source}"""\n'
             '_ext = load_inline(name="vinci_threat_kernels", cpp_sources=_THREAT_CPP,\n'
             f"                   functions={names!r},\n"
@@ -51,7 +51,7 @@ def cuda_block() -> str:
     funcs = [(r, n, p) for r, n, p in exported(source) if "__global__" not in r and r != "__device__"]
     decls = "#include <torch/extension.h>\n" + "".join(f"{r} {n}({p});\n" for r, n, p in funcs)
     names = [n for _, n, _ in funcs]
-    return ("# --- shared CUDA source: tests/threats/threat_kernels.cu, written in by sync_shared_source.py ---\n"
+    return ("# --- shared CUDA source: tests/threats/threat_kernels.cu, written in by scripts/sync_threat_sources.py ---\n"
             f'_THREAT_CU_DECL = r"""\n{decls}"""\n'
             f'_THREAT_CU = r"""\n{source}"""\n'
             '_cuda = load_inline(name="vinci_threat_cuda_kernels", cpp_sources=_THREAT_CU_DECL, cuda_sources=_THREAT_CU,\n'
@@ -71,8 +71,6 @@ def main() -> int:
     built = {}
     stale = []
     for path in sorted(HERE.glob("*.py")):
-        if path.name == Path(__file__).name:
-            continue
         text = path.read_text()
         new = text
         for kind, (rx, make) in BLOCKS.items():
