@@ -344,4 +344,33 @@ TEST(OpenAiBackbone, ServerCheckFailsFastOnlyWhenNothingAnswers) {
   EXPECT_EQ(g.at(0).text, "hi");
 }
 
+// A server that answers but refuses the key, or fails its model list, is a setup error naming the
+// status and what to do; a list without the model only warns (transformers serve loads by name).
+TEST(OpenAiBackbone, ServerCheckNamesARefusedKey) {
+  ScriptedServer server;
+  auto options = fast_options(server.base_url());
+  options.api_key_env = "VINCI_TEST_SERVER_KEY";
+  for (const int status : {401, 403}) {
+    server.answer_gets({status, R"({"error": {"message": "bad key"}})"});
+    try {
+      check_openai_server(options);
+      ADD_FAILURE() << "no error for HTTP " << status;
+    } catch (const vinci::core::SetupError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("refused the key (HTTP " + std::to_string(status) + ")"), std::string::npos) << what;
+      EXPECT_NE(what.find("$VINCI_TEST_SERVER_KEY"), std::string::npos) << what;
+    }
+  }
+  server.answer_gets({500, "model list broken"});
+  try {
+    check_openai_server(options);
+    ADD_FAILURE() << "no error for HTTP 500";
+  } catch (const vinci::core::SetupError& e) {
+    EXPECT_NE(std::string(e.what()).find("answered HTTP 500: model list broken"), std::string::npos) << e.what();
+  }
+  server.answer_gets({200, R"({"object": "list", "data": [{"id": "some-other-model"}]})"});
+  EXPECT_NO_THROW(check_openai_server(options));
+  EXPECT_TRUE(server.requests().empty()) << "the probes are GETs, not scripted exchanges";
+}
+
 }  // namespace openai_backbone_test

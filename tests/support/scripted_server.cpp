@@ -81,6 +81,11 @@ void ScriptedServer::push(ScriptedReply reply) {
   script_.push_back(std::move(reply));
 }
 
+void ScriptedServer::answer_gets(ScriptedReply reply) {
+  std::lock_guard lock(mu_);
+  get_reply_ = std::move(reply);
+}
+
 std::vector<RecordedRequest> ScriptedServer::requests() const {
   std::lock_guard lock(mu_);
   return requests_;
@@ -146,7 +151,13 @@ void ScriptedServer::serve(int fd) {
   }
 
   if (req.method == "GET") {  // a client's probe of /models: not one of the scripted exchanges
-    send_all(fd, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    ScriptedReply get;
+    {
+      std::lock_guard lock(mu_);
+      get = get_reply_;
+    }
+    send_all(fd, fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                             get.status, reason_phrase(get.status), get.content_type, get.body.size(), get.body));
     ::shutdown(fd, SHUT_RDWR);
     ::close(fd);
     return;

@@ -1,7 +1,8 @@
 // An HTTP/1.1 server on loopback that answers each request with the next scripted reply and
 // records what it was sent. It works on raw sockets so that a test can also script what a real
 // server does wrong: a body cut short, a hang, a closed connection. A GET (a client's probe of
-// /models) is answered 404 and neither recorded nor counted against the script.
+// /models) is answered by `answer_gets` (404 unless set) and neither recorded nor counted against
+// the script.
 #pragma once
 
 #include <chrono>
@@ -46,6 +47,7 @@ class ScriptedServer {
   std::string base_url() const;  // http://127.0.0.1:PORT/v1
 
   void push(ScriptedReply reply);
+  void answer_gets(ScriptedReply reply);
   // Answers requests once the scripted replies run out: for conversations whose order across
   // concurrent requests is not fixed, the reply is chosen by what the request says.
   void respond_with(std::function<ScriptedReply(const RecordedRequest&)> responder);
@@ -62,6 +64,7 @@ class ScriptedServer {
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;
   std::deque<ScriptedReply> script_;
+  ScriptedReply get_reply_{404, ""};
   std::function<ScriptedReply(const RecordedRequest&)> responder_;
   std::vector<RecordedRequest> requests_;
   int in_flight_ = 0, max_in_flight_ = 0;
