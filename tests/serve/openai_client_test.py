@@ -29,18 +29,34 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
 from checks import check, failures  # noqa: E402
 
 
-log = tempfile.NamedTemporaryFile("w+", prefix="vinci-serve-", suffix=".log", delete=False)
-server = subprocess.Popen(
-    [VINCI, "serve", "--model", QWEN2, "--device", "cpu", "--chat-template", FIXTURES / "templates" / "qwen2_5.jinja",
-     "--served-model-name", NAME, "--port", "0", "--max-batch", "16", "--gather-ms", "50"],
-    stdout=subprocess.PIPE, stderr=log, text=True)
-try:
-    ready = server.stdout.readline()
+def start_server(*flags):
+    """A `vinci serve` of the fixture on a free port: (process, its log file, its base URL)."""
+    log = tempfile.NamedTemporaryFile("w+", prefix="vinci-serve-", suffix=".log", delete=False)
+    proc = subprocess.Popen(
+        [VINCI, "serve", "--model", QWEN2, "--device", "cpu", "--chat-template", FIXTURES / "templates" / "qwen2_5.jinja",
+         "--served-model-name", NAME, "--port", "0", *flags],
+        stdout=subprocess.PIPE, stderr=log, text=True)
+    ready = proc.stdout.readline()
     match = re.search(r"http://127\.0\.0\.1:(\d+)/v1", ready)
     if not match:
+        proc.kill()
         log.seek(0)
         sys.exit(f"vinci serve did not start: {ready!r}\n{log.read()}")
-    base = f"http://127.0.0.1:{match.group(1)}/v1"
+    return proc, log, f"http://127.0.0.1:{match.group(1)}/v1"
+
+
+def stop_server(proc):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        rc = proc.wait(timeout=60)
+        check(rc == 0, f"vinci serve exited {rc} on SIGTERM")
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        check(False, "vinci serve did not stop on SIGTERM")
+
+
+server, log, base = start_server("--max-batch", "16")
+try:
     client = openai.OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=300)
 
     # the model list
@@ -90,12 +106,24 @@ try:
                                               extra_body={"return_token_ids": True}).choices[0].model_dump()["token_ids"]
 
     alone = [ask(k) for k in range(8)]
-    with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        together = list(pool.map(ask, range(8)))
+    # A second server that starts a round only when 8 requests are queued (its gather window is
+    # longer than the test), so the 8 clients share one round however slowly they arrive.
+    gathering, gathering_log, gathering_base = start_server("--max-batch", "8", "--gather-ms", "600000")
+    try:
+        other = openai.OpenAI(base_url=gathering_base, api_key="unused", max_retries=0, timeout=300)
+
+        def ask_there(k):
+            m = [{"role": "user", "content": f"Write kernel number {k} that adds vectors."}]
+            return other.chat.completions.create(model=NAME, messages=m, max_tokens=6, temperature=0,
+                                                 extra_body={"return_token_ids": True}).choices[0].model_dump()["token_ids"]
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            together = list(pool.map(ask_there, range(8)))
+    finally:
+        stop_server(gathering)
     check(together == alone, f"concurrent answers {together} != solo answers {alone}")
-    log.flush()
-    batches = [int(clients) for _, clients in re.findall(r"batch: (\d+) requests from (\d+) clients", open(log.name).read())]
-    check(max(batches, default=0) > 1, f"no batch served several clients (batches: {batches})")
+    gathering_log.seek(0)
+    batches = [int(clients) for _, clients in re.findall(r"batch: (\d+) requests from (\d+) clients", gathering_log.read())]
+    check(batches == [8], f"the 8 clients shared one round (rounds' client counts: {batches})")
 
     # seeded sampling: n choices differ, and the same seed gives the same choices
     def sample():
@@ -153,13 +181,7 @@ try:
     # the server still answers after all that
     check(client.models.list().data[0].id == NAME, "alive after the errors")
 finally:
-    server.send_signal(signal.SIGTERM)
-    try:
-        rc = server.wait(timeout=60)
-        check(rc == 0, f"vinci serve exited {rc} on SIGTERM")
-    except subprocess.TimeoutExpired:
-        server.kill()
-        check(False, "vinci serve did not stop on SIGTERM")
+    stop_server(server)
 
 log.seek(0)
 if failures:
