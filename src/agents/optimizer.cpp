@@ -10,23 +10,18 @@
 
 #include "agents/feedback.h"
 #include "core/hash.h"
+#include "core/enum_names.h"
 
 namespace vinci::agents {
 
-const char* strategy_name(Strategy s) {
-  switch (s) {
-    case Strategy::serial: return "serial";
-    case Strategy::parallel: return "parallel";
-    case Strategy::beam: return "beam";
-  }
-  return "?";
-}
+namespace {
+constexpr std::array<core::EnumName<Strategy>, 3> kStrategies{
+    {{Strategy::serial, "serial"}, {Strategy::parallel, "parallel"}, {Strategy::beam, "beam"}}};
+}  // namespace
 
-Strategy strategy_from_name(const std::string& name) {
-  for (Strategy s : {Strategy::serial, Strategy::parallel, Strategy::beam})
-    if (name == strategy_name(s)) return s;
-  throw std::invalid_argument(fmt::format("unknown strategy '{}': expected serial, parallel or beam", name));
-}
+std::string_view to_string(Strategy s) { return core::enum_to_string(kStrategies, s); }
+
+Strategy strategy_from_string(std::string_view s) { return core::enum_from_string(kStrategies, s, "strategy"); }
 
 const PolicyTurn* OptimizeOutcome::best_turn() const {
   return best ? &rollouts[best->first].turns[best->second] : nullptr;
@@ -199,8 +194,8 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
   out.episode.task = task.task.id;
   out.episode.model = backbone.model_name();
   out.episode.id = core::content_hash({task.task.id, backbone.model_name(), std::to_string(settings.seed),
-                                       strategy_name(settings.strategy)}).substr(0, 16);
-  out.episode.meta = {{"strategy", strategy_name(settings.strategy)},
+                                       to_string(settings.strategy)}).substr(0, 16);
+  out.episode.meta = {{"strategy", to_string(settings.strategy)},
                       {"turns", turns},
                       {"samples", settings.samples},
                       {"schemes", out.schemes.size()},

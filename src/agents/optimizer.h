@@ -27,8 +27,8 @@
 namespace vinci::agents {
 
 enum class Strategy { serial, parallel, beam };
-const char* strategy_name(Strategy s);
-Strategy strategy_from_name(const std::string& name);  // throws std::invalid_argument naming it
+std::string_view to_string(Strategy s);
+Strategy strategy_from_string(std::string_view s);  // throws std::invalid_argument naming it
 
 struct OptimizeSettings {
   Strategy strategy = Strategy::serial;

@@ -53,7 +53,7 @@ json to_json(const llm::GenerationResult& r) {
   j["token_ids"] = r.token_ids;
   j["text"] = r.text;
   j["logprobs"] = r.logprobs;
-  j["finish_reason"] = llm::finish_reason_name(r.finish_reason);
+  j["finish_reason"] = llm::to_string(r.finish_reason);
   j["matched_stop"] = r.matched_stop;
   j["token_ids_known"] = r.token_ids_known;
   j["tool_calls"] = r.tool_calls;
@@ -67,7 +67,7 @@ llm::GenerationResult generation_from_json(const json& j) {
   r.token_ids = j.at("token_ids").get<std::vector<int32_t>>();
   r.text = j.at("text").get<std::string>();
   r.logprobs = j.at("logprobs").get<std::vector<float>>();
-  r.finish_reason = j.at("finish_reason") == "stop" ? llm::FinishReason::kStop : llm::FinishReason::kLength;
+  r.finish_reason = j.at("finish_reason") == "stop" ? llm::FinishReason::stop : llm::FinishReason::length;
   r.matched_stop = j.at("matched_stop").get<std::string>();
   r.token_ids_known = j.at("token_ids_known").get<bool>();
   r.tool_calls = nlohmann::ordered_json::parse(j.at("tool_calls").dump());

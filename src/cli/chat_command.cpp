@@ -47,7 +47,7 @@ int run_chat(const ChatCommandOptions& o) {
     request.sampling.top_p = o.top_p;
     auto reply = backbone->generate({&request, 1}).at(0);
     fmt::print("{}\n", reply.text);
-    if (reply.finish_reason == llm::FinishReason::kLength)
+    if (reply.finish_reason == llm::FinishReason::length)
       fmt::print(stderr, "(cut at --max-new-tokens {})\n", o.max_new_tokens);
     messages.push_back({{"role", "assistant"}, {"content", reply.text}});
   }

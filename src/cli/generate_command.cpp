@@ -79,7 +79,7 @@ int run_generate(const GenerateOptions& o) {
     throw std::runtime_error(fmt::format("{} failed ({}): {}", o.server.url, result.error->kind, result.error->message));
   if (o.json) {
     nlohmann::json out = {{"ids", result.token_ids},       {"text", result.text},
-                          {"logprobs", result.logprobs},   {"finish_reason", llm::finish_reason_name(result.finish_reason)},
+                          {"logprobs", result.logprobs},   {"finish_reason", llm::to_string(result.finish_reason)},
                           {"prompt_ids", result.prompt_ids}, {"token_ids_known", result.token_ids_known}};
     fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {

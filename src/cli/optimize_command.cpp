@@ -71,7 +71,7 @@ int run_optimize(OptimizeOptions& o) {
   write_run_settings(out, run_settings(o), o.resume);
 
   auto& s = o.settings;
-  s.strategy = agents::strategy_from_name(o.strategy);
+  s.strategy = agents::strategy_from_string(o.strategy);
   s.summarize = !o.no_summary;
   s.policy.sampling.temperature = o.temperature;
   s.policy.sampling.max_new_tokens = o.max_new_tokens;

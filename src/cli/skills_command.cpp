@@ -188,7 +188,7 @@ int stats(const SkillsOptions& o) {
   size_t verifications = 0;
   int64_t injected = 0;
   for (const auto& s : skills) {
-    ++by_status[to_string(s.status)];
+    ++by_status[std::string(to_string(s.status))];
     for (const auto& b : s.backends) ++by_backend[b];
     verifications += s.verifications.size();
     injected += s.usage.injected;

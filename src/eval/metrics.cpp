@@ -8,16 +8,17 @@
 #include <fmt/format.h>
 
 #include "core/files.h"
+#include "core/enum_names.h"
 
 namespace vinci::eval {
 
-std::string_view to_string(Baseline b) { return b == Baseline::compile ? "compile" : "eager"; }
+namespace {
+constexpr std::array<core::EnumName<Baseline>, 2> kBaselines{{{Baseline::eager, "eager"}, {Baseline::compile, "compile"}}};
+}  // namespace
 
-Baseline baseline_from_string(std::string_view s) {
-  if (s == "eager") return Baseline::eager;
-  if (s == "compile") return Baseline::compile;
-  throw std::invalid_argument(fmt::format("unknown baseline '{}' (expected 'eager' or 'compile')", s));
-}
+std::string_view to_string(Baseline b) { return core::enum_to_string(kBaselines, b); }
+
+Baseline baseline_from_string(std::string_view s) { return core::enum_from_string(kBaselines, s, "baseline"); }
 
 std::string fast_p_key(double p) { return fmt::format("fast_{}", p); }
 

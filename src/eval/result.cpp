@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "core/enum_names.h"
+
 namespace vinci::eval {
 
 namespace {
-constexpr std::array<std::pair<Verdict, std::string_view>, 7> kVerdicts{{
+constexpr std::array<core::EnumName<Verdict>, 7> kVerdicts{{
     {Verdict::correct, "correct"},
     {Verdict::incorrect, "incorrect"},
     {Verdict::rejected, "rejected"},
@@ -31,17 +33,9 @@ std::optional<T> get_opt(const nlohmann::json& j, const char* key) {
 }
 }  // namespace
 
-std::string_view to_string(Verdict v) {
-  for (const auto& [k, s] : kVerdicts)
-    if (k == v) return s;
-  return "unknown";
-}
+std::string_view to_string(Verdict v) { return core::enum_to_string(kVerdicts, v); }
 
-Verdict verdict_from_string(std::string_view s) {
-  for (const auto& [k, name] : kVerdicts)
-    if (name == s) return k;
-  throw std::invalid_argument(fmt::format("unknown result class '{}'", s));
-}
+Verdict verdict_from_string(std::string_view s) { return core::enum_from_string(kVerdicts, s, "result class"); }
 
 nlohmann::json to_json(const TimingStats& t) {
   return {{"trials", t.trials}, {"median_ms", t.median_ms}, {"mean_ms", t.mean_ms}, {"std_ms", t.std_ms},

@@ -1,7 +1,16 @@
 #include "llm/backbone.h"
 
+#include <array>
+
+#include "core/enum_names.h"
+
 namespace vinci::llm {
 
-const char* finish_reason_name(FinishReason reason) { return reason == FinishReason::kStop ? "stop" : "length"; }
+namespace {
+constexpr std::array<core::EnumName<FinishReason>, 2> kFinishReasons{
+    {{FinishReason::stop, "stop"}, {FinishReason::length, "length"}}};
+}  // namespace
+
+std::string_view to_string(FinishReason reason) { return core::enum_to_string(kFinishReasons, reason); }
 
 }  // namespace vinci::llm

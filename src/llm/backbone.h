@@ -53,8 +53,8 @@ struct GenerationRequest {
   SamplingParams sampling;
 };
 
-enum class FinishReason { kStop, kLength };
-const char* finish_reason_name(FinishReason reason);  // "stop" / "length", as OpenAI names them
+enum class FinishReason { stop, length };
+std::string_view to_string(FinishReason reason);  // "stop" / "length", as OpenAI names them
 
 // Why a request got no completion, after the backbone's own retries. Agents record it as the
 // turn's outcome instead of losing the other requests of the batch.
@@ -72,7 +72,7 @@ struct GenerationResult {
   // log p(token) under the distribution it was drawn from (temperature, top-k and top-p applied,
   // renormalised), in fp32. Greedy tokens report the untempered model distribution.
   std::vector<float> logprobs;
-  FinishReason finish_reason = FinishReason::kLength;
+  FinishReason finish_reason = FinishReason::length;
   std::string matched_stop;  // the stop string or token text that ended it, if any
   // False when a server returned text without token ids: fine for inference, unusable for training.
   bool token_ids_known = true;

@@ -45,10 +45,10 @@ at::ScalarType resolve_dtype(const std::string& name, at::Device device) {
 
 DType file_dtype(at::ScalarType type) {
   switch (type) {
-    case at::kFloat: return DType::F32;
-    case at::kBFloat16: return DType::BF16;
-    case at::kHalf: return DType::F16;
-    case at::kDouble: return DType::F64;
+    case at::kFloat: return DType::f32;
+    case at::kBFloat16: return DType::bf16;
+    case at::kHalf: return DType::f16;
+    case at::kDouble: return DType::f64;
     default: throw std::logic_error("unexpected parameter dtype");
   }
 }
@@ -166,7 +166,7 @@ std::vector<int32_t> NativeBackbone::prompt_of(const GenerationRequest& request)
 bool NativeBackbone::finished(Sequence& seq) const {
   const int32_t token = seq.result.token_ids.back();
   if (std::find(seq.stop_ids.begin(), seq.stop_ids.end(), token) != seq.stop_ids.end()) {
-    seq.result.finish_reason = FinishReason::kStop;
+    seq.result.finish_reason = FinishReason::stop;
     seq.result.matched_stop = tokenizer_ ? bytes_of(token) : std::to_string(token);
     return true;
   }
@@ -179,14 +179,14 @@ bool NativeBackbone::finished(Sequence& seq) const {
     for (const auto& s : seq.params->stop_strings) {
       const size_t at = s.empty() ? std::string::npos : seq.raw_text.find(s, from);
       if (at != std::string::npos) {
-        seq.result.finish_reason = FinishReason::kStop;
+        seq.result.finish_reason = FinishReason::stop;
         seq.result.matched_stop = s;
         seq.stop_string_at = at;
         return true;
       }
     }
   }
-  seq.result.finish_reason = FinishReason::kLength;
+  seq.result.finish_reason = FinishReason::length;
   return static_cast<int>(seq.result.token_ids.size()) >= seq.params->max_new_tokens;
 }
 
@@ -261,7 +261,7 @@ std::vector<GenerationResult> NativeBackbone::generate(std::span<const Generatio
         auto& result = seq.result;
         if (tokenizer_) {
           std::span<const int32_t> text_ids(result.token_ids);
-          if (result.finish_reason == FinishReason::kStop && !seq.stop_string_at) text_ids = text_ids.first(text_ids.size() - 1);
+          if (result.finish_reason == FinishReason::stop && !seq.stop_string_at) text_ids = text_ids.first(text_ids.size() - 1);
           result.text = text_of(text_ids);
           if (seq.stop_string_at) {
             const size_t cut = result.text.find(result.matched_stop);

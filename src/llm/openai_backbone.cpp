@@ -93,8 +93,8 @@ ordered_json request_body(const GenerationRequest& r, const OpenAiOptions& o) {
 
 FinishReason finish_reason_of(const ordered_json& choice) {
   const auto it = choice.find("finish_reason");
-  if (it == choice.end() || !it->is_string()) return FinishReason::kStop;
-  return *it == "length" ? FinishReason::kLength : FinishReason::kStop;  // stop, tool_calls, eos
+  if (it == choice.end() || !it->is_string()) return FinishReason::stop;
+  return *it == "length" ? FinishReason::length : FinishReason::stop;  // stop, tool_calls, eos
 }
 
 // The choices of one response, ordered by their index; throws Garbled on a malformed body.

@@ -32,16 +32,16 @@ struct DTypeInfo {
 };
 
 constexpr std::array<DTypeInfo, 10> kDTypes{{
-    {DType::BOOL, "BOOL", 1, 0},
-    {DType::U8, "U8", 1, 1},
-    {DType::I8, "I8", 1, 2},
-    {DType::I16, "I16", 2, 5},
-    {DType::F16, "F16", 2, 7},
-    {DType::BF16, "BF16", 2, 8},
-    {DType::I32, "I32", 4, 9},
-    {DType::F32, "F32", 4, 11},
-    {DType::F64, "F64", 8, 12},
-    {DType::I64, "I64", 8, 13},
+    {DType::bool_, "BOOL", 1, 0},
+    {DType::u8, "U8", 1, 1},
+    {DType::i8, "I8", 1, 2},
+    {DType::i16, "I16", 2, 5},
+    {DType::f16, "F16", 2, 7},
+    {DType::bf16, "BF16", 2, 8},
+    {DType::i32, "I32", 4, 9},
+    {DType::f32, "F32", 4, 11},
+    {DType::f64, "F64", 8, 12},
+    {DType::i64, "I64", 8, 13},
 }};
 
 const DTypeInfo& info(DType dtype) {

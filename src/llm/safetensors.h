@@ -18,7 +18,7 @@ namespace vinci::llm {
 
 // The safetensors dtypes a checkpoint of our model families can hold; the FP8 and sub-byte ones
 // are refused with an error naming them.
-enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL };
+enum class DType { f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool_ };
 std::size_t dtype_size(DType dtype);
 std::string_view dtype_name(DType dtype);              // the safetensors spelling: "BF16"
 std::optional<DType> parse_dtype(std::string_view name);  // nullopt for anything else

@@ -19,10 +19,10 @@ namespace {
 
 at::ScalarType scalar_type_of(DType dtype, const std::string& tensor, const std::filesystem::path& dir) {
   switch (dtype) {
-    case DType::F32: return at::kFloat;
-    case DType::F16: return at::kHalf;
-    case DType::BF16: return at::kBFloat16;
-    case DType::F64: return at::kDouble;
+    case DType::f32: return at::kFloat;
+    case DType::f16: return at::kHalf;
+    case DType::bf16: return at::kBFloat16;
+    case DType::f64: return at::kDouble;
     default:
       throw std::runtime_error(fmt::format("{}: tensor '{}' has dtype {}; model weights must be F32, F16, BF16 or F64",
                                            dir.string(), tensor, dtype_name(dtype)));

@@ -14,22 +14,22 @@ namespace {
 
 llm::DType file_dtype(at::ScalarType t) {
   switch (t) {
-    case at::kFloat: return llm::DType::F32;
-    case at::kDouble: return llm::DType::F64;
-    case at::kBFloat16: return llm::DType::BF16;
-    case at::kHalf: return llm::DType::F16;
-    case at::kLong: return llm::DType::I64;
+    case at::kFloat: return llm::DType::f32;
+    case at::kDouble: return llm::DType::f64;
+    case at::kBFloat16: return llm::DType::bf16;
+    case at::kHalf: return llm::DType::f16;
+    case at::kLong: return llm::DType::i64;
     default: throw std::logic_error(fmt::format("optimizer state of dtype {} cannot be saved", c10::toString(t)));
   }
 }
 
 at::ScalarType scalar_type(llm::DType t, const fs::path& file) {
   switch (t) {
-    case llm::DType::F32: return at::kFloat;
-    case llm::DType::F64: return at::kDouble;
-    case llm::DType::BF16: return at::kBFloat16;
-    case llm::DType::F16: return at::kHalf;
-    case llm::DType::I64: return at::kLong;
+    case llm::DType::f32: return at::kFloat;
+    case llm::DType::f64: return at::kDouble;
+    case llm::DType::bf16: return at::kBFloat16;
+    case llm::DType::f16: return at::kHalf;
+    case llm::DType::i64: return at::kLong;
     default: throw std::runtime_error(fmt::format("{}: unexpected dtype {} in optimizer state", file.string(), llm::dtype_name(t)));
   }
 }

@@ -237,7 +237,7 @@ ordered_json usage_of(const ParsedRequest& request, const std::vector<llm::Gener
 }
 
 ordered_json stop_reason(const llm::GenerationResult& r) {
-  if (r.finish_reason != llm::FinishReason::kStop || r.matched_stop.empty()) return nullptr;
+  if (r.finish_reason != llm::FinishReason::stop || r.matched_stop.empty()) return nullptr;
   return r.matched_stop;
 }
 
@@ -286,7 +286,7 @@ ordered_json render_response(const ParsedRequest& request, const std::vector<llm
       choice["text"] = r.text;
       choice["logprobs"] = logprobs;
     }
-    choice["finish_reason"] = finish_reason_name(r.finish_reason);
+    choice["finish_reason"] = to_string(r.finish_reason);
     choice["stop_reason"] = stop_reason(r);
     if (request.return_token_ids) {
       if (!chat) choice["prompt_token_ids"] = request.requests[i].prompt_ids;

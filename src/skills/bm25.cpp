@@ -7,13 +7,19 @@
 
 #include <fmt/format.h>
 
+#include "core/enum_names.h"
+
 namespace vinci::skills {
 
-Bm25Variant bm25_variant_from_string(const std::string& s) {
-  if (s == "lucene") return Bm25Variant::lucene;
-  if (s == "robertson" || s == "okapi") return Bm25Variant::robertson;
-  throw std::invalid_argument(fmt::format("'{}' is not a BM25 variant (lucene, robertson)", s));
-}
+namespace {
+// "okapi" is another name for Robertson's: to_string gives the first spelling of a value.
+constexpr std::array<core::EnumName<Bm25Variant>, 3> kVariants{
+    {{Bm25Variant::lucene, "lucene"}, {Bm25Variant::robertson, "robertson"}, {Bm25Variant::robertson, "okapi"}}};
+}  // namespace
+
+std::string_view to_string(Bm25Variant v) { return core::enum_to_string(kVariants, v); }
+
+Bm25Variant bm25_variant_from_string(std::string_view s) { return core::enum_from_string(kVariants, s, "BM25 variant"); }
 
 Bm25Index::Bm25Index(Bm25Params params, FieldWeights weights) : params_(params), weights_(weights) {}
 

@@ -19,7 +19,8 @@ namespace vinci::skills {
 //            with negative idfs floored to epsilon × the mean idf of the vocabulary, exactly as
 //            rank_bm25's BM25Okapi does. K = k1·(1 − b + b·dl/avgdl) in both.
 enum class Bm25Variant { lucene, robertson };
-Bm25Variant bm25_variant_from_string(const std::string& s);
+std::string_view to_string(Bm25Variant v);
+Bm25Variant bm25_variant_from_string(std::string_view s);
 
 struct Bm25Params {
   double k1 = 1.2;

@@ -7,24 +7,25 @@
 
 #include <fmt/format.h>
 
+#include "core/enum_names.h"
+
 namespace vinci::skills {
 
 using nlohmann::json;
 
-std::string to_string(Status s) {
-  switch (s) {
-    case Status::candidate: return "candidate";
-    case Status::admitted: return "admitted";
-    case Status::retired: return "retired";
-  }
-  return "?";
-}
+namespace {
+constexpr std::array<core::EnumName<Status>, 3> kStatuses{
+    {{Status::candidate, "candidate"}, {Status::admitted, "admitted"}, {Status::retired, "retired"}}};
+}  // namespace
 
-Status status_from_string(const std::string& s) {
-  if (s == "candidate") return Status::candidate;
-  if (s == "admitted") return Status::admitted;
-  if (s == "retired") return Status::retired;
-  throw SkillError("status", fmt::format("'{}' is not a status (candidate, admitted, retired)", s));
+std::string_view to_string(Status s) { return core::enum_to_string(kStatuses, s); }
+
+Status status_from_string(std::string_view s) {
+  try {
+    return core::enum_from_string(kStatuses, s, "status");
+  } catch (const std::invalid_argument& e) {
+    throw SkillError("status", e.what());
+  }
 }
 
 SkillError::SkillError(std::string field, const std::string& message)

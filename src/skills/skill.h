@@ -13,8 +13,8 @@
 namespace vinci::skills {
 
 enum class Status { candidate, admitted, retired };
-std::string to_string(Status s);
-Status status_from_string(const std::string& s);  // throws SkillError naming the value
+std::string_view to_string(Status s);
+Status status_from_string(std::string_view s);  // throws SkillError naming the value
 
 // A skill that is malformed; field() names the offending field ("name", "content", "tags[2]").
 class SkillError : public std::runtime_error {

@@ -89,7 +89,7 @@ struct Piece {
   std::optional<int32_t> token;
 };
 
-enum class SplitBehavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWithNext, kContiguous };
+enum class SplitBehavior { removed, isolated, merged_with_previous, merged_with_next, contiguous };
 
 struct SplitStep {
   Regex regex;
@@ -133,13 +133,13 @@ void split(std::string_view text, const SplitStep& step, std::vector<std::string
   std::vector<Span> kept;  // `match` now means "remove"
   bool previous_match = false;
   switch (step.behavior) {
-    case SplitBehavior::kIsolated:
+    case SplitBehavior::isolated:
       for (const Span& s : spans) kept.push_back({s.begin, s.end, false});
       break;
-    case SplitBehavior::kRemoved:
+    case SplitBehavior::removed:
       kept = spans;
       break;
-    case SplitBehavior::kContiguous:
+    case SplitBehavior::contiguous:
       for (const Span& s : spans) {
         if (s.match == previous_match && !kept.empty()) {
           kept.back().end = s.end;
@@ -149,7 +149,7 @@ void split(std::string_view text, const SplitStep& step, std::vector<std::string
         previous_match = s.match;
       }
       break;
-    case SplitBehavior::kMergedWithPrevious:
+    case SplitBehavior::merged_with_previous:
       for (const Span& s : spans) {
         if (s.match && !previous_match && !kept.empty()) {
           kept.back().end = s.end;
@@ -159,7 +159,7 @@ void split(std::string_view text, const SplitStep& step, std::vector<std::string
         previous_match = s.match;
       }
       break;
-    case SplitBehavior::kMergedWithNext:
+    case SplitBehavior::merged_with_next:
       for (auto s = spans.rbegin(); s != spans.rend(); ++s) {
         if (s->match && !previous_match && !kept.empty()) {
           kept.back().begin = s->begin;
@@ -187,7 +187,7 @@ void byte_level(std::string_view text, const ByteLevelStep& step, std::vector<st
     return;
   }
   std::vector<std::string> parts;
-  split(text, SplitStep{*step.gpt2_regex, SplitBehavior::kIsolated, false}, parts);
+  split(text, SplitStep{*step.gpt2_regex, SplitBehavior::isolated, false}, parts);
   for (const std::string& p : parts) out.push_back(to_byte_level(p));
 }
 
@@ -375,11 +375,11 @@ void read_pre_tokenizer(const Reader& r, const json& pre, const std::string& pat
     }
     const std::string behavior = r.string(r.member(pre, path, "behavior"), path + ".behavior");
     static const std::pair<std::string_view, SplitBehavior> kBehaviors[] = {
-        {"Removed", SplitBehavior::kRemoved},
-        {"Isolated", SplitBehavior::kIsolated},
-        {"MergedWithPrevious", SplitBehavior::kMergedWithPrevious},
-        {"MergedWithNext", SplitBehavior::kMergedWithNext},
-        {"Contiguous", SplitBehavior::kContiguous}};
+        {"Removed", SplitBehavior::removed},
+        {"Isolated", SplitBehavior::isolated},
+        {"MergedWithPrevious", SplitBehavior::merged_with_previous},
+        {"MergedWithNext", SplitBehavior::merged_with_next},
+        {"Contiguous", SplitBehavior::contiguous}};
     const auto it = std::find_if(std::begin(kBehaviors), std::end(kBehaviors), [&](const auto& b) { return b.first == behavior; });
     if (it == std::end(kBehaviors))
       r.fail(path + ".behavior", fmt::format("\"{}\" is not one of Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous", behavior));

@@ -103,7 +103,7 @@ TEST_P(Golden, BatchedGreedyDecodingEqualsTransformersGenerate) {
     auto expected = truth["greedy"][p].get<std::vector<int32_t>>();
     expected.resize(budgets[p]);
     EXPECT_EQ(results[p].token_ids, expected) << model << " prompt " << p;
-    EXPECT_EQ(results[p].finish_reason, FinishReason::kLength);
+    EXPECT_EQ(results[p].finish_reason, FinishReason::length);
     EXPECT_EQ(results[p].prompt_ids, requests[p].prompt_ids);
     ASSERT_EQ(results[p].logprobs.size(), expected.size());
     for (float lp : results[p].logprobs) EXPECT_LE(lp, 0.0f);
@@ -262,7 +262,7 @@ TEST(Backbone, StopTokensAndStopStringsEndARequest) {
   by_token.sampling.stop_token_ids = {continuation[3]};
   auto stopped = backbone->generate({&by_token, 1})[0];
   const auto first = std::find(continuation.begin(), continuation.end(), continuation[3]) - continuation.begin();
-  EXPECT_EQ(stopped.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(stopped.finish_reason, FinishReason::stop);
   EXPECT_EQ(stopped.token_ids, std::vector<int32_t>(continuation.begin(), continuation.begin() + first + 1));
   // The text leaves the stop token out; the ids keep it, since the model produced it.
   const auto& tokenizer = backbone->tokenizer();
@@ -289,7 +289,7 @@ TEST(Backbone, StopTokensAndStopStringsEndARequest) {
   by_string.sampling.stop_token_ids.clear();
   by_string.sampling.stop_strings = {needle};
   auto cut = backbone->generate({&by_string, 1})[0];
-  EXPECT_EQ(cut.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(cut.finish_reason, FinishReason::stop);
   EXPECT_EQ(cut.matched_stop, needle);
   EXPECT_EQ(cut.text, full.substr(0, full.find(needle)));
   EXPECT_LT(cut.token_ids.size(), continuation.size());

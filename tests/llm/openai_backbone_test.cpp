@@ -106,7 +106,7 @@ TEST(OpenAiBackbone, ChatRequestCarriesSamplingToolsAndVllmExtras) {
   EXPECT_EQ(g.token_ids, (std::vector<int32_t>{9707, 151645}));
   EXPECT_EQ(g.logprobs, (std::vector<float>{-0.25f, -1.5f}));
   EXPECT_TRUE(g.token_ids_known);
-  EXPECT_EQ(g.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(g.finish_reason, FinishReason::stop);
   ASSERT_EQ(g.tool_calls.size(), 1u);
   EXPECT_EQ(g.tool_calls[0]["function"]["name"], "select_skills");
 }
@@ -137,7 +137,7 @@ TEST(OpenAiBackbone, GreedyPromptIdsGoToCompletionsAndTokenIdStringsAreRead) {
   EXPECT_EQ(g.token_ids, (std::vector<int32_t>{11, 12}));
   EXPECT_EQ(g.prompt_ids, (std::vector<int32_t>{1, 2, 3}));
   EXPECT_EQ(g.logprobs, (std::vector<float>{-0.5f, -0.125f}));
-  EXPECT_EQ(g.finish_reason, FinishReason::kLength);
+  EXPECT_EQ(g.finish_reason, FinishReason::length);
   EXPECT_TRUE(g.token_ids_known);
 }
 

@@ -66,12 +66,12 @@ std::vector<TensorToWrite> to_write(const std::vector<TensorView>& views) {
 }
 
 TEST(SafetensorsDType, NamesSizesAndParsingAgree) {
-  for (DType d : {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32, DType::I16, DType::I8,
-                  DType::U8, DType::BOOL})
+  for (DType d : {DType::f64, DType::f32, DType::f16, DType::bf16, DType::i64, DType::i32, DType::i16, DType::i8,
+                  DType::u8, DType::bool_})
     EXPECT_EQ(parse_dtype(dtype_name(d)), d);
-  EXPECT_EQ(dtype_size(DType::BF16), 2u);
-  EXPECT_EQ(dtype_size(DType::I64), 8u);
-  EXPECT_EQ(dtype_size(DType::BOOL), 1u);
+  EXPECT_EQ(dtype_size(DType::bf16), 2u);
+  EXPECT_EQ(dtype_size(DType::i64), 8u);
+  EXPECT_EQ(dtype_size(DType::bool_), 1u);
   EXPECT_FALSE(parse_dtype("F8_E4M3"));
   EXPECT_FALSE(parse_dtype("bf16"));
 }
@@ -152,11 +152,11 @@ TEST(SafetensorsWriter, RoundTripsAlignedWithMetadataAndOddNames) {
   const std::vector<uint16_t> halves = {0x3c00, 0xc000, 0x7bff};
   const std::vector<int64_t> ids = {1, -2};
   const std::vector<TensorToWrite> tensors = {
-      {"flags", DType::BOOL, {3}, flags.data(), 3},
-      {"layer \"0\"/wé", DType::F32, {2, 3}, weights.data(), 24},
-      {"h", DType::F16, {3}, halves.data(), 6},
-      {"ids", DType::I64, {2}, ids.data(), 16},
-      {"empty", DType::BF16, {0, 5}, nullptr, 0},
+      {"flags", DType::bool_, {3}, flags.data(), 3},
+      {"layer \"0\"/wé", DType::f32, {2, 3}, weights.data(), 24},
+      {"h", DType::f16, {3}, halves.data(), 6},
+      {"ids", DType::i64, {2}, ids.data(), 16},
+      {"empty", DType::bf16, {0, 5}, nullptr, 0},
   };
   const auto path = tmp.path() / "sub" / "rt.safetensors";
   write_safetensors(path, tensors, {{"format", "pt"}, {"note", "ünïcode \"quoted\""}});
@@ -185,7 +185,7 @@ TEST(SafetensorsWriter, RefusesInconsistentTensors) {
   const vinci::test::TempDir tmp("st");
   const std::vector<float> data(6);
   const auto path = tmp.path() / "bad.safetensors";
-  const std::vector<TensorToWrite> short_data = {{"w", DType::F32, {2, 3}, data.data(), 20}};
+  const std::vector<TensorToWrite> short_data = {{"w", DType::f32, {2, 3}, data.data(), 20}};
   try {
     write_safetensors(path, short_data);
     ADD_FAILURE() << "no error";
@@ -193,9 +193,9 @@ TEST(SafetensorsWriter, RefusesInconsistentTensors) {
     EXPECT_EQ(e.tensor(), "w");
     EXPECT_TRUE(mentions(e, "20 bytes")) << e.what();
   }
-  const std::vector<TensorToWrite> twice = {{"w", DType::F32, {6}, data.data(), 24}, {"w", DType::F32, {6}, data.data(), 24}};
+  const std::vector<TensorToWrite> twice = {{"w", DType::f32, {6}, data.data(), 24}, {"w", DType::f32, {6}, data.data(), 24}};
   EXPECT_THROW(write_safetensors(path, twice), SafetensorsError);
-  const std::vector<TensorToWrite> reserved = {{"__metadata__", DType::F32, {6}, data.data(), 24}};
+  const std::vector<TensorToWrite> reserved = {{"__metadata__", DType::f32, {6}, data.data(), 24}};
   EXPECT_THROW(write_safetensors(path, reserved), SafetensorsError);
   EXPECT_FALSE(fs::exists(path));
 }
@@ -340,10 +340,10 @@ TEST(SafetensorsCheckpoint, WritesShardsAsTransformersDoes) {
 TEST(SafetensorsCheckpoint, OversizedTensorGetsItsOwnShard) {
   const vinci::test::TempDir tmp("st");
   const std::vector<float> small(10), big(50);
-  const std::vector<TensorToWrite> tensors = {{"a", DType::F32, {10}, small.data(), 40},
-                                              {"b", DType::F32, {50}, big.data(), 200},
-                                              {"c", DType::F32, {10}, small.data(), 40},
-                                              {"d", DType::F32, {10}, small.data(), 40}};
+  const std::vector<TensorToWrite> tensors = {{"a", DType::f32, {10}, small.data(), 40},
+                                              {"b", DType::f32, {50}, big.data(), 200},
+                                              {"c", DType::f32, {10}, small.data(), 40},
+                                              {"d", DType::f32, {10}, small.data(), 40}};
   write_checkpoint(tmp.path(), tensors, 100);
   const auto index = nlohmann::json::parse(read_file(tmp.path() / "model.safetensors.index.json"));
   EXPECT_EQ(index["weight_map"], (nlohmann::json{{"a", "model-00002-of-00003.safetensors"},
@@ -358,8 +358,8 @@ TEST(SafetensorsCheckpoint, OversizedTensorGetsItsOwnShard) {
 TEST(SafetensorsCheckpoint, RemovesFilesOfAnEarlierLayout) {
   const vinci::test::TempDir tmp("st");
   const std::vector<float> data(10);
-  const std::vector<TensorToWrite> tensors = {{"a", DType::F32, {10}, data.data(), 40},
-                                              {"b", DType::F32, {10}, data.data(), 40}};
+  const std::vector<TensorToWrite> tensors = {{"a", DType::f32, {10}, data.data(), 40},
+                                              {"b", DType::f32, {10}, data.data(), 40}};
   vinci::core::write_file_atomic(tmp.path() / "config.json", "{}");
   write_checkpoint(tmp.path(), tensors, 50);
   ASSERT_TRUE(fs::exists(tmp.path() / "model-00002-of-00002.safetensors"));
@@ -431,8 +431,8 @@ TEST(SafetensorsCheckpoint, DuplicateAcrossShardsAndEmptyDirectory) {
     EXPECT_TRUE(mentions(e, "model.safetensors.index.json")) << e.what();
   }
   const std::vector<float> data(2);
-  const std::vector<TensorToWrite> a = {{"a", DType::F32, {2}, data.data(), 8}};
-  const std::vector<TensorToWrite> ab = {{"a", DType::F32, {2}, data.data(), 8}, {"b", DType::F32, {2}, data.data(), 8}};
+  const std::vector<TensorToWrite> a = {{"a", DType::f32, {2}, data.data(), 8}};
+  const std::vector<TensorToWrite> ab = {{"a", DType::f32, {2}, data.data(), 8}, {"b", DType::f32, {2}, data.data(), 8}};
   write_safetensors(tmp.path() / "s1.safetensors", a);
   write_safetensors(tmp.path() / "s2.safetensors", ab);
   vinci::core::write_file_atomic(tmp.path() / "model.safetensors.index.json",

@@ -164,8 +164,8 @@ TEST(OpenAiProtocol, ChatResponseIsVllmShaped) {
   const auto er = served().tokenizer.encode("er");
   ASSERT_EQ(er.size(), 1u);  // "er" is one token of the fixture vocabulary
   const std::vector<vinci::llm::GenerationResult> results = {
-      result({er[0], 902}, {-0.25f, -0.5f}, "er", vinci::llm::FinishReason::kStop, "<|im_end|>"),
-      result({er[0], er[0], er[0], er[0]}, {-1, -1, -1, -1}, "erererer", vinci::llm::FinishReason::kLength)};
+      result({er[0], 902}, {-0.25f, -0.5f}, "er", vinci::llm::FinishReason::stop, "<|im_end|>"),
+      result({er[0], er[0], er[0], er[0]}, {-1, -1, -1, -1}, "erererer", vinci::llm::FinishReason::length)};
   const auto body = vinci::serve::render_response(p, results, served().model, "chatcmpl-1", 1700000000);
   const auto want_prompt = p.requests[0].prompt_ids;
   const ordered_json want = {
@@ -205,7 +205,7 @@ TEST(OpenAiProtocol, CompletionResponseCarriesIdsPerChoiceAndTextOffsets) {
   const auto p = parse(Endpoint::completions, {{"prompt", {3, 4}}, {"logprobs", 1}, {"return_token_ids", true}});
   const auto er = served().tokenizer.encode("er");
   const auto body = vinci::serve::render_response(
-      p, {result({er[0], er[0]}, {-0.5f, -1.5f}, "erer", vinci::llm::FinishReason::kLength)}, served().model, "cmpl-1", 5);
+      p, {result({er[0], er[0]}, {-0.5f, -1.5f}, "erer", vinci::llm::FinishReason::length)}, served().model, "cmpl-1", 5);
   const ordered_json want_choice = {{"index", 0},
                                     {"text", "erer"},
                                     {"logprobs",
@@ -227,7 +227,7 @@ TEST(OpenAiProtocol, IdsPastTheTokenizersVocabularyHaveNoText) {
   // The fixture tokenizer has 916 ids; a model's embedding may have more rows, and sample them.
   const auto p = parse(Endpoint::chat, {{"messages", kMessages}, {"logprobs", true}, {"max_tokens", 1}});
   const auto body = vinci::serve::render_response(
-      p, {result({950}, {-3.0f}, "", vinci::llm::FinishReason::kLength)}, served().model, "c", 0);
+      p, {result({950}, {-3.0f}, "", vinci::llm::FinishReason::length)}, served().model, "c", 0);
   EXPECT_EQ(body["choices"][0]["logprobs"]["content"][0]["token"], "");
   EXPECT_EQ(body["choices"][0]["logprobs"]["content"][0]["bytes"], ordered_json::array());
 }

@@ -22,7 +22,7 @@ class FakeBackbone final : public llm::Backbone {
       r.token_ids.push_back(100 + static_cast<int32_t>(i));
       r.logprobs.push_back(-0.5f);
     }
-    r.finish_reason = llm::FinishReason::kStop;
+    r.finish_reason = llm::FinishReason::stop;
     push(std::move(r));
   }
 

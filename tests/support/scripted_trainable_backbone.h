@@ -42,7 +42,7 @@ class ScriptedTrainableBackbone final : public llm::TrainableBackbone {
       const c10::NoGradGuard no_grad;
       const auto logprobs = model_->logprobs({{sequence}}, {}).to(at::kCPU, at::kFloat).contiguous();
       r.logprobs.assign(logprobs.data_ptr<float>(), logprobs.data_ptr<float>() + logprobs.numel());
-      r.finish_reason = llm::FinishReason::kStop;
+      r.finish_reason = llm::FinishReason::stop;
       out.push_back(std::move(r));
     }
     return out;
