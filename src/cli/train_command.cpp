@@ -238,16 +238,19 @@ int run_rl(RlCommandOptions& o) {
                file.run.tasks_per_step, file.run.steps, pool.device_name(), store->path().string(),
                store->list(skills::Status::admitted).size());
 
-  rl::train_coevolution(
-      *backbone, evaluator, prompts, *store, tasks, file.run, {out, o.resume, llm::load_model_config(o.model)},
-      [](const rl::CoevolutionMetrics& m) {
-        spdlog::info("step {}: reward {:.3f} (selection {:.3f}, summary {:.3f}), fast_1 {:.2f}, loss {:.4f}, {} samples, "
-                     "skills {} proposed / {} admitted, library {}; generate {:.1f} s, evaluate {:.1f} s, train {:.1f} s",
-                     m.step, m.policy.reward_mean, m.selection.reward_mean, m.summary.reward_mean, m.fast_1, m.pg_loss,
-                     m.trained_samples, m.skills_proposed, m.skills_admitted, m.library_size, m.generate_s, m.evaluate_s,
-                     m.train_s);
-      },
-      [](const std::string& line) { spdlog::info("{}", line); }, parallel);
+  const auto log_step = [](const rl::CoevolutionMetrics& m) {
+    spdlog::info("step {}: reward {:.3f} (selection {:.3f}, summary {:.3f}), fast_1 {:.2f}, loss {:.4f}, {} samples, "
+                 "skills {} proposed / {} admitted, library {}; generate {:.1f} s, evaluate {:.1f} s, train {:.1f} s",
+                 m.step, m.policy.reward_mean, m.selection.reward_mean, m.summary.reward_mean, m.fast_1, m.pg_loss,
+                 m.trained_samples, m.skills_proposed, m.skills_admitted, m.library_size, m.generate_s, m.evaluate_s,
+                 m.train_s);
+  };
+  const rl::CoevolutionRun run{.out = out,
+                               .resume = o.resume,
+                               .model = llm::load_model_config(o.model),
+                               .on_step = log_step,
+                               .progress = [](const std::string& line) { spdlog::info("{}", line); }};
+  rl::train_coevolution(*backbone, evaluator, prompts, *store, tasks, file.run, run, parallel);
   if (!main) return 0;
   fmt::print("co-evolution done: {} steps; metrics in {}, model in {}\n", file.run.steps, (out / "metrics.jsonl").string(),
              (out / "final").string());

@@ -52,12 +52,11 @@ CoevolutionMetrics step_metrics(const CoevolutionBatch& b, const TrainStats& t, 
 
 void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator, const agents::Prompts& prompts,
                        skills::SkillStore& store, std::span<const eval::Task> tasks, const CoevolutionConfig& config,
-                       const CoevolutionRun& run, const std::function<void(const CoevolutionMetrics&)>& on_step,
-                       const agents::ProgressFn& progress, const DataParallel& parallel) {
+                       const CoevolutionRun& run, const DataParallel& parallel) {
   const TaskSchedule schedule(tasks, config.tasks_per_step, config.seed);
   CoevolutionTrainer trainer(backbone, config, run, parallel);
-  RunPosition position = trainer.start(schedule.suite_hash(), progress);
-  CoevolutionOrchestrator orchestrator(backbone, evaluator, prompts, store, config, run.out, progress, parallel);
+  RunPosition position = trainer.start(schedule.suite_hash());
+  CoevolutionOrchestrator orchestrator(backbone, evaluator, prompts, store, config, run.out, run.progress, parallel);
   std::optional<core::LineWriter> metrics;
   if (parallel.is_main()) {
     if (run.resume) drop_metrics_after_checkpoint(run.out);
@@ -77,7 +76,7 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
     m.step_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
     if (!parallel.is_main()) continue;
     metrics->write_line(to_json(m).dump());
-    if (on_step) on_step(m);
+    if (run.on_step) run.on_step(m);
   }
   trainer.finish();
 }

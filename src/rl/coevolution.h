@@ -61,17 +61,19 @@ struct CoevolutionConfig {
   int64_t distributed_timeout_s = 3600;  // data parallel: the longest wait for another rank
 };
 
+// Where a run writes, whether it goes on from a checkpoint, and whom it tells.
 struct CoevolutionRun {
   std::filesystem::path out;  // metrics.jsonl, checkpoints/, candidates/, episodes/, final/
   bool resume = false;        // from the newest checkpoint in out; the metrics lines after it go
   std::optional<llm::ModelConfig> model;  // the model's shape, for the update's MFU
+  std::function<void(const CoevolutionMetrics&)> on_step;  // each step's metrics, on rank 0 only
+  agents::ProgressFn progress;
 };
 
 // Runs config.steps steps (fewer remain after a resume), each a line of out/metrics.jsonl, and
-// saves the model to out/final. on_step sees each step's metrics, on rank 0 only.
+// saves the model to out/final.
 void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator, const agents::Prompts& prompts,
                        skills::SkillStore& store, std::span<const eval::Task> tasks, const CoevolutionConfig& config,
-                       const CoevolutionRun& run, const std::function<void(const CoevolutionMetrics&)>& on_step,
-                       const agents::ProgressFn& progress = {}, const DataParallel& parallel = {});
+                       const CoevolutionRun& run, const DataParallel& parallel = {});
 
 }  // namespace vinci::rl

@@ -109,6 +109,24 @@ RankHarvest gather(RankHarvest mine, const DataParallel& parallel) {
   return all;
 }
 
+// What one task's optimization adds to its rank's harvest.
+void add_outcome(RankHarvest& harvest, size_t index, agents::OptimizeOutcome outcome) {
+  for (const auto& s : outcome.summaries) harvest.proposed += s.proposals.size();
+  harvest.verified += outcome.verifications.size();
+  for (auto& s : agents::admitted_skills(outcome)) harvest.admitted.push_back(std::move(s));
+  if (const auto* best = outcome.best_turn(); best && best->speedup() > 1.0) ++harvest.solved;
+  harvest.episodes.emplace(index, std::move(outcome.episode));
+}
+
+// Rank 0's record of the step: the admitted skills staged for the flush, the episodes written.
+void record_step(skills::SkillStore& store, const fs::path& out, int64_t step, std::vector<skills::Skill> admitted,
+                 const std::vector<agents::Episode>& episodes) {
+  for (auto& s : admitted) store.stage(std::move(s));
+  std::string lines;
+  for (const auto& e : episodes) lines += agents::to_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  core::write_file_atomic(out / "episodes" / fmt::format("step-{}.jsonl", step), lines);
+}
+
 // The mixed batch of the step's episodes: every agent's samples with their advantages; PRS thins
 // correct policy turns whose kernels do little of the work. Its draws depend on the seed and the
 // step alone, so every rank (and a resumed run) keeps the same samples.
@@ -155,23 +173,12 @@ CoevolutionBatch CoevolutionOrchestrator::rollout(int64_t step, int epoch, std::
     agents::OptimizeSettings settings = config_.agents;
     settings.seed = config_.seed * 1000003 + static_cast<uint64_t>(step) * 1009 + i;
     if (progress_) progress_(fmt::format("{}step {}: task {}/{}: {}", who, step, i + 1, tasks.size(), task.id));
-    auto outcome = agents::optimize(timed_model, timed_evaluator, prompts_, library, policy_task, settings, progress_);
-    for (const auto& s : outcome.summaries) harvest.proposed += s.proposals.size();
-    harvest.verified += outcome.verifications.size();
-    for (auto& s : agents::admitted_skills(outcome)) harvest.admitted.push_back(std::move(s));
-    if (const auto* best = outcome.best_turn(); best && best->speedup() > 1.0) ++harvest.solved;
-    harvest.episodes.emplace(i, std::move(outcome.episode));
+    add_outcome(harvest, i, agents::optimize(timed_model, timed_evaluator, prompts_, library, policy_task, settings, progress_));
   }
   harvest = gather(std::move(harvest), parallel_);
-
   std::vector<agents::Episode> episodes;
   for (auto& [index, e] : harvest.episodes) episodes.push_back(std::move(e));
-  if (parallel_.is_main()) {
-    for (auto& s : harvest.admitted) store_.stage(std::move(s));
-    std::string lines;
-    for (const auto& e : episodes) lines += agents::to_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    core::write_file_atomic(out_ / "episodes" / fmt::format("step-{}.jsonl", step), lines);
-  }
+  if (parallel_.is_main()) record_step(store_, out_, step, std::move(harvest.admitted), episodes);
 
   CoevolutionBatch batch;
   batch.step = step;

@@ -13,7 +13,7 @@ CoevolutionTrainer::CoevolutionTrainer(llm::TrainableBackbone& backbone, const C
     : backbone_(backbone), config_(config), run_(run), parallel_(parallel),
       optimizer_(backbone.trainable_parameters(), config.optimizer) {}
 
-RunPosition CoevolutionTrainer::start(const std::string& suite_hash, const agents::ProgressFn& progress) {
+RunPosition CoevolutionTrainer::start(const std::string& suite_hash) {
   suite_hash_ = suite_hash;
   RunPosition position;
   if (run_.resume) {
@@ -24,7 +24,7 @@ RunPosition CoevolutionTrainer::start(const std::string& suite_hash, const agent
       position.tasks.epoch = state.at("epoch").get<int>();
       position.tasks.position = state.at("position").get<size_t>();
       position.step = state.at("step").get<int64_t>();
-      if (progress) progress(fmt::format("resumed from step {} ({})", position.step, latest->string()));
+      if (run_.progress) run_.progress(fmt::format("resumed from step {} ({})", position.step, latest->string()));
     }
   }
   parallel_.broadcast_(backbone_.trainable_parameters());

@@ -8,7 +8,6 @@
 #include <optional>
 #include <string>
 
-#include "agents/optimizer.h"
 #include "llm/backbone.h"
 #include "rl/adamw.h"
 #include "rl/coevolution.h"
@@ -41,7 +40,7 @@ class CoevolutionTrainer {
   // Restores the newest checkpoint when the run resumes (nothing to restore: a fresh start), then
   // gives every rank rank 0's weights (a LoRA adapter's random start included). Throws when the
   // checkpoint was made on another task suite.
-  RunPosition start(const std::string& suite_hash, const agents::ProgressFn& progress);
+  RunPosition start(const std::string& suite_hash);
 
   TrainStats train(const CoevolutionBatch& batch);
 
