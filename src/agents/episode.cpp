@@ -1,6 +1,8 @@
 #include "agents/episode.h"
 
 #include <stdexcept>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -40,6 +42,36 @@ AgentCall record_call(Role role, const llm::GenerationRequest& request, const ll
   return c;
 }
 
+namespace {
+
+// The JSON form of each record, as episodes.jsonl has always held it ("correct" beside a turn's
+// verdict included: files are read by people and scripts too).
+json reward_inputs_json(const RewardInputs& inputs) {
+  return std::visit(
+      [](const auto& r) -> json {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, TurnInputs>) {
+          json j = {{"correct", r.correct()},
+                    {"verdict", r.verdict ? std::string(eval::to_string(*r.verdict)) : std::string("no_answer")},
+                    {"speedup", r.speedup},
+                    {"coverage", r.coverage}};
+          if (r.speedup_compile) j["speedup_compile"] = *r.speedup_compile;
+          return j;
+        } else if constexpr (std::is_same_v<T, SelectionInputs>) {
+          return {{"skills", r.skills}, {"dropped", r.dropped}};
+        } else if constexpr (std::is_same_v<T, SummaryInputs>) {
+          json admitted = json::array();
+          for (const auto& a : r.admitted) admitted.push_back({{"skill", a.skill}, {"speedup", a.speedup}});
+          return {{"proposed", r.proposed}, {"refused", r.refused}, {"admitted", std::move(admitted)}};
+        } else {
+          return json::object();
+        }
+      },
+      inputs);
+}
+
+}  // namespace
+
 json to_json(const AgentCall& c) {
   json j;
   j["role"] = role_name(c.role);
@@ -55,7 +87,7 @@ json to_json(const AgentCall& c) {
   j["response_text"] = c.response_text;
   j["parse_failure"] = c.parse_failure;
   j["result"] = c.result ? eval::to_json(*c.result) : json(nullptr);
-  j["reward_inputs"] = c.reward_inputs;
+  j["reward_inputs"] = reward_inputs_json(c.reward_inputs);
   return j;
 }
 
@@ -76,6 +108,83 @@ T field(const json& j, const char* key, const std::string& where) {
   } catch (const json::exception& e) {
     throw std::invalid_argument(fmt::format("{}: field '{}' is malformed ({})", where, key, e.what()));
   }
+}
+
+// One of the record's numbers; absent or null reads as 0, as the policy agent writes 0 for a turn
+// without a measurement.
+double reward_number(const json& j, const char* key, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return 0.0;
+  if (!it->is_number())
+    throw std::invalid_argument(fmt::format("{}: reward_inputs.{} must be a number, got {}", where, key, it->dump()));
+  return it->get<double>();
+}
+
+std::vector<std::string> reward_names(const json& j, const char* key, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_array())
+    throw std::invalid_argument(fmt::format("{}: reward_inputs.{} must be an array of names", where, key));
+  std::vector<std::string> out;
+  for (const auto& name : *it) {
+    if (!name.is_string())
+      throw std::invalid_argument(fmt::format("{}: reward_inputs.{} holds {}, not a name", where, key, name.dump()));
+    out.push_back(name.get<std::string>());
+  }
+  return out;
+}
+
+TurnInputs turn_inputs_from_json(const json& j, const std::optional<eval::Result>& result, const std::string& where) {
+  TurnInputs t;
+  if (const auto it = j.find("verdict"); it != j.end()) {
+    if (!it->is_string())
+      throw std::invalid_argument(fmt::format("{}: reward_inputs.verdict must be a string, got {}", where, it->dump()));
+    if (*it != "no_answer") {
+      try {
+        t.verdict = eval::verdict_from_string(it->get<std::string>());
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(fmt::format("{}: reward_inputs.verdict: {}", where, e.what()));
+      }
+    }
+  } else if (result) {
+    t.verdict = result->verdict;
+  } else {
+    throw std::invalid_argument(fmt::format("{}: reward_inputs has no 'verdict' and the call no result to take it from", where));
+  }
+  t.speedup = reward_number(j, "speedup", where);
+  t.coverage = reward_number(j, "coverage", where);
+  if (j.contains("speedup_compile") && !j["speedup_compile"].is_null())
+    t.speedup_compile = reward_number(j, "speedup_compile", where);
+  return t;
+}
+
+SummaryInputs summary_inputs_from_json(const json& j, const std::string& where) {
+  SummaryInputs s;
+  s.proposed = reward_names(j, "proposed", where);
+  s.refused = reward_names(j, "refused", where);
+  if (const auto it = j.find("admitted"); it != j.end()) {  // absent until verification ran
+    if (!it->is_array()) throw std::invalid_argument(fmt::format("{}: reward_inputs.admitted must be an array", where));
+    for (const auto& a : *it) {
+      if (!a.is_object() || !a.contains("skill") || !a["skill"].is_string() || !a.contains("speedup") || !a["speedup"].is_number())
+        throw std::invalid_argument(fmt::format("{}: reward_inputs.admitted entries need a 'skill' name and a numeric "
+                                                "'speedup', got {}", where, a.dump()));
+      s.admitted.push_back({a["skill"].get<std::string>(), a["speedup"].get<double>()});
+    }
+  }
+  return s;
+}
+
+// Which record a call holds follows from its role; {} is a call whose inputs were never recorded.
+RewardInputs reward_inputs_from_json(const json& j, Role role, const std::optional<eval::Result>& result,
+                                     const std::string& where) {
+  if (!j.is_object()) throw std::invalid_argument(fmt::format("{}: reward_inputs is not a JSON object", where));
+  if (j.empty()) return std::monostate{};
+  switch (role) {
+    case Role::policy:
+    case Role::verify: return turn_inputs_from_json(j, result, where);
+    case Role::selection: return SelectionInputs{reward_names(j, "skills", where), reward_names(j, "dropped", where)};
+    case Role::summary: return summary_inputs_from_json(j, where);
+  }
+  return std::monostate{};
 }
 
 AgentCall call_from_json(const json& j, const std::string& where) {
@@ -104,7 +213,7 @@ AgentCall call_from_json(const json& j, const std::string& where) {
       throw std::invalid_argument(fmt::format("{}: result: {}", where, e.what()));
     }
   }
-  c.reward_inputs = field<json>(j, "reward_inputs", where);
+  c.reward_inputs = reward_inputs_from_json(field<json>(j, "reward_inputs", where), c.role, c.result, where);
   if (c.trainable) {
     // What training relies on: one logprob and one mask bit per response token.
     if (c.logprobs.size() != c.response_ids.size() || c.loss_mask.size() != c.response_ids.size())

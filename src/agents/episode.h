@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agents/reward_inputs.h"
 #include "eval/result.h"
 #include "llm/backbone.h"
 
@@ -39,8 +40,8 @@ struct AgentCall {
   std::string response_text;
   std::string parse_failure;  // output_parser's classification; empty when the answer was usable
 
-  std::optional<eval::Result> result;                             // policy and verify calls
-  nlohmann::json reward_inputs = nlohmann::json::object();        // correct, speedup, coverage, ...
+  std::optional<eval::Result> result;  // policy and verify calls
+  RewardInputs reward_inputs;          // the record of the call's role
 };
 
 struct Episode {
@@ -58,6 +59,8 @@ AgentCall record_call(Role role, const llm::GenerationRequest& request, const ll
 nlohmann::json to_json(const AgentCall& call);
 nlohmann::json to_json(const Episode& episode);
 // Throws std::invalid_argument naming the missing or malformed field, and which call holds it.
+// reward_inputs are read by the call's role; a policy or verify record without "verdict" (an older
+// form) takes it from the call's result.
 Episode episode_from_json(const nlohmann::json& j);
 
 // Reads episodes.jsonl; an error names the file and line.

@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <variant>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -162,7 +163,7 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
     for (auto& s : out.summaries) {
       // The summary agent's reward is known only after verification (design.md §6: the best
       // verified speedup among the skills it got admitted), so its call joins the episode after.
-      s.call.reward_inputs["admitted"] = nlohmann::json::array();
+      auto& inputs = std::get<SummaryInputs>(s.call.reward_inputs);
       std::vector<skills::Skill> to_verify;
       for (auto& p : s.proposals) {
         if (p.refused.empty() && library.find(p.skill.name)) p.refused = "a skill of that name is already in the library";
@@ -182,7 +183,7 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
       auto verified = verify_skills(backbone, evaluator, prompts, task, *s.rollout, to_verify, settings.verify, settings.seed);
       for (auto& v : verified) {
         say(fmt::format("verify: '{}' {}: {}", v.skill.name, v.admitted ? "admitted" : "not admitted", v.why));
-        if (v.admitted) s.call.reward_inputs["admitted"].push_back({{"skill", v.skill.name}, {"speedup", v.record.skill_speedup}});
+        if (v.admitted) inputs.admitted.push_back({v.skill.name, v.record.skill_speedup});
         for (const auto& r : v.repeats)
           for (const auto& c : r.calls) out.episode.calls.push_back(c);
         out.verifications.push_back(std::move(v));

@@ -123,13 +123,10 @@ void policy_turn(llm::Backbone& backbone, KernelEvaluator& evaluator, const Prom
       t.result = evaluated[job_of[i]];
       t.feedback = describe_result(*t.result, settings.max_log_chars);
       call.result = t.result;
-      call.reward_inputs = {{"correct", t.result->correct()},
-                            {"verdict", eval::to_string(t.result->verdict)},
-                            {"speedup", t.speedup()},
-                            {"coverage", t.result->coverage.value_or(0.0)}};
-      if (t.result->correct() && t.result->speedup_compile) call.reward_inputs["speedup_compile"] = *t.result->speedup_compile;
+      call.reward_inputs = TurnInputs{t.result->verdict, t.speedup(), t.result->coverage.value_or(0.0),
+                                      t.result->correct() ? t.result->speedup_compile : std::nullopt};
     } else {
-      call.reward_inputs = {{"correct", false}, {"verdict", "no_answer"}, {"speedup", 0.0}, {"coverage", 0.0}};
+      call.reward_inputs = TurnInputs{};  // no kernel: no verdict
     }
     slots[i].memory->add(t.strategy, t.result ? outcome_line(*t.result) : "no usable answer (" + t.parse_failure + ")");
   }

@@ -116,7 +116,7 @@ SelectionOutcome select_skills(llm::Backbone& backbone, const Prompts& prompts, 
         if (parsed.call) fill_scheme(scheme, parsed.call->arguments, out.shown, settings.max_skills);
         else call.parse_failure = parse_failure_name(parsed.failure);
       }
-      call.reward_inputs = {{"skills", scheme.skills}, {"dropped", scheme.dropped}};
+      call.reward_inputs = SelectionInputs{scheme.skills, scheme.dropped};
       out.calls.push_back(std::move(call));
       out.schemes.push_back(std::move(scheme));
     }

@@ -139,9 +139,9 @@ std::vector<SummaryOutcome> summarize(llm::Backbone& backbone, const Prompts& pr
         }
       }
     }
-    ordered_json names = ordered_json::array(), refused = ordered_json::array();
-    for (const auto& p : o.proposals) (p.refused.empty() ? names : refused).push_back(p.skill.name);
-    o.call.reward_inputs = {{"proposed", names}, {"refused", refused}};
+    SummaryInputs inputs;
+    for (const auto& p : o.proposals) (p.refused.empty() ? inputs.proposed : inputs.refused).push_back(p.skill.name);
+    o.call.reward_inputs = std::move(inputs);
     out.push_back(std::move(o));
   }
   return out;

@@ -21,10 +21,10 @@
 #include "core/files.h"
 #include "llm/model_config.h"
 #include "llm/native_backbone.h"
-#include "rl/checkpoint.h"
 #include "rl/coevolution_config.h"
 #include "rl/data_parallel.h"
 #include "rl/diversity_filter.h"
+#include "rl/run_folder.h"
 #include "rl/sft_trainer.h"
 
 namespace vinci::cli {
@@ -32,27 +32,6 @@ namespace vinci::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A resumed run rewrites the steps after its newest checkpoint (all of them without one): the
-// metrics lines of those steps go.
-void drop_metrics_after_checkpoint(const fs::path& out) {
-  int64_t resumed = 0;
-  if (const auto latest = rl::latest_checkpoint(out / "checkpoints"))
-    resumed = rl::read_trainer_state(*latest).at("step").get<int64_t>();
-  std::string kept;
-  // A torn last line (the run was killed while writing it) is skipped with a warning.
-  if (fs::exists(out / "metrics.jsonl"))
-    for (const auto& line : core::read_jsonl_lines(out / "metrics.jsonl")) {
-      nlohmann::json row;
-      try {
-        row = nlohmann::json::parse(line.text);
-      } catch (const nlohmann::json::parse_error& e) {
-        throw std::runtime_error(fmt::format("{}:{}: not JSON: {}", (out / "metrics.jsonl").string(), line.number, e.what()));
-      }
-      if (row.value("step", int64_t{0}) <= resumed) kept += line.text + "\n";
-    }
-  core::write_file_atomic(out / "metrics.jsonl", kept);
-}
 
 // torchrun's place for this process (a single process when not launched by it).
 rl::LaunchEnvironment launched() { return rl::launch_environment().value_or(rl::LaunchEnvironment{}); }
@@ -83,13 +62,11 @@ struct SftCommandOptions {
 int run_sft(SftCommandOptions& o) {
   const fs::path out(o.out);
   o.sft.checkpoint_dir = out / "checkpoints";
-  const auto latest = rl::latest_checkpoint(o.sft.checkpoint_dir);
-  if ((latest || fs::exists(out / "final")) && !o.sft.resume)
-    throw std::runtime_error(fmt::format("{} holds an earlier run: pass --resume to continue it, or another --out", out.string()));
+  rl::refuse_earlier_run(out, o.sft.resume);
   const auto launch = launched();
   const bool main = launch.rank == 0;
   fs::create_directories(out);
-  if (o.sft.resume && main) drop_metrics_after_checkpoint(out);
+  if (o.sft.resume && main) rl::drop_metrics_after_checkpoint(out);
   const auto conversations = rl::load_sft_conversations(o.data);
   spdlog::info("{}: {} conversations", o.data, conversations.size());
 
@@ -219,8 +196,7 @@ struct RlCommandOptions {
 
 int run_rl(RlCommandOptions& o) {
   const fs::path out(o.out);
-  if (rl::latest_checkpoint(out / "checkpoints") && !o.resume)
-    throw std::runtime_error(fmt::format("{} holds an earlier run: pass --resume to continue it, or another --out", out.string()));
+  rl::refuse_earlier_run(out, o.resume);
   auto file = o.config.empty() ? rl::parse_coevolution_config("", "(defaults)") : rl::load_coevolution_config(o.config);
   if (o.steps > 0) file.run.steps = o.steps;
   const auto tasks = select_tasks(o.tasks, o.levels, o.filter);
@@ -262,24 +238,20 @@ int run_rl(RlCommandOptions& o) {
                file.run.tasks_per_step, file.run.steps, pool.device_name(), store->path().string(),
                store->list(skills::Status::admitted).size());
 
-  if (o.resume && main) drop_metrics_after_checkpoint(out);
-  std::optional<core::LineWriter> metrics;
-  if (main) metrics.emplace(out / "metrics.jsonl", /*append=*/true);
-  rl::train_coevolution(
-      *backbone, evaluator, prompts, *store, tasks, file.run, {out, o.resume, llm::load_model_config(o.model)},
-      [&](const rl::CoevolutionMetrics& m) {
-        metrics->write_line(m.dump());
-        spdlog::info("step {}: reward {:.3f} (selection {:.3f}, summary {:.3f}), fast_1 {:.2f}, loss {:.4f}, {} samples, "
-                     "skills {} proposed / {} admitted, library {}; generate {:.1f} s, evaluate {:.1f} s, train {:.1f} s",
-                     m["step"].get<int64_t>(), m["reward_mean_policy"].get<double>(), m["reward_mean_selection"].get<double>(),
-                     m["reward_mean_summary"].get<double>(), m["fast_1"].get<double>(), m["pg_loss"].get<double>(),
-                     m["trained_samples"].get<size_t>(), m["skills_proposed"].get<size_t>(),
-                     m["skills_admitted"].get<size_t>(), m["library_size"].get<size_t>(), m["generate_s"].get<double>(),
-                     m["evaluate_s"].get<double>(), m["train_s"].get<double>());
-      },
-      [](const std::string& line) { spdlog::info("{}", line); }, parallel);
+  const auto log_step = [](const rl::CoevolutionMetrics& m) {
+    spdlog::info("step {}: reward {:.3f} (selection {:.3f}, summary {:.3f}), fast_1 {:.2f}, loss {:.4f}, {} samples, "
+                 "skills {} proposed / {} admitted, library {}; generate {:.1f} s, evaluate {:.1f} s, train {:.1f} s",
+                 m.step, m.policy.reward_mean, m.selection.reward_mean, m.summary.reward_mean, m.fast_1, m.pg_loss,
+                 m.trained_samples, m.skills_proposed, m.skills_admitted, m.library_size, m.generate_s, m.evaluate_s,
+                 m.train_s);
+  };
+  const rl::CoevolutionRun run{.out = out,
+                               .resume = o.resume,
+                               .model = llm::load_model_config(o.model),
+                               .on_step = log_step,
+                               .progress = [](const std::string& line) { spdlog::info("{}", line); }};
+  rl::train_coevolution(*backbone, evaluator, prompts, *store, tasks, file.run, run, parallel);
   if (!main) return 0;
-  backbone->save(out / "final");
   fmt::print("co-evolution done: {} steps; metrics in {}, model in {}\n", file.run.steps, (out / "metrics.jsonl").string(),
              (out / "final").string());
   return 0;

@@ -8,11 +8,15 @@
 // The agents see the library as the last flushed snapshot left it: a step's own admissions reach
 // the next step, never the rollouts they came from.
 //
+// The step is two halves with a typed batch between them: rl/coevolution_orchestrator (rollouts,
+// episodes, advantages, PRS; the library) makes a CoevolutionBatch, rl/coevolution_trainer (the
+// update, MFU, checkpoints) trains on it.
+//
 // Data parallel (rl/data_parallel): the step's tasks are dealt out across ranks, which run their
 // rollouts and summaries alone; the episodes then go to every rank, so the mixed batch, PRS and the
 // metrics are the same everywhere and as one process would make them. Each rank trains on its
 // share of the batch (rank_share: balanced by tokens), the gradients are summed, and rank 0 alone
-// writes: the skill library, episodes, checkpoints and metrics.
+// writes: the skill library, episodes, checkpoints, metrics and the final model.
 #pragma once
 
 #include <filesystem>
@@ -21,8 +25,6 @@
 #include <span>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "agents/kernel_evaluator.h"
 #include "agents/optimizer.h"
 #include "agents/prompts.h"
@@ -30,6 +32,7 @@
 #include "llm/backbone.h"
 #include "llm/model_config.h"
 #include "rl/adamw.h"
+#include "rl/coevolution_metrics.h"
 #include "rl/data_parallel.h"
 #include "rl/policy_step.h"
 #include "rl/rejection.h"
@@ -58,20 +61,19 @@ struct CoevolutionConfig {
   int64_t distributed_timeout_s = 3600;  // data parallel: the longest wait for another rank
 };
 
-// One line of metrics.jsonl: plain numbers by name (see coevolution.cpp for each).
-using CoevolutionMetrics = nlohmann::json;
-
+// Where a run writes, whether it goes on from a checkpoint, and whom it tells.
 struct CoevolutionRun {
-  std::filesystem::path out;  // checkpoints/, candidates/, episodes/
-  bool resume = false;
+  std::filesystem::path out;  // metrics.jsonl, checkpoints/, candidates/, episodes/, final/
+  bool resume = false;        // from the newest checkpoint in out; the metrics lines after it go
   std::optional<llm::ModelConfig> model;  // the model's shape, for the update's MFU
+  std::function<void(const CoevolutionMetrics&)> on_step;  // each step's metrics, on rank 0 only
+  agents::ProgressFn progress;
 };
 
-// Runs config.steps steps (fewer remain after a resume). on_step sees each step's metrics line, on
-// rank 0 only.
+// Runs config.steps steps (fewer remain after a resume), each a line of out/metrics.jsonl, and
+// saves the model to out/final.
 void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator, const agents::Prompts& prompts,
                        skills::SkillStore& store, std::span<const eval::Task> tasks, const CoevolutionConfig& config,
-                       const CoevolutionRun& run, const std::function<void(const CoevolutionMetrics&)>& on_step,
-                       const agents::ProgressFn& progress = {}, const DataParallel& parallel = {});
+                       const CoevolutionRun& run, const DataParallel& parallel = {});
 
 }  // namespace vinci::rl

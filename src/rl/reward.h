@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "agents/reward_inputs.h"
 
 namespace vinci::rl {
 
@@ -32,20 +32,7 @@ struct RewardConfig {
   std::optional<double> rejected_penalty;       // unset: the shape's failure reward
 };
 
-// What one evaluated turn came to: the verdict class as eval::to_string writes it ("correct",
-// "incorrect", "compile_error", "runtime_error", "rejected", ...) or "no_answer" when the answer
-// held no kernel; speedups over eager and torch.compile; the time coverage of the candidate's kernels.
-struct TurnOutcome {
-  std::string verdict;
-  double speedup_eager = 0;
-  std::optional<double> speedup_compile;
-  double coverage = 0;
-};
-
-// An agent call's reward_inputs ({"verdict", "speedup", "coverage", "speedup_compile"?}) as the
-// policy agent records them; throws std::invalid_argument naming the field.
-TurnOutcome turn_outcome_from_json(const nlohmann::json& reward_inputs);
-
-double turn_reward(const TurnOutcome& outcome, const RewardConfig& config);
+// A turn without a verdict (its answer held no kernel) is treated as one that did not build.
+double turn_reward(const agents::TurnInputs& turn, const RewardConfig& config);
 
 }  // namespace vinci::rl

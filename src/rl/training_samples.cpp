@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 #include <tuple>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -48,20 +49,17 @@ SampleBatch training_samples(std::span<const agents::Episode> episodes, const Sa
     int turn;
     size_t call;
     double reward;
-    TurnOutcome outcome;
+    const agents::TurnInputs* inputs;
   };
   std::map<std::tuple<size_t, int, int>, std::vector<Turn>> rollouts;  // (episode, scheme, sample)
   for (size_t e = 0; e < episodes.size(); ++e) {
     const auto& calls = episodes[e].calls;
     for (size_t i = 0; i < calls.size(); ++i) {
       if (calls[i].role != Role::policy) continue;
-      TurnOutcome o;
-      try {
-        o = turn_outcome_from_json(calls[i].reward_inputs);
-      } catch (const std::invalid_argument& err) {
-        throw std::invalid_argument(where(episodes[e], i) + ": " + err.what());
-      }
-      rollouts[{e, calls[i].scheme, calls[i].sample}].push_back({calls[i].turn, i, turn_reward(o, config.reward), o});
+      const auto* inputs = std::get_if<agents::TurnInputs>(&calls[i].reward_inputs);
+      if (!inputs) throw std::invalid_argument(where(episodes[e], i) + ": a policy call without its turn's reward inputs");
+      rollouts[{e, calls[i].scheme, calls[i].sample}].push_back(
+          {calls[i].turn, i, turn_reward(*inputs, config.reward), inputs});
     }
   }
 
@@ -87,8 +85,8 @@ SampleBatch training_samples(std::span<const agents::Episode> episodes, const Sa
       }
       TrainingSample s = sequence_of(episodes[e], e, turns[k].call);
       s.reward = turns[k].reward;
-      s.correct = turns[k].outcome.verdict == "correct";
-      s.coverage = turns[k].outcome.coverage;
+      s.correct = turns[k].inputs->correct();
+      s.coverage = turns[k].inputs->coverage;
       policy.push_back(std::move(s));
     }
   }
@@ -121,12 +119,8 @@ SampleBatch training_samples(std::span<const agents::Episode> episodes, const Sa
           for (const double b : it->second) r += b;
           r /= static_cast<double>(it->second.size());
         }
-      } else if (const auto admitted = c.reward_inputs.find("admitted"); admitted != c.reward_inputs.end()) {
-        for (const auto& a : *admitted) {
-          if (!a.contains("speedup") || !a["speedup"].is_number())
-            throw std::invalid_argument(where(episodes[e], i) + ": reward_inputs.admitted entries need a numeric 'speedup'");
-          r = std::max(r, a["speedup"].get<double>());
-        }
+      } else if (const auto* summary_inputs = std::get_if<agents::SummaryInputs>(&c.reward_inputs)) {
+        for (const auto& a : summary_inputs->admitted) r = std::max(r, a.speedup);
       }
       TrainingSample s = sequence_of(episodes[e], e, i);
       s.reward = r;

@@ -50,7 +50,7 @@ struct SampleBatch {
 };
 
 // Throws std::invalid_argument naming the episode and call when a record is inconsistent
-// (logprobs or mask not one per response id, reward inputs unreadable).
+// (logprobs or mask not one per response id, a policy call without its turn's reward inputs).
 SampleBatch training_samples(std::span<const agents::Episode> episodes, const SampleConfig& config);
 
 }  // namespace vinci::rl

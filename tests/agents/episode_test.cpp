@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <variant>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -47,7 +48,7 @@ Episode sample_episode() {
   r.speedup_eager = 1.25;
   r.coverage = 0.5;
   policy.result = r;
-  policy.reward_inputs = {{"correct", true}, {"speedup", 1.25}, {"coverage", 0.5}};
+  policy.reward_inputs = TurnInputs{vinci::eval::Verdict::correct, 1.25, 0.5, std::nullopt};
   AgentCall text_only;  // through a server that returned no ids
   text_only.role = Role::summary;
   text_only.trainable = false;
@@ -71,6 +72,101 @@ TEST(Episode, JsonRoundTripKeepsEveryTokenAndResult) {
   EXPECT_EQ(back.calls[1].result->speedup_eager, 1.25);
   EXPECT_FALSE(back.calls[2].trainable);
   EXPECT_EQ(back.calls[2].parse_failure, "no_tool_call");
+}
+
+// Each role's record in the JSON form episode files have always had, written out by hand.
+TEST(Episode, RewardInputsOfEveryRoleKeepTheirJsonForm) {
+  Episode e = sample_episode();
+  AgentCall no_kernel = e.calls[1];
+  no_kernel.turn = 0;
+  no_kernel.result.reset();
+  no_kernel.reward_inputs = TurnInputs{};
+  AgentCall faster_than_compile = e.calls[1];
+  faster_than_compile.reward_inputs = TurnInputs{vinci::eval::Verdict::correct, 3.0, 0.75, 1.5};
+  AgentCall rerun = e.calls[1];
+  rerun.role = Role::verify;
+  rerun.reward_inputs = TurnInputs{vinci::eval::Verdict::incorrect, 0.0, 0.25, std::nullopt};
+  AgentCall selection = e.calls[0];
+  selection.reward_inputs = SelectionInputs{{"tiling", "fusion"}, {"made_up (not in the list)"}};
+  AgentCall summary = e.calls[2];
+  summary.reward_inputs = SummaryInputs{{"fused_softmax", "online_max"}, {"use_torch_relu"}, {{"fused_softmax", 2.5}}};
+  e.calls = {no_kernel, faster_than_compile, rerun, selection, summary, e.calls[2]};
+
+  const json j = to_json(e);
+  EXPECT_EQ(j["calls"][0]["reward_inputs"],
+            json::parse(R"({"correct": false, "verdict": "no_answer", "speedup": 0.0, "coverage": 0.0})"));
+  EXPECT_EQ(j["calls"][1]["reward_inputs"],
+            json::parse(R"({"correct": true, "verdict": "correct", "speedup": 3.0, "coverage": 0.75, "speedup_compile": 1.5})"));
+  EXPECT_EQ(j["calls"][2]["reward_inputs"],
+            json::parse(R"({"correct": false, "verdict": "incorrect", "speedup": 0.0, "coverage": 0.25})"));
+  EXPECT_EQ(j["calls"][3]["reward_inputs"],
+            json::parse(R"j({"skills": ["tiling", "fusion"], "dropped": ["made_up (not in the list)"]})j"));
+  EXPECT_EQ(j["calls"][4]["reward_inputs"],
+            json::parse(R"({"proposed": ["fused_softmax", "online_max"], "refused": ["use_torch_relu"],
+                            "admitted": [{"skill": "fused_softmax", "speedup": 2.5}]})"));
+  EXPECT_EQ(j["calls"][5]["reward_inputs"], json::object());
+
+  const Episode back = episode_from_json(json::parse(j.dump()));
+  EXPECT_EQ(to_json(back), j);
+  const auto& none = std::get<TurnInputs>(back.calls[0].reward_inputs);
+  EXPECT_FALSE(none.verdict.has_value());
+  EXPECT_FALSE(none.correct());
+  const auto& fast = std::get<TurnInputs>(back.calls[1].reward_inputs);
+  EXPECT_EQ(fast.verdict, vinci::eval::Verdict::correct);
+  EXPECT_EQ(fast.speedup, 3.0);
+  EXPECT_EQ(fast.coverage, 0.75);
+  EXPECT_EQ(fast.speedup_compile, 1.5);
+  EXPECT_EQ(std::get<TurnInputs>(back.calls[2].reward_inputs).verdict, vinci::eval::Verdict::incorrect);
+  EXPECT_EQ(std::get<SelectionInputs>(back.calls[3].reward_inputs).skills, (std::vector<std::string>{"tiling", "fusion"}));
+  const auto& proposals = std::get<SummaryInputs>(back.calls[4].reward_inputs);
+  EXPECT_EQ(proposals.refused, (std::vector<std::string>{"use_torch_relu"}));
+  ASSERT_EQ(proposals.admitted.size(), 1u);
+  EXPECT_EQ(proposals.admitted[0].skill, "fused_softmax");
+  EXPECT_EQ(proposals.admitted[0].speedup, 2.5);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(back.calls[5].reward_inputs));
+}
+
+// Forms older files hold: a turn without "verdict" (its result has one), a summary from before
+// verification (no "admitted"); and what is not readable is named.
+TEST(Episode, RewardInputsReadOlderFormsAndNameWhatIsWrong) {
+  json j = to_json(sample_episode());
+  j["calls"][1]["reward_inputs"] = json::parse(R"({"correct": true, "speedup": 1.25, "coverage": 0.5})");
+  j["calls"][2]["reward_inputs"] = json::parse(R"({"proposed": ["a"], "refused": []})");
+  const Episode e = episode_from_json(j);
+  const auto& turn = std::get<TurnInputs>(e.calls[1].reward_inputs);
+  EXPECT_EQ(turn.verdict, vinci::eval::Verdict::correct);  // the result's class
+  EXPECT_EQ(turn.speedup, 1.25);
+  EXPECT_EQ(turn.coverage, 0.5);
+  EXPECT_FALSE(turn.speedup_compile.has_value());
+  const auto& summary = std::get<SummaryInputs>(e.calls[2].reward_inputs);
+  EXPECT_EQ(summary.proposed, (std::vector<std::string>{"a"}));
+  EXPECT_TRUE(summary.admitted.empty());
+
+  const auto error = [](const json& bad) {
+    try {
+      episode_from_json(bad);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  json unknown = to_json(sample_episode());
+  unknown["calls"][1]["reward_inputs"]["verdict"] = "great";
+  EXPECT_NE(error(unknown).find("episode ep-1, call 1: reward_inputs.verdict:"), std::string::npos) << error(unknown);
+  json no_verdict = to_json(sample_episode());
+  no_verdict["calls"][1]["reward_inputs"].erase("verdict");
+  no_verdict["calls"][1]["result"] = nullptr;
+  EXPECT_EQ(error(no_verdict), "episode ep-1, call 1: reward_inputs has no 'verdict' and the call no result to take it from");
+  json words = to_json(sample_episode());
+  words["calls"][1]["reward_inputs"]["speedup"] = "fast";
+  EXPECT_EQ(error(words), "episode ep-1, call 1: reward_inputs.speedup must be a number, got \"fast\"");
+  json admitted = to_json(sample_episode());
+  admitted["calls"][2]["reward_inputs"] = json::parse(R"({"proposed": [], "refused": [], "admitted": [{"skill": "a"}]})");
+  EXPECT_NE(error(admitted).find("episode ep-1, call 2: reward_inputs.admitted entries need"), std::string::npos)
+      << error(admitted);
+  json selection = to_json(sample_episode());
+  selection["calls"][0]["reward_inputs"] = json::parse(R"({"skills": [1]})");
+  EXPECT_EQ(error(selection), "episode ep-1, call 0: reward_inputs.skills holds 1, not a name");
 }
 
 TEST(Episode, DamagedFilesNameTheLineAndField) {

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <variant>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -175,9 +176,9 @@ TEST(Optimize, SelectionPolicySummaryVerifierEndToEndOnCpu) {
     EXPECT_TRUE(c.trainable);
   }
   EXPECT_EQ(roles, (std::map<std::string, int>{{"selection", 1}, {"policy", 4}, {"summary", 1}, {"verify", 2}}));
-  const auto& selection = episodes[0].calls.front();
-  ASSERT_EQ(selection.reward_inputs["dropped"].size(), 1u);
-  EXPECT_EQ(selection.reward_inputs["dropped"][0], "made_up_skill (not in the list)");
+  const auto& selection = std::get<vinci::agents::SelectionInputs>(episodes[0].calls.front().reward_inputs);
+  ASSERT_EQ(selection.dropped.size(), 1u);
+  EXPECT_EQ(selection.dropped[0], "made_up_skill (not in the list)");
 
   // The library: the sound skill admitted with its verification, the bypass refused.
   {
@@ -194,11 +195,12 @@ TEST(Optimize, SelectionPolicySummaryVerifierEndToEndOnCpu) {
     // The summary call carries what its reward needs: the skills it got admitted, at their verified speedup.
     const auto summary = std::find_if(episodes[0].calls.begin(), episodes[0].calls.end(),
                                       [](const auto& c) { return c.role == vinci::agents::Role::summary; });
-    ASSERT_EQ(summary->reward_inputs["admitted"].size(), 1u);
-    EXPECT_EQ(summary->reward_inputs["admitted"][0]["skill"], "single_launch_elementwise");
-    EXPECT_DOUBLE_EQ(summary->reward_inputs["admitted"][0]["speedup"].get<double>(), v.skill_speedup);
+    const auto& admitted_by_summary = std::get<vinci::agents::SummaryInputs>(summary->reward_inputs).admitted;
+    ASSERT_EQ(admitted_by_summary.size(), 1u);
+    EXPECT_EQ(admitted_by_summary[0].skill, "single_launch_elementwise");
+    EXPECT_DOUBLE_EQ(admitted_by_summary[0].speedup, v.skill_speedup);
     EXPECT_FALSE(store.find("use_torch_relu").has_value());
-    const std::string selected = selection.reward_inputs["skills"][0];
+    const std::string selected = selection.skills.at(0);
     EXPECT_EQ(store.find(selected)->usage.selected, 1);
     EXPECT_EQ(store.find(selected)->usage.injected, 1);
   }

@@ -100,10 +100,14 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
   config.prs = false;         // a kernel's coverage decides PRS: keep every turn, so the counts are exact
 
   std::vector<rl::CoevolutionMetrics> steps;
-  rl::train_coevolution(backbone, evaluator, prompts, store, tasks, config, {out, false, llm::load_model_config(model_dir)},
-                        [&](const rl::CoevolutionMetrics& m) { steps.push_back(m); });
+  const rl::CoevolutionRun run{.out = out,
+                               .resume = false,
+                               .model = llm::load_model_config(model_dir),
+                               .on_step = [&](const rl::CoevolutionMetrics& m) { steps.push_back(m); },
+                               .progress = {}};
+  rl::train_coevolution(backbone, evaluator, prompts, store, tasks, config, run);
   ASSERT_EQ(steps.size(), 2u);
-  for (const auto& m : steps) std::cout << "metrics: " << m.dump() << "\n";
+  for (const auto& m : steps) std::cout << "metrics: " << rl::to_json(m).dump() << "\n";
   // What each policy turn measured, to read the decisions below by.
   for (int64_t step = 1; step <= 2; ++step) {
     for (const auto& episode : test::read_jsonl(out / "episodes" / fmt::format("step-{}.jsonl", step))) {
@@ -119,16 +123,16 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
   // code), the summary proposed the sound skill and the bypass, the verifier's rerun reproduced the
   // speedup for the sound one, and the flush wrote it into snapshot 1.
   const auto& first = steps[0];
-  EXPECT_DOUBLE_EQ(first["fast_1"].get<double>(), 1.0);
-  EXPECT_EQ(first["skills_proposed"].get<size_t>(), 2u);
-  EXPECT_GE(first["skills_verified"].get<size_t>(), 1u);
-  EXPECT_EQ(first["skills_admitted"].get<size_t>(), 1u);
-  EXPECT_EQ(first["library_size"].get<size_t>(), seeds + 1);
-  EXPECT_GT(first["reward_mean_policy"].get<double>(), 0.0);
-  EXPECT_GT(first["response_tokens_summary"].get<double>(), 0.0) << "the summary's call is a training sample";
-  EXPECT_EQ(first["untrainable_calls"].get<size_t>(), 0u);
-  EXPECT_GT(first["grad_norm"].get<double>(), 0.0) << "rewards differ, so the advantages and the update do not vanish";
-  EXPECT_GT(first["entropy"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(first.fast_1, 1.0);
+  EXPECT_EQ(first.skills_proposed, 2u);
+  EXPECT_GE(first.skills_verified, 1u);
+  EXPECT_EQ(first.skills_admitted, 1u);
+  EXPECT_EQ(first.library_size, seeds + 1);
+  EXPECT_GT(first.policy.reward_mean, 0.0);
+  EXPECT_GT(first.summary.response_tokens, 0.0) << "the summary's call is a training sample";
+  EXPECT_EQ(first.untrainable_calls, 0u);
+  EXPECT_GT(first.grad_norm, 0.0) << "rewards differ, so the advantages and the update do not vanish";
+  EXPECT_GT(first.entropy, 0.0);
 
   const auto admitted = store.find(test::kSoundSkillName);
   ASSERT_TRUE(admitted.has_value());
@@ -150,7 +154,7 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
       shown = true;
   }
   EXPECT_TRUE(shown) << "a step's admissions reach the next step's selection";
-  EXPECT_EQ(steps[1]["library_size"].get<size_t>(), seeds + 1);
+  EXPECT_EQ(steps[1].library_size, seeds + 1);
   fs::remove_all(out);
 }
 

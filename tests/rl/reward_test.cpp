@@ -7,9 +7,15 @@ namespace reward_test {
 
 using namespace vinci::rl;
 
-TurnOutcome outcome(std::string verdict, double speedup = 0, double coverage = 0,
-                    std::optional<double> speedup_compile = std::nullopt) {
-  return {std::move(verdict), speedup, speedup_compile, coverage};
+// A turn as the policy agent records it; "no_answer" is a turn without a kernel, so without a verdict.
+vinci::agents::TurnInputs outcome(std::string_view verdict, double speedup = 0, double coverage = 0,
+                                  std::optional<double> speedup_compile = std::nullopt) {
+  vinci::agents::TurnInputs t;
+  if (verdict != "no_answer") t.verdict = vinci::eval::verdict_from_string(verdict);
+  t.speedup = speedup;
+  t.coverage = coverage;
+  t.speedup_compile = speedup_compile;
+  return t;
 }
 
 TEST(Reward, DaVinciShape) {
@@ -49,17 +55,14 @@ TEST(Reward, TieredShape) {
   EXPECT_DOUBLE_EQ(turn_reward(outcome("compile_error"), c), -2.0);
 }
 
-TEST(Reward, ReadsThePolicysRewardInputsAndNames) {
-  const auto o = turn_outcome_from_json(
-      nlohmann::json::parse(R"({"correct":true,"verdict":"correct","speedup":2.5,"coverage":0.9,"speedup_compile":1.1})"));
-  EXPECT_EQ(o.verdict, "correct");
-  EXPECT_DOUBLE_EQ(o.speedup_eager, 2.5);
-  EXPECT_DOUBLE_EQ(o.coverage, 0.9);
-  EXPECT_EQ(o.speedup_compile, 1.1);
-  EXPECT_FALSE(turn_outcome_from_json(nlohmann::json::parse(R"({"verdict":"no_answer"})")).speedup_compile);
-  EXPECT_THROW(turn_outcome_from_json(nlohmann::json::parse(R"({"speedup":1})")), std::invalid_argument);
-  EXPECT_THROW(turn_outcome_from_json(nlohmann::json::parse(R"({"verdict":"correct","speedup":"fast"})")),
-               std::invalid_argument);
+TEST(Reward, TurnsOtherThanCorrectEarnTheFailureRewardWhateverTheyMeasured) {
+  const RewardConfig c;
+  EXPECT_DOUBLE_EQ(turn_reward(outcome("timeout", 5.0, 1.0), c), 0.0);
+  EXPECT_DOUBLE_EQ(turn_reward(outcome("invalid_task", 5.0, 1.0), c), 0.0);
+  EXPECT_DOUBLE_EQ(turn_reward(outcome("no_answer", 5.0, 1.0), c), 0.0);
+}
+
+TEST(Reward, KindsByName) {
   for (const RewardKind k : {RewardKind::davinci, RewardKind::kevin, RewardKind::tiered})
     EXPECT_EQ(reward_kind_from_name(reward_kind_name(k)), k);
   EXPECT_THROW(reward_kind_from_name("grpo"), std::invalid_argument);

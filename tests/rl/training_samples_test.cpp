@@ -12,7 +12,7 @@ using vinci::agents::Episode;
 using vinci::agents::Role;
 using vinci::rl::TrainingSample;
 
-AgentCall call(Role role, int scheme, int sample, int turn, nlohmann::json inputs = nlohmann::json::object()) {
+AgentCall call(Role role, int scheme, int sample, int turn, vinci::agents::RewardInputs inputs = {}) {
   AgentCall c;
   c.role = role;
   c.scheme = scheme;
@@ -26,8 +26,13 @@ AgentCall call(Role role, int scheme, int sample, int turn, nlohmann::json input
   return c;
 }
 
-nlohmann::json turn(const char* verdict, double speedup = 0, double coverage = 0) {
-  return {{"verdict", verdict}, {"speedup", speedup}, {"coverage", coverage}};
+// "no_answer": the turn's answer held no kernel, so it has no verdict.
+vinci::agents::TurnInputs turn(std::string_view verdict, double speedup = 0, double coverage = 0) {
+  vinci::agents::TurnInputs t;
+  if (verdict != "no_answer") t.verdict = vinci::eval::verdict_from_string(verdict);
+  t.speedup = speedup;
+  t.coverage = coverage;
+  return t;
 }
 
 // Episode 0, task T, daVinci rewards (0.5 + 0.5 min(s, 6) + 0.5 coverage when correct), gamma 1:
@@ -52,12 +57,12 @@ std::vector<Episode> batch() {
               call(Role::policy, 1, 0, 1, turn("compile_error")),
               call(Role::policy, 2, 0, 1, turn("correct", 4.0, 0.5)),
               call(Role::verify, 0, 0, 0, turn("correct", 2.4, 1.0)),
-              call(Role::summary, 0, 0, 0, {{"admitted", {{{"skill", "k"}, {"speedup", 2.4}}}}})};
+              call(Role::summary, 0, 0, 0, vinci::agents::SummaryInputs{{"k"}, {}, {{"k", 2.4}}})};
   e0.calls[4].trainable = false;
   Episode e1;
   e1.id = "e1";
   e1.task = "T";
-  e1.calls = {call(Role::summary, 0, 0, 0, {{"admitted", nlohmann::json::array()}})};
+  e1.calls = {call(Role::summary, 0, 0, 0, vinci::agents::SummaryInputs{{"k"}, {}, {}})};
   return {e0, e1};
 }
 
@@ -114,8 +119,13 @@ TEST(TrainingSamples, AgentsCanBeLeftOutAndBadRecordsAreNamed) {
     EXPECT_STREQ(e.what(), "episode e0 (T), call 3: 3 response ids but 2 logprobs and 3 mask entries");
   }
   episodes = batch();
-  episodes[0].calls[5].reward_inputs = {{"speedup", 2}};
-  EXPECT_THROW(vinci::rl::training_samples(episodes, {}), std::invalid_argument);
+  episodes[0].calls[5].reward_inputs = std::monostate{};
+  try {
+    vinci::rl::training_samples(episodes, {});
+    FAIL() << "a policy call without its turn's inputs was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "episode e0 (T), call 5: a policy call without its turn's reward inputs");
+  }
 }
 
 }  // namespace training_samples_test
