@@ -26,7 +26,9 @@ TEST(UnicodeUpdates, RunsAreOrderedDisjointAndRealChanges) {
     const UnicodeUpdate& u = updates[i];
     EXPECT_LE(u.first, u.last) << i;
     EXPECT_LE(u.last, U'\U0010FFFF') << i;
-    if (i > 0) EXPECT_GT(u.first, previous_last) << i;
+    if (i > 0) {
+      EXPECT_GT(u.first, previous_last) << i;
+    }
     previous_last = u.last;
     EXPECT_TRUE(is_category(u.pcre2_category)) << i << ": " << u.pcre2_category;
     EXPECT_TRUE(is_category(u.category)) << i << ": " << u.category;
