@@ -160,7 +160,7 @@ TEST(TaskFile, NotAPythonFileIsAnErrorNamingIt) {
 
 TEST(TaskFile, LevelFolderNames) {
   EXPECT_EQ(level_of_folder("level1"), 1);
-  EXPECT_EQ(level_of_folder("level_12"), 12);
+  EXPECT_EQ(level_of_folder("level12"), 12);
   EXPECT_EQ(level_of_folder("level"), -1);
   EXPECT_EQ(level_of_folder("levelA"), -1);
   EXPECT_EQ(level_of_folder("mylevel1"), -1);
