@@ -47,7 +47,9 @@ std::string stated_strategy(std::string_view response, size_t max_chars) {
     }
     if (in_code || line.empty()) continue;
     std::string_view bare = line;
-    while (!bare.empty() && (bare.front() == '#' || bare.front() == '*' || bare.front() == '-')) bare.remove_prefix(1);
+    // Markup may nest with spaces between: "- **Strategy:**".
+    while (!bare.empty() && (bare.front() == '#' || bare.front() == '*' || bare.front() == '-' || bare.front() == ' '))
+      bare.remove_prefix(1);
     bare = trim(bare);
     if (starts_with_ci(bare, "strategy")) {
       bare.remove_prefix(8);

@@ -46,6 +46,13 @@ struct OpenAiServer::Impl {
     server.set_read_timeout(std::chrono::minutes(10));
     server.set_write_timeout(std::chrono::minutes(10));
     server.set_payload_max_length(64u << 20);
+    // httplib's default sets SO_REUSEPORT, which lets a second server bind a port one already
+    // listens on (the kernel then splits the connections between them): SO_REUSEADDR alone still
+    // allows a restart over connections in TIME_WAIT, and bind() refuses a port in use.
+    server.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
     server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       if (this->options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
       if (req.get_header_value("Authorization") == "Bearer " + this->options.api_key)

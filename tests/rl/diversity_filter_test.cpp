@@ -6,6 +6,8 @@
 #include <fstream>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "rl/diversity_filter.h"
 #include "rl/sft_data.h"
 

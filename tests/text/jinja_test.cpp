@@ -312,38 +312,6 @@ Error render_error(const std::string& source, const std::string& variables = "{}
   return Error(0, "");
 }
 
-TEST(JinjaErrors, UnsupportedTagNamesLineAndConstruct) {
-  Error e = parse_error("line one\n{% if x %}\n{% macro m() %}{% endmacro %}\n{% endif %}");
-  EXPECT_EQ(e.line(), 3);
-  EXPECT_TRUE(e.unsupported());
-  EXPECT_NE(e.message().find("{% macro %}"), std::string::npos) << e.what();
-  EXPECT_EQ(std::string(e.what()).rfind("line 3: ", 0), 0u) << e.what();
-}
-
-TEST(JinjaErrors, UnknownFilterAndTestAreRejectedAtParse) {
-  Error f = parse_error("a\nb {{ x | wordwrap(3) }}");
-  EXPECT_EQ(f.line(), 2);
-  EXPECT_TRUE(f.unsupported());
-  EXPECT_NE(f.message().find("filter 'wordwrap'"), std::string::npos) << f.what();
-  Error t = parse_error("{% if x is escaped %}{% endif %}");
-  EXPECT_NE(t.message().find("test 'escaped'"), std::string::npos) << t.what();
-}
-
-TEST(JinjaErrors, SyntaxErrorsNameTheLine) {
-  Error unclosed = parse_error("{% for x in y %}\n{{ x }}\n");
-  EXPECT_EQ(unclosed.line(), 1);
-  EXPECT_NE(unclosed.message().find("endfor"), std::string::npos) << unclosed.what();
-  EXPECT_FALSE(unclosed.unsupported());
-  Error stray = parse_error("a\n\n{% endif %}");
-  EXPECT_EQ(stray.line(), 3);
-  Error bracket = parse_error("{{ (1 + 2 }}");
-  EXPECT_NE(bracket.message().find("'}'"), std::string::npos) << bracket.what();
-  Error unterminated = parse_error("{{ 'abc }}");
-  EXPECT_NE(unterminated.message().find("unterminated string"), std::string::npos) << unterminated.what();
-  Error loose_break = parse_error("{% break %}");
-  EXPECT_NE(loose_break.message().find("outside a for loop"), std::string::npos) << loose_break.what();
-}
-
 TEST(JinjaErrors, RuntimeErrorsNameTheStatementLine) {
   Error e = render_error("{% for m in messages %}\n{{ m.content + '!' }}\n{% endfor %}", R"({"messages": [{"role": "user"}]})");
   EXPECT_EQ(e.line(), 2);

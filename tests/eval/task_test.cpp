@@ -1,16 +1,18 @@
-// Task suites and candidate matching, on KernelBench's layout built in a temp folder.
+// Task suites, single task files and candidate matching, on KernelBench's layout built in a temp folder.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "core/setup_error.h"
 #include "eval/candidate.h"
 #include "eval/task.h"
+#include "support/temp_dir.h"
 
 using namespace vinci::eval;
 namespace fs = std::filesystem;
 
-namespace suite_test {
+namespace task_test {
 class SuiteTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -117,4 +119,78 @@ TEST(Suite, CpuSolutionsEmbedTheSharedKernelSource) {
         << cand.file << " does not embed kernels.cpp: run python3 scripts/sync_cpu_solutions.py";
   }
 }
-}  // namespace suite_test
+}  // namespace task_test
+
+namespace task_test {
+namespace fs = std::filesystem;
+
+TEST(TaskFile, LevelFolderNumberAndNameComeFromThePath) {
+  const vinci::test::TempDir dir("task-file");
+  fs::create_directories(dir.path() / "level3");
+  std::ofstream(dir.path() / "level3" / "12_Fused_GELU.py") << "x = 1\n";
+  const Task t = task_from_file(dir.path() / "level3" / "12_Fused_GELU.py");
+  EXPECT_EQ(t.id, "level3/12_Fused_GELU");
+  EXPECT_EQ(t.level, 3);
+  EXPECT_EQ(t.number, 12);
+  EXPECT_EQ(t.name, "Fused_GELU");
+}
+
+TEST(TaskFile, AFileOutsideALevelFolderIsItsStem) {
+  const vinci::test::TempDir dir("task-file");
+  std::ofstream(dir.path() / "my_kernel.py") << "x = 1\n";
+  const Task t = task_from_file(dir.path() / "my_kernel.py");
+  EXPECT_EQ(t.id, "my_kernel");
+  EXPECT_EQ(t.level, 0);
+  EXPECT_EQ(t.number, 0);
+  EXPECT_EQ(t.name, "my_kernel");
+}
+
+TEST(TaskFile, NotAPythonFileIsAnErrorNamingIt) {
+  const vinci::test::TempDir dir("task-file");
+  std::ofstream(dir.path() / "task.txt") << "x = 1\n";
+  for (const fs::path& bad : {dir.path() / "task.txt", dir.path() / "missing.py", dir.path()}) {
+    try {
+      task_from_file(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find(bad.string()), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(TaskFile, LevelFolderNames) {
+  EXPECT_EQ(level_of_folder("level1"), 1);
+  EXPECT_EQ(level_of_folder("level12"), 12);
+  EXPECT_EQ(level_of_folder("level"), -1);
+  EXPECT_EQ(level_of_folder("levelA"), -1);
+  EXPECT_EQ(level_of_folder("mylevel1"), -1);
+  EXPECT_EQ(level_of_folder("level1_old"), -1);
+}
+
+// Needs python3 on PATH, as every evaluation does.
+std::string check_error(const fs::path& file) {
+  try {
+    check_task_source(task_from_file(file), "python3");
+  } catch (const vinci::core::SetupError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TaskFile, TheSourceCheckNamesTheLineOrWhatIsMissing) {
+  const vinci::test::TempDir dir("task-file");
+  const auto good = dir.path() / "1_Good.py";
+  std::ofstream(good) << "import torch\nclass Model:\n    pass\ndef get_inputs():\n    return []\n"
+                         "get_init_inputs = lambda: []\n";
+  EXPECT_EQ(check_error(good), "");
+  const auto syntax = dir.path() / "2_Syntax.py";
+  std::ofstream(syntax) << "class Model:\n    pass\ndef get_inputs(:\n";
+  const std::string s = check_error(syntax);
+  EXPECT_NE(s.find(syntax.string() + ":3: syntax error"), std::string::npos) << s;
+  const auto missing = dir.path() / "3_Missing.py";
+  std::ofstream(missing) << "class Model:\n    pass\n";
+  const std::string m = check_error(missing);
+  EXPECT_NE(m.find(missing.string() + ": it defines no get_inputs, get_init_inputs at top level"), std::string::npos)
+      << m;
+}
+}  // namespace task_test

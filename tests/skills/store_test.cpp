@@ -19,7 +19,7 @@
 namespace fs = std::filesystem;
 using namespace vinci::skills;
 
-namespace skill_store_test {
+namespace store_test {
 
 const fs::path kSeed = fs::path(VINCI_SOURCE_ROOT) / "skills" / "seed.jsonl";
 
@@ -269,4 +269,4 @@ TEST(SkillStore, KilledWriterNeverLeavesAHalfWrittenLibrary) {
     for (const auto& [batch, n] : per_batch) EXPECT_EQ(n, 40) << batch;
   }
 }
-}  // namespace skill_store_test
+}  // namespace store_test

@@ -1,0 +1,123 @@
+// The build step's protocol, against a stand-in build server (a few lines of Python speaking the
+// same JSON lines): what a request carries, how reports become outcomes, and what a server that
+// dies or talks nonsense turns into. Real builds run in tests/integration/pipeline_test.cpp.
+#include "eval/build_step.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "support/temp_dir.h"
+
+namespace build_step_test {
+using namespace vinci::eval;
+namespace fs = std::filesystem;
+
+// The candidate file's first line says how the build goes.
+constexpr const char* kFakeServer = R"PY(
+import json, os, sys
+here = os.path.dirname(__file__)
+if os.path.exists(os.path.join(here, "no_start")):
+    sys.exit(1)
+print(json.dumps({"hello": True, "argv": sys.argv[1:]}), flush=True)
+for line in sys.stdin:
+    req = json.loads(line)
+    how = open(req["candidate"]).readline().strip()
+    if how == "ok":
+        reply = {"report": {"ok": True, "static": {"request": req, "argv": sys.argv[1:],
+                                                   "max_jobs": os.environ.get("MAX_JOBS")}}}
+    elif how == "rejected":
+        reply = {"report": {"ok": False, "class": "rejected", "reason": "torch_op", "message": "calls torch.matmul"}}
+    elif how == "odd_class":
+        reply = {"report": {"ok": False, "class": "exploded", "reason": "r"}}
+    elif how == "no_report":
+        reply = {"something": "else"}
+    elif how == "garbage":
+        print("not json", flush=True)
+        continue
+    else:
+        sys.exit(3)
+    print(json.dumps(reply), flush=True)
+)PY";
+
+struct Builder {
+  vinci::test::TempDir dir{"build-step"};
+  EvalConfig config;
+  Task task;
+  std::unique_ptr<BuildStep> step;
+  explicit Builder(bool start = true) {
+    fs::create_directories(dir.path() / "vinci_worker");
+    std::ofstream(dir.path() / "vinci_worker" / "__init__.py") << "";
+    std::ofstream(dir.path() / "vinci_worker" / "__main__.py") << kFakeServer;
+    if (!start) std::ofstream(dir.path() / "vinci_worker" / "no_start") << "";
+    config.python = "python3";
+    config.worker_path = dir.path();
+    config.cache_dir = dir.path() / "cache";
+    config.sandbox_path = "/nonexistent/vinci-sandbox";
+    config.device = "cpu";
+    config.cpu_memory_limit = 123456789;
+    config.build_jobs = 4;
+    config.torch_ops = "warn";
+    task.file = dir.path() / "1_Relu.py";
+    step = std::make_unique<BuildStep>(config, 0);
+  }
+  BuildOutcome build(const std::string& how) {
+    const fs::path candidate = dir.path() / (how + ".py");
+    std::ofstream(candidate) << how << "\n";
+    return step->run(candidate, task, dir.path() / "build.log");
+  }
+};
+
+TEST(BuildStep, ASuccessfulBuildCarriesTheStaticReport) {
+  Builder b;
+  const BuildOutcome out = b.build("ok");
+  ASSERT_TRUE(out.ok) << out.message;
+  const auto& request = out.static_report.at("request");
+  EXPECT_EQ(request.at("candidate"), (b.dir.path() / "ok.py").string());
+  EXPECT_EQ(request.at("task"), (b.dir.path() / "1_Relu.py").string());
+  EXPECT_EQ(request.at("address_space"), 123456789);  // the CPU memory limit applies to CPU builds
+  EXPECT_EQ(request.at("policy").at("torch_ops"), "warn");
+  const std::vector<std::string> argv = out.static_report.at("argv");
+  ASSERT_GE(argv.size(), 5u);
+  EXPECT_EQ(argv[0], "build-server");
+  EXPECT_EQ(argv[2], "cpu");
+  EXPECT_EQ(argv[4], (b.dir.path() / "cache").string());
+  // Builds run side by side: each gets two jobs, not every core.
+  EXPECT_EQ(out.static_report.at("max_jobs"), "2");
+  EXPECT_GE(out.seconds, 0.0);
+}
+
+TEST(BuildStep, AFailedBuildKeepsItsClassReasonAndMessage) {
+  Builder b;
+  const BuildOutcome out = b.build("rejected");
+  EXPECT_FALSE(out.ok);
+  EXPECT_EQ(out.verdict, Verdict::rejected);
+  EXPECT_EQ(out.reason, "torch_op");
+  EXPECT_EQ(out.message, "calls torch.matmul");
+  // An unknown class is the server's fault, not the candidate's.
+  EXPECT_EQ(b.build("odd_class").verdict, Verdict::runtime_error);
+}
+
+TEST(BuildStep, AServerThatDiesOrTalksNonsenseIsABuildCrash) {
+  Builder b;
+  for (const char* how : {"die", "garbage", "no_report"}) {
+    const BuildOutcome out = b.build(how);
+    EXPECT_FALSE(out.ok) << how;
+    EXPECT_EQ(out.verdict, Verdict::runtime_error) << how;
+    EXPECT_EQ(out.reason, "build_crashed") << how;
+    EXPECT_EQ(out.message.rfind("the build server ", 0), 0u) << out.message;
+    // The next build gets a fresh server.
+    EXPECT_TRUE(b.build("ok").ok) << "after " << how;
+  }
+  EXPECT_NE(b.build("garbage").message.find("answered out of protocol: not json"), std::string::npos);
+}
+
+TEST(BuildStep, AServerThatDoesNotStartIsReported) {
+  Builder b(/*start=*/false);
+  const BuildOutcome out = b.build("ok");
+  EXPECT_FALSE(out.ok);
+  EXPECT_EQ(out.verdict, Verdict::runtime_error);
+  EXPECT_EQ(out.reason, "build_not_started");
+  EXPECT_NE(out.message.find("the build server did not start"), std::string::npos) << out.message;
+}
+}  // namespace build_step_test

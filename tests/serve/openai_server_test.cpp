@@ -1,0 +1,142 @@
+// `vinci serve` over HTTP, on the routes and refusals that need no model: /health, /v1/models,
+// the API key, unknown routes, requests refused before generation, and a port already taken.
+// (Completions themselves are covered end to end by tests/serve/openai_client_test.py.)
+#include "serve/openai_server.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/http_client.h"
+#include "support/fake_backbone.h"
+
+namespace openai_server_test {
+using namespace vinci::serve;
+using vinci::core::HttpRequest;
+using vinci::core::HttpResponse;
+using nlohmann::json;
+
+// A server on a free loopback port, serving on its own thread until the test ends.
+class RunningServer {
+ public:
+  explicit RunningServer(std::string api_key = "") {
+    ServedModel model;
+    model.name = "tiny";
+    model.max_model_len = 4096;
+    ServerOptions options;
+    options.port = 0;
+    options.threads = 2;
+    options.api_key = std::move(api_key);
+    server_ = std::make_unique<OpenAiServer>(backbone_, model, options);
+    port_ = server_->bind();
+    thread_ = std::thread([this] { server_->run(); });
+    // stop() is lost on a server that has not started listening yet: wait until it answers.
+    send("GET", "/health");
+  }
+  ~RunningServer() {
+    server_->stop();
+    thread_.join();
+  }
+  int port() const { return port_; }
+
+  HttpResponse send(const std::string& method, const std::string& path, const std::string& body = "",
+                    std::map<std::string, std::string> headers = {}) const {
+    HttpRequest r;
+    r.method = method;
+    r.url = fmt::format("http://127.0.0.1:{}{}", port_, path);
+    r.body = body;
+    r.headers = std::move(headers);
+    r.headers["Content-Type"] = "application/json";
+    r.timeout = std::chrono::seconds(10);
+    return vinci::core::http_send(r);
+  }
+
+ private:
+  vinci::test::FakeBackbone backbone_;
+  std::unique_ptr<OpenAiServer> server_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+TEST(OpenAiServer, HealthAndModels) {
+  const RunningServer server;
+  EXPECT_EQ(server.send("GET", "/health").status, 200);
+  const HttpResponse models = server.send("GET", "/v1/models");
+  ASSERT_EQ(models.status, 200);
+  const json body = json::parse(models.body);
+  EXPECT_EQ(body["object"], "list");
+  ASSERT_EQ(body["data"].size(), 1u);
+  EXPECT_EQ(body["data"][0]["id"], "tiny");
+  EXPECT_EQ(body["data"][0]["object"], "model");
+  EXPECT_EQ(body["data"][0]["max_model_len"], 4096);
+}
+
+TEST(OpenAiServer, AnApiKeyGuardsV1ButNotHealth) {
+  const RunningServer server("sekrit");
+  EXPECT_EQ(server.send("GET", "/health").status, 200);
+  const HttpResponse refused = server.send("GET", "/v1/models");
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_EQ(json::parse(refused.body)["error"]["type"], "AuthenticationError");
+  EXPECT_EQ(server.send("GET", "/v1/models", "", {{"Authorization", "Bearer wrong"}}).status, 401);
+  EXPECT_EQ(server.send("GET", "/v1/models", "", {{"Authorization", "Bearer sekrit"}}).status, 200);
+}
+
+TEST(OpenAiServer, UnknownRoutesAndMethodsAnswerInOpenAisErrorShape) {
+  const RunningServer server;
+  const HttpResponse missing = server.send("GET", "/v1/embeddings");
+  EXPECT_EQ(missing.status, 404);
+  const json error = json::parse(missing.body)["error"];
+  EXPECT_EQ(error["type"], "NotFoundError");
+  EXPECT_EQ(error["code"], 404);
+  EXPECT_EQ(error["param"], nullptr);
+  EXPECT_NE(error["message"].get<std::string>().find("no route GET /v1/embeddings"), std::string::npos) << error;
+}
+
+TEST(OpenAiServer, MalformedRequestsAreRefusedBeforeGeneration) {
+  const RunningServer server;
+  const HttpResponse not_json = server.send("POST", "/v1/chat/completions", "{not json");
+  EXPECT_EQ(not_json.status, 400);
+  EXPECT_NE(json::parse(not_json.body)["error"]["message"].get<std::string>().find("not JSON"), std::string::npos);
+  EXPECT_EQ(server.send("POST", "/v1/completions", "[1, 2]").status, 400);
+  const HttpResponse other_model =
+      server.send("POST", "/v1/chat/completions", R"({"model": "gpt-4", "messages": []})");
+  EXPECT_EQ(other_model.status, 404);
+  const json error = json::parse(other_model.body)["error"];
+  EXPECT_EQ(error["param"], "model");
+  EXPECT_NE(error["message"].get<std::string>().find("`gpt-4` does not exist"), std::string::npos) << error;
+}
+
+TEST(OpenAiServer, APortInUseIsNamedInTheError) {
+  const RunningServer first;
+  vinci::test::FakeBackbone backbone;
+  ServerOptions options;
+  options.port = first.port();
+  OpenAiServer second(backbone, ServedModel{}, options);
+  try {
+    second.bind();
+    FAIL() << "bound a port a running server listens on";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("cannot listen on 127.0.0.1:{}", first.port())), std::string::npos)
+        << e.what();
+  }
+  // The first server is unaffected.
+  EXPECT_EQ(first.send("GET", "/health").status, 200);
+}
+
+TEST(OpenAiServer, AnAddressNotOfThisMachineIsNamedInTheError) {
+  vinci::test::FakeBackbone backbone;
+  ServerOptions options;
+  options.host = "192.0.2.1";  // TEST-NET-1 (RFC 5737): never a local address
+  options.port = 18000;
+  OpenAiServer server(backbone, ServedModel{}, options);
+  try {
+    server.bind();
+    FAIL() << "bound an address this machine does not have";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot listen on 192.0.2.1:18000"), std::string::npos) << e.what();
+  }
+}
+}  // namespace openai_server_test
