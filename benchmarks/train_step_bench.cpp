@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   options.device = launch.world_size > 1 ? vinci::llm::local_rank_device(device, launch.local_rank) : device;
   options.dtype = "bfloat16";
   options.random_weights_seed = 1;
-  options.training.mode = vinci::llm::Training::Mode::kFull;
+  options.training.mode = vinci::llm::Training::Mode::full;
   options.training.gradient_checkpointing = checkpointing;
   auto backbone = vinci::llm::open_native_backbone(config_dir, options);
   const auto config = vinci::llm::load_model_config(config_dir);

@@ -7,26 +7,20 @@
 #include <fmt/format.h>
 
 #include "core/files.h"
+#include "core/enum_names.h"
 
 namespace vinci::agents {
 
 using nlohmann::json;
 
-const char* role_name(Role role) {
-  switch (role) {
-    case Role::selection: return "selection";
-    case Role::policy: return "policy";
-    case Role::summary: return "summary";
-    case Role::verify: return "verify";
-  }
-  return "?";
-}
+namespace {
+constexpr std::array<core::EnumName<Role>, 4> kRoles{
+    {{Role::selection, "selection"}, {Role::policy, "policy"}, {Role::summary, "summary"}, {Role::verify, "verify"}}};
+}  // namespace
 
-Role role_from_name(const std::string& name) {
-  for (Role r : {Role::selection, Role::policy, Role::summary, Role::verify})
-    if (name == role_name(r)) return r;
-  throw std::invalid_argument(fmt::format("unknown role '{}': expected selection, policy, summary or verify", name));
-}
+std::string_view to_string(Role role) { return core::enum_to_string(kRoles, role); }
+
+Role role_from_string(std::string_view s) { return core::enum_from_string(kRoles, s, "role"); }
 
 AgentCall record_call(Role role, const llm::GenerationRequest& request, const llm::GenerationResult& result) {
   AgentCall c;
@@ -74,7 +68,7 @@ json reward_inputs_json(const RewardInputs& inputs) {
 
 json to_json(const AgentCall& c) {
   json j;
-  j["role"] = role_name(c.role);
+  j["role"] = to_string(c.role);
   j["scheme"] = c.scheme;
   j["sample"] = c.sample;
   j["turn"] = c.turn;
@@ -191,7 +185,7 @@ AgentCall call_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw std::invalid_argument(where + ": not a JSON object");
   AgentCall c;
   try {
-    c.role = role_from_name(field<std::string>(j, "role", where));
+    c.role = role_from_string(field<std::string>(j, "role", where));
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(fmt::format("{}: {}", where, e.what()));
   }

@@ -21,8 +21,8 @@
 namespace vinci::agents {
 
 enum class Role { selection, policy, summary, verify };
-const char* role_name(Role role);
-Role role_from_name(const std::string& name);  // throws std::invalid_argument naming the value
+std::string_view to_string(Role role);
+Role role_from_string(std::string_view s);  // throws std::invalid_argument naming the value
 
 struct AgentCall {
   Role role = Role::policy;

@@ -93,7 +93,7 @@ int run_sft(SftCommandOptions& o) {
   native.device = rank_device(launch, o.backbone.device);
   native.dtype = o.backbone.dtype;
   native.chat_template = o.backbone.chat_template;
-  native.training.mode = o.lora_rank > 0 ? llm::Training::Mode::kLora : llm::Training::Mode::kFull;
+  native.training.mode = o.lora_rank > 0 ? llm::Training::Mode::lora : llm::Training::Mode::full;
   native.training.lora.rank = o.lora_rank;
   native.training.lora.alpha = o.lora_alpha;
   spdlog::info("loading {} ({}, {}), training {}", o.backbone.model, o.backbone.device, o.backbone.dtype,
@@ -101,7 +101,7 @@ int run_sft(SftCommandOptions& o) {
   auto backbone = llm::open_native_backbone(o.backbone.model, native);
   const auto parallel = join(launch, *backbone, std::chrono::seconds(o.distributed_timeout_s));
 
-  o.sft.optimizer.lr.shape = rl::lr_shape_from_name(o.schedule);
+  o.sft.optimizer.lr.shape = rl::lr_shape_from_string(o.schedule);
   if (o.sft.optimizer.lr.shape == rl::LrSchedule::Shape::cosine && o.sft.optimizer.lr.total_steps == 0)
     throw std::runtime_error("--schedule cosine needs --total-steps (the step the decay ends at)");
   std::optional<core::LineWriter> metrics;
@@ -218,7 +218,7 @@ int run_rl(RlCommandOptions& o) {
   native.chat_template = o.chat_template;
   native.training = file.training;
   spdlog::info("loading {} ({}, {}), training {}", o.model, model_device, o.dtype,
-               file.training.mode == llm::Training::Mode::kLora ? fmt::format("LoRA rank {}", file.training.lora.rank)
+               file.training.mode == llm::Training::Mode::lora ? fmt::format("LoRA rank {}", file.training.lora.rank)
                                                                  : std::string("every parameter"));
   auto backbone = llm::open_native_backbone(o.model, native);
   const auto parallel = join(launch, *backbone, std::chrono::seconds(file.run.distributed_timeout_s));

@@ -15,7 +15,7 @@ struct LoraConfig {
 };
 
 struct Training {
-  enum class Mode { kNone, kFull, kLora } mode = Mode::kNone;
+  enum class Mode { none, full, lora } mode = Mode::none;
   LoraConfig lora;
   // With a bf16 or fp16 compute dtype, trainable parameters live in fp32 (the master copy the
   // optimizer updates) and are cast for each forward; false trains them in the compute dtype.

@@ -372,7 +372,7 @@ at::Tensor NativeBackbone::logprobs(std::span<const TrainSequence> sequences, co
 void NativeBackbone::save(const fs::path& dir) const {
   fs::create_directories(dir);
   HostTensors host;
-  if (model_.training().mode == Training::Mode::kLora) {
+  if (model_.training().mode == Training::Mode::lora) {
     for (const auto& [name, tensor] : model_.named_adapters()) host.add(name, tensor);
     write_safetensors(dir / "adapter_model.safetensors", host.views, {{"format", "pt"}});
     const auto& lora = model_.training().lora;

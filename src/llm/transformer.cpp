@@ -188,7 +188,7 @@ void Transformer::enable_training(const Training& training, uint64_t seed) {
   training_ = training;
   const bool master = training.fp32_master && (options_.dtype == at::kBFloat16 || options_.dtype == at::kHalf);
   const auto param_dtype = master ? at::kFloat : options_.dtype;
-  if (training.mode == Training::Mode::kFull) {
+  if (training.mode == Training::Mode::full) {
     auto promote = [&](at::Tensor& t) {
       if (!t.defined()) return;
       t = t.detach().to(param_dtype).requires_grad_(true);
@@ -206,7 +206,7 @@ void Transformer::enable_training(const Training& training, uint64_t seed) {
         promote(linear->bias);
       }
     }
-  } else if (training.mode == Training::Mode::kLora) {
+  } else if (training.mode == Training::Mode::lora) {
     const auto& targets = training.lora.target_modules;
     auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
     int matched = 0;
@@ -235,11 +235,11 @@ void Transformer::enable_training(const Training& training, uint64_t seed) {
 
 std::vector<at::Tensor> Transformer::trainable_parameters() const {
   std::vector<at::Tensor> out;
-  if (training_.mode == Training::Mode::kLora) {
+  if (training_.mode == Training::Mode::lora) {
     for (auto& [name, t] : named_adapters()) out.push_back(t);
     return out;
   }
-  if (training_.mode == Training::Mode::kNone) return out;
+  if (training_.mode == Training::Mode::none) return out;
   out.push_back(embed_tokens_);
   out.push_back(final_norm_);
   if (!config_.tie_word_embeddings) out.push_back(lm_head_);

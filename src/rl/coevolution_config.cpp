@@ -75,7 +75,7 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
   CoevolutionFile f;
   auto& c = f.run;
   auto& a = c.agents;
-  f.training.mode = llm::Training::Mode::kLora;
+  f.training.mode = llm::Training::Mode::lora;
   std::map<std::string, std::map<std::string, Setter>> schema = {
       {"run",
        {{"steps", integer(c.steps, 1)},
@@ -110,7 +110,7 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
         {"verify_min_speedup", real(a.verify.min_speedup)},
         {"verify_min_ratio", real(a.verify.min_ratio)}}},
       {"reward",
-       {{"kind", choice({"davinci", "kevin", "tiered"}, [&c](const std::string& s) { c.samples.reward.kind = reward_kind_from_name(s); })},
+       {{"kind", choice({"davinci", "kevin", "tiered"}, [&c](const std::string& s) { c.samples.reward.kind = reward_kind_from_string(s); })},
         {"speedup_cap", real(c.samples.reward.speedup_cap)},
         {"correct_weight", real(c.samples.reward.correct_weight)},
         {"speedup_weight", real(c.samples.reward.speedup_weight)},
@@ -138,7 +138,7 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
        {{"clip_low", real(c.update.loss.clip_low)},
         {"clip_high", real(c.update.loss.clip_high)},
         {"aggregation", choice({"token_mean", "seq_mean_token_mean", "constant_normalized"},
-                               [&c](const std::string& s) { c.update.loss.aggregation = loss_aggregation_from_name(s); })},
+                               [&c](const std::string& s) { c.update.loss.aggregation = loss_aggregation_from_string(s); })},
         {"constant", real(c.update.loss.constant)},
         {"kl_coef", real(c.update.loss.kl_coef)},
         {"micro_batch_tokens", integer(c.update.micro_batch_tokens, 0)}}},
@@ -152,7 +152,7 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
       {"optimizer",
        {{"lr", real(c.optimizer.lr.peak)},
         {"warmup_steps", integer(c.optimizer.lr.warmup_steps, 0)},
-        {"schedule", choice({"constant", "cosine"}, [&c](const std::string& s) { c.optimizer.lr.shape = lr_shape_from_name(s); })},
+        {"schedule", choice({"constant", "cosine"}, [&c](const std::string& s) { c.optimizer.lr.shape = lr_shape_from_string(s); })},
         {"total_steps", integer(c.optimizer.lr.total_steps, 0)},
         {"min_lr_ratio", real(c.optimizer.lr.min_ratio)},
         {"beta1", real(c.optimizer.beta1)},
@@ -162,7 +162,7 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
         {"max_grad_norm", real(c.optimizer.max_grad_norm)}}},
       {"model",
        {{"training", choice({"lora", "full"}, [&f](const std::string& s) {
-           f.training.mode = s == "full" ? llm::Training::Mode::kFull : llm::Training::Mode::kLora;
+           f.training.mode = s == "full" ? llm::Training::Mode::full : llm::Training::Mode::lora;
          })},
         {"lora_rank", integer(f.training.lora.rank, 1)},
         {"lora_alpha", real(f.training.lora.alpha)}}},

@@ -1,4 +1,5 @@
 #include "rl/lr_schedule.h"
+#include "core/enum_names.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,10 +10,15 @@
 
 namespace vinci::rl {
 
-LrSchedule::Shape lr_shape_from_name(const std::string& name) {
-  if (name == "constant") return LrSchedule::Shape::constant;
-  if (name == "cosine") return LrSchedule::Shape::cosine;
-  throw std::invalid_argument(fmt::format("learning-rate schedule '{}' is not one of constant, cosine", name));
+namespace {
+constexpr std::array<core::EnumName<LrSchedule::Shape>, 2> kShapes{
+    {{LrSchedule::Shape::constant, "constant"}, {LrSchedule::Shape::cosine, "cosine"}}};
+}  // namespace
+
+std::string_view to_string(LrSchedule::Shape shape) { return core::enum_to_string(kShapes, shape); }
+
+LrSchedule::Shape lr_shape_from_string(std::string_view s) {
+  return core::enum_from_string(kShapes, s, "learning-rate schedule");
 }
 
 double learning_rate(const LrSchedule& s, int64_t step) {

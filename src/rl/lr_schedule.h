@@ -15,7 +15,8 @@ struct LrSchedule {
   double min_ratio = 0.0;   // cosine: the floor, as a fraction of the peak
 };
 
-LrSchedule::Shape lr_shape_from_name(const std::string& name);  // "constant" | "cosine"; throws naming it
+std::string_view to_string(LrSchedule::Shape shape);
+LrSchedule::Shape lr_shape_from_string(std::string_view s);  // "constant" | "cosine"; throws naming it
 
 // step counts from 1 (the first update).
 double learning_rate(const LrSchedule& schedule, int64_t step);

@@ -1,4 +1,5 @@
 #include "rl/policy_loss.h"
+#include "core/enum_names.h"
 
 #include <numeric>
 #include <stdexcept>
@@ -9,20 +10,17 @@
 
 namespace vinci::rl {
 
-const char* loss_aggregation_name(LossAggregation a) {
-  switch (a) {
-    case LossAggregation::token_mean: return "token_mean";
-    case LossAggregation::seq_mean_token_mean: return "seq_mean_token_mean";
-    case LossAggregation::constant_normalized: return "constant_normalized";
-  }
-  return "?";
-}
+namespace {
+constexpr std::array<core::EnumName<LossAggregation>, 3> kAggregations{
+    {{LossAggregation::token_mean, "token_mean"},
+     {LossAggregation::seq_mean_token_mean, "seq_mean_token_mean"},
+     {LossAggregation::constant_normalized, "constant_normalized"}}};
+}  // namespace
 
-LossAggregation loss_aggregation_from_name(const std::string& name) {
-  for (const auto a : {LossAggregation::token_mean, LossAggregation::seq_mean_token_mean, LossAggregation::constant_normalized})
-    if (name == loss_aggregation_name(a)) return a;
-  throw std::invalid_argument(
-      fmt::format("loss aggregation '{}' is not one of token_mean, seq_mean_token_mean, constant_normalized", name));
+std::string_view to_string(LossAggregation a) { return core::enum_to_string(kAggregations, a); }
+
+LossAggregation loss_aggregation_from_string(std::string_view s) {
+  return core::enum_from_string(kAggregations, s, "loss aggregation");
 }
 
 namespace {

@@ -21,8 +21,8 @@
 namespace vinci::rl {
 
 enum class LossAggregation { token_mean, seq_mean_token_mean, constant_normalized };
-const char* loss_aggregation_name(LossAggregation a);
-LossAggregation loss_aggregation_from_name(const std::string& name);  // throws std::invalid_argument naming it
+std::string_view to_string(LossAggregation a);
+LossAggregation loss_aggregation_from_string(std::string_view s);  // throws std::invalid_argument naming it
 
 struct PolicyLossConfig {
   double clip_low = 0.2;

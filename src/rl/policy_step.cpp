@@ -23,7 +23,7 @@ PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std
     if (n == 0) continue;
     if (static_cast<int64_t>(s.rollout_logprobs.size()) != n)
       throw std::invalid_argument(fmt::format("policy_step: a {} sample of {} masks {} tokens but has {} rollout logprobs",
-                                              agents::role_name(s.role), s.task, n, s.rollout_logprobs.size()));
+                                              agents::to_string(s.role), s.task, n, s.rollout_logprobs.size()));
     samples.push_back(&s);
   }
   PolicyStepStats stats;

@@ -1,4 +1,5 @@
 #include "rl/reward.h"
+#include "core/enum_names.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -7,20 +8,14 @@
 
 namespace vinci::rl {
 
-const char* reward_kind_name(RewardKind kind) {
-  switch (kind) {
-    case RewardKind::davinci: return "davinci";
-    case RewardKind::kevin: return "kevin";
-    case RewardKind::tiered: return "tiered";
-  }
-  return "?";
-}
+namespace {
+constexpr std::array<core::EnumName<RewardKind>, 3> kRewardKinds{
+    {{RewardKind::davinci, "davinci"}, {RewardKind::kevin, "kevin"}, {RewardKind::tiered, "tiered"}}};
+}  // namespace
 
-RewardKind reward_kind_from_name(const std::string& name) {
-  for (const RewardKind k : {RewardKind::davinci, RewardKind::kevin, RewardKind::tiered})
-    if (name == reward_kind_name(k)) return k;
-  throw std::invalid_argument(fmt::format("reward '{}' is not one of davinci, kevin, tiered", name));
-}
+std::string_view to_string(RewardKind kind) { return core::enum_to_string(kRewardKinds, kind); }
+
+RewardKind reward_kind_from_string(std::string_view s) { return core::enum_from_string(kRewardKinds, s, "reward"); }
 
 double turn_reward(const agents::TurnInputs& o, const RewardConfig& c) {
   const double failure = c.kind == RewardKind::tiered ? -1.0 : 0.0;

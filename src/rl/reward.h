@@ -17,8 +17,8 @@
 namespace vinci::rl {
 
 enum class RewardKind { davinci, kevin, tiered };
-const char* reward_kind_name(RewardKind kind);
-RewardKind reward_kind_from_name(const std::string& name);  // throws std::invalid_argument naming it
+std::string_view to_string(RewardKind kind);
+RewardKind reward_kind_from_string(std::string_view s);  // throws std::invalid_argument naming it
 
 struct RewardConfig {
   RewardKind kind = RewardKind::davinci;

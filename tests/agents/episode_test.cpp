@@ -195,7 +195,7 @@ TEST(Episode, DamagedFilesNameTheLineAndField) {
   vinci::core::write_file_atomic(path, to_json(sample_episode()).dump() + "\n");
   EXPECT_EQ(load_episodes(path).size(), 1u);
   fs::remove(path);
-  EXPECT_THROW(role_from_name("critic"), std::invalid_argument);
+  EXPECT_THROW(role_from_string("critic"), std::invalid_argument);
 }
 
 }  // namespace episode_test

@@ -91,7 +91,7 @@ TEST(RunJournal, GenerationResultsRoundTrip) {
   r.token_ids = {3};
   r.text = "h\xC3\xA9";
   r.logprobs = {-0.25f};
-  r.finish_reason = vinci::llm::FinishReason::kStop;
+  r.finish_reason = vinci::llm::FinishReason::stop;
   r.matched_stop = "</s>";
   r.token_ids_known = false;
   r.tool_calls = nlohmann::ordered_json::array({{{"name", "f"}}});
@@ -101,13 +101,13 @@ TEST(RunJournal, GenerationResultsRoundTrip) {
   EXPECT_EQ(back.token_ids, r.token_ids);
   EXPECT_EQ(back.text, r.text);
   EXPECT_EQ(back.logprobs, r.logprobs);
-  EXPECT_EQ(back.finish_reason, vinci::llm::FinishReason::kStop);
+  EXPECT_EQ(back.finish_reason, vinci::llm::FinishReason::stop);
   EXPECT_EQ(back.matched_stop, "</s>");
   EXPECT_FALSE(back.token_ids_known);
   EXPECT_EQ(back.tool_calls, r.tool_calls);
   EXPECT_EQ(back.reasoning, "because");
-  r.finish_reason = vinci::llm::FinishReason::kLength;
-  EXPECT_EQ(generation_from_json(to_json(r)).finish_reason, vinci::llm::FinishReason::kLength);
+  r.finish_reason = vinci::llm::FinishReason::length;
+  EXPECT_EQ(generation_from_json(to_json(r)).finish_reason, vinci::llm::FinishReason::length);
 }
 
 TEST(RunJournal, ReplayBackboneAsksOnlyForWhatIsNotRecorded) {

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   options.device = llm::local_rank_device(device, launch.local_rank);
   options.dtype = dtype;
   if (random_weights) options.random_weights_seed = 1;
-  options.training.mode = lora_rank > 0 ? llm::Training::Mode::kLora : llm::Training::Mode::kFull;
+  options.training.mode = lora_rank > 0 ? llm::Training::Mode::lora : llm::Training::Mode::full;
   options.training.lora.rank = lora_rank;
   auto backbone = llm::open_native_backbone(model, options);
   const rl::DataParallel parallel(launch, backbone->trainable_parameters().front().device(), std::chrono::seconds(600));

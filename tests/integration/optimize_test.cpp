@@ -166,7 +166,7 @@ TEST(Optimize, SelectionPolicySummaryVerifierEndToEndOnCpu) {
   ASSERT_EQ(episodes.size(), 1u);
   std::map<std::string, int> roles;
   for (const auto& c : episodes[0].calls) {
-    ++roles[vinci::agents::role_name(c.role)];
+    ++roles[std::string(vinci::agents::to_string(c.role))];
     const auto it = model.sent.find(c.response_text);
     ASSERT_NE(it, model.sent.end()) << "a recorded response the server never sent: " << c.response_text.substr(0, 200);
     EXPECT_EQ(c.prompt_ids, it->second.prompt_ids);

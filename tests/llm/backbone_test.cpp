@@ -371,7 +371,7 @@ TEST(Sampler, DrawsFromTheTruncatedTemperedDistribution) {
 // d logprobs / d parameter by central differences in float64, against autograd, for a few
 // coordinates of each kind of weight, through the packed path.
 TEST(Training, LogprobGradientsMatchFiniteDifferences) {
-  for (auto mode : {Training::Mode::kFull, Training::Mode::kLora}) {
+  for (auto mode : {Training::Mode::full, Training::Mode::lora}) {
     NativeOptions options;
     options.dtype = "float64";
     options.training.mode = mode;
@@ -379,7 +379,7 @@ TEST(Training, LogprobGradientsMatchFiniteDifferences) {
     auto backbone = open("qwen3", options);
     auto params = backbone->trainable_parameters();
     ASSERT_FALSE(params.empty());
-    if (mode == Training::Mode::kLora) {  // B starts at zero, where A's gradient vanishes
+    if (mode == Training::Mode::lora) {  // B starts at zero, where A's gradient vanishes
       c10::NoGradGuard no_grad;
       for (auto& p : params) p.normal_(0.0, 0.1);
     }
@@ -418,9 +418,9 @@ TEST(Training, LogprobGradientsMatchFiniteDifferences) {
 // Checkpointing recomputes each layer in backward; the gradients must be those of the plain
 // graph (float64, so only summation order could differ), with LoRA over frozen embeddings too.
 TEST(Training, GradientCheckpointingGivesThePlainGradients) {
-  for (auto mode : {Training::Mode::kFull, Training::Mode::kLora}) {
+  for (auto mode : {Training::Mode::full, Training::Mode::lora}) {
     for (bool pack : {true, false}) {
-      SCOPED_TRACE(std::string(mode == Training::Mode::kFull ? "full" : "lora") + (pack ? " packed" : " padded"));
+      SCOPED_TRACE(std::string(mode == Training::Mode::full ? "full" : "lora") + (pack ? " packed" : " padded"));
       std::vector<std::vector<at::Tensor>> grads;
       for (bool checkpointing : {false, true}) {
         NativeOptions options;
@@ -430,7 +430,7 @@ TEST(Training, GradientCheckpointingGivesThePlainGradients) {
         options.training.gradient_checkpointing = checkpointing;
         auto backbone = open("qwen3", options);
         auto params = backbone->trainable_parameters();
-        if (mode == Training::Mode::kLora) {  // nonzero B, so every adapter gets a gradient
+        if (mode == Training::Mode::lora) {  // nonzero B, so every adapter gets a gradient
           c10::NoGradGuard no_grad;
           for (size_t i = 0; i < params.size(); ++i)
             params[i].copy_(at::sin(at::arange(params[i].numel(), params[i].options()) * (i + 1.0)).view_as(params[i]) * 0.1);
@@ -460,7 +460,7 @@ TEST(Training, LoraSgdStepChangesTheAdapterNotTheBase) {
   auto config = load_model_config(dir);
   auto model = Transformer::load(config, Checkpoint::open(dir), {});
   Training training;
-  training.mode = Training::Mode::kLora;
+  training.mode = Training::Mode::lora;
   training.lora.rank = 4;
   training.lora.target_modules = {"q_proj", "v_proj", "down_proj"};
   model.enable_training(training, 5);
@@ -489,7 +489,7 @@ TEST(Training, LoraSgdStepChangesTheAdapterNotTheBase) {
 TEST(Checkpoints, SaveAndLoadRoundTripBitExactly) {
   // Full weights: bf16 on disk, fp32 in memory; save keeps fp32, so nothing is rounded.
   NativeOptions options;
-  options.training.mode = Training::Mode::kFull;
+  options.training.mode = Training::Mode::full;
   auto backbone = open("qwen3", options);
   {
     c10::NoGradGuard no_grad;
@@ -506,7 +506,7 @@ TEST(Checkpoints, SaveAndLoadRoundTripBitExactly) {
 
   // LoRA: the adapter alone, in PEFT's layout, loaded back into a fresh LoRA model.
   NativeOptions lora;
-  lora.training.mode = Training::Mode::kLora;
+  lora.training.mode = Training::Mode::lora;
   lora.training.lora.rank = 3;
   auto tuned = open("qwen3", lora);
   {
@@ -537,7 +537,7 @@ TEST(Checkpoints, ExportForTransformers) {
   const fs::path out = keep ? fs::path(keep) : fresh_dir("export");
   for (const std::string model : {"qwen2", "qwen3", "llama"}) {
     NativeOptions options;
-    options.training.mode = Training::Mode::kFull;
+    options.training.mode = Training::Mode::full;
     auto backbone = open(model, options);
     {
       c10::NoGradGuard no_grad;

@@ -99,7 +99,7 @@ TEST(AdamW, PolicyLossStepsMoveEveryAdapterAndNoFrozenWeight) {
   const auto config = vinci::llm::load_model_config(dir);
   auto model = vinci::llm::Transformer::load(config, vinci::llm::Checkpoint::open(dir), {});
   vinci::llm::Training training;
-  training.mode = vinci::llm::Training::Mode::kLora;
+  training.mode = vinci::llm::Training::Mode::lora;
   training.lora.rank = 4;
   model.enable_training(training, 3);
   std::map<std::string, at::Tensor> base_before, adapters_before;

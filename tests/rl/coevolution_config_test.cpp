@@ -36,7 +36,7 @@ TEST(CoevolutionConfig, TheShippedFileStatesTheDefaults) {
   EXPECT_EQ(a.prs_config.tau, b.prs_config.tau);
   EXPECT_EQ(a.optimizer.lr.peak, b.optimizer.lr.peak);
   EXPECT_EQ(a.optimizer.max_grad_norm, b.optimizer.max_grad_norm);
-  EXPECT_EQ(shipped.training.mode, vinci::llm::Training::Mode::kLora);
+  EXPECT_EQ(shipped.training.mode, vinci::llm::Training::Mode::lora);
   EXPECT_EQ(shipped.training.lora.rank, defaults.training.lora.rank);
   // daVinci-kernel's published settings (design.md §5-§6)
   EXPECT_EQ(b.agents.selection.schemes, 3);
@@ -78,7 +78,7 @@ training = "full"
   EXPECT_EQ(f.run.update.loss.aggregation, vinci::rl::LossAggregation::seq_mean_token_mean);
   EXPECT_EQ(f.run.optimizer.lr.shape, vinci::rl::LrSchedule::Shape::cosine);
   EXPECT_EQ(f.run.optimizer.lr.total_steps, 50);
-  EXPECT_EQ(f.training.mode, vinci::llm::Training::Mode::kFull);
+  EXPECT_EQ(f.training.mode, vinci::llm::Training::Mode::full);
 }
 
 std::string refusal(const std::string& text) {

@@ -65,7 +65,7 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
   llm::NativeOptions native;
   native.device = cuda ? "cuda" : "cpu";
   native.dtype = cuda ? "bfloat16" : "float32";
-  native.training.mode = llm::Training::Mode::kFull;
+  native.training.mode = llm::Training::Mode::full;
   native.chat_template = kRoot / "tests/fixtures/llm/templates/qwen2_5.jinja";
   const fs::path model_dir = kRoot / "tests/fixtures/llm/models/qwen2";
   test::ScriptedTrainableBackbone backbone(

@@ -23,8 +23,8 @@ TEST(LrSchedule, WarmupThenConstantOrCosine) {
   s.min_ratio = 0.1;  // 0.1 + 0.9 x 0.5
   EXPECT_NEAR(learning_rate(s, 6), 0.55, 1e-12);
   EXPECT_THROW(learning_rate(s, 0), std::invalid_argument);
-  EXPECT_EQ(lr_shape_from_name("cosine"), LrSchedule::Shape::cosine);
-  EXPECT_THROW(lr_shape_from_name("linear"), std::invalid_argument);
+  EXPECT_EQ(lr_shape_from_string("cosine"), LrSchedule::Shape::cosine);
+  EXPECT_THROW(lr_shape_from_string("linear"), std::invalid_argument);
 }
 
 }  // namespace lr_schedule_test

@@ -65,8 +65,8 @@ TEST(PolicyLoss, TheOtherAggregations) {
   loss.backward();
   expect_near(values(c.logprobs.grad()), {0.0, -0.5 / 4, 1.1 / 4});
   for (const auto a : {LossAggregation::token_mean, LossAggregation::seq_mean_token_mean, LossAggregation::constant_normalized})
-    EXPECT_EQ(vinci::rl::loss_aggregation_from_name(vinci::rl::loss_aggregation_name(a)), a);
-  EXPECT_THROW(vinci::rl::loss_aggregation_from_name("sum"), std::invalid_argument);
+    EXPECT_EQ(vinci::rl::loss_aggregation_from_string(vinci::rl::to_string(a)), a);
+  EXPECT_THROW(vinci::rl::loss_aggregation_from_string("sum"), std::invalid_argument);
 }
 
 TEST(PolicyLoss, LowClipStopsTheGradientOfANegativeAdvantage) {
@@ -113,7 +113,7 @@ TEST(PolicyLoss, GradientsThroughTheModelMatchFiniteDifferences) {
   vinci::llm::NativeOptions options;
   options.device = "cpu";
   options.dtype = "float64";
-  options.training.mode = vinci::llm::Training::Mode::kFull;
+  options.training.mode = vinci::llm::Training::Mode::full;
   auto backbone = vinci::llm::open_native_backbone(fixtures / "models/qwen3", options);
   const auto golden = nlohmann::json::parse(vinci::core::read_file(fixtures / "models/qwen3/golden.json"));
   std::vector<vinci::llm::TrainSequence> sequences;

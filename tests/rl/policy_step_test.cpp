@@ -21,7 +21,7 @@ std::unique_ptr<vinci::llm::TrainableBackbone> model() {
   vinci::llm::NativeOptions options;
   options.device = "cpu";
   options.dtype = "float64";
-  options.training.mode = vinci::llm::Training::Mode::kFull;
+  options.training.mode = vinci::llm::Training::Mode::full;
   return vinci::llm::open_native_backbone(kFixtures / "models/qwen3", options);
 }
 
@@ -76,7 +76,7 @@ double max_difference(const std::vector<at::Tensor>& a, const std::vector<at::Te
 TEST(PolicyStep, MicroBatchesGiveTheWholeBatchsUpdate) {
   for (const auto aggregation :
        {LossAggregation::token_mean, LossAggregation::seq_mean_token_mean, LossAggregation::constant_normalized}) {
-    SCOPED_TRACE(vinci::rl::loss_aggregation_name(aggregation));
+    SCOPED_TRACE(vinci::rl::to_string(aggregation));
     vinci::rl::PolicyStepStats whole_stats, split_stats;
     const auto whole = after_one_step(0, aggregation, 0.0f, &whole_stats);
     const auto split = after_one_step(1, aggregation, 0.0f, &split_stats);  // one sequence per micro-batch

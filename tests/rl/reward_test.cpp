@@ -64,8 +64,8 @@ TEST(Reward, TurnsOtherThanCorrectEarnTheFailureRewardWhateverTheyMeasured) {
 
 TEST(Reward, KindsByName) {
   for (const RewardKind k : {RewardKind::davinci, RewardKind::kevin, RewardKind::tiered})
-    EXPECT_EQ(reward_kind_from_name(reward_kind_name(k)), k);
-  EXPECT_THROW(reward_kind_from_name("grpo"), std::invalid_argument);
+    EXPECT_EQ(reward_kind_from_string(to_string(k)), k);
+  EXPECT_THROW(reward_kind_from_string("grpo"), std::invalid_argument);
 }
 
 }  // namespace reward_test

@@ -32,7 +32,7 @@ TEST(RlLearning, TheTrainingStepRaisesAProgrammaticReward) {
   vinci::llm::NativeOptions options;
   options.device = "cpu";
   options.dtype = "float32";
-  options.training.mode = vinci::llm::Training::Mode::kFull;
+  options.training.mode = vinci::llm::Training::Mode::full;
   auto backbone = vinci::llm::open_native_backbone(fixtures / "models/qwen2", options);
   const auto golden = nlohmann::json::parse(vinci::core::read_file(fixtures / "models/qwen2/golden.json"));
   const auto prompt = golden["prompts"][1].get<std::vector<int32_t>>();
