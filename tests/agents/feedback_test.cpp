@@ -1,5 +1,5 @@
-// What the policy reads about its last kernel. Cases here complement tests/agents/optimizer_test.cpp
-// (Feedback.*): logs without errors, several error sites, caps, and every verdict's wording.
+// What the policy reads about its last kernel: build logs with and without errors, several error
+// sites, caps, every verdict's wording, and the profile summary.
 #include "agents/feedback.h"
 
 #include <gtest/gtest.h>
@@ -102,4 +102,52 @@ TEST(Feedback, TheMessageIsTrimmedToTheGivenSize) {
   r.message = numbered_lines("trace", 100) + "ValueError: bad shape\n";
   EXPECT_EQ(describe_result(r, 100), "It failed while running.\nValueError: bad shape\n\n");
 }
+TEST(Feedback, BuildLogKeepsErrorsWithContext) {
+  std::string log;
+  for (int i = 0; i < 200; ++i) log += fmt::format("note: building object {}\n", i);
+  log += "kernel.cu(12): error: identifier \"blockIdx\" is undefined\n  int i = blockIdx.x;\n          ^\n";
+  for (int i = 0; i < 200; ++i) log += fmt::format("note: more {}\n", i);
+  const std::string trimmed = trim_build_log(log, 500);
+  EXPECT_EQ(trimmed, "kernel.cu(12): error: identifier \"blockIdx\" is undefined\n  int i = blockIdx.x;\n          ^\n");
+  EXPECT_EQ(trim_build_log("short log", 500), "short log");
+}
+
+TEST(Feedback, DescribesSpeedAndMismatch) {
+  Result ok;
+  ok.verdict = Verdict::correct;
+  ok.trials = ok.trials_passed = 5;
+  ok.speedup_eager = 2.5;
+  ok.coverage = 0.9;
+  ok.custom_launches = 2;
+  EXPECT_EQ(outcome_line(ok), "correct, 2.50x eager (coverage 90%)");
+  EXPECT_NE(describe_result(ok).find("Speedup over eager: 2.50x."), std::string::npos);
+  EXPECT_NE(describe_result(ok).find("90% of the forward time (2 launches per call)"), std::string::npos);
+  Result bad;
+  bad.verdict = Verdict::incorrect;
+  bad.trials = 5;
+  bad.trials_passed = 1;
+  bad.max_abs_diff = 0.25;
+  EXPECT_EQ(outcome_line(bad), "incorrect");
+  EXPECT_NE(describe_result(bad).find("1/5 trials passed. Max abs difference 0.25"), std::string::npos);
+  EXPECT_EQ(attempt_speedup(bad), 0.0);
+}
+
+TEST(Feedback, ProfileSummaryShowsWhereTheGpuTimeWent) {
+  Result ok;
+  ok.verdict = Verdict::correct;
+  ok.coverage = 0.75;
+  ok.custom_launches = 2;
+  // As the worker sends it, and as it survives the result file.
+  ok.profile = vinci::eval::kernel_times_from_json(nlohmann::json::parse(
+      R"([{"name":"row_softmax_kernel","calls":2,"total_us":30.0,"custom":true},
+          {"name":"at::native::copy_kernel","calls":1,"total_us":10.0,"custom":false}])"));
+  ok.profile = vinci::eval::result_from_json(vinci::eval::to_json(ok)).profile;
+  EXPECT_EQ(profile_summary(ok.profile),
+            "Profile of one forward call (GPU time by kernel, longest first):\n"
+            "- 30.0 us (75%), 2 launches: row_softmax_kernel (yours)\n"
+            "- 10.0 us (25%), 1 launch: at::native::copy_kernel\n");
+  EXPECT_NE(describe_result(ok).find("- 30.0 us (75%), 2 launches"), std::string::npos);
+  EXPECT_EQ(profile_summary({}), "");
+}
+
 }  // namespace feedback_test

@@ -1,6 +1,6 @@
-// The optimize loop's parts on a scripted backbone and a scripted evaluator: feedback text, the
-// strategy memory, skill screening, the summary trigger, the strategies' schedules, and replay from
-// the journal. (tests/integration/optimize_test.cpp runs the whole loop on the real evaluator.)
+// The optimize loop on a scripted backbone and a scripted evaluator: the strategies' schedules, and
+// replay from the journal. (tests/integration/optimize_test.cpp runs the whole loop on the real
+// evaluator.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,11 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "agents/feedback.h"
 #include "agents/optimizer.h"
 #include "agents/run_journal.h"
-#include "agents/skill_screen.h"
-#include "agents/strategy_memory.h"
 #include "core/files.h"
 #include "support/fake_backbone.h"
 
@@ -71,123 +68,6 @@ struct Fixture {
   }
   ~Fixture() { fs::remove_all(dir); }
 };
-
-TEST(Feedback, BuildLogKeepsErrorsWithContext) {
-  std::string log;
-  for (int i = 0; i < 200; ++i) log += fmt::format("note: building object {}\n", i);
-  log += "kernel.cu(12): error: identifier \"blockIdx\" is undefined\n  int i = blockIdx.x;\n          ^\n";
-  for (int i = 0; i < 200; ++i) log += fmt::format("note: more {}\n", i);
-  const std::string trimmed = trim_build_log(log, 500);
-  EXPECT_EQ(trimmed, "kernel.cu(12): error: identifier \"blockIdx\" is undefined\n  int i = blockIdx.x;\n          ^\n");
-  EXPECT_EQ(trim_build_log("short log", 500), "short log");
-}
-
-TEST(Feedback, DescribesSpeedAndMismatch) {
-  Result ok;
-  ok.verdict = Verdict::correct;
-  ok.trials = ok.trials_passed = 5;
-  ok.speedup_eager = 2.5;
-  ok.coverage = 0.9;
-  ok.custom_launches = 2;
-  EXPECT_EQ(outcome_line(ok), "correct, 2.50x eager (coverage 90%)");
-  EXPECT_NE(describe_result(ok).find("Speedup over eager: 2.50x."), std::string::npos);
-  EXPECT_NE(describe_result(ok).find("90% of the forward time (2 launches per call)"), std::string::npos);
-  Result bad;
-  bad.verdict = Verdict::incorrect;
-  bad.trials = 5;
-  bad.trials_passed = 1;
-  bad.max_abs_diff = 0.25;
-  EXPECT_EQ(outcome_line(bad), "incorrect");
-  EXPECT_NE(describe_result(bad).find("1/5 trials passed. Max abs difference 0.25"), std::string::npos);
-  EXPECT_EQ(attempt_speedup(bad), 0.0);
-}
-
-TEST(Feedback, ProfileSummaryShowsWhereTheGpuTimeWent) {
-  Result ok;
-  ok.verdict = Verdict::correct;
-  ok.coverage = 0.75;
-  ok.custom_launches = 2;
-  // As the worker sends it, and as it survives the result file.
-  ok.profile = vinci::eval::kernel_times_from_json(nlohmann::json::parse(
-      R"([{"name":"row_softmax_kernel","calls":2,"total_us":30.0,"custom":true},
-          {"name":"at::native::copy_kernel","calls":1,"total_us":10.0,"custom":false}])"));
-  ok.profile = vinci::eval::result_from_json(vinci::eval::to_json(ok)).profile;
-  EXPECT_EQ(profile_summary(ok.profile),
-            "Profile of one forward call (GPU time by kernel, longest first):\n"
-            "- 30.0 us (75%), 2 launches: row_softmax_kernel (yours)\n"
-            "- 10.0 us (25%), 1 launch: at::native::copy_kernel\n");
-  EXPECT_NE(describe_result(ok).find("- 30.0 us (75%), 2 launches"), std::string::npos);
-  EXPECT_EQ(profile_summary({}), "");
-}
-
-TEST(StrategyMemory, StatedStrategyAndRendering) {
-  EXPECT_EQ(stated_strategy("<think>Strategy: hidden</think>\n**Strategy:** tile in shared memory\n```python\nx\n```"),
-            "tile in shared memory");
-  EXPECT_EQ(stated_strategy("I fuse the two loops.\n```python\n# Strategy: not this\n```"), "I fuse the two loops.");
-  EXPECT_EQ(stated_strategy("```python\nx\n```"), "");
-  StrategyMemory memory;
-  EXPECT_EQ(memory.render(), "");
-  for (int i = 0; i < 4; ++i) memory.add(fmt::format("idea {}", i), "incorrect");
-  memory.add("", "correct, 1.50x eager");
-  const std::string text = memory.render(3);
-  EXPECT_NE(text.find("(2 earlier attempts not shown)"), std::string::npos);
-  EXPECT_EQ(text.find("idea 1"), std::string::npos);
-  EXPECT_NE(text.find("- idea 3 -> incorrect\n- (no strategy stated) -> correct, 1.50x eager\n"), std::string::npos);
-}
-
-vinci::skills::Skill skill(const std::string& name, const std::string& content) {
-  vinci::skills::Skill s;
-  s.name = name;
-  s.description = "d";
-  s.scope = "elementwise ops";
-  s.content = content;
-  return s;
-}
-
-TEST(SkillScreen, RefusesBypassTaskSpecificTrivialAndPrecisionDrops) {
-  const std::string body =
-      "## Motivation\nLaunch overhead dominates small slices.\n## Key Idea\nOne launch covers all elements; index rows "
-      "inside the kernel.\n## Example\nfor (i...) out[i] = max(in[i], 0.f);\n";
-  const std::string source = "BATCH = 16384\nclass Model: ...";
-  EXPECT_EQ(screen_skill(skill("single_launch", body), source, "Relu"), std::nullopt);
-  EXPECT_NE(screen_skill(skill("x", body + "Call torch.matmul(a, b) instead."), source, "Relu")->find("bypasses"),
-            std::string::npos);
-  EXPECT_NE(screen_skill(skill("x", body + "Cache the output between calls."), source, "Relu")->find("bypasses"),
-            std::string::npos);
-  EXPECT_NE(screen_skill(skill("x", body + "Size the grid for 16384 rows."), source, "Relu")->find("16384"),
-            std::string::npos);
-  EXPECT_NE(screen_skill(skill("fast_relu_trick", body), source, "Relu")->find("task's name"), std::string::npos);
-  EXPECT_NE(screen_skill(skill("x", "## Motivation\n## Key Idea\n## Example\n"), source, "Relu")->find("trivial"),
-            std::string::npos);
-  EXPECT_NE(screen_skill(skill("x", body + "Convert to bf16 first."), source, "Relu")->find("precision"),
-            std::string::npos);
-  auto scoped = skill("x", body + "Convert to bf16 first.");
-  scoped.scope = "bf16 inputs only";
-  EXPECT_EQ(screen_skill(scoped, source, "Relu"), std::nullopt);
-}
-
-Rollout rollout_with(std::vector<std::pair<bool, double>> turns) {
-  Rollout r;
-  for (auto [correct, speedup] : turns) {
-    PolicyTurn t;
-    t.turn = static_cast<int>(r.turns.size());
-    Result res;
-    res.verdict = correct ? Verdict::correct : Verdict::incorrect;
-    if (correct) res.speedup_eager = speedup;
-    t.result = res;
-    r.turns.push_back(t);
-  }
-  return r;
-}
-
-TEST(Summary, TriggerNeedsACorrectFirstTurnAndAClearGain) {
-  const SummarySettings s;  // 1.2x turn 1 and 1.2x absolute
-  EXPECT_TRUE(summary_triggered(rollout_with({{true, 1.0}, {true, 1.2}}), s));
-  EXPECT_FALSE(summary_triggered(rollout_with({{true, 1.0}, {true, 1.19}}), s));
-  EXPECT_FALSE(summary_triggered(rollout_with({{true, 0.5}, {true, 1.1}}), s));  // under 1.2 absolute
-  EXPECT_FALSE(summary_triggered(rollout_with({{false, 0}, {true, 3.0}}), s));   // turn 1 wrong
-  EXPECT_TRUE(summary_triggered(rollout_with({{true, 2.0}, {false, 0}, {true, 2.4}}), s));
-}
 
 TEST(Optimizer, SerialRefinesWithFeedbackAndMemory) {
   Fixture f;

@@ -1,6 +1,5 @@
-// The pre-verification screen of proposed skills. Cases here complement
-// tests/agents/optimizer_test.cpp (SkillScreen.*): the order of the checks, what counts as a
-// task's size or name, and the length bar.
+// The pre-verification screen of proposed skills: what it refuses, the order of the checks, what
+// counts as a task's size or name, and the length bar.
 #include "agents/skill_screen.h"
 
 #include <gtest/gtest.h>
@@ -68,4 +67,26 @@ TEST(SkillScreen, TheLengthBarIs160Bytes) {
   EXPECT_EQ(screen_skill(skill("x", at_bar.substr(1)), "", "Mm"),
             "trivial: 159 characters of content (at least 160 with motivation, key idea and example)");
 }
+TEST(SkillScreen, RefusesBypassTaskSpecificTrivialAndPrecisionDrops) {
+  const std::string body =
+      "## Motivation\nLaunch overhead dominates small slices.\n## Key Idea\nOne launch covers all elements; index rows "
+      "inside the kernel.\n## Example\nfor (i...) out[i] = max(in[i], 0.f);\n";
+  const std::string source = "BATCH = 16384\nclass Model: ...";
+  EXPECT_EQ(screen_skill(skill("single_launch", body), source, "Relu"), std::nullopt);
+  EXPECT_NE(screen_skill(skill("x", body + "Call torch.matmul(a, b) instead."), source, "Relu")->find("bypasses"),
+            std::string::npos);
+  EXPECT_NE(screen_skill(skill("x", body + "Cache the output between calls."), source, "Relu")->find("bypasses"),
+            std::string::npos);
+  EXPECT_NE(screen_skill(skill("x", body + "Size the grid for 16384 rows."), source, "Relu")->find("16384"),
+            std::string::npos);
+  EXPECT_NE(screen_skill(skill("fast_relu_trick", body), source, "Relu")->find("task's name"), std::string::npos);
+  EXPECT_NE(screen_skill(skill("x", "## Motivation\n## Key Idea\n## Example\n"), source, "Relu")->find("trivial"),
+            std::string::npos);
+  EXPECT_NE(screen_skill(skill("x", body + "Convert to bf16 first."), source, "Relu")->find("precision"),
+            std::string::npos);
+  auto scoped = skill("x", body + "Convert to bf16 first.");
+  scoped.scope = "bf16 inputs only";
+  EXPECT_EQ(screen_skill(scoped, source, "Relu"), std::nullopt);
+}
+
 }  // namespace skill_screen_test

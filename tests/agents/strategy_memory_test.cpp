@@ -1,8 +1,9 @@
-// Short-term memory of strategies. Cases here complement tests/agents/optimizer_test.cpp
-// (StrategyMemory.*): how the strategy line is found and clipped, and the rendered list.
+// Short-term memory of strategies: how the strategy line is found and clipped, and the rendered list.
 #include "agents/strategy_memory.h"
 
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 namespace strategy_memory_test {
 using namespace vinci::agents;
@@ -44,4 +45,19 @@ TEST(StrategyMemory, EntriesAreKeptInOrder) {
   EXPECT_NE(memory.render(1).find("(1 earlier attempts not shown)\n- (no strategy stated) -> timeout\n"),
             std::string::npos);
 }
+TEST(StrategyMemory, StatedStrategyAndRendering) {
+  EXPECT_EQ(stated_strategy("<think>Strategy: hidden</think>\n**Strategy:** tile in shared memory\n```python\nx\n```"),
+            "tile in shared memory");
+  EXPECT_EQ(stated_strategy("I fuse the two loops.\n```python\n# Strategy: not this\n```"), "I fuse the two loops.");
+  EXPECT_EQ(stated_strategy("```python\nx\n```"), "");
+  StrategyMemory memory;
+  EXPECT_EQ(memory.render(), "");
+  for (int i = 0; i < 4; ++i) memory.add(fmt::format("idea {}", i), "incorrect");
+  memory.add("", "correct, 1.50x eager");
+  const std::string text = memory.render(3);
+  EXPECT_NE(text.find("(2 earlier attempts not shown)"), std::string::npos);
+  EXPECT_EQ(text.find("idea 1"), std::string::npos);
+  EXPECT_NE(text.find("- idea 3 -> incorrect\n- (no strategy stated) -> correct, 1.50x eager\n"), std::string::npos);
+}
+
 }  // namespace strategy_memory_test
