@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <sstream>
 #include <random>
+#include <sstream>
 
 #include <ATen/ATen.h>
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "llm/native_backbone.h"
@@ -21,9 +21,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 void synchronize(const at::Tensor& t) { (void)t.sum().item<double>(); }
 
@@ -104,10 +102,17 @@ int main(int argc, char** argv) {
     const double total = median(batch, new_tokens);
     const double decode = total - prefill;
     const double step = decode / (new_tokens - 1);
-    nlohmann::json line = {{"engine", "vinci"}, {"batch", batch}, {"prompt", prompt}, {"new_tokens", new_tokens},
-                           {"prefill_s", prefill}, {"total_s", total}, {"decode_s", decode},
-                           {"decode_tokens_per_s", batch * (new_tokens - 1) / decode}, {"step_ms", step * 1e3},
-                           {"copy_bandwidth_GBps", bandwidth / 1e9}, {"weight_GB", weight_bytes / 1e9},
+    nlohmann::json line = {{"engine", "vinci"},
+                           {"batch", batch},
+                           {"prompt", prompt},
+                           {"new_tokens", new_tokens},
+                           {"prefill_s", prefill},
+                           {"total_s", total},
+                           {"decode_s", decode},
+                           {"decode_tokens_per_s", batch * (new_tokens - 1) / decode},
+                           {"step_ms", step * 1e3},
+                           {"copy_bandwidth_GBps", bandwidth / 1e9},
+                           {"weight_GB", weight_bytes / 1e9},
                            {"roofline_share", (weight_bytes / bandwidth) / step}};
     fmt::print("{}\n", line.dump());
     std::fflush(stdout);

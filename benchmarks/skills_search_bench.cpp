@@ -24,8 +24,9 @@ class Vocabulary {
   explicit Vocabulary(size_t size) {
     // Words are letters only (syllables), as prose is: a word like "w123" would split into parts
     // that every document shares. Some ranks carry CUDA identifiers, which split on purpose.
-    const char* technical[] = {"float4", "__shfl_down_sync", "sm_90", "blockDim.x", "cp.async", "wgmma", "BLOCK_M",
-                               "tl.dot", "__syncthreads", "half2", "num_warps", "__launch_bounds__"};
+    const char* technical[] = {"float4",    "__shfl_down_sync", "sm_90",  "blockDim.x",    "cp.async",
+                               "wgmma",     "BLOCK_M",          "tl.dot", "__syncthreads", "half2",
+                               "num_warps", "__launch_bounds__"};
     const char* consonants = "bcdfghjklmnprstvwxyz";
     const char* vowels = "aeiou";
     for (size_t i = 0; i < size; ++i) {
@@ -42,7 +43,8 @@ class Vocabulary {
   }
   const std::string& draw(std::mt19937_64& rng) const {
     const double u = std::uniform_real_distribution<double>(0, total_)(rng);
-    return words_[std::min(words_.size() - 1, static_cast<size_t>(std::lower_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin()))];
+    return words_[std::min(words_.size() - 1,
+                           static_cast<size_t>(std::lower_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin()))];
   }
 
  private:

@@ -18,8 +18,8 @@
 
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <torch/csrc/autograd/profiler_kineto.h>
@@ -35,8 +35,8 @@ namespace {
 // and how much of the step's wall time the GPU was busy.
 template <typename Sync>
 void profile_step(vinci::llm::TrainableBackbone& backbone, vinci::rl::AdamW& optimizer,
-                  const std::vector<vinci::rl::TrainingSample>& samples, const vinci::rl::PolicyStepConfig& step, int top,
-                  Sync&& sync) {
+                  const std::vector<vinci::rl::TrainingSample>& samples, const vinci::rl::PolicyStepConfig& step,
+                  int top, Sync&& sync) {
   namespace profiler = torch::autograd::profiler;
   using torch::profiler::impl::ActivityType;
   const torch::profiler::impl::ProfilerConfig config(torch::profiler::impl::ProfilerState::KINETO);
@@ -67,12 +67,12 @@ void profile_step(vinci::llm::TrainableBackbone& backbone, vinci::rl::AdamW& opt
   }
   std::vector<std::pair<std::string, std::pair<double, int>>> sorted(kernels.begin(), kernels.end());
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  fmt::print(stderr, "profiled step: {:.1f} ms wall, GPU busy {:.1f} ms ({:.0f}%), {} kernel names\n", wall * 1e3, busy * 1e3,
-             100 * busy / wall, kernels.size());
+  fmt::print(stderr, "profiled step: {:.1f} ms wall, GPU busy {:.1f} ms ({:.0f}%), {} kernel names\n", wall * 1e3,
+             busy * 1e3, 100 * busy / wall, kernels.size());
   fmt::print(stderr, "{:>9} {:>6} {:>6}  kernel\n", "ms", "share", "calls");
   for (int i = 0; i < top && i < static_cast<int>(sorted.size()); ++i)
-    fmt::print(stderr, "{:>9.2f} {:>5.1f}% {:>6}  {}\n", sorted[i].second.first * 1e3, 100 * sorted[i].second.first / busy,
-               sorted[i].second.second, sorted[i].first);
+    fmt::print(stderr, "{:>9.2f} {:>5.1f}% {:>6}  {}\n", sorted[i].second.first * 1e3,
+               100 * sorted[i].second.first / busy, sorted[i].second.second, sorted[i].first);
 }
 
 }  // namespace
@@ -93,7 +93,8 @@ int main(int argc, char** argv) {
   app.add_option("--peak-tflops", peak_tflops, "the device's dense bf16 peak, for MFU");
   app.add_flag("--gradient-checkpointing", checkpointing);
   int profile_top = 0;
-  app.add_option("--profile", profile_top, "after timing, profile one more step and list its N costliest GPU kernels (stderr)");
+  app.add_option("--profile", profile_top,
+                 "after timing, profile one more step and list its N costliest GPU kernels (stderr)");
   CLI11_PARSE(app, argc, argv);
 
   const auto launch = vinci::rl::launch_environment().value_or(vinci::rl::LaunchEnvironment{});
@@ -105,7 +106,8 @@ int main(int argc, char** argv) {
   options.training.gradient_checkpointing = checkpointing;
   auto backbone = vinci::llm::open_native_backbone(config_dir, options);
   const auto config = vinci::llm::load_model_config(config_dir);
-  const vinci::rl::DataParallel parallel(launch, backbone->trainable_parameters().front().device(), std::chrono::seconds(600));
+  const vinci::rl::DataParallel parallel(launch, backbone->trainable_parameters().front().device(),
+                                         std::chrono::seconds(600));
   const int64_t vocab = config.vocab_size;
   std::mt19937 rng(static_cast<uint32_t>(parallel.rank()));
   std::uniform_int_distribution<int32_t> token(0, static_cast<int32_t>(vocab) - 1);

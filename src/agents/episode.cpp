@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "core/files.h"
 #include "core/enum_names.h"
+#include "core/files.h"
 
 namespace vinci::agents {
 
@@ -142,7 +142,8 @@ TurnInputs turn_inputs_from_json(const json& j, const std::optional<eval::Result
   } else if (result) {
     t.verdict = result->verdict;
   } else {
-    throw std::invalid_argument(fmt::format("{}: reward_inputs has no 'verdict' and the call no result to take it from", where));
+    throw std::invalid_argument(
+        fmt::format("{}: reward_inputs has no 'verdict' and the call no result to take it from", where));
   }
   t.speedup = reward_number(j, "speedup", where);
   t.coverage = reward_number(j, "coverage", where);
@@ -158,9 +159,12 @@ SummaryInputs summary_inputs_from_json(const json& j, const std::string& where) 
   if (const auto it = j.find("admitted"); it != j.end()) {  // absent until verification ran
     if (!it->is_array()) throw std::invalid_argument(fmt::format("{}: reward_inputs.admitted must be an array", where));
     for (const auto& a : *it) {
-      if (!a.is_object() || !a.contains("skill") || !a["skill"].is_string() || !a.contains("speedup") || !a["speedup"].is_number())
-        throw std::invalid_argument(fmt::format("{}: reward_inputs.admitted entries need a 'skill' name and a numeric "
-                                                "'speedup', got {}", where, a.dump()));
+      if (!a.is_object() || !a.contains("skill") || !a["skill"].is_string() || !a.contains("speedup") ||
+          !a["speedup"].is_number())
+        throw std::invalid_argument(
+            fmt::format("{}: reward_inputs.admitted entries need a 'skill' name and a numeric "
+                        "'speedup', got {}",
+                        where, a.dump()));
       s.admitted.push_back({a["skill"].get<std::string>(), a["speedup"].get<double>()});
     }
   }
@@ -211,9 +215,10 @@ AgentCall call_from_json(const json& j, const std::string& where) {
   if (c.trainable) {
     // What training relies on: one logprob and one mask bit per response token.
     if (c.logprobs.size() != c.response_ids.size() || c.loss_mask.size() != c.response_ids.size())
-      throw std::invalid_argument(fmt::format("{}: {} response ids, {} logprobs, {} mask entries: a trainable call "
-                                              "needs one of each per token",
-                                              where, c.response_ids.size(), c.logprobs.size(), c.loss_mask.size()));
+      throw std::invalid_argument(
+          fmt::format("{}: {} response ids, {} logprobs, {} mask entries: a trainable call "
+                      "needs one of each per token",
+                      where, c.response_ids.size(), c.logprobs.size(), c.loss_mask.size()));
   }
   return c;
 }
@@ -230,7 +235,8 @@ Episode episode_from_json(const json& j) {
   e.meta = field<json>(j, "meta", where);
   const json calls = field<json>(j, "calls", where);
   if (!calls.is_array()) throw std::invalid_argument(where + ": 'calls' is not an array");
-  for (size_t i = 0; i < calls.size(); ++i) e.calls.push_back(call_from_json(calls[i], fmt::format("{}, call {}", where, i)));
+  for (size_t i = 0; i < calls.size(); ++i)
+    e.calls.push_back(call_from_json(calls[i], fmt::format("{}, call {}", where, i)));
   return e;
 }
 

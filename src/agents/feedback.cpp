@@ -48,7 +48,8 @@ std::string trim_build_log(std::string_view log, size_t max_chars) {
     any = true;
     for (size_t j = i; j < lines.size() && j <= i + kContext; ++j) keep[j] = true;
   }
-  if (!any) return fmt::format("[... {} characters of log cut]\n{}", log.size() - max_chars, core::utf8_suffix(log, max_chars));
+  if (!any)
+    return fmt::format("[... {} characters of log cut]\n{}", log.size() - max_chars, core::utf8_suffix(log, max_chars));
   std::string out;
   size_t cut = 0;
   bool gap = false;
@@ -90,8 +91,9 @@ std::string profile_summary(const std::vector<eval::KernelTime>& kernels) {
   for (const auto& k : kernels) total += k.total_us;
   std::string out = "Profile of one forward call (GPU time by kernel, longest first):\n";
   for (const auto& k : kernels)
-    out += fmt::format("- {:.1f} us ({:.0f}%), {} launch{}: {}{}\n", k.total_us, total > 0 ? 100 * k.total_us / total : 0.0,
-                       k.calls, k.calls == 1 ? "" : "es", k.name, k.custom ? " (yours)" : "");
+    out += fmt::format("- {:.1f} us ({:.0f}%), {} launch{}: {}{}\n", k.total_us,
+                       total > 0 ? 100 * k.total_us / total : 0.0, k.calls, k.calls == 1 ? "" : "es", k.name,
+                       k.custom ? " (yours)" : "");
   return out;
 }
 
@@ -100,14 +102,15 @@ std::string describe_result(const eval::Result& r, size_t max_log_chars) {
   switch (r.verdict) {
     case eval::Verdict::correct: {
       out += fmt::format("Correct on {}/{} trials.", r.trials_passed, r.trials);
-      if (r.timing) out += fmt::format(" Your kernel: {:.4f} ms (median of {} runs).", r.timing->median_ms, r.timing->trials);
+      if (r.timing)
+        out += fmt::format(" Your kernel: {:.4f} ms (median of {} runs).", r.timing->median_ms, r.timing->trials);
       if (r.eager) out += fmt::format(" PyTorch eager: {:.4f} ms.", r.eager->median_ms);
       if (r.speedup_eager) out += fmt::format(" Speedup over eager: {:.2f}x.", *r.speedup_eager);
       if (r.speedup_compile) out += fmt::format(" Over torch.compile: {:.2f}x.", *r.speedup_compile);
       out += '\n';
       if (r.coverage)
-        out += fmt::format("Your own kernels took {:.0f}% of the forward time ({} launches per call).\n", 100 * *r.coverage,
-                           r.custom_launches);
+        out += fmt::format("Your own kernels took {:.0f}% of the forward time ({} launches per call).\n",
+                           100 * *r.coverage, r.custom_launches);
       out += profile_summary(r.profile);
       break;
     }

@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 int BenchTask::correct_samples() const {
-  return static_cast<int>(std::count_if(samples.begin(), samples.end(), [](const Rollout& r) { return r.best_turn().has_value(); }));
+  return static_cast<int>(
+      std::count_if(samples.begin(), samples.end(), [](const Rollout& r) { return r.best_turn().has_value(); }));
 }
 
 std::vector<eval::Result> BenchOutcome::results() const {
@@ -61,18 +62,19 @@ Episode bench_episode(const BenchTask& b, const std::string& model, const BenchS
 
 json bench_attempt_json(const BenchTask& b, const Rollout& r, const PolicyTurn& t, const fs::path& out_dir) {
   const eval::Result* res = t.result ? &*t.result : nullptr;
-  return {{"task", b.task.task.id},
-          {"level", b.task.task.level},
-          {"sample", r.sample},
-          {"turn", t.turn},
-          {"strategy", t.strategy},
-          {"file", t.file.empty() ? json(nullptr) : json(t.file.lexically_proximate(out_dir).string())},
-          {"parse_failure", t.parse_failure},
-          {"class", res ? json(eval::to_string(res->verdict)) : json(nullptr)},
-          {"reason", res ? res->reason : ""},
-          {"outcome", res ? outcome_line(*res) : "no usable answer (" + t.parse_failure + ")"},
-          {"speedup", t.speedup()},
-          {"speedup_compile", res && res->correct() && res->speedup_compile ? json(*res->speedup_compile) : json(nullptr)}};
+  return {
+      {"task", b.task.task.id},
+      {"level", b.task.task.level},
+      {"sample", r.sample},
+      {"turn", t.turn},
+      {"strategy", t.strategy},
+      {"file", t.file.empty() ? json(nullptr) : json(t.file.lexically_proximate(out_dir).string())},
+      {"parse_failure", t.parse_failure},
+      {"class", res ? json(eval::to_string(res->verdict)) : json(nullptr)},
+      {"reason", res ? res->reason : ""},
+      {"outcome", res ? outcome_line(*res) : "no usable answer (" + t.parse_failure + ")"},
+      {"speedup", t.speedup()},
+      {"speedup_compile", res && res->correct() && res->speedup_compile ? json(*res->speedup_compile) : json(nullptr)}};
 }
 
 }  // namespace
@@ -116,7 +118,8 @@ BenchOutcome bench_model(llm::Backbone& backbone, KernelEvaluator& evaluator, co
       policy_turn(backbone, evaluator, prompts, slots, settings.policy);
       if (progress) progress(fmt::format("{}, turn {}/{}: {}", which, t + 1, out.turns, bench_turn_summary(slots)));
     }
-    for (size_t i = first; i < last; ++i) out.tasks[i].episode = bench_episode(out.tasks[i], out.model, settings, out.turns);
+    for (size_t i = first; i < last; ++i)
+      out.tasks[i].episode = bench_episode(out.tasks[i], out.model, settings, out.turns);
   }
   return out;
 }
@@ -179,9 +182,9 @@ json to_json(const BenchSummary& s) {
 }
 
 std::string bench_table(const BenchSummary& s) {
-  std::string out = fmt::format("{} on {}: {} task{}, {} sample{} of {} turn{} each\n", s.model, s.device, s.tasks,
-                                s.tasks == 1 ? "" : "s", s.samples, s.samples == 1 ? "" : "s", s.turns,
-                                s.turns == 1 ? "" : "s");
+  std::string out =
+      fmt::format("{} on {}: {} task{}, {} sample{} of {} turn{} each\n", s.model, s.device, s.tasks,
+                  s.tasks == 1 ? "" : "s", s.samples, s.samples == 1 ? "" : "s", s.turns, s.turns == 1 ? "" : "s");
   for (const auto& [k, v] : s.pass_at_k) out += fmt::format("pass@{} {:.1f}%  ", k, 100.0 * v);
   out += fmt::format("({} of {} tasks solved)\n", s.solved_tasks, s.tasks);
   out += fmt::format("answers: {}, {} kernels evaluated, {} without a kernel, {} correct\n\n", s.attempts, s.evaluated,
@@ -206,7 +209,8 @@ void write_bench_outputs(const fs::path& out_dir, const BenchOutcome& outcome, c
   core::write_file_atomic(out_dir / "results.jsonl", results);
   core::write_file_atomic(out_dir / "attempts.jsonl", attempts);
   core::write_file_atomic(out_dir / "episodes.jsonl", episodes);
-  core::write_file_atomic(out_dir / "summary.json", to_json(summary).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  core::write_file_atomic(out_dir / "summary.json",
+                          to_json(summary).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace vinci::agents

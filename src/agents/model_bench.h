@@ -48,14 +48,14 @@ struct BenchSettings {
 struct BenchTask {
   PolicyTask task;
   std::vector<Rollout> samples;
-  Episode episode;  // every call of every sample, sample by sample
+  Episode episode;              // every call of every sample, sample by sample
   int correct_samples() const;  // samples with at least one correct turn
 };
 
 struct BenchOutcome {
   std::string model, device;
   int samples = 1, turns = 1;
-  std::vector<BenchTask> tasks;  // in the order given
+  std::vector<BenchTask> tasks;               // in the order given
   std::vector<eval::Result> results() const;  // every evaluated attempt, by task, sample and turn
 };
 
@@ -69,11 +69,11 @@ std::vector<int> pass_k_values(int samples);
 struct BenchSummary {
   std::string model, device;
   int tasks = 0, samples = 0, turns = 0;
-  int attempts = 0;          // answers: tasks x samples x turns
-  int evaluated = 0;         // answers that held a kernel file
-  int no_kernel = 0;         // answers without one: a parse failure or a backbone error
+  int attempts = 0;   // answers: tasks x samples x turns
+  int evaluated = 0;  // answers that held a kernel file
+  int no_kernel = 0;  // answers without one: a parse failure or a backbone error
   int correct_attempts = 0;
-  int solved_tasks = 0;      // tasks with at least one correct sample
+  int solved_tasks = 0;             // tasks with at least one correct sample
   std::map<int, double> pass_at_k;  // k -> eval::pass_at_k(samples, correct samples, k), averaged over tasks
   // fast_p over every evaluated attempt; a task counts its best correct one, so with several samples
   // this is best-of-samples fast_p.
@@ -88,6 +88,7 @@ std::string bench_table(const BenchSummary& summary);
 
 // results.jsonl, attempts.jsonl, episodes.jsonl and summary.json; attempts name their files
 // relative to out_dir.
-void write_bench_outputs(const std::filesystem::path& out_dir, const BenchOutcome& outcome, const BenchSummary& summary);
+void write_bench_outputs(const std::filesystem::path& out_dir, const BenchOutcome& outcome,
+                         const BenchSummary& summary);
 
 }  // namespace vinci::agents

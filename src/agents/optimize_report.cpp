@@ -76,8 +76,8 @@ std::string scheme_skills(const OptimizeOutcome& o, int index) {
 std::string summary_table(const OptimizeOutcome& o) {
   std::string out = fmt::format("{:<7} {:<48} {:>8} {:>8} {:>9}\n", "scheme", "skills", "attempts", "correct", "best");
   for (const auto& [index, row] : per_scheme(o))
-    out += fmt::format("{:<7} {:<48} {:>8} {:>8} {:>8.2f}x\n", index, scheme_skills(o, index).substr(0, 48), row.attempts,
-                       row.correct, row.best);
+    out += fmt::format("{:<7} {:<48} {:>8} {:>8} {:>8.2f}x\n", index, scheme_skills(o, index).substr(0, 48),
+                       row.attempts, row.correct, row.best);
   if (const PolicyTurn* b = o.best_turn())
     out += fmt::format("best: {} ({})\n", b->file.filename().string(), outcome_line(*b->result));
   else
@@ -121,15 +121,18 @@ void write_optimize_outputs(const fs::path& out_dir, const PolicyTask& task, con
   core::write_file_atomic(out_dir / "skills_admitted.jsonl", admitted);
 
   const fs::path best = out_dir / "best_kernel.py";
-  if (const PolicyTurn* b = o.best_turn()) core::write_file_atomic(best, b->code);
-  else fs::remove(best);
+  if (const PolicyTurn* b = o.best_turn())
+    core::write_file_atomic(best, b->code);
+  else
+    fs::remove(best);
 
   std::string md = fmt::format("# vinci optimize: {}\n\n", task.task.id);
   md += fmt::format("Model `{}`, strategy {}, {} schemes.\n\n```\n{}```\n\n", o.episode.model,
                     o.episode.meta.value("strategy", "?"), o.schemes.size(), summary_table(o));
   md += "## Attempts\n\n| attempt | skills | strategy | outcome |\n|---|---|---|---|\n";
   for (const auto& [r, t] : unique_attempts(o)) {
-    const std::string file = t->file.empty() ? fmt::format("{}_t{} (no file)", r->label, t->turn) : t->file.filename().string();
+    const std::string file =
+        t->file.empty() ? fmt::format("{}_t{} (no file)", r->label, t->turn) : t->file.filename().string();
     md += fmt::format("| {} | {} | {} | {} |\n", file, fmt::join(names_of(r->skills), ", "), t->strategy,
                       t->result ? outcome_line(*t->result) : "no usable answer (" + t->parse_failure + ")");
   }
@@ -138,7 +141,8 @@ void write_optimize_outputs(const fs::path& out_dir, const PolicyTask& task, con
     for (const auto& p : s.proposals) {
       std::string fate = p.refused.empty() ? "verified" : "refused: " + p.refused;
       for (const auto& v : o.verifications)
-        if (v.skill.name == p.skill.name && p.refused.empty()) fate = (v.admitted ? "admitted: " : "not admitted: ") + v.why;
+        if (v.skill.name == p.skill.name && p.refused.empty())
+          fate = (v.admitted ? "admitted: " : "not admitted: ") + v.why;
       md += fmt::format("- `{}` (from {}): {}\n", p.skill.name, s.rollout->label, fate);
     }
   core::write_file_atomic(out_dir / "report.md", md);

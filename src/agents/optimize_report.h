@@ -15,7 +15,8 @@
 
 namespace vinci::agents {
 
-void write_optimize_outputs(const std::filesystem::path& out_dir, const PolicyTask& task, const OptimizeOutcome& outcome);
+void write_optimize_outputs(const std::filesystem::path& out_dir, const PolicyTask& task,
+                            const OptimizeOutcome& outcome);
 
 std::string summary_table(const OptimizeOutcome& outcome);
 

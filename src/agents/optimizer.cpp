@@ -10,8 +10,8 @@
 #include <fmt/ranges.h>
 
 #include "agents/feedback.h"
-#include "core/hash.h"
 #include "core/enum_names.h"
+#include "core/hash.h"
 
 namespace vinci::agents {
 
@@ -113,7 +113,8 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
   const int per_scheme = settings.strategy == Strategy::parallel ? settings.samples * turns : settings.samples;
   rollouts.reserve(out.schemes.size() * per_scheme * (settings.strategy == Strategy::beam ? turns : 1));
   for (const auto& scheme : out.schemes) {
-    for (int k = 0; k < per_scheme; ++k) rollouts.push_back(new_rollout(scheme, next_sample[scheme.index]++, skills_of(library, scheme)));
+    for (int k = 0; k < per_scheme; ++k)
+      rollouts.push_back(new_rollout(scheme, next_sample[scheme.index]++, skills_of(library, scheme)));
   }
 
   if (settings.strategy == Strategy::parallel) {
@@ -166,7 +167,8 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
       auto& inputs = std::get<SummaryInputs>(s.call.reward_inputs);
       std::vector<skills::Skill> to_verify;
       for (auto& p : s.proposals) {
-        if (p.refused.empty() && library.find(p.skill.name)) p.refused = "a skill of that name is already in the library";
+        if (p.refused.empty() && library.find(p.skill.name))
+          p.refused = "a skill of that name is already in the library";
         if (p.refused.empty() && !verifying.insert(p.skill.name).second)
           p.refused = "proposed already by an earlier rollout of this run";
         if (p.refused.empty()) {
@@ -180,7 +182,8 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
         continue;
       }
       say(fmt::format("verify: {} skill(s) from {}", to_verify.size(), s.rollout->label));
-      auto verified = verify_skills(backbone, evaluator, prompts, task, *s.rollout, to_verify, settings.verify, settings.seed);
+      auto verified =
+          verify_skills(backbone, evaluator, prompts, task, *s.rollout, to_verify, settings.verify, settings.seed);
       for (auto& v : verified) {
         say(fmt::format("verify: '{}' {}: {}", v.skill.name, v.admitted ? "admitted" : "not admitted", v.why));
         if (v.admitted) inputs.admitted.push_back({v.skill.name, v.record.skill_speedup});
@@ -195,7 +198,8 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
   out.episode.task = task.task.id;
   out.episode.model = backbone.model_name();
   out.episode.id = core::content_hash({task.task.id, backbone.model_name(), std::to_string(settings.seed),
-                                       to_string(settings.strategy)}).substr(0, 16);
+                                       to_string(settings.strategy)})
+                       .substr(0, 16);
   out.episode.meta = {{"strategy", to_string(settings.strategy)},
                       {"turns", turns},
                       {"samples", settings.samples},

@@ -77,9 +77,12 @@ std::vector<ordered_json> json_objects(std::string_view text) {
     for (size_t k = i; k < text.size(); ++k) {
       const char c = text[k];
       if (in_string) {
-        if (escaped) escaped = false;
-        else if (c == '\\') escaped = true;
-        else if (c == '"') in_string = false;
+        if (escaped)
+          escaped = false;
+        else if (c == '\\')
+          escaped = true;
+        else if (c == '"')
+          in_string = false;
       } else if (c == '"') {
         in_string = true;
       } else if (c == '{') {
@@ -181,8 +184,9 @@ CodeExtraction extract_kernel_code(std::string_view response, size_t max_chars) 
                               "complete Python file defining `class ModelNew` in one ```python block, and little else.",
                               response.size(), max_chars));
   if (is_blank(response))
-    return failed(ParseFailure::empty, "Your answer was empty. Reply with the complete Python file defining "
-                                       "`class ModelNew` in one ```python block.");
+    return failed(ParseFailure::empty,
+                  "Your answer was empty. Reply with the complete Python file defining "
+                  "`class ModelNew` in one ```python block.");
   const std::string outside = strip_reasoning(response);
   std::vector<Fence> blocks = fences(outside);
   if (blocks.empty()) blocks = fences(response);  // code only in the reasoning: better than nothing
@@ -191,8 +195,10 @@ CodeExtraction extract_kernel_code(std::string_view response, size_t max_chars) 
   bool cut_off = false;
   for (const Fence& f : blocks) {
     if (!defines_model_new(f.body)) continue;
-    if (f.closed) answer = &f;
-    else cut_off = true;
+    if (f.closed)
+      answer = &f;
+    else
+      cut_off = true;
   }
   if (answer) {
     CodeExtraction e;
@@ -213,10 +219,12 @@ CodeExtraction extract_kernel_code(std::string_view response, size_t max_chars) 
     return e;
   }
   if (is_blank(outside))
-    return failed(ParseFailure::empty, "Your answer held only reasoning, with no code after it (it may have been cut "
-                                       "off). Reason less, then give the complete file in one ```python block.");
-  return failed(ParseFailure::no_code, "Your answer had no code block. Reply with the complete Python file defining "
-                                       "`class ModelNew` in one ```python block.");
+    return failed(ParseFailure::empty,
+                  "Your answer held only reasoning, with no code after it (it may have been cut "
+                  "off). Reason less, then give the complete file in one ```python block.");
+  return failed(ParseFailure::no_code,
+                "Your answer had no code block. Reply with the complete Python file defining "
+                "`class ModelNew` in one ```python block.");
 }
 
 ToolCallExtraction extract_tool_call(std::string_view text, const ordered_json& server_tool_calls,
@@ -250,8 +258,10 @@ ToolCallExtraction extract_tool_call(std::string_view text, const ordered_json& 
     if (j.contains("name") && j["name"].is_string()) {
       if (j["name"] != tool) continue;
       std::string why;
-      if (auto args = call_arguments(j, why)) accept(*args);
-      else problem = why;
+      if (auto args = call_arguments(j, why))
+        accept(*args);
+      else
+        problem = why;
     } else if (missing_keys(j, required_keys).empty()) {
       accept(j);  // the arguments alone
     }

@@ -15,13 +15,13 @@ namespace vinci::agents {
 
 enum class ParseFailure {
   none,
-  empty,             // nothing but whitespace (or reasoning only)
-  too_long,          // past the size limit: not looked at
-  no_code,           // no code block and no bare ModelNew source
-  unterminated_code, // the block defining ModelNew never closes: the answer was cut off
-  no_model_new,      // code, but no block defines class ModelNew
-  no_tool_call,      // no call to the expected tool anywhere
-  bad_tool_call,     // a call whose arguments are not a JSON object with the required keys
+  empty,              // nothing but whitespace (or reasoning only)
+  too_long,           // past the size limit: not looked at
+  no_code,            // no code block and no bare ModelNew source
+  unterminated_code,  // the block defining ModelNew never closes: the answer was cut off
+  no_model_new,       // code, but no block defines class ModelNew
+  no_tool_call,       // no call to the expected tool anywhere
+  bad_tool_call,      // a call whose arguments are not a JSON object with the required keys
 };
 const char* parse_failure_name(ParseFailure failure);
 

@@ -19,7 +19,8 @@ double PolicyTurn::speedup() const { return result ? attempt_speedup(*result) : 
 std::optional<size_t> Rollout::best_turn() const {
   std::optional<size_t> best;
   for (size_t i = 0; i < turns.size(); ++i)
-    if (turns[i].result && turns[i].result->correct() && (!best || turns[i].speedup() > turns[*best].speedup())) best = i;
+    if (turns[i].result && turns[i].result->correct() && (!best || turns[i].speedup() > turns[*best].speedup()))
+      best = i;
   return best;
 }
 
@@ -38,10 +39,12 @@ std::string skills_section(const Prompts& prompts, const std::vector<skills::Ski
 ordered_json policy_messages(const Prompts& prompts, const PolicyTask& task, const Rollout& rollout,
                              const std::string& memory) {
   ordered_json messages = ordered_json::array();
-  messages.push_back({{"role", "system"},
-                      {"content", prompts.render("policy_system", {{"skills_section", skills_section(prompts, rollout.skills)}})}});
   messages.push_back(
-      {{"role", "user"}, {"content", prompts.render("policy_user", {{"task_id", task.task.id}, {"task_source", task.source}})}});
+      {{"role", "system"},
+       {"content", prompts.render("policy_system", {{"skills_section", skills_section(prompts, rollout.skills)}})}});
+  messages.push_back(
+      {{"role", "user"},
+       {"content", prompts.render("policy_user", {{"task_id", task.task.id}, {"task_source", task.source}})}});
   for (size_t i = 0; i < rollout.turns.size(); ++i) {
     const PolicyTurn& t = rollout.turns[i];
     // The earlier answer as code and stated strategy only: its reasoning is dropped.

@@ -24,13 +24,13 @@ namespace vinci::agents {
 
 struct PolicyTurn {
   int turn = 0;
-  std::string strategy;           // as the answer stated it
-  std::string code;               // empty when the answer held no usable file
-  std::filesystem::path file;     // where the code was written and evaluated from
-  std::string parse_failure;      // output_parser's (or the backbone's) classification
+  std::string strategy;        // as the answer stated it
+  std::string code;            // empty when the answer held no usable file
+  std::filesystem::path file;  // where the code was written and evaluated from
+  std::string parse_failure;   // output_parser's (or the backbone's) classification
   std::optional<eval::Result> result;
-  std::string feedback;           // what the next turn shows for this one
-  double speedup() const;         // over eager when correct, else 0
+  std::string feedback;    // what the next turn shows for this one
+  double speedup() const;  // over eager when correct, else 0
 };
 
 struct Rollout {
@@ -39,7 +39,7 @@ struct Rollout {
   int sample = 0;
   std::vector<skills::Skill> skills;  // injected into the system prompt
   std::vector<PolicyTurn> turns;
-  std::vector<AgentCall> calls;       // one per turn
+  std::vector<AgentCall> calls;             // one per turn
   std::optional<size_t> best_turn() const;  // the fastest correct turn
   double best_speedup() const;
 };

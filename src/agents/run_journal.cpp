@@ -79,9 +79,14 @@ namespace {
 
 std::string request_hash(const llm::GenerationRequest& q) {
   const auto& s = q.sampling;
-  const json sampling = {{"temperature", s.temperature}, {"top_p", s.top_p},   {"top_k", s.top_k},
-                         {"greedy", s.greedy},           {"max", s.max_new_tokens}, {"stop_ids", s.stop_token_ids},
-                         {"stop", s.stop_strings},       {"seed", s.seed ? json(*s.seed) : json(nullptr)},
+  const json sampling = {{"temperature", s.temperature},
+                         {"top_p", s.top_p},
+                         {"top_k", s.top_k},
+                         {"greedy", s.greedy},
+                         {"max", s.max_new_tokens},
+                         {"stop_ids", s.stop_token_ids},
+                         {"stop", s.stop_strings},
+                         {"seed", s.seed ? json(*s.seed) : json(nullptr)},
                          {"ignore_eos", s.ignore_eos}};
   return core::content_hash({q.messages.dump(), q.chat_extra.dump(), json(q.prompt_ids).dump(), sampling.dump()});
 }

@@ -50,7 +50,8 @@ std::string header_list(const std::vector<skills::SearchHit>& hits) {
 }
 
 // A scheme from the model's select_skills arguments: known names only, no repeats, at most max.
-void fill_scheme(SkillScheme& scheme, const ordered_json& args, const std::vector<std::string>& shown, size_t max_skills) {
+void fill_scheme(SkillScheme& scheme, const ordered_json& args, const std::vector<std::string>& shown,
+                 size_t max_skills) {
   const ordered_json& picks = args["selected_skills"];
   if (!picks.is_array()) {
     scheme.dropped.push_back("selected_skills is not a list");
@@ -112,9 +113,12 @@ SelectionOutcome select_skills(llm::Backbone& backbone, const Prompts& prompts, 
       SkillScheme scheme;
       scheme.index = i;
       if (!r.error) {
-        const auto parsed = extract_tool_call(r.reasoning + "\n" + r.text, r.tool_calls, "select_skills", {"selected_skills"});
-        if (parsed.call) fill_scheme(scheme, parsed.call->arguments, out.shown, settings.max_skills);
-        else call.parse_failure = parse_failure_name(parsed.failure);
+        const auto parsed =
+            extract_tool_call(r.reasoning + "\n" + r.text, r.tool_calls, "select_skills", {"selected_skills"});
+        if (parsed.call)
+          fill_scheme(scheme, parsed.call->arguments, out.shown, settings.max_skills);
+        else
+          call.parse_failure = parse_failure_name(parsed.failure);
       }
       call.reward_inputs = SelectionInputs{scheme.skills, scheme.dropped};
       out.calls.push_back(std::move(call));

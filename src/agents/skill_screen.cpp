@@ -24,7 +24,8 @@ std::set<std::string> large_integers(std::string_view text) {
   static const std::regex re(R"(\b\d{4,}\b)");
   std::set<std::string> out;
   const std::string s(text);
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it) out.insert(it->str());
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it)
+    out.insert(it->str());
   return out;
 }
 
@@ -40,7 +41,8 @@ std::optional<std::string> screen_skill(const skills::Skill& skill, std::string_
       R"(|\bcublas\w*\s*\(|\bcudnn\w*\s*\(|torch\.compile|\bcache (the )?(output|result)s?\b|\bmemoi[sz]e|\bskip (the )?(computation|kernel)\b)");
   std::smatch m;
   if (std::regex_search(text, m, bypass))
-    return fmt::format("bypasses the kernel: '{}' (a skill must teach how to write the kernel, not how to avoid it)", m.str());
+    return fmt::format("bypasses the kernel: '{}' (a skill must teach how to write the kernel, not how to avoid it)",
+                       m.str());
 
   static const std::regex low_precision(R"(\b(fp16|bf16|bfloat16|float16|half precision|tf32|__half|__nv_bfloat16)\b)");
   const std::string scope_and_tags = lower(skill.scope + " " + [&] {

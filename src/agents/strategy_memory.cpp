@@ -25,7 +25,8 @@ std::string clip(std::string_view s, size_t max_chars) {
 bool starts_with_ci(std::string_view s, std::string_view prefix) {
   if (s.size() < prefix.size()) return false;
   for (size_t i = 0; i < prefix.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i]))) return false;
+    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i])))
+      return false;
   return true;
 }
 
@@ -53,7 +54,8 @@ std::string stated_strategy(std::string_view response, size_t max_chars) {
     bare = trim(bare);
     if (starts_with_ci(bare, "strategy")) {
       bare.remove_prefix(8);
-      while (!bare.empty() && (bare.front() == ':' || bare.front() == '*' || bare.front() == ' ')) bare.remove_prefix(1);
+      while (!bare.empty() && (bare.front() == ':' || bare.front() == '*' || bare.front() == ' '))
+        bare.remove_prefix(1);
       if (!bare.empty()) return clip(bare, max_chars);
     }
     if (first_prose.empty()) first_prose = clip(bare, max_chars);
@@ -68,7 +70,8 @@ void StrategyMemory::add(std::string strategy, std::string outcome) {
 
 std::string StrategyMemory::render(size_t max_entries) const {
   if (entries_.empty()) return "";
-  std::string out = "## Strategies already tried on this task\nDo not repeat one that failed or was slow; build on the best.\n";
+  std::string out =
+      "## Strategies already tried on this task\nDo not repeat one that failed or was slow; build on the best.\n";
   const size_t first = entries_.size() > max_entries ? entries_.size() - max_entries : 0;
   if (first > 0) out += fmt::format("({} earlier attempts not shown)\n", first);
   for (size_t i = first; i < entries_.size(); ++i)

@@ -25,9 +25,9 @@ struct VerifySettings {
 struct VerificationOutcome {
   skills::Skill skill;
   bool admitted = false;
-  std::string why;                 // the decision in words
-  skills::Verification record;     // base and worst repeat speedup, for the library
-  std::vector<Rollout> repeats;    // one single-turn rollout per repeat
+  std::string why;               // the decision in words
+  skills::Verification record;   // base and worst repeat speedup, for the library
+  std::vector<Rollout> repeats;  // one single-turn rollout per repeat
 };
 
 // Verifies each skill against the rollout it was distilled from: all repeats of all skills go out

@@ -20,7 +20,8 @@ void add_agent_model_options(CLI::App& app, AgentModelOptions& o) {
                     ->check(CLI::ExistingDirectory);
   auto* llm = add_server_backbone_options(app, o.server);
   model->excludes(llm);
-  app.add_option("--model-device", o.model_device, "where the --model runs: auto, cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--model-device", o.model_device, "where the --model runs: auto, cpu, cuda or cuda:N")
+      ->capture_default_str();
   app.add_option("--dtype", o.dtype, "the --model's dtype: auto, float32, bfloat16 or float16")->capture_default_str();
   app.add_option("--chat-template", o.chat_template, "a Jinja chat template overriding the checkpoint's")
       ->check(CLI::ExistingFile);
@@ -52,16 +53,19 @@ eval::EvalConfig AgentEvalOptions::resolved() const {
 void add_agent_eval_options(CLI::App& app, AgentEvalOptions& o) {
   auto& e = o.config;
   app.add_option("--device", e.device, "where kernels are evaluated: cpu, cuda or auto")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
   app.add_option("--scale", e.scale, "shrink the sizes the tasks list in SCALABLE (e.g. 0.05 for CPU runs)")
-      ->check(CLI::Range(1e-6, 1.0))->capture_default_str();
+      ->check(CLI::Range(1e-6, 1.0))
+      ->capture_default_str();
   app.add_option("--cache-dir", e.cache_dir, "evaluator cache folder (default $VINCI_CACHE or ~/.cache/vinci)");
   app.add_option("--trials", e.timing.trials, "timed calls per measurement")->capture_default_str();
   app.add_option("--time-budget", e.timing.budget_s, "seconds at most per timing run")->capture_default_str();
   app.add_flag("!--no-compile-baseline", e.compile_baseline,
                "skip the torch.compile baseline (speedups over torch.compile are then absent)");
   app.add_option("--torch-ops", e.torch_ops, "torch compute ops inside ModelNew.forward")
-      ->check(CLI::IsMember({"forbid", "warn", "allow"}))->capture_default_str();
+      ->check(CLI::IsMember({"forbid", "warn", "allow"}))
+      ->capture_default_str();
   app.add_option("--compile-timeout", o.compile_timeout_s, "seconds per candidate build")->capture_default_str();
   app.add_option("--run-timeout", o.run_timeout_s, "seconds per check or timing request")->capture_default_str();
 }
@@ -70,11 +74,13 @@ void write_run_settings(const std::filesystem::path& out, const nlohmann::json& 
   const auto path = out / "run.json";
   if (resume)
     if (auto old = core::try_read_file(path); old && nlohmann::json::parse(*old, nullptr, false) != settings)
-      spdlog::warn("{} was written with other settings: only calls identical to the earlier run's are replayed", path.string());
+      spdlog::warn("{} was written with other settings: only calls identical to the earlier run's are replayed",
+                   path.string());
   core::write_file_atomic(path, settings.dump(2) + "\n");
 }
 
-std::vector<eval::Task> select_tasks(const std::string& dir, const std::vector<int>& levels, const std::string& filter) {
+std::vector<eval::Task> select_tasks(const std::string& dir, const std::vector<int>& levels,
+                                     const std::string& filter) {
   const eval::Suite suite = eval::load_suite(dir);
   for (const auto& s : suite.skipped) spdlog::warn("skipped {}", s);
   const std::regex pattern(filter.empty() ? ".*" : filter);

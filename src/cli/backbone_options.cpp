@@ -5,9 +5,10 @@
 namespace vinci::cli {
 
 CLI::Option* add_backbone_options(CLI::App& app, BackboneOptions& options, bool model_required) {
-  auto* model = app.add_option("--model", options.model, "a Hugging Face checkpoint directory (Qwen2/2.5, Qwen3, Llama-3)")
-                    ->required(model_required)
-                    ->check(CLI::ExistingDirectory);
+  auto* model =
+      app.add_option("--model", options.model, "a Hugging Face checkpoint directory (Qwen2/2.5, Qwen3, Llama-3)")
+          ->required(model_required)
+          ->check(CLI::ExistingDirectory);
   app.add_option("--device", options.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--dtype", options.dtype, "auto (bf16 on GPU, fp32 on CPU), float32, bfloat16 or float16")
       ->capture_default_str();

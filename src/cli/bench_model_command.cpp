@@ -62,8 +62,8 @@ int run_bench_model(BenchModelOptions& o) {
   const fs::path out = o.out;
   // Refused before anything starts: a run must not overwrite another's results, or mix with them.
   if (!o.resume && fs::exists(out) && !fs::is_empty(out))
-    throw std::runtime_error(fmt::format("{} is not empty: pass --resume to continue the run recorded there, or another --out",
-                                         out.string()));
+    throw std::runtime_error(fmt::format(
+        "{} is not empty: pass --resume to continue the run recorded there, or another --out", out.string()));
   fs::create_directories(out / "candidates");
   write_run_settings(out, bench_run_settings(o, tasks), o.resume);
 
@@ -73,14 +73,16 @@ int run_bench_model(BenchModelOptions& o) {
   const agents::Prompts prompts(o.prompts);
   eval::EvaluatorPool pool(o.eval.resolved());
 
-  spdlog::info("benchmarking {} on {} task(s) of {} ({}): {} sample(s), {} turn(s), {} tasks per batch", model->model_name(),
-               tasks.size(), o.tasks, pool.device_name(), s.samples, s.policy.turns, s.batch_tasks);
+  spdlog::info("benchmarking {} on {} task(s) of {} ({}): {} sample(s), {} turn(s), {} tasks per batch",
+               model->model_name(), tasks.size(), o.tasks, pool.device_name(), s.samples, s.policy.turns,
+               s.batch_tasks);
   agents::PoolEvaluator evaluator(pool, [](const eval::Result& r) {
     spdlog::info("  {} {}: {}", r.task, fs::path(r.candidate).filename().string(), agents::outcome_line(r));
   });
   const fs::path journal_path = out / "journal.jsonl";
   agents::RunJournal journal(journal_path);
-  if (journal.recorded() > 0) spdlog::info("resuming: {} recorded calls in {}", journal.recorded(), journal_path.string());
+  if (journal.recorded() > 0)
+    spdlog::info("resuming: {} recorded calls in {}", journal.recorded(), journal_path.string());
   agents::ReplayBackbone replay_model(*model, journal);
   agents::ReplayEvaluator replay_eval(evaluator, journal);
 
@@ -112,12 +114,16 @@ Action add_bench_model_command(CLI::App& app) {
   add_agent_model_options(app, o->backbone);
 
   auto& s = o->settings;
-  app.add_option("--samples", s.samples, "independent samples per task (the n of pass@k)")->check(CLI::Range(1, 1024))
+  app.add_option("--samples", s.samples, "independent samples per task (the n of pass@k)")
+      ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  app.add_option("--turns", s.policy.turns, "turns per sample; more than 1 refines each sample with the evaluator's feedback")
-      ->check(CLI::Range(1, 50))->capture_default_str();
+  app.add_option("--turns", s.policy.turns,
+                 "turns per sample; more than 1 refines each sample with the evaluator's feedback")
+      ->check(CLI::Range(1, 50))
+      ->capture_default_str();
   app.add_option("--batch-tasks", s.batch_tasks, "tasks whose requests go into one batched generation and evaluation")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   app.add_option("--temperature", o->temperature, "sampling temperature; 0 decodes greedily")->capture_default_str();
   app.add_option("--max-new-tokens", o->max_new_tokens, "tokens per answer")->check(at_least(1))->capture_default_str();
   app.add_option("--seed", s.seed, "seed of every sampled call (each task, sample and turn draws its own)")
@@ -125,7 +131,8 @@ Action add_bench_model_command(CLI::App& app) {
   app.add_option("--prompts", o->prompts, "a folder of prompt files overriding the shipped ones (prompts/policy_*.md)")
       ->check(CLI::ExistingDirectory);
   app.add_option("--out", o->out, "output folder; must be empty or missing unless --resume")->required();
-  app.add_flag("--resume", o->resume, "continue the run recorded in --out: completed calls are answered from its journal");
+  app.add_flag("--resume", o->resume,
+               "continue the run recorded in --out: completed calls are answered from its journal");
 
   add_agent_eval_options(app, o->eval);
   return [o] { return run_bench_model(*o); };

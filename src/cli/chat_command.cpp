@@ -60,7 +60,9 @@ Action add_chat_command(CLI::App& app) {
   auto o = std::make_shared<ChatCommandOptions>();
   add_backbone_options(app, o->backbone);
   app.add_option("--system", o->system, "a system message opening the conversation");
-  app.add_option("--max-new-tokens", o->max_new_tokens, "longest reply in tokens")->check(at_least(1))->capture_default_str();
+  app.add_option("--max-new-tokens", o->max_new_tokens, "longest reply in tokens")
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--temperature", o->temperature, "sampling temperature (0: greedy)")->capture_default_str();
   app.add_option("--top-p", o->top_p, "nucleus sampling mass")->capture_default_str();
   app.add_flag("--no-thinking", o->no_thinking, "enable_thinking=false for templates that know it (Qwen3)");

@@ -35,7 +35,8 @@ struct EvalOptions {
 
 std::string class_counts(const std::vector<eval::Result>& results) {
   std::map<std::string, int> counts;
-  for (const auto& r : results) ++counts[std::string(eval::to_string(r.verdict)) + (r.reason.empty() ? "" : "/" + r.reason)];
+  for (const auto& r : results)
+    ++counts[std::string(eval::to_string(r.verdict)) + (r.reason.empty() ? "" : "/" + r.reason)];
   std::string out;
   for (const auto& [k, n] : counts) out += fmt::format("  {:<36} {}\n", k, n);
   return out;
@@ -52,7 +53,8 @@ int check_expectations(const std::vector<eval::Job>& jobs, const std::vector<eva
     const std::string got = fmt::format("{}/{}", eval::to_string(r.verdict), r.reason);
     if (!jobs[i].candidate.expectation_met(std::string(eval::to_string(r.verdict)), r.reason)) {
       ++wrong;
-      fmt::print(stderr, "UNEXPECTED {}: expected {}, got {}: {}\n", r.candidate, *expect, got, r.message.substr(0, 300));
+      fmt::print(stderr, "UNEXPECTED {}: expected {}, got {}: {}\n", r.candidate, *expect, got,
+                 r.message.substr(0, 300));
     }
   }
   fmt::print("expectations: {} passed, {} failed\n", labelled - wrong, wrong);
@@ -64,14 +66,15 @@ int check_expectations(const std::vector<eval::Job>& jobs, const std::vector<eva
 void refuse_unchecked(const eval::Pairing& pairing, const std::string& dir) {
   std::vector<std::string> problems = pairing.unmatched;
   for (const auto& [task, cand] : pairing.pairs)
-    if (!cand.expect) problems.push_back(fmt::format("{}: no '# vinci-expect: class/reason' header", cand.file.string()));
+    if (!cand.expect)
+      problems.push_back(fmt::format("{}: no '# vinci-expect: class/reason' header", cand.file.string()));
   if (problems.empty()) return;
   const size_t shown = std::min<size_t>(problems.size(), 5);
-  throw core::SetupError(fmt::format(
-      "--expect: {} file{} of {} would go unchecked ({}{}); label each, or move it out of the folder",
-      problems.size(), problems.size() == 1 ? "" : "s", dir,
-      fmt::join(problems.begin(), problems.begin() + static_cast<long>(shown), "; "),
-      problems.size() > shown ? "; ..." : ""));
+  throw core::SetupError(
+      fmt::format("--expect: {} file{} of {} would go unchecked ({}{}); label each, or move it out of the folder",
+                  problems.size(), problems.size() == 1 ? "" : "s", dir,
+                  fmt::join(problems.begin(), problems.begin() + static_cast<long>(shown), "; "),
+                  problems.size() > shown ? "; ..." : ""));
 }
 
 int run_eval(EvalOptions& o) {
@@ -95,7 +98,8 @@ int run_eval(EvalOptions& o) {
     return std::none_of(selected.begin(), selected.end(), [&](const eval::Task& t) { return t.id == pair.first.id; });
   });
   suite.tasks = selected;
-  if (pairing.pairs.empty()) throw std::runtime_error(fmt::format("no candidate in {} matches a task of {}", o.candidates, o.tasks));
+  if (pairing.pairs.empty())
+    throw std::runtime_error(fmt::format("no candidate in {} matches a task of {}", o.candidates, o.tasks));
 
   eval::EvalConfig& c = o.config;
   c.tolerances["float32"] = {o.atol_fp32, o.rtol_fp32};
@@ -109,12 +113,15 @@ int run_eval(EvalOptions& o) {
   c.protocol = eval::Protocol::named(o.protocol);
   eval::EvaluatorPool pool(c);
   const std::string sandbox = pool.sandbox();
-  spdlog::info("{} candidates for {} tasks on {} ({} worker{}), protocol {}, sandbox {}, cache {}", pairing.pairs.size(),
-               suite.tasks.size(), pool.device_name(), pool.workers(), pool.workers() == 1 ? "" : "s", c.protocol.name,
-               sandbox, c.use_cache ? pool.config().cache_dir.string() : "off");
+  spdlog::info("{} candidates for {} tasks on {} ({} worker{}), protocol {}, sandbox {}, cache {}",
+               pairing.pairs.size(), suite.tasks.size(), pool.device_name(), pool.workers(),
+               pool.workers() == 1 ? "" : "s", c.protocol.name, sandbox,
+               c.use_cache ? pool.config().cache_dir.string() : "off");
   if (sandbox.rfind("bwrap", 0) != 0)
-    spdlog::warn("candidates are NOT isolated by namespaces on this host ({}): install bubblewrap and allow user "
-                 "namespaces; results carry this in their 'sandbox' field", sandbox);
+    spdlog::warn(
+        "candidates are NOT isolated by namespaces on this host ({}): install bubblewrap and allow user "
+        "namespaces; results carry this in their 'sandbox' field",
+        sandbox);
   static std::atomic<bool> interrupted{false};
   std::signal(SIGINT, [](int) { interrupted = true; });
   std::signal(SIGTERM, [](int) { interrupted = true; });
@@ -178,14 +185,17 @@ Action add_eval_command(CLI::App& app) {
   app.add_option("--tasks", o->tasks, "task suite: a folder of levelN/<number>_<Name>.py problem files")->required();
   app.add_option("--candidates", o->candidates,
                  "folder of candidate files, matched to tasks by name (levelN/<file>, <file>, "
-                 "level_L_problem_N_*.py) or by a '# vinci-task: <id>' header")->required();
+                 "level_L_problem_N_*.py) or by a '# vinci-task: <id>' header")
+      ->required();
   app.add_option("--device", o->config.device, "cpu, cuda (one worker per visible GPU) or auto")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))->capture_default_str();
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
   app.add_option("--out", o->out, "write one JSON line per (task, candidate) to this file");
   app.add_flag("--append", o->append, "append to --out instead of replacing it");
   app.add_flag("--json", o->json, "print the summary as one JSON object instead of a table");
   app.add_option("--scale", o->config.scale, "shrink the sizes tasks list in SCALABLE (e.g. 0.05 for CPU runs)")
-      ->check(CLI::Range(1e-6, 1.0))->capture_default_str();
+      ->check(CLI::Range(1e-6, 1.0))
+      ->capture_default_str();
   app.add_option("--level", o->levels, "only these levels");
   app.add_option("--filter", o->filter, "only tasks whose id matches this regex");
   app.add_flag("--no-cache", o->no_cache, "evaluate every pair again instead of reusing cached results");
@@ -196,8 +206,10 @@ Action add_eval_command(CLI::App& app) {
                "task or carries no label");
   app.add_option("--cache-dir", o->config.cache_dir, "cache folder (default $VINCI_CACHE or ~/.cache/vinci)");
   app.add_option("--correctness-trials", o->config.correctness_trials, "correctness trials with fresh inputs")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
-  app.add_option("--trials", o->config.timing.trials, "timed calls per measurement")->check(CLI::Range(1, 100000))
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  app.add_option("--trials", o->config.timing.trials, "timed calls per measurement")
+      ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--time-budget", o->config.timing.budget_s, "seconds at most per timing run (at least 10 trials)")
       ->capture_default_str();
@@ -205,24 +217,30 @@ Action add_eval_command(CLI::App& app) {
   app.add_option("--rtol", o->rtol_fp32, "fp32 relative tolerance")->capture_default_str();
   app.add_option("--half-tol", o->tol_half, "fp16/bf16 absolute and relative tolerance")->capture_default_str();
   app.add_option("--torch-ops", o->config.torch_ops, "torch compute ops inside ModelNew.forward")
-      ->check(CLI::IsMember({"forbid", "warn", "allow"}))->capture_default_str();
+      ->check(CLI::IsMember({"forbid", "warn", "allow"}))
+      ->capture_default_str();
   app.add_flag("--allow-precision-drop", o->config.allow_precision_drop, "accept fp16/bf16/TF32 in fp32 tasks");
   app.add_flag("!--no-compile-baseline", o->config.compile_baseline, "skip the torch.compile baseline");
-  app.add_option("--baseline", o->baseline, "speedup baseline for fast_p")->check(CLI::IsMember({"eager", "compile"}))
+  app.add_option("--baseline", o->baseline, "speedup baseline for fast_p")
+      ->check(CLI::IsMember({"eager", "compile"}))
       ->capture_default_str();
   app.add_option("--jobs", o->config.build_jobs, "parallel builds (default: CPU cores)");
   app.add_option("--protocol", o->protocol,
                  "numerics and checks: vinci (TF32 off, out-of-distribution trials, fp64 check of half-precision "
                  "tasks) or kernelbench (PyTorch's TF32 defaults, the task's inputs only)")
-      ->check(CLI::IsMember({"vinci", "kernelbench"}))->capture_default_str();
+      ->check(CLI::IsMember({"vinci", "kernelbench"}))
+      ->capture_default_str();
   app.add_option("--deadline", o->deadline_s,
                  "stop after this many seconds: what is in flight is killed, and the summary covers what finished "
                  "(exit code 3)");
   app.add_option("--compile-timeout", o->compile_timeout_s, "seconds per extension build")->capture_default_str();
   app.add_option("--import-timeout", o->import_timeout_s,
-                 "seconds to import a candidate and build ModelNew, builds not counted")->capture_default_str();
-  app.add_option("--run-timeout", o->run_timeout_s, "seconds for a candidate's correctness calls, and again for its "
-                 "timed calls")->capture_default_str();
+                 "seconds to import a candidate and build ModelNew, builds not counted")
+      ->capture_default_str();
+  app.add_option("--run-timeout", o->run_timeout_s,
+                 "seconds for a candidate's correctness calls, and again for its "
+                 "timed calls")
+      ->capture_default_str();
   app.add_option("--seed", o->config.seed, "base seed of the correctness inputs")->capture_default_str();
   app.add_flag("-q,--quiet", o->quiet, "no progress bar");
   return [o] { return run_eval(*o); };

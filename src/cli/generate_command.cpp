@@ -46,8 +46,10 @@ std::vector<int32_t> parse_ids(const std::string& text) {
 int run_generate(const GenerateOptions& o) {
   std::unique_ptr<llm::TrainableBackbone> native;
   std::unique_ptr<llm::Backbone> server;
-  if (o.server.url.empty()) native = open_backbone(o.backbone);
-  else server = open_server_backbone(o.server);
+  if (o.server.url.empty())
+    native = open_backbone(o.backbone);
+  else
+    server = open_server_backbone(o.server);
   llm::Backbone& backbone = native ? static_cast<llm::Backbone&>(*native) : *server;
   llm::GenerationRequest request;
   if (!o.prompt_ids.empty()) {
@@ -59,7 +61,8 @@ int run_generate(const GenerateOptions& o) {
       throw std::runtime_error(fmt::format("{}: not JSON: {}", o.messages_file, e.what()));
     }
     if (!request.messages.is_array())
-      throw std::runtime_error(fmt::format("{}: expected a JSON array of {{\"role\", \"content\"}} messages", o.messages_file));
+      throw std::runtime_error(
+          fmt::format("{}: expected a JSON array of {{\"role\", \"content\"}} messages", o.messages_file));
     if (o.no_thinking) request.chat_extra["enable_thinking"] = false;
   } else if (native) {
     request.prompt_ids = native->tokenizer().encode(o.prompt, /*add_special_tokens=*/true);
@@ -76,10 +79,11 @@ int run_generate(const GenerateOptions& o) {
   s.stop_strings = o.stop;
   auto result = backbone.generate({&request, 1}).at(0);
   if (result.error)
-    throw std::runtime_error(fmt::format("{} failed ({}): {}", o.server.url, result.error->kind, result.error->message));
+    throw std::runtime_error(
+        fmt::format("{} failed ({}): {}", o.server.url, result.error->kind, result.error->message));
   if (o.json) {
-    nlohmann::json out = {{"ids", result.token_ids},       {"text", result.text},
-                          {"logprobs", result.logprobs},   {"finish_reason", llm::to_string(result.finish_reason)},
+    nlohmann::json out = {{"ids", result.token_ids},         {"text", result.text},
+                          {"logprobs", result.logprobs},     {"finish_reason", llm::to_string(result.finish_reason)},
                           {"prompt_ids", result.prompt_ids}, {"token_ids_known", result.token_ids_known}};
     fmt::print("{}\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
@@ -95,15 +99,19 @@ Action add_generate_command(CLI::App& app) {
   auto* model = add_backbone_options(app, o->backbone, /*model_required=*/false);
   auto* llm = add_server_backbone_options(app, o->server);
   model->excludes(llm);
-  auto* prompt = app.add_option("--prompt", o->prompt, "raw text to continue (tokenized with the model's special tokens)");
-  auto* messages = app.add_option("--messages", o->messages_file, "a JSON file of chat messages, rendered with the chat template")
-                       ->check(CLI::ExistingFile);
+  auto* prompt =
+      app.add_option("--prompt", o->prompt, "raw text to continue (tokenized with the model's special tokens)");
+  auto* messages =
+      app.add_option("--messages", o->messages_file, "a JSON file of chat messages, rendered with the chat template")
+          ->check(CLI::ExistingFile);
   auto* ids = app.add_option("--prompt-ids", o->prompt_ids, "token ids to continue, comma-separated");
   prompt->excludes(messages)->excludes(ids);
   messages->excludes(ids);
-  app.add_option("--max-new-tokens", o->max_new_tokens, "at most this many new tokens")->capture_default_str()
+  app.add_option("--max-new-tokens", o->max_new_tokens, "at most this many new tokens")
+      ->capture_default_str()
       ->check(at_least(1));
-  app.add_option("--temperature", o->temperature, "sampling temperature (0: greedy)")->capture_default_str()
+  app.add_option("--temperature", o->temperature, "sampling temperature (0: greedy)")
+      ->capture_default_str()
       ->check(at_least(0));
   app.add_option("--top-p", o->top_p, "nucleus sampling mass")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   app.add_option("--top-k", o->top_k, "sample among the k likeliest tokens (0: all)")->capture_default_str();

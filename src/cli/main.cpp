@@ -5,11 +5,11 @@
 #include <exception>
 #include <map>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <ATen/Context.h>
 #include <ATen/detail/CUDAHooksInterface.h>
@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
   actions[chat] = vinci::cli::add_chat_command(*chat);
   auto* optimize = app.add_subcommand("optimize", "make one PyTorch op faster with the agents and the skill library");
   actions[optimize] = vinci::cli::add_optimize_command(*optimize);
-  auto* bench_model = app.add_subcommand("bench-model", "a model's pass@k and fast_p over a task suite (KernelBench protocol)");
+  auto* bench_model =
+      app.add_subcommand("bench-model", "a model's pass@k and fast_p over a task suite (KernelBench protocol)");
   actions[bench_model] = vinci::cli::add_bench_model_command(*bench_model);
   auto* serve = app.add_subcommand("serve", "an OpenAI-compatible server over a checkpoint (native backbone)");
   actions[serve] = vinci::cli::add_serve_command(*serve);

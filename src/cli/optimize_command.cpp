@@ -65,8 +65,8 @@ int run_optimize(OptimizeOptions& o) {
   const fs::path out = o.out.empty() ? fs::path("vinci-optimize") / task.name : fs::path(o.out);
   const fs::path journal_path = out / "journal.jsonl";
   if (fs::exists(journal_path) && !o.resume)
-    throw std::runtime_error(fmt::format("{} holds an earlier run: pass --resume to continue it, or another --out",
-                                         out.string()));
+    throw std::runtime_error(
+        fmt::format("{} holds an earlier run: pass --resume to continue it, or another --out", out.string()));
   fs::create_directories(out / "candidates");
   write_run_settings(out, run_settings(o), o.resume);
 
@@ -80,7 +80,8 @@ int run_optimize(OptimizeOptions& o) {
   // A resumed run retrieves from the library its first start saw, not one its own admissions grew.
   auto store = open_skills_db(o.skills_db);
   const fs::path library_path = out / "library_at_start.jsonl";
-  if (!o.resume || !fs::exists(library_path)) skills::write_skills_jsonl(library_path, store->list(skills::Status::admitted));
+  if (!o.resume || !fs::exists(library_path))
+    skills::write_skills_jsonl(library_path, store->list(skills::Status::admitted));
   const skills::Library library(skills::read_skills_jsonl(library_path));
   const agents::Prompts prompts(o.prompts);
 
@@ -93,7 +94,8 @@ int run_optimize(OptimizeOptions& o) {
     spdlog::info("  {}: {}", fs::path(r.candidate).filename().string(), agents::outcome_line(r));
   });
   agents::RunJournal journal(journal_path);
-  if (journal.recorded() > 0) spdlog::info("resuming: {} recorded calls in {}", journal.recorded(), journal_path.string());
+  if (journal.recorded() > 0)
+    spdlog::info("resuming: {} recorded calls in {}", journal.recorded(), journal_path.string());
   agents::ReplayBackbone replay_model(*model, journal);
   agents::ReplayEvaluator replay_eval(evaluator, journal);
 
@@ -122,19 +124,27 @@ Action add_optimize_command(CLI::App& app) {
 
   auto& s = o->settings;
   app.add_option("--skills", o->skills_db, "the skill library (default: the user's library, seeded on first use)");
-  app.add_option("--turns", s.policy.turns, "policy turns per rollout")->check(CLI::Range(1, 50))->capture_default_str();
+  app.add_option("--turns", s.policy.turns, "policy turns per rollout")
+      ->check(CLI::Range(1, 50))
+      ->capture_default_str();
   app.add_option("--samples", s.samples, "rollouts per skill scheme")->check(CLI::Range(1, 256))->capture_default_str();
   app.add_option("--schemes", s.selection.schemes, "sampled skill schemes (a null scheme is always added)")
-      ->check(CLI::Range(0, 16))->capture_default_str();
+      ->check(CLI::Range(0, 16))
+      ->capture_default_str();
   app.add_option("--strategy", o->strategy, "serial (refine with feedback), parallel (independent samples) or beam")
-      ->check(CLI::IsMember({"serial", "parallel", "beam"}))->capture_default_str();
-  app.add_option("--beam-width", s.beam_width, "beam: kernels kept after each turn")->check(CLI::Range(1, 64))
+      ->check(CLI::IsMember({"serial", "parallel", "beam"}))
+      ->capture_default_str();
+  app.add_option("--beam-width", s.beam_width, "beam: kernels kept after each turn")
+      ->check(CLI::Range(1, 64))
       ->capture_default_str();
   app.add_option("--temperature", o->temperature, "policy sampling temperature")->capture_default_str();
-  app.add_option("--max-new-tokens", o->max_new_tokens, "tokens per policy answer")->check(at_least(1))->capture_default_str();
+  app.add_option("--max-new-tokens", o->max_new_tokens, "tokens per policy answer")
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--seed", s.seed, "seed of every sampled call")->capture_default_str();
   app.add_flag("--no-summary", o->no_summary, "skip the summary agent and the verifier");
-  app.add_option("--repeats", s.verify.repeats, "verifier repeats a skill must pass")->check(CLI::Range(1, 10))
+  app.add_option("--repeats", s.verify.repeats, "verifier repeats a skill must pass")
+      ->check(CLI::Range(1, 10))
       ->capture_default_str();
   app.add_flag("--no-admit", o->no_admit, "do not write admitted skills and usage into the library");
   app.add_option("--prompts", o->prompts, "a folder of prompt files overriding the shipped ones (prompts/*.md)")

@@ -49,7 +49,8 @@ int run_serve(ServeOptions& o) {
                  config.max_position_embeddings);
   if (!o.api_key_env.empty()) {
     const char* key = std::getenv(o.api_key_env.c_str());
-    if (!key || !*key) throw std::runtime_error(fmt::format("--api-key-env {}: the variable is unset or empty", o.api_key_env));
+    if (!key || !*key)
+      throw std::runtime_error(fmt::format("--api-key-env {}: the variable is unset or empty", o.api_key_env));
     o.server.api_key = key;
   }
   o.server.batching.gather_window = std::chrono::milliseconds(o.gather_ms);
@@ -78,19 +79,26 @@ int run_serve(ServeOptions& o) {
 Action add_serve_command(CLI::App& app) {
   auto o = std::make_shared<ServeOptions>();
   add_backbone_options(app, o->backbone);
-  app.add_option("--served-model-name", o->served_name, "the name clients pass as \"model\" (default: --model as given)");
+  app.add_option("--served-model-name", o->served_name,
+                 "the name clients pass as \"model\" (default: --model as given)");
   app.add_option("--host", o->server.host, "address to listen on (0.0.0.0: every interface)")->capture_default_str();
   app.add_option("--port", o->server.port, "port to listen on (0: any free port, printed at start)")
-      ->check(CLI::Range(0, 65535))->capture_default_str();
-  app.add_option("--max-model-len", o->max_model_len, "prompt + completion tokens at most (default: the checkpoint's "
-                                                      "max_position_embeddings)");
-  app.add_option("--max-batch", o->server.batching.max_batch, "requests generated together at most")
-      ->check(at_least(1))->capture_default_str();
-  app.add_option("--gather-ms", o->gather_ms, "how long an idle server waits for more requests to batch with the first")
-      ->check(at_least(0))->capture_default_str();
-  app.add_option("--threads", o->server.threads, "connections served at once")->check(at_least(1))
+      ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  app.add_option("--api-key-env", o->api_key_env, "environment variable holding the key clients must send (default: none)");
+  app.add_option("--max-model-len", o->max_model_len,
+                 "prompt + completion tokens at most (default: the checkpoint's "
+                 "max_position_embeddings)");
+  app.add_option("--max-batch", o->server.batching.max_batch, "requests generated together at most")
+      ->check(at_least(1))
+      ->capture_default_str();
+  app.add_option("--gather-ms", o->gather_ms, "how long an idle server waits for more requests to batch with the first")
+      ->check(at_least(0))
+      ->capture_default_str();
+  app.add_option("--threads", o->server.threads, "connections served at once")
+      ->check(at_least(1))
+      ->capture_default_str();
+  app.add_option("--api-key-env", o->api_key_env,
+                 "environment variable holding the key clients must send (default: none)");
   return [o] { return run_serve(*o); };
 }
 

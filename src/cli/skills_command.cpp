@@ -49,7 +49,9 @@ std::string clip(const std::string& s, size_t n) {
 
 Skill require(SkillStore& store, const std::string& name) {
   auto s = store.find(name);
-  if (!s) throw std::runtime_error(fmt::format("{}: no skill named '{}' (vinci skills list shows them)", store.path().string(), name));
+  if (!s)
+    throw std::runtime_error(
+        fmt::format("{}: no skill named '{}' (vinci skills list shows them)", store.path().string(), name));
   return *s;
 }
 
@@ -103,13 +105,17 @@ int search(const SkillsOptions& o) {
   if (o.json) {
     json a = json::array();
     for (const auto& h : hits)
-      a.push_back({{"name", h.skill->name}, {"score", h.score}, {"description", h.skill->description},
-                   {"scope", h.skill->scope}, {"tags", h.skill->tags}});
+      a.push_back({{"name", h.skill->name},
+                   {"score", h.score},
+                   {"description", h.skill->description},
+                   {"scope", h.skill->scope},
+                   {"tags", h.skill->tags}});
     fmt::print("{}\n", a.dump());
     return 0;
   }
   for (size_t i = 0; i < hits.size(); ++i)
-    fmt::print("{:>2}. {:8.4f}  {:<36} {}\n", i + 1, hits[i].score, hits[i].skill->name, clip(hits[i].skill->description, 70));
+    fmt::print("{:>2}. {:8.4f}  {:<36} {}\n", i + 1, hits[i].score, hits[i].skill->name,
+               clip(hits[i].skill->description, 70));
   if (hits.empty()) fmt::print("no {} skill matches '{}'\n", o.status_filter, o.query);
   return 0;
 }
@@ -131,8 +137,11 @@ int add(const SkillsOptions& o) {
   }
   const Admission a = store.admit(std::move(s));
   if (o.json) {
-    fmt::print("{}\n", json{{"name", a.name}, {"merged", a.merged}, {"merged_into", a.merged_into},
-                            {"content_similarity", a.content_similarity}}.dump());
+    fmt::print("{}\n", json{{"name", a.name},
+                            {"merged", a.merged},
+                            {"merged_into", a.merged_into},
+                            {"content_similarity", a.content_similarity}}
+                           .dump());
   } else if (a.merged) {
     fmt::print("'{}' is a near duplicate of '{}' (content similarity {:.2f}): its evidence was merged there\n", a.name,
                a.merged_into, a.content_similarity);
@@ -175,8 +184,10 @@ int retire(const SkillsOptions& o) {
   SkillStore& store = *owned;
   require(store, o.name);
   store.set_status(o.name, Status::retired);
-  if (o.json) fmt::print("{}\n", json{{"retired", o.name}}.dump());
-  else fmt::print("retired '{}'\n", o.name);
+  if (o.json)
+    fmt::print("{}\n", json{{"retired", o.name}}.dump());
+  else
+    fmt::print("retired '{}'\n", o.name);
   return 0;
 }
 
@@ -194,12 +205,8 @@ int stats(const SkillsOptions& o) {
     injected += s.usage.injected;
   }
   const auto steps = store.snapshot_steps();
-  json j = {{"db", store.path().string()},
-            {"skills", skills.size()},
-            {"by_status", by_status},
-            {"by_backend", by_backend},
-            {"verifications", verifications},
-            {"injections", injected},
+  json j = {{"db", store.path().string()}, {"skills", skills.size()},        {"by_status", by_status},
+            {"by_backend", by_backend},    {"verifications", verifications}, {"injections", injected},
             {"snapshots", steps.size()}};
   j["latest_snapshot_step"] = steps.empty() ? json(nullptr) : json(steps.back());
   if (o.json) {
@@ -210,7 +217,8 @@ int stats(const SkillsOptions& o) {
   for (const auto& [k, v] : by_status) fmt::print("  {:<10} {}\n", k, v);
   for (const auto& [k, v] : by_backend) fmt::print("  backend {:<8} {}\n", k, v);
   fmt::print("  verification records {}, injections {}\n", verifications, injected);
-  fmt::print("  snapshots {}{}\n", steps.size(), steps.empty() ? "" : fmt::format(" (latest at step {})", steps.back()));
+  fmt::print("  snapshots {}{}\n", steps.size(),
+             steps.empty() ? "" : fmt::format(" (latest at step {})", steps.back()));
   return 0;
 }
 
@@ -243,8 +251,9 @@ Action add_skills_command(CLI::App& app) {
   auto o = std::make_shared<SkillsOptions>();
   app.require_subcommand(1);
   app.fallthrough();
-  app.add_option("--db", o->db, "the library's SQLite file (default: $VINCI_SKILLS_DB, else "
-                                "$XDG_DATA_HOME/vinci/skills.db, seeded from skills/seed.jsonl)");
+  app.add_option("--db", o->db,
+                 "the library's SQLite file (default: $VINCI_SKILLS_DB, else "
+                 "$XDG_DATA_HOME/vinci/skills.db, seeded from skills/seed.jsonl)");
   app.add_flag("--json", o->json, "machine-readable output");
   std::map<CLI::App*, std::function<int(const SkillsOptions&)>> actions;
   const auto status_option = [&](CLI::App* sub, const char* what) {
@@ -267,19 +276,23 @@ Action add_skills_command(CLI::App& app) {
   status_option(se, "which skills to search");
   se->add_option("--backend", o->backend, "only skills for this backend")->check(CLI::IsMember({"cuda", "triton"}));
   se->add_option("--arch", o->arch, "only skills that run on this GPU arch, e.g. sm_90");
-  se->add_option("--variant", o->variant, "BM25 variant")->check(CLI::IsMember({"lucene", "robertson"}))->capture_default_str();
+  se->add_option("--variant", o->variant, "BM25 variant")
+      ->check(CLI::IsMember({"lucene", "robertson"}))
+      ->capture_default_str();
   se->add_option("--k1", o->k1, "BM25 term-frequency saturation")->capture_default_str();
   se->add_option("--b", o->b, "BM25 length normalization")->capture_default_str();
   actions[se] = search;
 
   auto* a = app.add_subcommand("add", "admit one skill from a JSON file (a near duplicate merges into its twin)");
   a->add_option("file", o->file, "a JSON object with name, description, scope, tags, content")
-      ->required()->check(CLI::ExistingFile);
+      ->required()
+      ->check(CLI::ExistingFile);
   actions[a] = add;
 
   auto* im = app.add_subcommand("import", "import a JSONL library in one transaction (all lines or none)");
   im->add_option("file", o->file, "daVinci-format JSONL")->required()->check(CLI::ExistingFile);
-  im->add_flag("--rename-duplicates", o->rename_duplicates, "import a taken name as name_1, name_2, ... instead of failing");
+  im->add_flag("--rename-duplicates", o->rename_duplicates,
+               "import a taken name as name_1, name_2, ... instead of failing");
   actions[im] = import_file;
 
   auto* ex = app.add_subcommand("export", "write the library (or a training snapshot) as JSONL");
@@ -296,7 +309,8 @@ Action add_skills_command(CLI::App& app) {
 
   auto* p = app.add_subcommand("prune", "retire admitted skills whose injection does not raise the reward");
   p->add_flag("--dry-run", o->dry_run, "show what would be retired and why, change nothing");
-  p->add_option("--min-injected", o->prune.min_injected, "rewarded injections needed before judging")->capture_default_str();
+  p->add_option("--min-injected", o->prune.min_injected, "rewarded injections needed before judging")
+      ->capture_default_str();
   p->add_option("--min-not-injected", o->prune.min_not_injected, "rollouts without the skill needed to compare")
       ->capture_default_str();
   p->add_option("--min-gain", o->prune.min_gain, "retire when mean reward with - without is below this")

@@ -33,7 +33,9 @@ int run_tokenize(const TokenizeOptions& o) {
 
 Action add_tokenize_command(CLI::App& app) {
   auto o = std::make_shared<TokenizeOptions>();
-  app.add_option("--model", o->model, "a checkpoint directory holding tokenizer.json")->required()->check(CLI::ExistingDirectory);
+  app.add_option("--model", o->model, "a checkpoint directory holding tokenizer.json")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   app.add_option("--text", o->text, "the text to tokenize")->required();
   app.add_flag("!--no-special", o->special, "leave out the special tokens the tokenizer adds (e.g. Llama-3's BOS)");
   app.add_flag("--json", o->json, "print {\"ids\": [...], \"tokens\": [...]} (tokens as the bytes they stand for)");

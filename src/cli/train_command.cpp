@@ -15,9 +15,9 @@
 #include "agents/kernel_evaluator.h"
 #include "cli/agent_options.h"
 #include "cli/backbone_options.h"
-#include "cli/skills_db.h"
 #include "cli/checks.h"
 #include "cli/commands.h"
+#include "cli/skills_db.h"
 #include "core/files.h"
 #include "llm/model_config.h"
 #include "llm/native_backbone.h"
@@ -41,7 +41,8 @@ std::string rank_device(const rl::LaunchEnvironment& launch, const std::string& 
   return launch.world_size > 1 ? llm::local_rank_device(device, launch.local_rank) : device;
 }
 
-rl::DataParallel join(const rl::LaunchEnvironment& launch, llm::TrainableBackbone& backbone, std::chrono::seconds timeout) {
+rl::DataParallel join(const rl::LaunchEnvironment& launch, llm::TrainableBackbone& backbone,
+                      std::chrono::seconds timeout) {
   if (launch.world_size == 1) return {};
   rl::DataParallel parallel(launch, backbone.trainable_parameters().front().device(), timeout);
   spdlog::info("rank {} of {} (local rank {}) joined", launch.rank, launch.world_size, launch.local_rank);
@@ -106,20 +107,24 @@ int run_sft(SftCommandOptions& o) {
     throw std::runtime_error("--schedule cosine needs --total-steps (the step the decay ends at)");
   std::optional<core::LineWriter> metrics;
   if (main) metrics.emplace(out / "metrics.jsonl", /*append=*/true);
-  const auto outcome = rl::train_sft(*backbone, kept, o.sft, [&](const rl::SftStepLog& s) {
-    metrics->write_line(nlohmann::json{{"epoch", s.epoch},
-                                      {"step", s.step},
-                                      {"loss", s.loss},
-                                      {"lr", s.optimizer.lr},
-                                      {"grad_norm", s.optimizer.grad_norm},
-                                      {"tokens", s.tokens},
-                                      {"sequences", s.sequences},
-                                      {"seconds", s.seconds},
-                                      {"tokens_per_s", s.seconds > 0 ? static_cast<double>(s.tokens) / s.seconds : 0.0}}
-                           .dump());
-    spdlog::info("epoch {} step {}: loss {:.4f}, lr {:.3g}, grad norm {:.3g}, {} tokens in {:.2f} s", s.epoch, s.step,
-                 s.loss, s.optimizer.lr, s.optimizer.grad_norm, s.tokens, s.seconds);
-  }, parallel);
+  const auto outcome = rl::train_sft(
+      *backbone, kept, o.sft,
+      [&](const rl::SftStepLog& s) {
+        metrics->write_line(
+            nlohmann::json{{"epoch", s.epoch},
+                           {"step", s.step},
+                           {"loss", s.loss},
+                           {"lr", s.optimizer.lr},
+                           {"grad_norm", s.optimizer.grad_norm},
+                           {"tokens", s.tokens},
+                           {"sequences", s.sequences},
+                           {"seconds", s.seconds},
+                           {"tokens_per_s", s.seconds > 0 ? static_cast<double>(s.tokens) / s.seconds : 0.0}}
+                .dump());
+        spdlog::info("epoch {} step {}: loss {:.4f}, lr {:.3g}, grad norm {:.3g}, {} tokens in {:.2f} s", s.epoch,
+                     s.step, s.loss, s.optimizer.lr, s.optimizer.grad_norm, s.tokens, s.seconds);
+      },
+      parallel);
   if (!main) return 0;
   if (outcome.skipped_too_long > 0)
     spdlog::warn("{} conversations longer than --max-sequence-tokens {} were skipped", outcome.skipped_too_long,
@@ -142,8 +147,9 @@ int run_sft(SftCommandOptions& o) {
 
 Action add_sft_command(CLI::App& app) {
   auto o = std::make_shared<SftCommandOptions>();
-  app.add_option("--data", o->data, "JSONL conversations: {\"messages\": [...], \"tools\"?: [...], \"meta\": {task, level, "
-                                    "role, skills?}}")
+  app.add_option("--data", o->data,
+                 "JSONL conversations: {\"messages\": [...], \"tools\"?: [...], \"meta\": {task, level, "
+                 "role, skills?}}")
       ->required()
       ->check(CLI::ExistingFile);
   add_backbone_options(app, o->backbone);
@@ -157,9 +163,11 @@ Action add_sft_command(CLI::App& app) {
   app.add_option("--lr", s.optimizer.lr.peak, "peak learning rate")->capture_default_str();
   app.add_option("--warmup-steps", s.optimizer.lr.warmup_steps, "linear warm-up steps")->capture_default_str();
   app.add_option("--schedule", o->schedule, "after warm-up: constant or cosine")
-      ->check(CLI::IsMember({"constant", "cosine"}))->capture_default_str();
+      ->check(CLI::IsMember({"constant", "cosine"}))
+      ->capture_default_str();
   app.add_option("--total-steps", s.optimizer.lr.total_steps, "cosine: the step the decay ends at");
-  app.add_option("--min-lr-ratio", s.optimizer.lr.min_ratio, "cosine: the floor, as a fraction of --lr")->capture_default_str();
+  app.add_option("--min-lr-ratio", s.optimizer.lr.min_ratio, "cosine: the floor, as a fraction of --lr")
+      ->capture_default_str();
   app.add_option("--weight-decay", s.optimizer.weight_decay, "AdamW's decoupled weight decay")->capture_default_str();
   app.add_option("--max-grad-norm", s.optimizer.max_grad_norm, "clip gradients to this global norm (0: no clipping)")
       ->capture_default_str();
@@ -169,16 +177,20 @@ Action add_sft_command(CLI::App& app) {
   app.add_option("--seed", s.seed, "the order of conversations in each epoch")->capture_default_str();
   app.add_option("--checkpoint-every", s.checkpoint_every,
                  "write a checkpoint (model, optimizer, data cursor) to --out/checkpoints every N steps; one is always "
-                 "written at the end")->capture_default_str();
+                 "written at the end")
+      ->capture_default_str();
   app.add_flag("--resume", s.resume, "continue the run in --out from its newest checkpoint");
   app.add_option("--max-steps", s.max_steps, "stop after this many steps (checkpointed; --resume continues)");
   app.add_option("--distributed-timeout", o->distributed_timeout_s,
-                 "under torchrun: seconds a rank waits for the others")->capture_default_str();
+                 "under torchrun: seconds a rank waits for the others")
+      ->capture_default_str();
   auto& f = o->filter;
   app.add_flag("--no-filter", o->no_filter, "train on every conversation (skip the diversity filter)");
-  app.add_option("--near-duplicate", f.near_duplicate, "estimated Jaccard similarity at which a solution repeats another")
+  app.add_option("--near-duplicate", f.near_duplicate,
+                 "estimated Jaccard similarity at which a solution repeats another")
       ->capture_default_str();
-  app.add_option("--max-per-task", f.max_per_task, "conversations kept per (task, role); 0: no cap")->capture_default_str();
+  app.add_option("--max-per-task", f.max_per_task, "conversations kept per (task, role); 0: no cap")
+      ->capture_default_str();
   app.add_option("--max-per-skill", f.max_per_skill, "conversations kept per skill; 0: no cap")->capture_default_str();
   app.add_option("--balance-ratio", f.balance_ratio, "no level or role above this x the smallest; 0: no balancing")
       ->capture_default_str();
@@ -208,8 +220,11 @@ int run_rl(RlCommandOptions& o) {
   o.eval.config.gpu_share_count = launch.local_world_size;
   fs::create_directories(out);
   if (main) {
-    if (o.config.empty()) core::write_file_atomic(out / "config.toml", core::read_file(fs::path(VINCI_SOURCE_ROOT) / "configs/coevolution.toml"));
-    else core::write_file_atomic(out / "config.toml", core::read_file(o.config));
+    if (o.config.empty())
+      core::write_file_atomic(out / "config.toml",
+                              core::read_file(fs::path(VINCI_SOURCE_ROOT) / "configs/coevolution.toml"));
+    else
+      core::write_file_atomic(out / "config.toml", core::read_file(o.config));
   }
 
   llm::NativeOptions native;
@@ -219,14 +234,15 @@ int run_rl(RlCommandOptions& o) {
   native.training = file.training;
   spdlog::info("loading {} ({}, {}), training {}", o.model, model_device, o.dtype,
                file.training.mode == llm::Training::Mode::lora ? fmt::format("LoRA rank {}", file.training.lora.rank)
-                                                                 : std::string("every parameter"));
+                                                               : std::string("every parameter"));
   auto backbone = llm::open_native_backbone(o.model, native);
   const auto parallel = join(launch, *backbone, std::chrono::seconds(file.run.distributed_timeout_s));
 
   // Rank 0 creates (and seeds) the library before the others open it.
   std::unique_ptr<skills::SkillStore> store;
   const auto open_store = [&] {
-    store = o.skills_db.empty() ? open_skills_db((out / "skills.db").string(), /*seed_if_new=*/main) : open_skills_db(o.skills_db);
+    store = o.skills_db.empty() ? open_skills_db((out / "skills.db").string(), /*seed_if_new=*/main)
+                                : open_skills_db(o.skills_db);
   };
   if (main) open_store();
   parallel.barrier();
@@ -234,16 +250,16 @@ int run_rl(RlCommandOptions& o) {
   const agents::Prompts prompts(o.prompts);
   eval::EvaluatorPool pool(o.eval.resolved());
   agents::PoolEvaluator evaluator(pool);
-  spdlog::info("co-evolution on {} tasks, {} per step, {} steps; kernels evaluated on {}; library {} ({} skills)", tasks.size(),
-               file.run.tasks_per_step, file.run.steps, pool.device_name(), store->path().string(),
+  spdlog::info("co-evolution on {} tasks, {} per step, {} steps; kernels evaluated on {}; library {} ({} skills)",
+               tasks.size(), file.run.tasks_per_step, file.run.steps, pool.device_name(), store->path().string(),
                store->list(skills::Status::admitted).size());
 
   const auto log_step = [](const rl::CoevolutionMetrics& m) {
-    spdlog::info("step {}: reward {:.3f} (selection {:.3f}, summary {:.3f}), fast_1 {:.2f}, loss {:.4f}, {} samples, "
-                 "skills {} proposed / {} admitted, library {}; generate {:.1f} s, evaluate {:.1f} s, train {:.1f} s",
-                 m.step, m.policy.reward_mean, m.selection.reward_mean, m.summary.reward_mean, m.fast_1, m.pg_loss,
-                 m.trained_samples, m.skills_proposed, m.skills_admitted, m.library_size, m.generate_s, m.evaluate_s,
-                 m.train_s);
+    spdlog::info(
+        "step {}: reward {:.3f} (selection {:.3f}, summary {:.3f}), fast_1 {:.2f}, loss {:.4f}, {} samples, "
+        "skills {} proposed / {} admitted, library {}; generate {:.1f} s, evaluate {:.1f} s, train {:.1f} s",
+        m.step, m.policy.reward_mean, m.selection.reward_mean, m.summary.reward_mean, m.fast_1, m.pg_loss,
+        m.trained_samples, m.skills_proposed, m.skills_admitted, m.library_size, m.generate_s, m.evaluate_s, m.train_s);
   };
   const rl::CoevolutionRun run{.out = out,
                                .resume = o.resume,
@@ -252,8 +268,8 @@ int run_rl(RlCommandOptions& o) {
                                .progress = [](const std::string& line) { spdlog::info("{}", line); }};
   rl::train_coevolution(*backbone, evaluator, prompts, *store, tasks, file.run, run, parallel);
   if (!main) return 0;
-  fmt::print("co-evolution done: {} steps; metrics in {}, model in {}\n", file.run.steps, (out / "metrics.jsonl").string(),
-             (out / "final").string());
+  fmt::print("co-evolution done: {} steps; metrics in {}, model in {}\n", file.run.steps,
+             (out / "metrics.jsonl").string(), (out / "final").string());
   return 0;
 }
 
@@ -264,16 +280,21 @@ Action add_rl_command(CLI::App& app) {
   app.add_option("--model", o->model, "the Hugging Face checkpoint to train (e.g. the SFT run's final/)")
       ->required()
       ->check(CLI::ExistingDirectory);
-  app.add_option("--model-device", o->model_device, "where the model runs: auto, cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--model-device", o->model_device, "where the model runs: auto, cpu, cuda or cuda:N")
+      ->capture_default_str();
   app.add_option("--dtype", o->dtype, "auto (bf16 on GPU, fp32 on CPU), float32, bfloat16")->capture_default_str();
   app.add_option("--chat-template", o->chat_template, "a Jinja chat template overriding the checkpoint's")
       ->check(CLI::ExistingFile);
-  app.add_option("--tasks", o->tasks, "the training task suite (levelN/<number>_<Name>.py)")->required()->check(CLI::ExistingDirectory);
+  app.add_option("--tasks", o->tasks, "the training task suite (levelN/<number>_<Name>.py)")
+      ->required()
+      ->check(CLI::ExistingDirectory);
   app.add_option("--level", o->levels, "only these levels");
   app.add_option("--filter", o->filter, "only tasks whose id matches this regex");
-  app.add_option("--out", o->out, "output folder: metrics.jsonl, checkpoints/, episodes/, candidates/, final/")->required();
+  app.add_option("--out", o->out, "output folder: metrics.jsonl, checkpoints/, episodes/, candidates/, final/")
+      ->required();
   app.add_option("--skills", o->skills_db, "the skill library that co-evolves (default: --out/skills.db, seeded)");
-  app.add_option("--prompts", o->prompts, "a folder of prompt files overriding the shipped ones")->check(CLI::ExistingDirectory);
+  app.add_option("--prompts", o->prompts, "a folder of prompt files overriding the shipped ones")
+      ->check(CLI::ExistingDirectory);
   app.add_option("--steps", o->steps, "override [run] steps");
   app.add_flag("--resume", o->resume, "continue the run in --out from its newest checkpoint");
   add_agent_eval_options(app, o->eval);
@@ -284,7 +305,8 @@ Action add_rl_command(CLI::App& app) {
 
 Action add_train_command(CLI::App& app) {
   app.require_subcommand(1);
-  auto* sft = app.add_subcommand("sft", "the SFT cold start: diversity filter, then masked cross-entropy on the answers");
+  auto* sft =
+      app.add_subcommand("sft", "the SFT cold start: diversity filter, then masked cross-entropy on the answers");
   auto run_sft_command = add_sft_command(*sft);
   auto* rl = app.add_subcommand("rl", "co-evolution: the three agents trained together while the skill library grows");
   auto run_rl_command = add_rl_command(*rl);

@@ -12,8 +12,8 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 namespace vinci::core {
 
@@ -63,7 +63,8 @@ LineWriter::LineWriter(const std::filesystem::path& path, bool append) : path_(p
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
   // Appending reads the file's tail too (drop_torn_tail).
   fd_ = ::open(path.c_str(), O_CREAT | O_CLOEXEC | (append ? O_RDWR | O_APPEND : O_WRONLY | O_TRUNC), 0644);
-  if (fd_ < 0) throw std::runtime_error(fmt::format("cannot open {} for writing: {}", path.string(), std::strerror(errno)));
+  if (fd_ < 0)
+    throw std::runtime_error(fmt::format("cannot open {} for writing: {}", path.string(), std::strerror(errno)));
   if (append) {
     try {
       drop_torn_tail();
@@ -92,7 +93,8 @@ void LineWriter::drop_torn_tail() {
         throw std::runtime_error(fmt::format("reading {} failed: {}", path_.string(), std::strerror(errno)));
       }
       const ssize_t want = static_cast<ssize_t>(keep - start);
-      if (n != want) throw std::runtime_error(fmt::format("{} shrank while it was opened for appending", path_.string()));
+      if (n != want)
+        throw std::runtime_error(fmt::format("{} shrank while it was opened for appending", path_.string()));
       ssize_t i = n;
       while (i > 0 && block[i - 1] != '\n') --i;
       if (i > 0) {
@@ -103,10 +105,12 @@ void LineWriter::drop_torn_tail() {
     }
     if (keep < size) {
       if (::ftruncate(fd_, keep) != 0)
-        throw std::runtime_error(fmt::format("cannot cut the torn last line off {}: {}", path_.string(), std::strerror(errno)));
-      spdlog::warn("{}: its last line was torn (no newline at the end, as an interrupted write leaves it); dropped its "
-                   "{} bytes before appending",
-                   path_.string(), size - keep);
+        throw std::runtime_error(
+            fmt::format("cannot cut the torn last line off {}: {}", path_.string(), std::strerror(errno)));
+      spdlog::warn(
+          "{}: its last line was torn (no newline at the end, as an interrupted write leaves it); dropped its "
+          "{} bytes before appending",
+          path_.string(), size - keep);
     }
   } catch (...) {
     unlock();
@@ -136,11 +140,13 @@ std::vector<JsonlLine> read_jsonl_lines(const std::filesystem::path& path) {
     const bool blank = line.find_first_not_of(" \t\r") == std::string::npos;
     if (!complete) {
       // A hand-written file's last record often lacks the newline: a whole JSON value is kept.
-      if (!blank && nlohmann::json::accept(line)) lines.push_back({number, std::move(line)});
+      if (!blank && nlohmann::json::accept(line))
+        lines.push_back({number, std::move(line)});
       else if (!blank)
-        spdlog::warn("{}:{}: skipped a torn last line ({} bytes without the newline every record ends in, as an "
-                     "interrupted write leaves it)",
-                     path.string(), number, line.size());
+        spdlog::warn(
+            "{}:{}: skipped a torn last line ({} bytes without the newline every record ends in, as an "
+            "interrupted write leaves it)",
+            path.string(), number, line.size());
       break;
     }
     if (!blank) lines.push_back({number, std::move(line)});

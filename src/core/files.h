@@ -49,9 +49,9 @@ struct JsonlLine {
 // The complete, non-blank lines of a JSONL file (results, metrics, journals, and files people
 // write: skills, SFT data). A last line without its '\n' is kept when it is a whole JSON value (a
 // hand-written file's last record); otherwise it is a record torn by a kill, skipped with a warning
-// naming the file and the bytes skipped. What a complete line holds is the caller's to check; a malformed one is damage,
-// not a kill, and callers report it by file and line. Throws std::runtime_error naming the path
-// when the file cannot be read.
+// naming the file and the bytes skipped. What a complete line holds is the caller's to check; a malformed one is
+// damage, not a kill, and callers report it by file and line. Throws std::runtime_error naming the path when the file
+// cannot be read.
 std::vector<JsonlLine> read_jsonl_lines(const std::filesystem::path& path);
 
 }  // namespace vinci::core

@@ -24,16 +24,12 @@ HttpError::Kind kind_of(CURLcode code) {
   switch (code) {
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-      return HttpError::Kind::refused;
-    case CURLE_OPERATION_TIMEDOUT:
-      return HttpError::Kind::timeout;
+    case CURLE_COULDNT_RESOLVE_PROXY: return HttpError::Kind::refused;
+    case CURLE_OPERATION_TIMEDOUT: return HttpError::Kind::timeout;
     case CURLE_PARTIAL_FILE:
     case CURLE_GOT_NOTHING:
-    case CURLE_RECV_ERROR:
-      return HttpError::Kind::truncated;
-    default:
-      return HttpError::Kind::transport;
+    case CURLE_RECV_ERROR: return HttpError::Kind::truncated;
+    default: return HttpError::Kind::transport;
   }
 }
 

@@ -13,7 +13,7 @@ struct HttpRequest {
   std::string url;
   std::map<std::string, std::string> headers;
   std::string body;
-  std::chrono::milliseconds timeout{std::chrono::minutes(10)};        // the whole exchange
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};  // the whole exchange
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
 };
 

@@ -74,16 +74,16 @@ bool isolate_network(const ChildPlan& plan) {
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
 
   if (::dup2(in_read, 0) < 0 || ::dup2(out_write, 1) < 0) child_fail(err_fd, "dup2");
-  const int err = plan.stderr_path.empty()
-                      ? ::open("/dev/null", O_WRONLY)
-                      : ::open(plan.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  const int err = plan.stderr_path.empty() ? ::open("/dev/null", O_WRONLY)
+                                           : ::open(plan.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (err >= 0) ::dup2(err, 2);
   if (!plan.cwd.empty() && ::chdir(plan.cwd.c_str()) != 0) child_fail(err_fd, "chdir");
 
   bool isolated = false;
   if (plan.isolate_network) isolated = isolate_network(plan);
   for (char*& e : plan.envp) {
-    if (e && std::strncmp(e, "VINCI_NETNS=", 12) == 0) e = const_cast<char*>(isolated ? "VINCI_NETNS=1" : "VINCI_NETNS=0");
+    if (e && std::strncmp(e, "VINCI_NETNS=", 12) == 0)
+      e = const_cast<char*>(isolated ? "VINCI_NETNS=1" : "VINCI_NETNS=0");
   }
 
   apply_resource_limits(plan.limits);
@@ -220,7 +220,8 @@ Process::Read Process::read_line(std::string& line, std::chrono::milliseconds ti
       return Read::line;
     }
     if (stdout_fd_ < 0) return Read::eof;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return Read::timeout;
     pollfd pfd{stdout_fd_, POLLIN, 0};
     const int r = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
@@ -301,7 +302,8 @@ Completed run_to_completion(const SpawnOptions& options, std::chrono::millisecon
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string line;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     const auto r = p.read_line(line, std::max(left, std::chrono::milliseconds(0)));
     if (r == Process::Read::line) {
       c.out += line;

@@ -31,12 +31,12 @@ struct ResourceLimits {
 void apply_resource_limits(const ResourceLimits& limits);
 
 struct SpawnOptions {
-  std::vector<std::string> argv;                  // argv[0] is looked up on PATH
-  std::map<std::string, std::string> env;         // set on top of the parent's environment
-  std::filesystem::path cwd;                      // empty: the parent's
+  std::vector<std::string> argv;           // argv[0] is looked up on PATH
+  std::map<std::string, std::string> env;  // set on top of the parent's environment
+  std::filesystem::path cwd;               // empty: the parent's
   ResourceLimits limits;
-  bool isolate_network = false;                   // a fresh network namespace when the kernel allows
-  std::filesystem::path stderr_path;              // appended to; empty: /dev/null
+  bool isolate_network = false;       // a fresh network namespace when the kernel allows
+  std::filesystem::path stderr_path;  // appended to; empty: /dev/null
 };
 
 struct ExitStatus {

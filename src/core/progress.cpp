@@ -11,8 +11,12 @@
 namespace vinci::core {
 
 Progress::Progress(std::string label, size_t total, bool enabled)
-    : label_(std::move(label)), total_(total), enabled_(enabled), tty_(::isatty(2)),
-      start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
+    : label_(std::move(label)),
+      total_(total),
+      enabled_(enabled),
+      tty_(::isatty(2)),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {}
 
 Progress::~Progress() { finish(); }
 
@@ -44,8 +48,8 @@ void Progress::draw(bool force) {
   std::string bar(static_cast<size_t>(filled), '#');
   bar.resize(width, '.');
   std::string note = note_.size() > 40 ? "…" + std::string(utf8_suffix(note_, 39)) : note_;
-  const std::string line = fmt::format("{} [{}] {}/{} {:.0f}s elapsed, ~{:.0f}s left  {}", label_, bar, done_,
-                                       total_, elapsed, eta, note);
+  const std::string line =
+      fmt::format("{} [{}] {}/{} {:.0f}s elapsed, ~{:.0f}s left  {}", label_, bar, done_, total_, elapsed, eta, note);
   if (tty_) {
     fmt::print(stderr, "\r\033[K{}", line);
   } else {

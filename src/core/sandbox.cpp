@@ -34,21 +34,63 @@ namespace {
 // The system a Python with torch and a compiler needs, read-only. /etc is an allow-list: it also
 // holds host keys and password hashes.
 constexpr const char* kSystemPaths[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/sys"};
-constexpr const char* kEtcFiles[] = {
-    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/passwd", "/etc/group",
-    "/etc/nsswitch.conf", "/etc/localtime", "/etc/hosts", "/etc/os-release", "/etc/debian_version",
-    "/etc/lsb-release", "/etc/gai.conf"};
+constexpr const char* kEtcFiles[] = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",   "/etc/alternatives",
+                                     "/etc/passwd",      "/etc/group",      "/etc/nsswitch.conf",  "/etc/localtime",
+                                     "/etc/hosts",       "/etc/os-release", "/etc/debian_version", "/etc/lsb-release",
+                                     "/etc/gai.conf"};
 
 // Calls a candidate has no business making: other processes' memory, new namespaces and mounts,
 // kernel modules and keyrings, io_uring (whose operations bypass this filter), BPF and perf.
-constexpr const char* kDeniedCalls[] = {
-    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp", "kexec_load", "kexec_file_load",
-    "init_module", "finit_module", "delete_module", "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key",
-    "request_key", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
-    "fsmount", "fspick", "mount_setattr", "swapon", "swapoff", "reboot", "setns", "unshare", "open_by_handle_at",
-    "name_to_handle_at", "iopl", "ioperm", "acct", "quotactl", "syslog", "settimeofday", "clock_settime",
-    "clock_adjtime", "adjtimex", "io_uring_setup", "io_uring_enter", "io_uring_register", "lookup_dcookie",
-    "vhangup", "fanotify_init", "personality"};
+constexpr const char* kDeniedCalls[] = {"ptrace",
+                                        "process_vm_readv",
+                                        "process_vm_writev",
+                                        "pidfd_getfd",
+                                        "kcmp",
+                                        "kexec_load",
+                                        "kexec_file_load",
+                                        "init_module",
+                                        "finit_module",
+                                        "delete_module",
+                                        "bpf",
+                                        "perf_event_open",
+                                        "userfaultfd",
+                                        "keyctl",
+                                        "add_key",
+                                        "request_key",
+                                        "mount",
+                                        "umount2",
+                                        "pivot_root",
+                                        "chroot",
+                                        "move_mount",
+                                        "open_tree",
+                                        "fsopen",
+                                        "fsconfig",
+                                        "fsmount",
+                                        "fspick",
+                                        "mount_setattr",
+                                        "swapon",
+                                        "swapoff",
+                                        "reboot",
+                                        "setns",
+                                        "unshare",
+                                        "open_by_handle_at",
+                                        "name_to_handle_at",
+                                        "iopl",
+                                        "ioperm",
+                                        "acct",
+                                        "quotactl",
+                                        "syslog",
+                                        "settimeofday",
+                                        "clock_settime",
+                                        "clock_adjtime",
+                                        "adjtimex",
+                                        "io_uring_setup",
+                                        "io_uring_enter",
+                                        "io_uring_register",
+                                        "lookup_dcookie",
+                                        "vhangup",
+                                        "fanotify_init",
+                                        "personality"};
 constexpr uint64_t kNamespaceFlags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,   CLONE_NEWNET,
                                         CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP};
 
@@ -63,7 +105,8 @@ scmp_filter_ctx build_filter() {
     const int nr = seccomp_syscall_resolve_name(name);
     if (nr != __NR_SCMP_ERROR) add(SCMP_ACT_ERRNO(EPERM), nr, 0, {});
   }
-  for (uint64_t flag : kNamespaceFlags) add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+  for (uint64_t flag : kNamespaceFlags)
+    add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
   // clone3 passes its flags in memory a filter cannot read: ENOSYS makes glibc fall back to clone.
   add(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0, {});
   add(SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
@@ -71,7 +114,8 @@ scmp_filter_ctx build_filter() {
 }
 
 std::optional<std::string> find_on_path(const std::string& name) {
-  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? std::optional(name) : std::nullopt;
+  if (name.find('/') != std::string::npos)
+    return ::access(name.c_str(), X_OK) == 0 ? std::optional(name) : std::nullopt;
   const char* path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/bin:/bin";
   size_t start = 0;
@@ -185,13 +229,28 @@ void install_seccomp() {
 }
 
 std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std::string& bwrap, int seccomp_fd) {
-  std::vector<std::string> a = {bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user",
-                                "--disable-userns", "--cap-drop", "ALL", "--uid", "65534", "--gid", "65534",
-                                "--proc", "/proc", "--dev", "/dev"};
+  std::vector<std::string> a = {bwrap,
+                                "--die-with-parent",
+                                "--new-session",
+                                "--unshare-all",
+                                "--unshare-user",
+                                "--disable-userns",
+                                "--cap-drop",
+                                "ALL",
+                                "--uid",
+                                "65534",
+                                "--gid",
+                                "65534",
+                                "--proc",
+                                "/proc",
+                                "--dev",
+                                "/dev"};
   std::error_code ec;
   for (const char* p : kSystemPaths) {
-    if (fs::is_symlink(p, ec)) a.insert(a.end(), {"--symlink", fs::read_symlink(p, ec).string(), p});
-    else if (fs::is_directory(p, ec)) a.insert(a.end(), {"--ro-bind", p, p});
+    if (fs::is_symlink(p, ec))
+      a.insert(a.end(), {"--symlink", fs::read_symlink(p, ec).string(), p});
+    else if (fs::is_directory(p, ec))
+      a.insert(a.end(), {"--ro-bind", p, p});
   }
   for (const char* f : kEtcFiles) a.insert(a.end(), {"--ro-bind-try", f, f});
   if (policy.gpu) {
@@ -212,7 +271,8 @@ std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std:
   for (const auto& p : policy.read_only) mounts.push_back({p, {"--ro-bind-try", p.string(), p.string()}});
   for (const auto& p : policy.read_write) mounts.push_back({p, {"--bind", p.string(), p.string()}});
   for (const auto& [src, dst] : policy.read_only_as) mounts.push_back({dst, {"--ro-bind", src.string(), dst.string()}});
-  std::stable_sort(mounts.begin(), mounts.end(), [](const Mount& x, const Mount& y) { return depth(x.path) < depth(y.path); });
+  std::stable_sort(mounts.begin(), mounts.end(),
+                   [](const Mount& x, const Mount& y) { return depth(x.path) < depth(y.path); });
   for (const auto& m : mounts) a.insert(a.end(), m.args.begin(), m.args.end());
   if (!policy.cwd.empty()) a.insert(a.end(), {"--chdir", policy.cwd.string()});
   a.push_back("--clearenv");
@@ -262,7 +322,8 @@ const SandboxProbe& probe_sandbox() {
   return probe;
 }
 
-int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& command, const std::vector<int>& keep_fds) {
+int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& command,
+                  const std::vector<int>& keep_fds) {
   if (command.empty()) throw std::invalid_argument("run_sandboxed: empty command");
   // The launcher dies with whoever started it, and its SIGTERM handler below takes the sandbox along.
   const pid_t parent = ::getppid();
@@ -272,7 +333,8 @@ int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& c
   fs::path cgroup;
   if (probe.pids_cgroup && policy.max_pids) {
     cgroup = kPidsCgroupRoot / fmt::format("vinci-sandbox-{}", ::getpid());
-    if (::mkdir(cgroup.c_str(), 0755) != 0 || !write_cgroup_file(cgroup / "pids.max", std::to_string(*policy.max_pids))) {
+    if (::mkdir(cgroup.c_str(), 0755) != 0 ||
+        !write_cgroup_file(cgroup / "pids.max", std::to_string(*policy.max_pids))) {
       ::rmdir(cgroup.c_str());
       cgroup.clear();
     }

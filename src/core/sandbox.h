@@ -27,22 +27,22 @@ enum class SandboxMode { bwrap, seccomp_only };
 
 struct SandboxProbe {
   SandboxMode mode = SandboxMode::seccomp_only;
-  std::string bwrap;        // the binary used, when mode is bwrap
-  bool pids_cgroup = false; // a pids.max per sandbox can be set (fork bombs are bounded)
-  std::string detail;       // why bwrap is not used, or what limits remain
+  std::string bwrap;             // the binary used, when mode is bwrap
+  bool pids_cgroup = false;      // a pids.max per sandbox can be set (fork bombs are bounded)
+  std::string detail;            // why bwrap is not used, or what limits remain
   std::string describe() const;  // one line for logs and results
 };
 
 struct SandboxPolicy {
-  std::vector<std::filesystem::path> read_only;   // bound read-only at the same path; missing ones skipped
+  std::vector<std::filesystem::path> read_only;  // bound read-only at the same path; missing ones skipped
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> read_only_as;  // source, destination
-  std::vector<std::filesystem::path> read_write;  // bound read-write at the same path
+  std::vector<std::filesystem::path> read_write;                  // bound read-write at the same path
   std::vector<std::pair<std::filesystem::path, uint64_t>> tmpfs;  // private tmpfs of this many bytes
-  bool gpu = false;                                // the NVIDIA device nodes
-  std::filesystem::path cwd;                       // inside the sandbox
-  std::map<std::string, std::string> env;          // the whole environment: nothing is inherited
+  bool gpu = false;                                               // the NVIDIA device nodes
+  std::filesystem::path cwd;                                      // inside the sandbox
+  std::map<std::string, std::string> env;                         // the whole environment: nothing is inherited
   ResourceLimits limits;
-  std::optional<uint64_t> max_pids;                // pids cgroup, where the host allows one
+  std::optional<uint64_t> max_pids;  // pids cgroup, where the host allows one
 };
 
 // Which mode works on this host: bwrap is tried once with a minimal view; the answer is cached.
@@ -59,6 +59,7 @@ void install_seccomp();
 
 // Runs command under policy and returns its exit status (128 + signal when killed), cleaning up the
 // pids cgroup it made. Only the descriptors in keep_fds (and 0, 1, 2) reach the command.
-int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& command, const std::vector<int>& keep_fds);
+int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& command,
+                  const std::vector<int>& keep_fds);
 
 }  // namespace vinci::core

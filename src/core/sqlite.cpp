@@ -13,15 +13,14 @@ Statement::Statement(sqlite3* db, std::string_view sql, std::string where) : db_
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }
 
-Statement::Statement(Statement&& other) noexcept
-    : db_(other.db_), stmt_(other.stmt_), where_(std::move(other.where_)) {
+Statement::Statement(Statement&& other) noexcept : db_(other.db_), stmt_(other.stmt_), where_(std::move(other.where_)) {
   other.stmt_ = nullptr;
 }
 
 void Statement::fail(const std::string& what) const {
   const char* sql = stmt_ ? sqlite3_sql(stmt_) : nullptr;
-  throw SqliteError(fmt::format("{}: {}{}: {}", where_, what, sql ? fmt::format(" (`{}`)", sql) : "",
-                                sqlite3_errmsg(db_)));
+  throw SqliteError(
+      fmt::format("{}: {}{}: {}", where_, what, sql ? fmt::format(" (`{}`)", sql) : "", sqlite3_errmsg(db_)));
 }
 
 Statement& Statement::bind(int index, int64_t value) {
@@ -73,8 +72,8 @@ std::string Statement::text(int column) const {
 
 Database::Database(const std::filesystem::path& path, int busy_timeout_ms) : path_(path) {
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                      nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
     const std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     throw SqliteError(fmt::format("{}: cannot open database: {}", path.string(), message));
@@ -85,10 +84,10 @@ Database::Database(const std::filesystem::path& path, int busy_timeout_ms) : pat
   const auto damaged = [&](std::string why) {
     if (why.rfind("*** in database", 0) == 0 && why.find('\n') != std::string::npos) why.erase(0, why.find('\n') + 1);
     why = why.substr(0, why.find('\n'));
-    return SqliteError(fmt::format(
-        "{0}: the file is damaged ({1}); move it aside, then restore a backup, salvage what is left with "
-        "`sqlite3 {0} .recover | sqlite3 NEW.db`, or start a new file (from an export with `import`)",
-        path.string(), why));
+    return SqliteError(
+        fmt::format("{0}: the file is damaged ({1}); move it aside, then restore a backup, salvage what is left with "
+                    "`sqlite3 {0} .recover | sqlite3 NEW.db`, or start a new file (from an export with `import`)",
+                    path.string(), why));
   };
   try {
     // synchronous=FULL: a committed transaction survives power loss, not only a killed process.

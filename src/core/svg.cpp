@@ -31,9 +31,10 @@ std::string svg_open(int width, int height, std::string_view title) {
       width, height);
   out += fmt::format("<title>{}</title>\n", xml_escape(title));
   out += fmt::format("<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#ffffff\"/>\n", width, height);
-  out += fmt::format("<text class=\"title\" x=\"{:.2f}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" "
-                     "font-weight=\"bold\">{}</text>\n",
-                     width / 2.0, xml_escape(title));
+  out += fmt::format(
+      "<text class=\"title\" x=\"{:.2f}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\" "
+      "font-weight=\"bold\">{}</text>\n",
+      width / 2.0, xml_escape(title));
   return out;
 }
 

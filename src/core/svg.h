@@ -13,7 +13,8 @@ std::string xml_escape(std::string_view s);
 
 // <svg ...> with a white background and the title (as <title> and as a heading); close with "</svg>\n".
 std::string svg_open(int width, int height, std::string_view title);
-std::string svg_text(double x, double y, std::string_view s, std::string_view anchor = "start", std::string_view extra = {});
+std::string svg_text(double x, double y, std::string_view s, std::string_view anchor = "start",
+                     std::string_view extra = {});
 std::string svg_line(double x1, double y1, double x2, double y2, std::string_view stroke, std::string_view extra = {});
 
 // A "nice" tick step (1, 2 or 5 times a power of ten) giving at most about `ticks` intervals up to max_value.

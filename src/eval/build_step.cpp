@@ -20,10 +20,13 @@ BuildStep::~BuildStep() { stop(); }
 void BuildStep::start() {
   fs::create_directories(log_.parent_path());
   core::SpawnOptions o;
-  o.argv = {config_.python, "-m", "vinci_worker", "build-server", "--device", config_.device == "cpu" ? "cpu" : "cuda",
-            "--cache", fs::absolute(config_.cache_dir).string(), "--sandbox", config_.sandbox_path.string(),
+  o.argv = {config_.python,      "-m",
+            "vinci_worker",      "build-server",
+            "--device",          config_.device == "cpu" ? "cpu" : "cuda",
+            "--cache",           fs::absolute(config_.cache_dir).string(),
+            "--sandbox",         config_.sandbox_path.string(),
             "--compile-timeout", std::to_string(config_.compile_timeout.count()),
-            "--max-pids", std::to_string(config_.max_pids)};
+            "--max-pids",        std::to_string(config_.max_pids)};
   o.env["PYTHONPATH"] = config_.worker_path.string();
   o.env["PYTHONDONTWRITEBYTECODE"] = "1";
   // Builds run side by side, so each gets a share of the cores rather than all of them.
@@ -93,16 +96,14 @@ BuildOutcome BuildStep::run(const fs::path& candidate_file, const Task& task, co
   std::string line;
   if (!server_->write(request.dump() + "\n")) return lost_server("stopped before it started the build");
   switch (server_->read_line(line, limit)) {
-    case core::Process::Read::line:
-      break;
+    case core::Process::Read::line: break;
     case core::Process::Read::timeout:
       stop();
       out.verdict = Verdict::timeout;
       out.reason = "compile_timeout";
       out.message = fmt::format("building took longer than {} s (log: {})", limit.count(), log.string());
       return finish();
-    case core::Process::Read::eof:
-      return lost_server("died during the build");
+    case core::Process::Read::eof: return lost_server("died during the build");
   }
   nlohmann::json report;
   try {

@@ -149,9 +149,10 @@ uint64_t SweepReport::bytes() const {
 
 std::string SweepReport::describe() const {
   std::string kinds;
-  for (const auto& [kind, e] : evicted) kinds += fmt::format("{}{} {} ({} bytes)", kinds.empty() ? "" : ", ", e.entries, kind, e.bytes);
-  std::string line = fmt::format("cache {} -> {} bytes (budget {}): evicted {}", bytes_before, bytes_after, budget_bytes,
-                                 kinds.empty() ? "nothing" : kinds);
+  for (const auto& [kind, e] : evicted)
+    kinds += fmt::format("{}{} {} ({} bytes)", kinds.empty() ? "" : ", ", e.entries, kind, e.bytes);
+  std::string line = fmt::format("cache {} -> {} bytes (budget {}): evicted {}", bytes_before, bytes_after,
+                                 budget_bytes, kinds.empty() ? "nothing" : kinds);
   if (skipped_locked) line += fmt::format("; {} extension folders in use were kept", skipped_locked);
   if (!under_budget()) line += "; still over budget (the rest was in use or recently used)";
   return line;

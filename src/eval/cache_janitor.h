@@ -57,9 +57,9 @@ struct Eviction {
 struct SweepReport {
   uint64_t bytes_before = 0, bytes_after = 0;
   uint64_t budget_bytes = 0;
-  std::map<std::string, Eviction> evicted;  // by kind: ext, results, baselines, candidates, logs, scratch
+  std::map<std::string, Eviction> evicted;           // by kind: ext, results, baselines, candidates, logs, scratch
   std::vector<std::filesystem::path> evicted_paths;  // in the order they went
-  size_t skipped_locked = 0;  // ext folders passed over because their lock was held
+  size_t skipped_locked = 0;                         // ext folders passed over because their lock was held
 
   size_t entries() const;
   uint64_t bytes() const;

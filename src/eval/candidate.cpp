@@ -54,9 +54,12 @@ Candidate load_candidate(const fs::path& file) {
     const std::string text = c.source.substr(pos, end - pos);
     std::smatch m;
     if (std::regex_match(text, m, header)) {
-      if (m[1] == "task") c.task_header = m[2];
-      else if (m[1] == "expect") c.expect = m[2];
-      else c.devices = split_list(m[2]);
+      if (m[1] == "task")
+        c.task_header = m[2];
+      else if (m[1] == "expect")
+        c.expect = m[2];
+      else
+        c.devices = split_list(m[2]);
     }
     pos = end + 1;
   }
@@ -64,7 +67,8 @@ Candidate load_candidate(const fs::path& file) {
 }
 
 Pairing match_candidates(const Suite& suite, const fs::path& dir) {
-  if (!fs::is_directory(dir)) throw std::runtime_error(fmt::format("candidates folder {} is not a directory", dir.string()));
+  if (!fs::is_directory(dir))
+    throw std::runtime_error(fmt::format("candidates folder {} is not a directory", dir.string()));
   std::map<std::string, const Task*> by_id, by_stem_unique;
   std::map<std::string, int> stem_count;
   std::map<std::pair<int, int>, const Task*> by_number;
@@ -90,8 +94,10 @@ Pairing match_candidates(const Suite& suite, const fs::path& dir) {
     if (c.task_header) {
       auto it = by_id.find(*c.task_header);
       if (it == by_id.end() && stem_count[*c.task_header] == 1) it = by_stem_unique.find(*c.task_header);
-      if (it != by_id.end()) task = it->second;
-      else why = fmt::format("its header names task '{}', which the suite does not have", *c.task_header);
+      if (it != by_id.end())
+        task = it->second;
+      else
+        why = fmt::format("its header names task '{}', which the suite does not have", *c.task_header);
     } else {
       const std::string rel = fs::relative(f, dir).replace_extension().generic_string();
       const std::string stem = f.stem().string();
@@ -105,14 +111,18 @@ Pairing match_candidates(const Suite& suite, const fs::path& dir) {
         why = fmt::format("'{}' names a task in several levels; put it under levelN/", fname);
       } else if (std::regex_match(fname, m, kb)) {
         auto it2 = by_number.find({std::stoi(m[1]), std::stoi(m[2])});
-        if (it2 != by_number.end()) task = it2->second;
-        else why = fmt::format("no task level {} number {}", m[1].str(), m[2].str());
+        if (it2 != by_number.end())
+          task = it2->second;
+        else
+          why = fmt::format("no task level {} number {}", m[1].str(), m[2].str());
       } else {
         why = "its name matches no task (expected levelN/<number>_<Name>.py or a '# vinci-task:' header)";
       }
     }
-    if (task) out.pairs.emplace_back(*task, std::move(c));
-    else out.unmatched.push_back(fmt::format("{}: {}", f.string(), why));
+    if (task)
+      out.pairs.emplace_back(*task, std::move(c));
+    else
+      out.unmatched.push_back(fmt::format("{}: {}", f.string(), why));
   }
   return out;
 }

@@ -13,13 +13,13 @@ namespace vinci::eval {
 struct Candidate {
   std::filesystem::path file;
   std::string source;
-  std::string hash;                       // content hash of source
-  std::optional<std::string> task_header; // from a "# vinci-task: <id>" line
+  std::string hash;                        // content hash of source
+  std::optional<std::string> task_header;  // from a "# vinci-task: <id>" line
   // Corpus labels (tests/hacks/README.md): "# vinci-expect: class/reason", "# vinci-devices: cpu,cuda".
   // An expectation is one or more alternatives separated by '|', each "class/reason" or "class/"
   // (any reason): a cache hack may be caught by the check that happens to meet it first.
   std::optional<std::string> expect;
-  std::vector<std::string> devices;        // empty: any device
+  std::vector<std::string> devices;  // empty: any device
   bool runs_on(const std::string& device) const;
   // Whether a verdict meets the expectation (true when there is none).
   bool expectation_met(const std::string& verdict, const std::string& reason) const;

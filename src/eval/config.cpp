@@ -34,7 +34,8 @@ nlohmann::json EvalConfig::worker_json() const {
   nlohmann::json tol = nlohmann::json::object();
   for (const auto& [dtype, t] : tolerances) tol[dtype] = {t.atol, t.rtol};
   return {{"protocol", protocol.name},
-          {"numerics", {{"allow_tf32_matmul", protocol.allow_tf32_matmul}, {"allow_tf32_cudnn", protocol.allow_tf32_cudnn}}},
+          {"numerics",
+           {{"allow_tf32_matmul", protocol.allow_tf32_matmul}, {"allow_tf32_cudnn", protocol.allow_tf32_cudnn}}},
           {"ood_trials", protocol.ood_trials},
           {"precision_gate", protocol.precision_gate},
           {"seed", seed},
@@ -89,18 +90,23 @@ void EvalConfig::resolve() {
   }
   cache_dir = std::filesystem::absolute(cache_dir);  // workers and builds run in other directories
   if (worker_path.empty()) {
-    if (const char* w = std::getenv("VINCI_WORKER_PATH"); w && *w) worker_path = w;
-    else worker_path = std::filesystem::path(VINCI_SOURCE_ROOT) / "python";
+    if (const char* w = std::getenv("VINCI_WORKER_PATH"); w && *w)
+      worker_path = w;
+    else
+      worker_path = std::filesystem::path(VINCI_SOURCE_ROOT) / "python";
   }
   worker_path = std::filesystem::absolute(worker_path);
   if (sandbox_path.empty()) {
-    if (const char* b = std::getenv("VINCI_SANDBOX_BIN"); b && *b) sandbox_path = b;
-    else sandbox_path = VINCI_SANDBOX_BINARY;
+    if (const char* b = std::getenv("VINCI_SANDBOX_BIN"); b && *b)
+      sandbox_path = b;
+    else
+      sandbox_path = VINCI_SANDBOX_BINARY;
   }
   if (build_jobs <= 0) build_jobs = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   if (cpu_memory_limit == 0) {
     const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-    cpu_memory_limit = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 4 * 3 : (16ull << 30);
+    cpu_memory_limit =
+        pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 4 * 3 : (16ull << 30);
   }
 }
 

@@ -16,12 +16,12 @@ struct Tolerance {
 };
 
 struct TimingConfig {
-  int trials = 100;       // timed calls, each on fresh inputs (at least min_trials when the budget runs out first)
+  int trials = 100;  // timed calls, each on fresh inputs (at least min_trials when the budget runs out first)
   int min_trials = 10;
-  int warmup = 5;         // calls before timing, and at least warmup_ms of them
+  int warmup = 5;  // calls before timing, and at least warmup_ms of them
   double warmup_ms = 25;
-  double budget_s = 20;   // per timing run
-  int open_calls = 10;    // timed calls opened at random afterwards and checked against the reference
+  double budget_s = 20;  // per timing run
+  int open_calls = 10;   // timed calls opened at random afterwards and checked against the reference
   // A claimed per-call time counts only when the judge's wall clock of the call, less a trusted
   // runner's overhead, exceeds it by at most verify_abs_ms + verify_rel x the claim. A negative
   // verify_abs_ms takes the device's noise floor (0.02 ms on a GPU, 0.25 ms on the CPU).
@@ -37,10 +37,10 @@ struct TimingConfig {
 // default; kernelbench reproduces KernelBench's judgement, for numbers comparable with its papers.
 struct Protocol {
   std::string name = "vinci";
-  bool allow_tf32_matmul = false;  // PyTorch's default too
-  bool allow_tf32_cudnn = false;   // PyTorch's (and so KernelBench's) default is true
-  bool ood_trials = true;          // correctness trials on signed, offset, scaled and special inputs
-  bool precision_gate = true;      // fp16/bf16 outputs against an fp64 reference
+  bool allow_tf32_matmul = false;                  // PyTorch's default too
+  bool allow_tf32_cudnn = false;                   // PyTorch's (and so KernelBench's) default is true
+  bool ood_trials = true;                          // correctness trials on signed, offset, scaled and special inputs
+  bool precision_gate = true;                      // fp16/bf16 outputs against an fp64 reference
   static Protocol named(const std::string& name);  // vinci | kernelbench; throws naming the choices
 };
 
@@ -52,12 +52,12 @@ struct EvalConfig {
   std::map<std::string, Tolerance> tolerances{
       {"float32", {1e-4, 1e-4}}, {"float16", {1e-2, 1e-2}}, {"bfloat16", {1e-2, 1e-2}}, {"float64", {1e-7, 1e-7}}};
   TimingConfig timing;
-  bool compile_baseline = true;  // also time torch.compile of the reference
+  bool compile_baseline = true;      // also time torch.compile of the reference
   std::string torch_ops = "forbid";  // torch compute ops inside ModelNew.forward: forbid | warn | allow
   bool allow_precision_drop = false;
-  double min_coverage = 0.5;  // under forbid: the least share of forward's time in the candidate's own kernels
+  double min_coverage = 0.5;     // under forbid: the least share of forward's time in the candidate's own kernels
   double roofline_margin = 0.7;  // a claim below this share of the memory roofline's floor is refused
-  double scale = 1.0;  // shrinks the sizes a task lists in SCALABLE
+  double scale = 1.0;            // shrinks the sizes a task lists in SCALABLE
 
   // Where and how.
   std::string device = "auto";  // auto | cpu | cuda
@@ -65,23 +65,23 @@ struct EvalConfig {
   // visible GPUs at positions = index (mod count), so no two of them time on one GPU at once. With
   // fewer GPUs than processes, GPU index (mod GPUs) is shared.
   int gpu_share_index = 0, gpu_share_count = 1;
-  int build_jobs = 0;           // parallel builds; 0: one per CPU core
-  std::chrono::seconds compile_timeout{900};   // per extension build
-  std::chrono::seconds import_timeout{120};    // importing a candidate and building ModelNew, builds not counted
-  std::chrono::seconds run_timeout{300};       // per phase of a candidate (its correctness calls, its timed calls)
-  std::chrono::seconds baseline_timeout{1200}; // eager + torch.compile of the reference
-  uint64_t file_size_limit = 64ull << 20;      // RLIMIT_FSIZE for candidate code
-  uint64_t cpu_memory_limit = 0;               // RLIMIT_AS for CPU candidates; 0: 3/4 of RAM
-  uint64_t scratch_bytes = 1ull << 30;         // each candidate's private tmpfs
-  int max_pids = 1024;                         // processes and threads per candidate, where a pids cgroup can be made
-  int cpu_seconds = 600;                       // RLIMIT_CPU per candidate process
+  int build_jobs = 0;                           // parallel builds; 0: one per CPU core
+  std::chrono::seconds compile_timeout{900};    // per extension build
+  std::chrono::seconds import_timeout{120};     // importing a candidate and building ModelNew, builds not counted
+  std::chrono::seconds run_timeout{300};        // per phase of a candidate (its correctness calls, its timed calls)
+  std::chrono::seconds baseline_timeout{1200};  // eager + torch.compile of the reference
+  uint64_t file_size_limit = 64ull << 20;       // RLIMIT_FSIZE for candidate code
+  uint64_t cpu_memory_limit = 0;                // RLIMIT_AS for CPU candidates; 0: 3/4 of RAM
+  uint64_t scratch_bytes = 1ull << 30;          // each candidate's private tmpfs
+  int max_pids = 1024;                          // processes and threads per candidate, where a pids cgroup can be made
+  int cpu_seconds = 600;                        // RLIMIT_CPU per candidate process
   uint64_t cache_budget_bytes = 20ull << 30;  // the cache is swept back under this (LRU; eval/cache_janitor); 0: never
-  bool use_cache = true;        // reuse results of identical (task, candidate) pairs
-  bool reuse_baselines = true;  // reuse eager/compile timings per (task, GPU, torch)
-  std::filesystem::path cache_dir;   // default: $VINCI_CACHE or ~/.cache/vinci
-  std::string python = "python3";    // $VINCI_PYTHON overrides
-  std::filesystem::path worker_path; // the folder holding vinci_worker; default: the source tree's python/
-  std::filesystem::path sandbox_path; // vinci-sandbox; $VINCI_SANDBOX_BIN overrides; default: the build's
+  bool use_cache = true;                      // reuse results of identical (task, candidate) pairs
+  bool reuse_baselines = true;                // reuse eager/compile timings per (task, GPU, torch)
+  std::filesystem::path cache_dir;            // default: $VINCI_CACHE or ~/.cache/vinci
+  std::string python = "python3";             // $VINCI_PYTHON overrides
+  std::filesystem::path worker_path;          // the folder holding vinci_worker; default: the source tree's python/
+  std::filesystem::path sandbox_path;         // vinci-sandbox; $VINCI_SANDBOX_BIN overrides; default: the build's
 
   // What the worker needs of the protocol, as sent in each request.
   nlohmann::json worker_json() const;

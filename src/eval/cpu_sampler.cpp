@@ -98,7 +98,8 @@ class Sampler {
         if (::ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) == 0) {
           traced_[tid] = pid;
         } else if (traced_.empty() && (errno == EPERM || errno == EACCES) && out_.error.empty()) {
-          out_.error = fmt::format("ptrace refused ({}): run as root or with kernel.yama.ptrace_scope=0", std::strerror(errno));
+          out_.error =
+              fmt::format("ptrace refused ({}): run as root or with kernel.yama.ptrace_scope=0", std::strerror(errno));
         }
       }
     }

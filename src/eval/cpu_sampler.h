@@ -17,9 +17,9 @@
 namespace vinci::eval {
 
 struct CpuSamples {
-  int total = 0;                        // samples of running threads
-  std::map<std::string, int> by_object; // mapped file (or "[anonymous]") -> samples
-  std::string error;                    // non-empty when the tree could not be traced (ptrace refused)
+  int total = 0;                         // samples of running threads
+  std::map<std::string, int> by_object;  // mapped file (or "[anonymous]") -> samples
+  std::string error;                     // non-empty when the tree could not be traced (ptrace refused)
 };
 
 // Samples every running thread of root and its descendants about hz times a second for duration.

@@ -1,14 +1,15 @@
 // vinci-cpu-sampler: where a sandboxed process tree spends its CPU time, by mapped file (eval/cpu_sampler.h).
 // The judge runs it beside a CPU candidate's coverage calls; it prints one JSON object.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "eval/cpu_sampler.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"Samples the instruction pointers of a process tree's running threads through ptrace and prints "
-               "{\"total\", \"by_object\", \"error\"}: how many samples fell in each mapped file."};
+  CLI::App app{
+      "Samples the instruction pointers of a process tree's running threads through ptrace and prints "
+      "{\"total\", \"by_object\", \"error\"}: how many samples fell in each mapped file."};
   pid_t pid = 0;
   int ms = 300, hz = 500;
   app.add_option("--pid", pid, "the root of the tree")->required();

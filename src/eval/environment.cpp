@@ -46,8 +46,10 @@ Environment probe_environment(const std::string& python) {
     while (std::getline(ss, item, ',')) {
       if (item.empty() || item[0] == '-') break;  // CUDA stops at the first invalid entry
       const bool numeric = std::all_of(item.begin(), item.end(), ::isdigit);
-      if (numeric && std::stoul(item) < all.size()) env.gpus.push_back(all[std::stoul(item)]);
-      else if (!numeric && !all.empty()) env.gpus.push_back(all.front());  // a UUID: same model on one host
+      if (numeric && std::stoul(item) < all.size())
+        env.gpus.push_back(all[std::stoul(item)]);
+      else if (!numeric && !all.empty())
+        env.gpus.push_back(all.front());  // a UUID: same model on one host
     }
   } else {
     env.gpus = all;

@@ -7,13 +7,14 @@
 
 #include <fmt/format.h>
 
-#include "core/files.h"
 #include "core/enum_names.h"
+#include "core/files.h"
 
 namespace vinci::eval {
 
 namespace {
-constexpr std::array<core::EnumName<Baseline>, 2> kBaselines{{{Baseline::eager, "eager"}, {Baseline::compile, "compile"}}};
+constexpr std::array<core::EnumName<Baseline>, 2> kBaselines{
+    {{Baseline::eager, "eager"}, {Baseline::compile, "compile"}}};
 }  // namespace
 
 std::string_view to_string(Baseline b) { return core::enum_to_string(kBaselines, b); }
@@ -141,8 +142,11 @@ Summary summarize(const std::vector<Result>& results, const std::map<int, std::v
 }
 
 nlohmann::json to_json(const LevelSummary& s) {
-  nlohmann::json j{{"tasks", s.tasks},   {"results", s.results},           {"missing", s.missing},
-                   {"correct", s.correct}, {"with_speedup", s.with_speedup}};
+  nlohmann::json j{{"tasks", s.tasks},
+                   {"results", s.results},
+                   {"missing", s.missing},
+                   {"correct", s.correct},
+                   {"with_speedup", s.with_speedup}};
   j["correctness_rate"] = s.tasks ? nlohmann::json(s.correctness_rate) : nlohmann::json(nullptr);
   for (const auto& [p, v] : s.fast_p) j[fast_p_key(p)] = s.tasks ? nlohmann::json(v) : nlohmann::json(nullptr);
   j["geomean_speedup"] = s.geomean_speedup ? nlohmann::json(*s.geomean_speedup) : nlohmann::json(nullptr);
@@ -218,7 +222,8 @@ double pass_at_k(int n, int c, int k) {
 }
 
 std::vector<Result> read_results_jsonl(const std::filesystem::path& path) {
-  if (!std::filesystem::is_regular_file(path)) throw std::runtime_error(fmt::format("cannot read results file {}", path.string()));
+  if (!std::filesystem::is_regular_file(path))
+    throw std::runtime_error(fmt::format("cannot read results file {}", path.string()));
   std::vector<Result> out;
   // A torn last line (a killed run) is skipped with a warning; a malformed complete line is damage.
   for (const auto& line : core::read_jsonl_lines(path)) {

@@ -46,9 +46,9 @@ std::optional<double> speedup_of(const Result& r, Baseline b);
 struct TaskOutcome {
   int level = 0;
   std::string task;
-  int results = 0;                // results seen for this task (all candidates)
-  bool correct = false;           // at least one correct result
-  std::optional<double> speedup;  // speedup of the best correct result, if it has one
+  int results = 0;                      // results seen for this task (all candidates)
+  bool correct = false;                 // at least one correct result
+  std::optional<double> speedup;        // speedup of the best correct result, if it has one
   std::map<std::string, int> by_class;  // result class -> number of this task's results
 };
 
@@ -62,13 +62,13 @@ std::vector<TaskOutcome> task_outcomes(const std::vector<Result>& results,
                                        Baseline baseline, int* ignored = nullptr);
 
 struct LevelSummary {
-  int level = 0;                 // -1 for the overall row
-  int tasks = 0;                 // N
-  int results = 0;               // results counted (all candidates)
-  int missing = 0;               // tasks without any result
-  int correct = 0;               // tasks with at least one correct result
-  int with_speedup = 0;          // correct tasks whose best result has a speedup (the geomean's sample)
-  double correctness_rate = 0;   // correct / tasks; 0 when tasks == 0
+  int level = 0;                    // -1 for the overall row
+  int tasks = 0;                    // N
+  int results = 0;                  // results counted (all candidates)
+  int missing = 0;                  // tasks without any result
+  int correct = 0;                  // tasks with at least one correct result
+  int with_speedup = 0;             // correct tasks whose best result has a speedup (the geomean's sample)
+  double correctness_rate = 0;      // correct / tasks; 0 when tasks == 0
   std::map<double, double> fast_p;  // p (each of kFastP) -> fraction of the N tasks; 0 when tasks == 0
   std::optional<double> geomean_speedup;
   std::map<std::string, int> by_class;  // result class (to_string(Verdict)) -> number of results, all candidates

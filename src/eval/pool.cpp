@@ -39,9 +39,7 @@ static std::string evaluator_version(const fs::path& worker_path) {
   return core::content_hash(all);
 }
 
-static double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+static double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct EvaluatorPool::Shared {
   std::mutex mu;
@@ -58,14 +56,17 @@ EvaluatorPool::EvaluatorPool(EvalConfig config)
   config_.resolve();
   env_ = probe_environment(config_.python);
   if (env_.torch_version.empty())
-    throw std::runtime_error(fmt::format("torch is not installed for {} (run `make install-deps`, or set VINCI_PYTHON "
-                                         "to a python that has torch)", config_.python));
+    throw std::runtime_error(
+        fmt::format("torch is not installed for {} (run `make install-deps`, or set VINCI_PYTHON "
+                    "to a python that has torch)",
+                    config_.python));
   device_kind_ = config_.device == "auto" ? (env_.gpus.empty() ? "cpu" : "cuda") : config_.device;
   if (device_kind_ != "cpu" && device_kind_ != "cuda")
     throw std::runtime_error(fmt::format("unknown device '{}': use cpu, cuda or auto", config_.device));
   if (device_kind_ == "cuda" && env_.gpus.empty())
-    throw std::runtime_error("--device cuda: no NVIDIA GPU is visible (none under /proc/driver/nvidia/gpus, or "
-                             "CUDA_VISIBLE_DEVICES hides them); use --device cpu");
+    throw std::runtime_error(
+        "--device cuda: no NVIDIA GPU is visible (none under /proc/driver/nvidia/gpus, or "
+        "CUDA_VISIBLE_DEVICES hides them); use --device cpu");
   device_name_ = device_kind_ == "cpu" ? "cpu" : env_.gpus.front();
   sweep();
   evaluator_version_ = evaluator_version(config_.worker_path);
@@ -129,8 +130,8 @@ PoolStats EvaluatorPool::stats() const {
 
 std::string EvaluatorPool::result_key(const Job& job) const {
   const std::string task_source = core::read_file(job.task.file);
-  return core::content_hash({task_source, job.candidate.source, config_.fingerprint(), device_name_,
-                             env_.torch_version, evaluator_version_, "result-v2"});
+  return core::content_hash({task_source, job.candidate.source, config_.fingerprint(), device_name_, env_.torch_version,
+                             evaluator_version_, "result-v2"});
 }
 
 static Result base_result(const Job& job, const std::string& device) {
@@ -149,8 +150,7 @@ static Result base_result(const Job& job, const std::string& device) {
 // saw happen to the worker.
 static void apply_failure(Result& r, const WorkerReply& reply, const char* timeout_reason) {
   switch (reply.kind) {
-    case WorkerReply::Kind::ok:
-      return;
+    case WorkerReply::Kind::ok: return;
     case WorkerReply::Kind::failed: {
       const auto& b = reply.body;
       try {
@@ -162,7 +162,8 @@ static void apply_failure(Result& r, const WorkerReply& reply, const char* timeo
       r.message = b.value("message", "");
       if (b.contains("trials_passed")) r.trials_passed = b["trials_passed"].get<int>();
       if (b.contains("max_abs_diff") && b["max_abs_diff"].is_number()) r.max_abs_diff = b["max_abs_diff"].get<double>();
-      if (b.contains("mean_abs_diff") && b["mean_abs_diff"].is_number()) r.mean_abs_diff = b["mean_abs_diff"].get<double>();
+      if (b.contains("mean_abs_diff") && b["mean_abs_diff"].is_number())
+        r.mean_abs_diff = b["mean_abs_diff"].get<double>();
       return;
     }
     case WorkerReply::Kind::timeout:
@@ -187,10 +188,10 @@ std::optional<nlohmann::json> EvaluatorPool::baseline(const Task& task, WorkerCl
                                                       Result& failure) {
   const std::string task_source = core::read_file(task.file);
   const nlohmann::json proto = config_.worker_json();
-  const std::string key = core::content_hash({task_source, std::to_string(config_.scale), proto["timing"].dump(),
-                                              proto["numerics"].dump(), std::to_string(config_.seed),
-                                              config_.compile_baseline ? "c" : "", device_name_, env_.torch_version,
-                                              evaluator_version_, "baseline-v2"});
+  const std::string key =
+      core::content_hash({task_source, std::to_string(config_.scale), proto["timing"].dump(), proto["numerics"].dump(),
+                          std::to_string(config_.seed), config_.compile_baseline ? "c" : "", device_name_,
+                          env_.torch_version, evaluator_version_, "baseline-v2"});
   std::mutex* lock_ptr;
   {
     std::lock_guard lock(shared.mu);
@@ -202,8 +203,8 @@ std::optional<nlohmann::json> EvaluatorPool::baseline(const Task& task, WorkerCl
   if (config_.reuse_baselines) {
     if (auto hit = baselines_.get(key)) return hit;
   }
-  const nlohmann::json req = {{"op", "baseline"}, {"path", fs::absolute(task.file).string()},
-                              {"scale", config_.scale}, {"config", proto}};
+  const nlohmann::json req = {
+      {"op", "baseline"}, {"path", fs::absolute(task.file).string()}, {"scale", config_.scale}, {"config", proto}};
   const WorkerReply r = worker.request(req, config_.baseline_timeout * 2);
   if (r.kind != WorkerReply::Kind::ok) {
     apply_failure(failure, r, "baseline_timeout");
@@ -255,13 +256,13 @@ Result EvaluatorPool::evaluate(const Job& job, const BuildOutcome& build, Worker
   if (base->contains("compile") && !(*base)["compile"].is_null()) r.compiled = timing_from_json((*base)["compile"]);
 
   nlohmann::json req = {{"op", "evaluate"},
-                              {"path", fs::absolute(job.task.file).string()},
-                              {"scale", config_.scale},
-                              {"candidate", candidate_copy(job).string()},
-                              {"static", build.static_report},
-                              {"config", config_.worker_json()},
-                              {"log", candidate_log(job, "run").string()},
-                              {"eager_ms", r.eager ? r.eager->median_ms : 0.0}};
+                        {"path", fs::absolute(job.task.file).string()},
+                        {"scale", config_.scale},
+                        {"candidate", candidate_copy(job).string()},
+                        {"static", build.static_report},
+                        {"config", config_.worker_json()},
+                        {"log", candidate_log(job, "run").string()},
+                        {"eager_ms", r.eager ? r.eager->median_ms : 0.0}};
   if (!separate_builds()) req["static_policy"] = static_policy();
   const WorkerReply reply = worker.request(req, evaluate_timeout(config_));
   if (reply.body.is_object()) {
@@ -310,7 +311,8 @@ fs::path EvaluatorPool::candidate_log(const Job& job, const char* step) const {
   return config_.cache_dir / "logs" / fmt::format("{}-{}-{}.log", step, job.candidate.hash.substr(0, 16), task);
 }
 
-std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::function<void(const Result&)>& on_result) {
+std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs,
+                                       const std::function<void(const Result&)>& on_result) {
   std::vector<Result> results(jobs.size());
   std::vector<bool> done(jobs.size(), false);
   Shared shared;
@@ -439,7 +441,8 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs, const std::
   };
 
   std::vector<std::thread> threads;
-  const int nbuild = to_build.empty() ? 0 : std::max(1, std::min<int>(config_.build_jobs, static_cast<int>(to_build.size())));
+  const int nbuild =
+      to_build.empty() ? 0 : std::max(1, std::min<int>(config_.build_jobs, static_cast<int>(to_build.size())));
   while (static_cast<int>(builders_.size()) < nbuild)
     builders_.push_back(std::make_unique<BuildStep>(config_, static_cast<int>(builders_.size())));
   for (int b = 0; b < nbuild; ++b) threads.emplace_back(builder, std::ref(*builders_[static_cast<size_t>(b)]));

@@ -72,7 +72,7 @@ class EvaluatorPool {
   EvalConfig config_;
   Environment env_;
   std::string evaluator_version_;  // a hash of the worker's Python sources
-  std::string device_kind_;  // cpu | cuda
+  std::string device_kind_;        // cpu | cuda
   std::string device_name_;
   size_t worker_specs_ = 1;
   std::vector<std::unique_ptr<WorkerClient>> workers_;

@@ -55,7 +55,7 @@ std::vector<std::pair<double, double>> step_vertices(const std::vector<const Tas
     if (!v.empty() && v.back().first == p && v.back().second == f) return;
     v.emplace_back(p, f);
   };
-  add(0.0, correct);                   // fast_0: the correctness rate
+  add(0.0, correct);                            // fast_0: the correctness rate
   add(0.0, static_cast<int>(speedups.size()));  // just above 0: correct results without a speedup drop out
   int before = static_cast<int>(speedups.size());
   for (size_t i = 0; i < speedups.size(); ++i) {
@@ -141,7 +141,7 @@ std::string fast_p_curve_svg(const std::vector<Result>& results,
   }
   svg += svg_text(L + W / 2, T + H + 38, fmt::format("p (speedup threshold vs {})", to_string(baseline)), "middle");
   svg += svg_text(16, T + H / 2, "fast_p (% of tasks correct and > p)", "middle",
-              fmt::format("transform=\"rotate(-90 16 {:.2f})\"", T + H / 2));
+                  fmt::format("transform=\"rotate(-90 16 {:.2f})\"", T + H / 2));
   svg += "</g>\n";
 
   // Curves.
@@ -169,7 +169,7 @@ std::string fast_p_curve_svg(const std::vector<Result>& results,
   for (size_t i = 0; i < curves.size(); ++i) {
     const bool overall = curves[i].id == "overall";
     svg += svg_line(lx, ly, lx + 24, ly, overall ? kOverallColor : kSvgPalette[i % kSvgPalette.size()],
-                overall ? "stroke-width=\"2\" stroke-dasharray=\"6,4\"" : "stroke-width=\"2\"");
+                    overall ? "stroke-width=\"2\" stroke-dasharray=\"6,4\"" : "stroke-width=\"2\"");
     svg += svg_text(lx + 30, ly + 4, curves[i].label);
     ly += 20;
   }
@@ -262,7 +262,7 @@ std::string speedup_histogram_svg(const std::vector<Result>& results, Baseline b
   svg += svg_line(L, T + H, L + W, T + H, "#000000");
   svg += svg_line(L, T, L, T + H, "#000000");
   svg += svg_text(L + W / 2, T + H + 38, fmt::format("speedup vs {} (log2 scale, bins of 2^0.25)", to_string(baseline)),
-              "middle");
+                  "middle");
   svg += svg_text(16, T + H / 2, "results", "middle", fmt::format("transform=\"rotate(-90 16 {:.2f})\"", T + H / 2));
   svg += "</g>\n";
 
@@ -302,9 +302,10 @@ std::string speedup_histogram_svg(const std::vector<Result>& results, Baseline b
   svg += svg_text(tx, ty, "results by class", "start", "font-weight=\"bold\"");
   ty += 20;
   auto row = [&](std::string_view cls, std::string_view label, int count) {
-    svg += fmt::format("<text class=\"class-count\" data-class=\"{}\" data-count=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\">{}"
-                       "<tspan x=\"{:.2f}\" text-anchor=\"end\">{}</tspan></text>\n",
-                       xml_escape(cls), count, tx, ty, xml_escape(label), tx2, count);
+    svg += fmt::format(
+        "<text class=\"class-count\" data-class=\"{}\" data-count=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\">{}"
+        "<tspan x=\"{:.2f}\" text-anchor=\"end\">{}</tspan></text>\n",
+        xml_escape(cls), count, tx, ty, xml_escape(label), tx2, count);
     ty += 18;
   };
   row("correct", "correct (in histogram)", correct_with);

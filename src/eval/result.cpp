@@ -56,9 +56,15 @@ TimingStats timing_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const TimingCheck& t) {
-  return {{"clock", t.clock}, {"spent_ms", t.spent_ms}, {"overhead_ms", t.overhead_ms}, {"forward_ms", t.forward_ms},
-          {"hidden_ms", t.hidden_ms},           {"allowed_ms", t.allowed_ms},   {"opened", t.opened},
-          {"hidden_p10_p90_ms", {t.hidden_p10_ms, t.hidden_p90_ms}}, {"attempts", t.attempts}};
+  return {{"clock", t.clock},
+          {"spent_ms", t.spent_ms},
+          {"overhead_ms", t.overhead_ms},
+          {"forward_ms", t.forward_ms},
+          {"hidden_ms", t.hidden_ms},
+          {"allowed_ms", t.allowed_ms},
+          {"opened", t.opened},
+          {"hidden_p10_p90_ms", {t.hidden_p10_ms, t.hidden_p90_ms}},
+          {"attempts", t.attempts}};
 }
 
 TimingCheck timing_check_from_json(const nlohmann::json& j) {
@@ -148,7 +154,8 @@ Result result_from_json(const nlohmann::json& j) {
     r.max_abs_diff = get_opt<double>(j, "max_abs_diff");
     r.mean_abs_diff = get_opt<double>(j, "mean_abs_diff");
     if (j.contains("timing") && !j["timing"].is_null()) r.timing = timing_from_json(j["timing"]);
-    if (j.contains("timing_check") && !j["timing_check"].is_null()) r.timing_check = timing_check_from_json(j["timing_check"]);
+    if (j.contains("timing_check") && !j["timing_check"].is_null())
+      r.timing_check = timing_check_from_json(j["timing_check"]);
     if (j.contains("eager") && !j["eager"].is_null()) r.eager = timing_from_json(j["eager"]);
     if (j.contains("compile") && !j["compile"].is_null()) r.compiled = timing_from_json(j["compile"]);
     r.speedup_eager = get_opt<double>(j, "speedup_eager");

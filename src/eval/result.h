@@ -27,11 +27,11 @@ struct TimingStats {
 struct TimingCheck {
   std::string clock;  // wall (GPU) or cpu (the CPU time charged to the sandbox's processes)
   double spent_ms = 0, overhead_ms = 0, forward_ms = 0;  // medians per call
-  double hidden_ms = 0;   // median over calls of the judge's figure minus the claim: time the claims do not account for
+  double hidden_ms = 0;  // median over calls of the judge's figure minus the claim: time the claims do not account for
   double hidden_p10_ms = 0, hidden_p90_ms = 0;  // the spread of that per-call gap
-  double allowed_ms = 0;  // the noise a claim may be off by
-  int opened = 0;         // timed calls checked against the reference after the fact
-  int attempts = 1;       // measurements taken (a second one when the first did not verify)
+  double allowed_ms = 0;                        // the noise a claim may be off by
+  int opened = 0;                               // timed calls checked against the reference after the fact
+  int attempts = 1;                             // measurements taken (a second one when the first did not verify)
 };
 
 // One kernel of the profiled forward call (GPU only), for the agents' profiler summary.
@@ -67,15 +67,15 @@ struct Result {
   std::optional<TimingStats> timing, eager, compiled;  // timing: the candidate's corroborated claims
   std::optional<TimingCheck> timing_check;
   std::optional<double> speedup_eager, speedup_compile;
-  std::optional<double> coverage;  // custom-kernel time / total time in forward
-  int custom_launches = 0;         // per forward call
+  std::optional<double> coverage;   // custom-kernel time / total time in forward
+  int custom_launches = 0;          // per forward call
   std::vector<KernelTime> profile;  // the forward call's kernels by GPU time, longest first (a few)
-  std::vector<std::string> flags;  // e.g. "beats_roofline"
+  std::vector<std::string> flags;   // e.g. "beats_roofline"
   std::vector<std::string> warnings;
   std::vector<std::string> skipped_trials;  // out-of-distribution trials where the reference itself raised
 
-  bool cached = false;        // reused from the result cache
-  double eval_seconds = 0.0;  // wall time spent on this pair, timing trials included
+  bool cached = false;                          // reused from the result cache
+  double eval_seconds = 0.0;                    // wall time spent on this pair, timing trials included
   std::map<std::string, double> phase_seconds;  // build, load, check, time, baseline: where it went
 
   bool correct() const { return verdict == Verdict::correct; }

@@ -4,8 +4,8 @@
 // candidate's sources, through this launcher: libseccomp has no binding in the worker's Python, and
 // keeping the policy's mechanics in one small native program keeps them out of reach of the
 // interpreters they guard.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "core/sandbox.h"
@@ -23,9 +23,10 @@ std::pair<std::string, std::string> split_pair(const std::string& text, const st
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Runs a command in vinci's sandbox: bubblewrap namespaces (read-only system allow-list, private tmpfs, "
-               "no network, own pid namespace), a seccomp filter, rlimits and a pids cgroup; or, where bubblewrap "
-               "cannot run, seccomp and rlimits alone (--probe tells which)."};
+  CLI::App app{
+      "Runs a command in vinci's sandbox: bubblewrap namespaces (read-only system allow-list, private tmpfs, "
+      "no network, own pid namespace), a seccomp filter, rlimits and a pids cgroup; or, where bubblewrap "
+      "cannot run, seccomp and rlimits alone (--probe tells which)."};
   bool probe = false;
   vinci::core::SandboxPolicy policy;
   std::vector<std::string> ro, ro_as, rw, tmpfs, env, command;
@@ -35,7 +36,8 @@ int main(int argc, char** argv) {
   app.add_option("--ro", ro, "bind PATH read-only at the same place (skipped when missing)")->allow_extra_args(false);
   app.add_option("--ro-as", ro_as, "bind SRC read-only at DST (SRC=DST)")->allow_extra_args(false);
   app.add_option("--rw", rw, "bind PATH read-write at the same place")->allow_extra_args(false);
-  app.add_option("--tmpfs", tmpfs, "a private tmpfs at PATH of BYTES (PATH=BYTES)->allow_extra_args(false); PATH must exist");
+  app.add_option("--tmpfs", tmpfs,
+                 "a private tmpfs at PATH of BYTES (PATH=BYTES)->allow_extra_args(false); PATH must exist");
   app.add_flag("--gpu", policy.gpu, "expose the NVIDIA device nodes");
   app.add_option("--cwd", policy.cwd, "working directory inside the sandbox");
   app.add_option("--env", env, "an environment variable K=V (nothing else is inherited)")->allow_extra_args(false);

@@ -65,14 +65,15 @@ Suite load_suite(const fs::path& root) {
     return std::tie(a.level, a.number, a.name) < std::tie(b.level, b.number, b.name);
   });
   if (suite.tasks.empty())
-    throw std::runtime_error(fmt::format("task suite {} holds no problem file (expected levelN/<number>_<Name>.py)",
-                                         root.string()));
+    throw std::runtime_error(
+        fmt::format("task suite {} holds no problem file (expected levelN/<number>_<Name>.py)", root.string()));
   return suite;
 }
 
 Task task_from_file(const fs::path& file) {
   if (!fs::is_regular_file(file) || file.extension() != ".py")
-    throw std::runtime_error(fmt::format("{}: not a Python problem file (expected a KernelBench-format .py file)", file.string()));
+    throw std::runtime_error(
+        fmt::format("{}: not a Python problem file (expected a KernelBench-format .py file)", file.string()));
   Task t;
   t.file = file;
   const std::string stem = file.stem().string();
@@ -119,8 +120,8 @@ void check_task_source(const Task& task, const std::string& python) {
   o.argv = {python, "-c", kTaskCheck, task.file.string()};
   const auto run = core::run_to_completion(o, std::chrono::seconds(60));
   if (!run.status.exited || run.status.code != 0)
-    throw core::SetupError(fmt::format("{}: could not check the task with {} ({})", task.file.string(), python,
-                                       run.status.describe()));
+    throw core::SetupError(
+        fmt::format("{}: could not check the task with {} ({})", task.file.string(), python, run.status.describe()));
   if (run.out.empty()) return;
   const auto tab = run.out.find('\t');
   const std::string line = run.out.substr(0, tab), what = run.out.substr(tab + 1, run.out.find_last_not_of('\n') - tab);

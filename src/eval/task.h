@@ -17,8 +17,8 @@ struct Task {
 
 struct Suite {
   std::filesystem::path root;
-  std::vector<Task> tasks;            // sorted by level, then number
-  std::vector<std::string> skipped;   // files that are not problem files, with why
+  std::vector<Task> tasks;           // sorted by level, then number
+  std::vector<std::string> skipped;  // files that are not problem files, with why
 };
 
 // Loads KernelBench's layout as it is: ROOT/levelN/<number>_<Name>.py. ROOT may also be a

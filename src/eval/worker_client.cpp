@@ -16,14 +16,19 @@ WorkerClient::WorkerClient(WorkerSpec spec, const EvalConfig& config) : spec_(st
 void WorkerClient::start() {
   fs::create_directories(spec_.log.parent_path());
   core::SpawnOptions o;
-  o.argv = {config_.python, "-m", "vinci_worker", "judge", "--device", spec_.device == "cuda" ? "cuda:0" : "cpu",
-            "--cache", config_.cache_dir.string(), "--sandbox", config_.sandbox_path.string(),
-            "--max-pids", std::to_string(config_.max_pids)};
+  o.argv = {config_.python, "-m",
+            "vinci_worker", "judge",
+            "--device",     spec_.device == "cuda" ? "cuda:0" : "cpu",
+            "--cache",      config_.cache_dir.string(),
+            "--sandbox",    config_.sandbox_path.string(),
+            "--max-pids",   std::to_string(config_.max_pids)};
   o.env["PYTHONPATH"] = config_.worker_path.string();
   o.env["PYTHONUNBUFFERED"] = "1";
   o.env["PYTHONDONTWRITEBYTECODE"] = "1";
-  if (spec_.gpu) o.env["CUDA_VISIBLE_DEVICES"] = *spec_.gpu;
-  else if (spec_.device == "cpu") o.env["CUDA_VISIBLE_DEVICES"] = "";
+  if (spec_.gpu)
+    o.env["CUDA_VISIBLE_DEVICES"] = *spec_.gpu;
+  else if (spec_.device == "cpu")
+    o.env["CUDA_VISIBLE_DEVICES"] = "";
   o.stderr_path = spec_.log;
   o.isolate_network = true;
   process_.emplace(core::Process::spawn(o));
@@ -101,7 +106,8 @@ WorkerReply WorkerClient::request(const nlohmann::json& req, std::chrono::second
           return reply;
         } catch (const nlohmann::json::exception& e) {
           reply.kind = WorkerReply::Kind::crashed;
-          reply.description = fmt::format("the worker wrote a line that is not JSON ({}): {}", e.what(), line.substr(0, 200));
+          reply.description =
+              fmt::format("the worker wrote a line that is not JSON ({}): {}", e.what(), line.substr(0, 200));
         }
         break;
       case core::Process::Read::timeout:
@@ -110,9 +116,7 @@ WorkerReply WorkerClient::request(const nlohmann::json& req, std::chrono::second
                                         req.value("op", "?"), timeout.count());
         restart();
         return reply;
-      case core::Process::Read::eof:
-        reply.kind = WorkerReply::Kind::crashed;
-        break;
+      case core::Process::Read::eof: reply.kind = WorkerReply::Kind::crashed; break;
     }
   }
   // The worker is gone (or talking nonsense): find out how it ended.

@@ -89,9 +89,9 @@ struct TrainSequence {
 };
 
 struct LogprobOptions {
-  bool pack = false;                 // several sequences per row (block-diagonal attention)
-  int64_t max_tokens_per_row = 0;    // packing row length; 0: the longest sequence
-  double temperature = 1.0;          // must match the rollout's, so ratios are 1 on-policy
+  bool pack = false;               // several sequences per row (block-diagonal attention)
+  int64_t max_tokens_per_row = 0;  // packing row length; 0: the longest sequence
+  double temperature = 1.0;        // must match the rollout's, so ratios are 1 on-policy
   // When set, receives the entropy (nats) of the tempered distribution at each masked position:
   // detached, float32, in the order of the logprobs.
   at::Tensor* entropy = nullptr;

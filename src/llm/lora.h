@@ -10,7 +10,7 @@ namespace vinci::llm {
 struct LoraConfig {
   int rank = 16;
   double alpha = 32.0;  // the update is scaled by alpha / rank, as PEFT does
-  std::vector<std::string> target_modules = {"q_proj", "k_proj", "v_proj", "o_proj",
+  std::vector<std::string> target_modules = {"q_proj",    "k_proj",  "v_proj",   "o_proj",
                                              "gate_proj", "up_proj", "down_proj"};
 };
 

@@ -111,8 +111,8 @@ void parse_rope(const nlohmann::json& j, const std::string& source, ModelConfig&
 
   const std::string prefix = where + ".";
   c.rope_theta = get_number(*params, "rope_theta", get_number(j, "rope_theta", 10000.0, source), source, prefix);
-  const double partial = get_number(*params, "partial_rotary_factor", get_number(j, "partial_rotary_factor", 1.0, source),
-                                    source, prefix);
+  const double partial =
+      get_number(*params, "partial_rotary_factor", get_number(j, "partial_rotary_factor", 1.0, source), source, prefix);
   if (partial != 1.0) fail(source, "partial_rotary_factor", "must be 1: partial rotary embeddings are not supported");
 
   const std::string type_key = field(*params, "rope_type") ? "rope_type" : "type";
@@ -130,9 +130,9 @@ void parse_rope(const nlohmann::json& j, const std::string& source, ModelConfig&
     fail(source, prefix + "high_freq_factor", "must be larger than low_freq_factor");
   // As transformers does: a top-level original_max_position_embeddings wins, then the dict's,
   // then max_position_embeddings.
-  c.rope_scaling.original_max_position_embeddings = get_int(
-      j, "original_max_position_embeddings",
-      get_int(*params, "original_max_position_embeddings", c.max_position_embeddings, source, prefix), source);
+  c.rope_scaling.original_max_position_embeddings =
+      get_int(j, "original_max_position_embeddings",
+              get_int(*params, "original_max_position_embeddings", c.max_position_embeddings, source, prefix), source);
 }
 
 void require_positive(int64_t value, const std::string& source, const std::string& key) {
@@ -162,8 +162,10 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& sourc
   c.num_hidden_layers = get_int(j, "num_hidden_layers", family->num_hidden_layers, source);
   c.num_attention_heads = get_int(j, "num_attention_heads", family->num_attention_heads, source);
   c.max_position_embeddings = get_int(j, "max_position_embeddings", family->max_position_embeddings, source);
-  for (const auto& [key, value] : {std::pair{"vocab_size", c.vocab_size}, {"hidden_size", c.hidden_size},
-                                   {"intermediate_size", c.intermediate_size}, {"num_hidden_layers", c.num_hidden_layers},
+  for (const auto& [key, value] : {std::pair{"vocab_size", c.vocab_size},
+                                   {"hidden_size", c.hidden_size},
+                                   {"intermediate_size", c.intermediate_size},
+                                   {"num_hidden_layers", c.num_hidden_layers},
                                    {"num_attention_heads", c.num_attention_heads},
                                    {"max_position_embeddings", c.max_position_embeddings}})
     require_positive(value, source, key);
@@ -171,10 +173,9 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& sourc
   // An explicit null means "as many as the query heads" in every family; absent, qwen's
   // dataclass default (32) applies.
   const bool kv_absent = !j.contains("num_key_value_heads");
-  c.num_key_value_heads = get_int(j, "num_key_value_heads",
-                                  kv_absent && family->num_key_value_heads ? family->num_key_value_heads
-                                                                           : c.num_attention_heads,
-                                  source);
+  c.num_key_value_heads =
+      get_int(j, "num_key_value_heads",
+              kv_absent && family->num_key_value_heads ? family->num_key_value_heads : c.num_attention_heads, source);
   require_positive(c.num_key_value_heads, source, "num_key_value_heads");
   if (c.num_attention_heads % c.num_key_value_heads != 0)
     fail(source, "num_key_value_heads",
@@ -210,7 +211,7 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& sourc
 
   parse_rope(j, source, c);
 
-  c.torch_dtype = field(j, "dtype") && j["dtype"].is_string() ? j["dtype"].get<std::string>()
+  c.torch_dtype = field(j, "dtype") && j["dtype"].is_string()               ? j["dtype"].get<std::string>()
                   : field(j, "torch_dtype") && j["torch_dtype"].is_string() ? j["torch_dtype"].get<std::string>()
                                                                             : "";
   c.eos_token_ids = token_ids(j, "eos_token_id", source);
@@ -223,8 +224,9 @@ ModelConfig parse_model_config(const nlohmann::json& j, const std::string& sourc
 ModelConfig load_model_config(const std::filesystem::path& model_dir) {
   const auto config_path = model_dir / "config.json";
   const auto text = core::try_read_file(config_path);
-  if (!text) throw std::runtime_error(fmt::format("{}: cannot read; is {} a model directory?", config_path.string(),
-                                                  model_dir.string()));
+  if (!text)
+    throw std::runtime_error(
+        fmt::format("{}: cannot read; is {} a model directory?", config_path.string(), model_dir.string()));
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(*text);
@@ -270,7 +272,8 @@ std::vector<float> rope_inv_freq(const ModelConfig& config) {
   const auto factor = static_cast<float>(s.factor), low = static_cast<float>(s.low_freq_factor),
              smooth_span = static_cast<float>(s.high_freq_factor - s.low_freq_factor);
   const auto old_context = static_cast<float>(s.original_max_position_embeddings);
-  const auto low_freq_wavelen = static_cast<float>(static_cast<double>(s.original_max_position_embeddings) / s.low_freq_factor);
+  const auto low_freq_wavelen =
+      static_cast<float>(static_cast<double>(s.original_max_position_embeddings) / s.low_freq_factor);
   const auto high_freq_wavelen =
       static_cast<float>(static_cast<double>(s.original_max_position_embeddings) / s.high_freq_factor);
   const auto two_pi = static_cast<float>(2 * std::numbers::pi);
@@ -290,9 +293,11 @@ std::vector<float> rope_inv_freq(const ModelConfig& config) {
 std::pair<double, double> training_flops(const ModelConfig& c, int64_t context) {
   const double h = static_cast<double>(c.hidden_size), head_dim = static_cast<double>(c.head_dim);
   const double per_layer = h * static_cast<double>(c.num_attention_heads + 2 * c.num_key_value_heads) * head_dim +
-                           static_cast<double>(c.num_attention_heads) * head_dim * h + 3.0 * h * static_cast<double>(c.intermediate_size);
+                           static_cast<double>(c.num_attention_heads) * head_dim * h +
+                           3.0 * h * static_cast<double>(c.intermediate_size);
   const double layers = static_cast<double>(c.num_hidden_layers);
-  return {6.0 * layers * per_layer + 6.0 * layers * h * static_cast<double>(context), 6.0 * h * static_cast<double>(c.vocab_size)};
+  return {6.0 * layers * per_layer + 6.0 * layers * h * static_cast<double>(context),
+          6.0 * h * static_cast<double>(c.vocab_size)};
 }
 
 }  // namespace vinci::llm

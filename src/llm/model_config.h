@@ -21,17 +21,17 @@ struct RopeScaling {
 
 struct ModelConfig {
   std::string model_type;  // "qwen2", "qwen3", "llama"
-  int64_t vocab_size = 0, hidden_size = 0, intermediate_size = 0, num_hidden_layers = 0,
-          num_attention_heads = 0, num_key_value_heads = 0, head_dim = 0, max_position_embeddings = 0;
+  int64_t vocab_size = 0, hidden_size = 0, intermediate_size = 0, num_hidden_layers = 0, num_attention_heads = 0,
+          num_key_value_heads = 0, head_dim = 0, max_position_embeddings = 0;
   double rms_norm_eps = 1e-6, rope_theta = 10000.0;
   RopeScaling rope_scaling;
   bool tie_word_embeddings = false;
   // qwen2: q/k/v carry a bias, always (o_proj never). llama and qwen3: q/k/v/o all carry one
   // exactly when attention_bias is set.
   bool attention_bias = false;
-  bool qk_norm = false;         // RMSNorm on q and k per head: qwen3
+  bool qk_norm = false;  // RMSNorm on q and k per head: qwen3
   bool mlp_bias = false;
-  std::string torch_dtype;              // "bfloat16", …; empty when the file names none
+  std::string torch_dtype;  // "bfloat16", …; empty when the file names none
   // config.json's, then generation_config.json's, deduplicated. The family defaults transformers
   // applies (llama: bos 1, eos 2) stand only where neither file names a token.
   std::vector<int32_t> eos_token_ids;

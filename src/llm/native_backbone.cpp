@@ -77,8 +77,12 @@ struct HostTensors {
 };
 
 // Model-side files a saved checkpoint carries along so it loads on its own.
-constexpr const char* kCompanionFiles[] = {"generation_config.json", "tokenizer.json", "tokenizer_config.json",
-                                           "special_tokens_map.json", "chat_template.jinja", "vocab.json",
+constexpr const char* kCompanionFiles[] = {"generation_config.json",
+                                           "tokenizer.json",
+                                           "tokenizer_config.json",
+                                           "special_tokens_map.json",
+                                           "chat_template.jinja",
+                                           "vocab.json",
                                            "merges.txt"};
 
 // One request in flight: what it has produced, and when it must stop.
@@ -118,7 +122,8 @@ class NativeBackbone final : public TrainableBackbone {
   void load(const fs::path& dir) override;
 
   const text::Tokenizer& tokenizer() const override {
-    if (!tokenizer_) throw std::runtime_error(fmt::format("{}: no tokenizer.json; this backbone takes token ids only", dir_.string()));
+    if (!tokenizer_)
+      throw std::runtime_error(fmt::format("{}: no tokenizer.json; this backbone takes token ids only", dir_.string()));
     return *tokenizer_;
   }
 
@@ -158,8 +163,8 @@ std::vector<int32_t> NativeBackbone::prompt_of(const GenerationRequest& request)
   if (ids.empty()) throw std::invalid_argument("a generation request has an empty prompt");
   for (int32_t id : ids)
     if (id < 0 || id >= config_.vocab_size)
-      throw std::invalid_argument(fmt::format("prompt token id {} is outside the model's vocabulary [0, {})", id,
-                                              config_.vocab_size));
+      throw std::invalid_argument(
+          fmt::format("prompt token id {} is outside the model's vocabulary [0, {})", id, config_.vocab_size));
   return ids;
 }
 
@@ -232,7 +237,8 @@ std::vector<GenerationResult> NativeBackbone::generate(std::span<const Generatio
   auto ids_tensor = at::tensor(ids, long_options).view({batch, longest_prompt}).to(device);
   auto positions = at::arange(longest_prompt, long_options.device(device)).unsqueeze(0).expand({batch, longest_prompt});
   auto hidden = model_.hidden(ids_tensor, positions, AttentionSpec{}, &cache);  // causal prefill
-  auto logits = model_.logits(hidden.reshape({batch * longest_prompt, -1}).index_select(0, at::tensor(last, long_options).to(device)));
+  auto logits = model_.logits(
+      hidden.reshape({batch * longest_prompt, -1}).index_select(0, at::tensor(last, long_options).to(device)));
 
   while (true) {
     std::vector<const SamplingParams*> params;
@@ -261,7 +267,8 @@ std::vector<GenerationResult> NativeBackbone::generate(std::span<const Generatio
         auto& result = seq.result;
         if (tokenizer_) {
           std::span<const int32_t> text_ids(result.token_ids);
-          if (result.finish_reason == FinishReason::stop && !seq.stop_string_at) text_ids = text_ids.first(text_ids.size() - 1);
+          if (result.finish_reason == FinishReason::stop && !seq.stop_string_at)
+            text_ids = text_ids.first(text_ids.size() - 1);
           result.text = text_of(text_ids);
           if (seq.stop_string_at) {
             const size_t cut = result.text.find(result.matched_stop);
@@ -300,7 +307,8 @@ at::Tensor NativeBackbone::logprobs(std::span<const TrainSequence> sequences, co
   for (size_t i = 0; i < sequences.size(); ++i) {
     const auto& s = sequences[i];
     if (s.ids.size() != s.loss_mask.size() || s.ids.empty())
-      throw std::invalid_argument(fmt::format("sequence {}: {} ids but {} mask entries", i, s.ids.size(), s.loss_mask.size()));
+      throw std::invalid_argument(
+          fmt::format("sequence {}: {} ids but {} mask entries", i, s.ids.size(), s.loss_mask.size()));
     if (s.loss_mask[0])
       throw std::invalid_argument(fmt::format("sequence {}: position 0 has no preceding token to predict it from", i));
     longest = std::max<int64_t>(longest, s.ids.size());
@@ -376,10 +384,16 @@ void NativeBackbone::save(const fs::path& dir) const {
     for (const auto& [name, tensor] : model_.named_adapters()) host.add(name, tensor);
     write_safetensors(dir / "adapter_model.safetensors", host.views, {{"format", "pt"}});
     const auto& lora = model_.training().lora;
-    nlohmann::json adapter = {{"peft_type", "LORA"}, {"task_type", "CAUSAL_LM"}, {"r", lora.rank},
-                              {"lora_alpha", lora.alpha}, {"lora_dropout", 0.0}, {"bias", "none"},
-                              {"target_modules", lora.target_modules}, {"fan_in_fan_out", false},
-                              {"inference_mode", true}, {"base_model_name_or_path", fs::absolute(dir_).string()}};
+    nlohmann::json adapter = {{"peft_type", "LORA"},
+                              {"task_type", "CAUSAL_LM"},
+                              {"r", lora.rank},
+                              {"lora_alpha", lora.alpha},
+                              {"lora_dropout", 0.0},
+                              {"bias", "none"},
+                              {"target_modules", lora.target_modules},
+                              {"fan_in_fan_out", false},
+                              {"inference_mode", true},
+                              {"base_model_name_or_path", fs::absolute(dir_).string()}};
     core::write_file_atomic(dir / "adapter_config.json", adapter.dump(2) + "\n");
     return;
   }
@@ -403,9 +417,9 @@ void NativeBackbone::load(const fs::path& dir) {
   const auto config = load_model_config(dir);
   if (config.hidden_size != config_.hidden_size || config.num_hidden_layers != config_.num_hidden_layers ||
       config.vocab_size != config_.vocab_size)
-    throw std::runtime_error(fmt::format("{}: a {}-layer, hidden {} model cannot be loaded into this {}-layer, hidden {} one",
-                                         dir.string(), config.num_hidden_layers, config.hidden_size,
-                                         config_.num_hidden_layers, config_.hidden_size));
+    throw std::runtime_error(
+        fmt::format("{}: a {}-layer, hidden {} model cannot be loaded into this {}-layer, hidden {} one", dir.string(),
+                    config.num_hidden_layers, config.hidden_size, config_.num_hidden_layers, config_.hidden_size));
   model_.load_weights(Checkpoint::open(dir));
 }
 

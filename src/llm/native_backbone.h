@@ -14,9 +14,9 @@
 namespace vinci::llm {
 
 struct NativeOptions {
-  std::string device = "auto";  // "auto" (cuda when present), "cpu", "cuda", "cuda:N"
-  std::string dtype = "auto";   // "auto" (bf16 on GPU, fp32 on CPU), "float32", "bfloat16", "float16"
-  Training training;            // what logprobs() trains; kNone keeps the model frozen
+  std::string device = "auto";          // "auto" (cuda when present), "cpu", "cuda", "cuda:N"
+  std::string dtype = "auto";           // "auto" (bf16 on GPU, fp32 on CPU), "float32", "bfloat16", "float16"
+  Training training;                    // what logprobs() trains; kNone keeps the model frozen
   std::filesystem::path chat_template;  // overrides the checkpoint's template
   // Weights drawn at random instead of read from disk (speed measurements need no real weights).
   std::optional<uint64_t> random_weights_seed;
@@ -26,6 +26,7 @@ struct NativeOptions {
 // ("auto" otherwise cpu); an explicit "cuda:N" or "cpu" stays.
 std::string local_rank_device(const std::string& name, int local_rank);
 
-std::unique_ptr<TrainableBackbone> open_native_backbone(const std::filesystem::path& model_dir, const NativeOptions& options);
+std::unique_ptr<TrainableBackbone> open_native_backbone(const std::filesystem::path& model_dir,
+                                                        const NativeOptions& options);
 
 }  // namespace vinci::llm

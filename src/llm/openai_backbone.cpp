@@ -77,8 +77,10 @@ ordered_json request_body(const GenerationRequest& r, const OpenAiOptions& o) {
   }
   ordered_json template_kwargs = ordered_json::object();
   for (const auto& [key, value] : r.chat_extra.items()) {
-    if (key == "tools" || key == "tool_choice") body[key] = value;
-    else template_kwargs[key] = value;
+    if (key == "tools" || key == "tool_choice")
+      body[key] = value;
+    else
+      template_kwargs[key] = value;
   }
   if (o.vllm_extras) {
     if (!s.greedy && s.top_k > 0) body["top_k"] = s.top_k;
@@ -142,7 +144,8 @@ std::vector<GenerationResult> parse_choices(const std::string& text, const Call&
         if (lp.contains("content") && lp["content"].is_array()) {
           for (const auto& t : lp["content"]) {
             r.logprobs.push_back(t.at("logprob").get<float>());
-            if (const auto id = t.contains("token") ? token_id_of(t["token"]) : std::nullopt) ids_from_logprobs.push_back(*id);
+            if (const auto id = t.contains("token") ? token_id_of(t["token"]) : std::nullopt)
+              ids_from_logprobs.push_back(*id);
           }
         } else if (lp.contains("token_logprobs") && lp["token_logprobs"].is_array()) {
           for (const auto& v : lp["token_logprobs"]) r.logprobs.push_back(v.is_number() ? v.get<float>() : 0.0f);
@@ -151,8 +154,10 @@ std::vector<GenerationResult> parse_choices(const std::string& text, const Call&
               if (const auto id = token_id_of(t)) ids_from_logprobs.push_back(*id);
         }
       }
-      if (c.contains("token_ids") && !c["token_ids"].is_null()) r.token_ids = int_array(c["token_ids"], "token_ids");
-      else if (!ids_from_logprobs.empty() && ids_from_logprobs.size() == r.logprobs.size()) r.token_ids = ids_from_logprobs;
+      if (c.contains("token_ids") && !c["token_ids"].is_null())
+        r.token_ids = int_array(c["token_ids"], "token_ids");
+      else if (!ids_from_logprobs.empty() && ids_from_logprobs.size() == r.logprobs.size())
+        r.token_ids = ids_from_logprobs;
       r.token_ids_known = !r.token_ids.empty() && !r.prompt_ids.empty();
       if (r.token_ids_known && !r.logprobs.empty() && r.logprobs.size() != r.token_ids.size())
         throw Garbled(fmt::format("{} token ids but {} logprobs", r.token_ids.size(), r.logprobs.size()));
@@ -277,7 +282,8 @@ class OpenAiBackbone final : public Backbone {
       // Exponential backoff with full jitter, so many clients do not retry in lockstep.
       const std::chrono::milliseconds cap =
           std::min(options_.max_backoff, options_.initial_backoff * (int64_t{1} << std::min(attempt, 20)));
-      const auto wait = std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(cap.count() / 2, cap.count())(jitter));
+      const auto wait =
+          std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(cap.count() / 2, cap.count())(jitter));
       spdlog::warn("{} ({}); retry {} of {} in {} ms", error.message, error.kind, attempt + 1, options_.max_retries,
                    wait.count());
       std::this_thread::sleep_for(wait);
@@ -299,8 +305,10 @@ class OpenAiBackbone final : public Backbone {
 
 std::unique_ptr<Backbone> open_openai_backbone(const OpenAiOptions& options) {
   if (options.base_url.rfind("http://", 0) != 0 && options.base_url.rfind("https://", 0) != 0)
-    throw std::invalid_argument(fmt::format("--llm '{}': expected a URL such as http://127.0.0.1:8000/v1", options.base_url));
-  if (options.model.empty()) throw std::invalid_argument("--model-name: the served model's name is required with --llm");
+    throw std::invalid_argument(
+        fmt::format("--llm '{}': expected a URL such as http://127.0.0.1:8000/v1", options.base_url));
+  if (options.model.empty())
+    throw std::invalid_argument("--model-name: the served model's name is required with --llm");
   return std::make_unique<OpenAiBackbone>(options);
 }
 
@@ -313,7 +321,8 @@ void check_openai_server(const OpenAiOptions& options) {
   request.timeout = options.connect_timeout + std::chrono::seconds(10);
   request.connect_timeout = options.connect_timeout;
   if (!options.api_key_env.empty())
-    if (const char* key = std::getenv(options.api_key_env.c_str()); key && *key) request.headers["Authorization"] = std::string("Bearer ") + key;
+    if (const char* key = std::getenv(options.api_key_env.c_str()); key && *key)
+      request.headers["Authorization"] = std::string("Bearer ") + key;
   core::HttpResponse response;
   try {
     response = core::http_send(request);
@@ -335,7 +344,8 @@ void check_openai_server(const OpenAiOptions& options) {
     if (m.is_object() && m.contains("id") && m["id"].is_string()) served.push_back(m["id"].get<std::string>());
   // Only a warning: some servers (transformers serve) load any model asked for by name.
   if (!served.empty() && std::find(served.begin(), served.end(), options.model) == served.end())
-    spdlog::warn("--model-name '{}': the server at {} lists {}", options.model, options.base_url, fmt::join(served, ", "));
+    spdlog::warn("--model-name '{}': the server at {} lists {}", options.model, options.base_url,
+                 fmt::join(served, ", "));
 }
 
 }  // namespace vinci::llm

@@ -15,8 +15,8 @@
 namespace vinci::llm {
 
 struct OpenAiOptions {
-  std::string base_url;                         // e.g. http://127.0.0.1:8000/v1
-  std::string model;                            // the served model's name
+  std::string base_url;                        // e.g. http://127.0.0.1:8000/v1
+  std::string model;                           // the served model's name
   std::string api_key_env = "OPENAI_API_KEY";  // environment variable holding the key; unset: no key
   // vLLM's return_token_ids / return_tokens_as_token_ids, top_k, stop_token_ids, ignore_eos and
   // chat_template_kwargs. Strict servers (OpenAI's own) reject unknown fields: turn this off there.

@@ -103,8 +103,8 @@ std::vector<int64_t> parse_shape(const nlohmann::json& j, const std::filesystem:
 std::pair<uint64_t, uint64_t> parse_offsets(const nlohmann::json& j, const std::filesystem::path& file,
                                             const std::string& name) {
   if (!j.is_array() || j.size() != 2 || !j[0].is_number_unsigned() || !j[1].is_number_unsigned())
-    throw SafetensorsError(file, name,
-                           fmt::format("\"data_offsets\" must be [begin, end] with non-negative integers, got {}", j.dump()));
+    throw SafetensorsError(
+        file, name, fmt::format("\"data_offsets\" must be [begin, end] with non-negative integers, got {}", j.dump()));
   const auto begin = j[0].get<uint64_t>(), end = j[1].get<uint64_t>();
   if (end < begin)
     throw SafetensorsError(file, name, fmt::format("\"data_offsets\" [{}, {}] end before they begin", begin, end));
@@ -145,11 +145,11 @@ std::vector<Entry> parse_entries(const nlohmann::json& header, const std::filesy
   std::vector<Entry> entries;
   for (const auto& [name, value] : header.items()) {
     if (name == "__metadata__") {
-      if (!value.is_object())
-        throw SafetensorsError(file, "", "\"__metadata__\" must be an object of strings");
+      if (!value.is_object()) throw SafetensorsError(file, "", "\"__metadata__\" must be an object of strings");
       for (const auto& [k, v] : value.items()) {
         if (!v.is_string())
-          throw SafetensorsError(file, "", fmt::format("\"__metadata__\" value of \"{}\" must be a string, got {}", k, v.dump()));
+          throw SafetensorsError(file, "",
+                                 fmt::format("\"__metadata__\" value of \"{}\" must be a string, got {}", k, v.dump()));
         metadata[k] = v.get<std::string>();
       }
       continue;
@@ -183,13 +183,14 @@ void check_layout(std::vector<Entry>& entries, uint64_t data_bytes, const std::f
   const Entry* previous = nullptr;
   for (const auto& e : entries) {
     if (e.begin > expected)
-      throw SafetensorsError(file, e.name,
-                             fmt::format("data_offsets [{}, {}] leave a hole: bytes [{}, {}) of the data belong to no tensor",
-                                         e.begin, e.end, expected, e.begin));
+      throw SafetensorsError(
+          file, e.name,
+          fmt::format("data_offsets [{}, {}] leave a hole: bytes [{}, {}) of the data belong to no tensor", e.begin,
+                      e.end, expected, e.begin));
     if (e.begin < expected)
       throw SafetensorsError(file, e.name,
-                             fmt::format("data_offsets [{}, {}] overlap tensor \"{}\", which ends at {}", e.begin, e.end,
-                                         previous->name, expected));
+                             fmt::format("data_offsets [{}, {}] overlap tensor \"{}\", which ends at {}", e.begin,
+                                         e.end, previous->name, expected));
     if (e.end > data_bytes)
       throw SafetensorsError(
           file, e.name,
@@ -211,7 +212,8 @@ class AtomicFile {
   explicit AtomicFile(const std::filesystem::path& path)
       : path_(path), tmp_(path.string() + fmt::format(".{}.tmp", ::getpid())) {
     fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw SafetensorsError(path_, "", fmt::format("cannot create {}: {}", tmp_.string(), std::strerror(errno)));
+    if (fd_ < 0)
+      throw SafetensorsError(path_, "", fmt::format("cannot create {}: {}", tmp_.string(), std::strerror(errno)));
   }
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -403,12 +405,14 @@ Checkpoint Checkpoint::open(const std::filesystem::path& dir) {
         throw SafetensorsError(index_path, tensor, fmt::format("the shard must be a file name, got {}", shard.dump()));
       const auto name = shard.get<std::string>();
       if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
-        throw SafetensorsError(index_path, tensor, fmt::format("shard \"{}\" is not a file name inside the directory", name));
+        throw SafetensorsError(index_path, tensor,
+                               fmt::format("shard \"{}\" is not a file name inside the directory", name));
       weight_map[tensor] = name;
       if (shard_slot.contains(name)) continue;
       if (!std::filesystem::exists(dir / name))
-        throw SafetensorsError(index_path, tensor,
-                               fmt::format("the index puts it in shard \"{}\", which is missing from {}", name, dir.string()));
+        throw SafetensorsError(
+            index_path, tensor,
+            fmt::format("the index puts it in shard \"{}\", which is missing from {}", name, dir.string()));
       shard_slot[name] = 0;
     }
     for (auto& [name, slot] : shard_slot) {
@@ -417,12 +421,13 @@ Checkpoint Checkpoint::open(const std::filesystem::path& dir) {
     }
     for (const auto& [tensor, shard] : weight_map) {
       if (!c.files_[shard_slot[shard]].find(tensor))
-        throw SafetensorsError(index_path, tensor, fmt::format("the index puts it in shard \"{}\", which does not hold it", shard));
+        throw SafetensorsError(index_path, tensor,
+                               fmt::format("the index puts it in shard \"{}\", which does not hold it", shard));
     }
   } else {
-    throw SafetensorsError(dir, "",
-                           fmt::format("no {} or {}: not a Hugging Face safetensors checkpoint directory", kSingleName,
-                                       kIndexName));
+    throw SafetensorsError(
+        dir, "",
+        fmt::format("no {} or {}: not a Hugging Face safetensors checkpoint directory", kSingleName, kIndexName));
   }
 
   // Like transformers, every tensor of every shard is loaded, listed in the index or not.
@@ -482,8 +487,9 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Tensor
   uint64_t offset = 0;
   for (const auto* t : order) {
     if (header.size() > 1) header += ',';
-    header += fmt::format("{}:{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}", json_string(t->name, path, t->name),
-                          dtype_name(t->dtype), fmt::join(t->shape, ","), offset, offset + t->nbytes);
+    header += fmt::format("{}:{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}",
+                          json_string(t->name, path, t->name), dtype_name(t->dtype), fmt::join(t->shape, ","), offset,
+                          offset + t->nbytes);
     offset += t->nbytes;
   }
   header += '}';

@@ -20,7 +20,7 @@ namespace vinci::llm {
 // are refused with an error naming them.
 enum class DType { f64, f32, f16, bf16, i64, i32, i16, i8, u8, bool_ };
 std::size_t dtype_size(DType dtype);
-std::string_view dtype_name(DType dtype);              // the safetensors spelling: "BF16"
+std::string_view dtype_name(DType dtype);                 // the safetensors spelling: "BF16"
 std::optional<DType> parse_dtype(std::string_view name);  // nullopt for anything else
 
 // A malformed or inconsistent file. file() is the offending file; tensor() the tensor, or empty

@@ -7,10 +7,10 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/GradMode.h>
-#include <torch/csrc/autograd/autograd.h>
-#include <torch/csrc/autograd/custom_function.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/custom_function.h>
 
 #include "llm/safetensors.h"
 
@@ -76,8 +76,9 @@ Transformer::Transformer(const ModelConfig& config, const TransformerOptions& op
     : config_(config), options_(options) {
   const auto& c = config_;
   if (c.num_attention_heads % c.num_key_value_heads != 0)
-    throw std::runtime_error(fmt::format("config.json: num_attention_heads {} is not a multiple of num_key_value_heads {}",
-                                         c.num_attention_heads, c.num_key_value_heads));
+    throw std::runtime_error(
+        fmt::format("config.json: num_attention_heads {} is not a multiple of num_key_value_heads {}",
+                    c.num_attention_heads, c.num_key_value_heads));
   auto tensor_options = at::TensorOptions().dtype(options_.dtype).device(options_.device);
   embed_tokens_ = at::empty({c.vocab_size, c.hidden_size}, tensor_options);
   final_norm_ = at::empty({c.hidden_size}, tensor_options);
@@ -91,8 +92,9 @@ Transformer::Transformer(const ModelConfig& config, const TransformerOptions& op
       layer.q_norm = at::empty({c.head_dim}, tensor_options);
       layer.k_norm = at::empty({c.head_dim}, tensor_options);
     }
-    layer.qkv = build_linear({{"self_attn.q_proj", q_rows}, {"self_attn.k_proj", kv_rows}, {"self_attn.v_proj", kv_rows}},
-                             c.hidden_size, qkv_has_bias(c));
+    layer.qkv =
+        build_linear({{"self_attn.q_proj", q_rows}, {"self_attn.k_proj", kv_rows}, {"self_attn.v_proj", kv_rows}},
+                     c.hidden_size, qkv_has_bias(c));
     layer.o = build_linear({{"self_attn.o_proj", c.hidden_size}}, q_rows, o_has_bias(c));
     layer.gate_up = build_linear({{"mlp.gate_proj", c.intermediate_size}, {"mlp.up_proj", c.intermediate_size}},
                                  c.hidden_size, c.mlp_bias);
@@ -103,7 +105,8 @@ Transformer::Transformer(const ModelConfig& config, const TransformerOptions& op
   inv_freq_ = at::tensor(inv_freq, at::kFloat).to(options_.device);
 }
 
-Transformer Transformer::load(const ModelConfig& config, const Checkpoint& checkpoint, const TransformerOptions& options) {
+Transformer Transformer::load(const ModelConfig& config, const Checkpoint& checkpoint,
+                              const TransformerOptions& options) {
   Transformer model(config, options);
   model.load_weights(checkpoint);
   return model;
@@ -178,8 +181,10 @@ void Transformer::load_adapters(const SafetensorsFile& adapters) {
   for (auto& [name, tensor] : named) {
     const TensorView* view = adapters.find(name);
     if (!view)
-      throw std::runtime_error(fmt::format("{}: no tensor '{}'; the adapter was saved for other target modules or "
-                                           "another rank", adapters.path().string(), name));
+      throw std::runtime_error(
+          fmt::format("{}: no tensor '{}'; the adapter was saved for other target modules or "
+                      "another rank",
+                      adapters.path().string(), name));
     copy_from(tensor, *view, adapters.path());
   }
 }
@@ -220,16 +225,17 @@ void Transformer::enable_training(const Training& training, uint64_t seed) {
                           .uniform_(-bound, bound, generator)
                           .to(at::TensorOptions().dtype(param_dtype).device(options_.device))
                           .requires_grad_(true);
-        part.lora_b = at::zeros({part.rows, training.lora.rank},
-                                at::TensorOptions().dtype(param_dtype).device(options_.device))
-                          .requires_grad_(true);
+        part.lora_b =
+            at::zeros({part.rows, training.lora.rank}, at::TensorOptions().dtype(param_dtype).device(options_.device))
+                .requires_grad_(true);
         ++matched;
       }
     });
     if (matched == 0)
-      throw std::runtime_error(fmt::format("LoRA target_modules [{}] match no layer; the layers are q_proj, k_proj, "
-                                           "v_proj, o_proj, gate_proj, up_proj, down_proj",
-                                           fmt::join(targets, ", ")));
+      throw std::runtime_error(
+          fmt::format("LoRA target_modules [{}] match no layer; the layers are q_proj, k_proj, "
+                      "v_proj, o_proj, gate_proj, up_proj, down_proj",
+                      fmt::join(targets, ", ")));
   }
 }
 
@@ -273,7 +279,8 @@ at::Tensor Transformer::compute(const at::Tensor& weight) const {
 }
 
 at::Tensor Transformer::lora_delta(const Linear::Part& part, const at::Tensor& x) const {
-  return at::linear(at::linear(x, compute(part.lora_a)), compute(part.lora_b)) * (training_.lora.alpha / training_.lora.rank);
+  return at::linear(at::linear(x, compute(part.lora_a)), compute(part.lora_b)) *
+         (training_.lora.alpha / training_.lora.rank);
 }
 
 at::Tensor Transformer::project(const Linear& linear, const at::Tensor& x) const {
@@ -292,7 +299,8 @@ std::vector<at::Tensor> Transformer::project_parts(const Linear& linear, const a
   std::vector<at::Tensor> out;
   int64_t offset = 0;
   for (const auto& part : linear.parts) {
-    auto y = at::linear(x, weight.narrow(0, offset, part.rows), bias.defined() ? bias.narrow(0, offset, part.rows) : at::Tensor());
+    auto y = at::linear(x, weight.narrow(0, offset, part.rows),
+                        bias.defined() ? bias.narrow(0, offset, part.rows) : at::Tensor());
     if (part.lora_a.defined()) y = y + lora_delta(part, x);
     out.push_back(std::move(y));
     offset += part.rows;
@@ -311,7 +319,8 @@ std::pair<at::Tensor, at::Tensor> Transformer::rope_tables(const at::Tensor& pos
   auto cos = freqs.cos(), sin = freqs.sin();
   // rotate_half(x) * sin == roll(x, half) * [-sin, sin]: the sign goes into the table, so the
   // rotation costs a roll and a fused multiply-add instead of a negation, a concat and three ops.
-  return {at::cat({cos, cos}, -1).to(options_.dtype).unsqueeze(1), at::cat({-sin, sin}, -1).to(options_.dtype).unsqueeze(1)};
+  return {at::cat({cos, cos}, -1).to(options_.dtype).unsqueeze(1),
+          at::cat({-sin, sin}, -1).to(options_.dtype).unsqueeze(1)};
 }
 
 at::Tensor Transformer::attention(const DecoderLayer& layer, int64_t index, const at::Tensor& x, const at::Tensor& cos,
@@ -364,10 +373,11 @@ at::Tensor Transformer::attention(const DecoderLayer& layer, int64_t index, cons
     } else {
       const auto& seg = spec.segments;
       auto idx = at::arange(length, positions.options());
-      auto causal = idx.unsqueeze(1) >= idx.unsqueeze(0);                              // [T, T]
-      auto same = seg.unsqueeze(2) == seg.unsqueeze(1);                                // [B, T, T]
+      auto causal = idx.unsqueeze(1) >= idx.unsqueeze(0);  // [T, T]
+      auto same = seg.unsqueeze(2) == seg.unsqueeze(1);    // [B, T, T]
       // A padding query sees itself only, so its (unused) output is finite rather than NaN.
-      auto mask = (same & causal.unsqueeze(0) & (seg.unsqueeze(1) >= 0)) | at::eye(length, seg.options().dtype(at::kBool));
+      auto mask =
+          (same & causal.unsqueeze(0) & (seg.unsqueeze(1) >= 0)) | at::eye(length, seg.options().dtype(at::kBool));
       out = at::scaled_dot_product_attention(q, k, v, mask.unsqueeze(1), 0.0, false, scale, /*enable_gqa=*/true);
     }
   }
@@ -387,7 +397,8 @@ struct SwiGlu : torch::autograd::Function<SwiGlu> {
     return activated * up;
   }
 
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx, torch::autograd::variable_list grad_out) {
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_out) {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor& grad = grad_out[0];
     return {at::silu_backward(grad * saved[1], saved[0]), grad * saved[2]};
@@ -466,7 +477,8 @@ std::vector<at::Tensor> Transformer::layer_parameters(size_t index) const {
 at::Tensor Transformer::layer_forward(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                                       const at::Tensor& positions, const AttentionSpec& spec, KvCache* cache) const {
   const auto& layer = layers_[index];
-  auto h = x + attention(layer, static_cast<int64_t>(index), norm(x, layer.input_norm), cos, sin, positions, spec, cache);
+  auto h =
+      x + attention(layer, static_cast<int64_t>(index), norm(x, layer.input_norm), cos, sin, positions, spec, cache);
   const auto normed = norm(h, layer.post_attention_norm);
   at::Tensor mlp;
   if (at::GradMode::is_enabled()) {
@@ -502,7 +514,8 @@ at::Tensor Transformer::hidden(const at::Tensor& ids, const at::Tensor& position
     }
     // As a TensorList, autograd counts each parameter as an input of its own.
     const std::vector<at::Tensor> parameters = layer_parameters(i);
-    x = CheckpointedLayer::apply(x, at::TensorList(parameters), this, static_cast<int64_t>(i), cos, sin, positions, spec);
+    x = CheckpointedLayer::apply(x, at::TensorList(parameters), this, static_cast<int64_t>(i), cos, sin, positions,
+                                 spec);
   }
   return norm(x, final_norm_);
 }

@@ -39,8 +39,8 @@ struct AttentionSpec {
     kDecode,    // one new token per row, attending to cache slots 0..positions[b]
   } kind = Kind::kCausal;
   at::Tensor segments;     // kSegments only
-  int64_t kv_length = 0;  // kDecode only: 1 + the largest position, known on the host (reading it
-                          // back from the device would stall the launch queue at every layer)
+  int64_t kv_length = 0;   // kDecode only: 1 + the largest position, known on the host (reading it
+                           // back from the device would stall the launch queue at every layer)
   at::Tensor hidden_keys;  // kDecode: [B, 1, 1, kv_length], true past a row's position (set by hidden())
 };
 
@@ -48,10 +48,10 @@ struct AttentionSpec {
 // step is bound by kernel launches as much as by bytes, and fusing saves two of three matmuls.
 struct Linear {
   struct Part {
-    std::string name;    // the HF module, e.g. "self_attn.q_proj"
-    int64_t rows = 0;    // its share of the output
-    at::Tensor lora_a;   // [rank, in], undefined without LoRA
-    at::Tensor lora_b;   // [rows, rank], zero-initialised so training starts at the base model
+    std::string name;   // the HF module, e.g. "self_attn.q_proj"
+    int64_t rows = 0;   // its share of the output
+    at::Tensor lora_a;  // [rank, in], undefined without LoRA
+    at::Tensor lora_b;  // [rows, rank], zero-initialised so training starts at the base model
   };
   at::Tensor weight;  // [sum of rows, in]
   at::Tensor bias;    // undefined when the layer has none
@@ -116,7 +116,7 @@ class Transformer {
                        const at::Tensor& sin, const at::Tensor& positions, const AttentionSpec& spec,
                        KvCache* cache) const;
   std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& positions) const;
-  at::Tensor compute(const at::Tensor& weight) const;  // the weight in the compute dtype
+  at::Tensor compute(const at::Tensor& weight) const;                          // the weight in the compute dtype
   at::Tensor lora_delta(const Linear::Part& part, const at::Tensor& x) const;  // the adapter's share of x's projection
   Linear build_linear(std::vector<std::pair<std::string, int64_t>> parts, int64_t in, bool bias) const;
 

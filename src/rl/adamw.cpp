@@ -40,7 +40,8 @@ StepStats AdamW::step() {
   const double clip_divisor = clip ? (stats.grad_norm + 1e-6) / config_.max_grad_norm : 1.0;
   // PyTorch's fused AdamW kernel (one launch per device and dtype), with this step's count.
   std::map<std::pair<std::string, at::ScalarType>, std::vector<size_t>> groups;
-  for (size_t k = 0; k < live.size(); ++k) groups[{params_[live[k]].device().str(), params_[live[k]].scalar_type()}].push_back(k);
+  for (size_t k = 0; k < live.size(); ++k)
+    groups[{params_[live[k]].device().str(), params_[live[k]].scalar_type()}].push_back(k);
   for (const auto& [key, members] : groups) {
     std::vector<at::Tensor> p, g, m, v, step;
     const auto count = at::full({}, static_cast<double>(steps_), params_[live[members[0]]].options().dtype(at::kFloat));

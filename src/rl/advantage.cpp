@@ -68,8 +68,10 @@ std::vector<double> policy_advantages(std::span<const PolicySample> samples, con
   }
   std::vector<double> out(samples.size(), 0.0);
   for (const auto& group : groups_of(keys)) {
-    if (c.policy_estimator == Estimator::loo) leave_one_out(returns, group, out);
-    else group_normalize(returns, group, c, out);
+    if (c.policy_estimator == Estimator::loo)
+      leave_one_out(returns, group, out);
+    else
+      group_normalize(returns, group, c, out);
   }
   if (c.normalize_by_task_mean_abs) {
     std::vector<std::string> tasks;

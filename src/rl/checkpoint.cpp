@@ -30,7 +30,9 @@ at::ScalarType scalar_type(llm::DType t, const fs::path& file) {
     case llm::DType::bf16: return at::kBFloat16;
     case llm::DType::f16: return at::kHalf;
     case llm::DType::i64: return at::kLong;
-    default: throw std::runtime_error(fmt::format("{}: unexpected dtype {} in optimizer state", file.string(), llm::dtype_name(t)));
+    default:
+      throw std::runtime_error(
+          fmt::format("{}: unexpected dtype {} in optimizer state", file.string(), llm::dtype_name(t)));
   }
 }
 
@@ -84,8 +86,8 @@ std::string previous_checkpoint_hint(const fs::path& broken) {
     if (!best || step > best->first) best = {step, e.path()};
   }
   if (!best) return "";
-  return fmt::format("; the previous checkpoint {} reads: write '{}' into {} to resume from it",
-                     best->second.string(), best->second.filename().string(), (dir / "latest").string());
+  return fmt::format("; the previous checkpoint {} reads: write '{}' into {} to resume from it", best->second.string(),
+                     best->second.filename().string(), (dir / "latest").string());
 }
 
 }  // namespace
@@ -93,10 +95,10 @@ std::string previous_checkpoint_hint(const fs::path& broken) {
 nlohmann::json read_trainer_state(const fs::path& checkpoint) {
   const fs::path file = checkpoint / "trainer.json";
   if (auto state = try_trainer_state(checkpoint)) return *state;
-  throw std::runtime_error(fmt::format("{}: {}{}", file.string(),
-                                       fs::exists(file) ? (fs::file_size(file) == 0 ? "empty" : "not a trainer state (torn or edited)")
-                                                        : "missing",
-                                       previous_checkpoint_hint(checkpoint)));
+  throw std::runtime_error(fmt::format(
+      "{}: {}{}", file.string(),
+      fs::exists(file) ? (fs::file_size(file) == 0 ? "empty" : "not a trainer state (torn or edited)") : "missing",
+      previous_checkpoint_hint(checkpoint)));
 }
 
 std::optional<fs::path> latest_checkpoint(const fs::path& dir) {
@@ -119,7 +121,8 @@ void load_weights(const fs::path& checkpoint, llm::TrainableBackbone& backbone, 
   const auto mapped = llm::SafetensorsFile::open(file);
   std::map<std::string, at::Tensor> state;
   for (const auto& view : mapped.tensors())
-    state[view.name] = at::from_blob(const_cast<std::byte*>(view.data), view.shape, at::TensorOptions().dtype(scalar_type(view.dtype, file)))
+    state[view.name] = at::from_blob(const_cast<std::byte*>(view.data), view.shape,
+                                     at::TensorOptions().dtype(scalar_type(view.dtype, file)))
                            .clone();
   try {
     optimizer.load_state(state);

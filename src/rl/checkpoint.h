@@ -29,6 +29,7 @@ nlohmann::json read_trainer_state(const std::filesystem::path& checkpoint);
 
 // Restores the model and the optimizer in place and returns the trainer state. Throws naming the
 // file at fault and, as read_trainer_state, an intact previous checkpoint.
-nlohmann::json load_checkpoint(const std::filesystem::path& checkpoint, llm::TrainableBackbone& backbone, AdamW& optimizer);
+nlohmann::json load_checkpoint(const std::filesystem::path& checkpoint, llm::TrainableBackbone& backbone,
+                               AdamW& optimizer);
 
 }  // namespace vinci::rl

@@ -13,7 +13,8 @@ namespace vinci::rl {
 
 namespace {
 
-CoevolutionMetrics step_metrics(const CoevolutionBatch& b, const TrainStats& t, const skills::FlushOutcome& flushed, int ranks) {
+CoevolutionMetrics step_metrics(const CoevolutionBatch& b, const TrainStats& t, const skills::FlushOutcome& flushed,
+                                int ranks) {
   CoevolutionMetrics m;
   m.step = b.step;
   m.epoch = b.epoch;
@@ -50,9 +51,9 @@ CoevolutionMetrics step_metrics(const CoevolutionBatch& b, const TrainStats& t, 
 
 }  // namespace
 
-void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator, const agents::Prompts& prompts,
-                       skills::SkillStore& store, std::span<const eval::Task> tasks, const CoevolutionConfig& config,
-                       const CoevolutionRun& run, const DataParallel& parallel) {
+void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator,
+                       const agents::Prompts& prompts, skills::SkillStore& store, std::span<const eval::Task> tasks,
+                       const CoevolutionConfig& config, const CoevolutionRun& run, const DataParallel& parallel) {
   const TaskSchedule schedule(tasks, config.tasks_per_step, config.seed);
   CoevolutionTrainer trainer(backbone, config, run, parallel);
   RunPosition position = trainer.start(schedule.suite_hash());

@@ -48,8 +48,8 @@ struct CoevolutionConfig {
   int64_t checkpoint_every = 10;  // 0: only at the end
   agents::OptimizeSettings agents = [] {
     agents::OptimizeSettings s;
-    s.samples = 2;         // rollouts per scheme
-    s.policy.turns = 3;    // design.md §5: 3 in training
+    s.samples = 2;       // rollouts per scheme
+    s.policy.turns = 3;  // design.md §5: 3 in training
     return s;
   }();
   SampleConfig samples;
@@ -57,14 +57,14 @@ struct CoevolutionConfig {
   AdamWConfig optimizer;
   bool prs = true;
   PrsConfig prs_config;
-  double peak_tflops = 989.0;  // the device's dense bf16 peak, for the MFU of the update (H100 SXM)
+  double peak_tflops = 989.0;            // the device's dense bf16 peak, for the MFU of the update (H100 SXM)
   int64_t distributed_timeout_s = 3600;  // data parallel: the longest wait for another rank
 };
 
 // Where a run writes, whether it goes on from a checkpoint, and whom it tells.
 struct CoevolutionRun {
-  std::filesystem::path out;  // metrics.jsonl, checkpoints/, candidates/, episodes/, final/
-  bool resume = false;        // from the newest checkpoint in out; the metrics lines after it go
+  std::filesystem::path out;              // metrics.jsonl, checkpoints/, candidates/, episodes/, final/
+  bool resume = false;                    // from the newest checkpoint in out; the metrics lines after it go
   std::optional<llm::ModelConfig> model;  // the model's shape, for the update's MFU
   std::function<void(const CoevolutionMetrics&)> on_step;  // each step's metrics, on rank 0 only
   agents::ProgressFn progress;
@@ -72,8 +72,8 @@ struct CoevolutionRun {
 
 // Runs config.steps steps (fewer remain after a resume), each a line of out/metrics.jsonl, and
 // saves the model to out/final.
-void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator, const agents::Prompts& prompts,
-                       skills::SkillStore& store, std::span<const eval::Task> tasks, const CoevolutionConfig& config,
-                       const CoevolutionRun& run, const DataParallel& parallel = {});
+void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator,
+                       const agents::Prompts& prompts, skills::SkillStore& store, std::span<const eval::Task> tasks,
+                       const CoevolutionConfig& config, const CoevolutionRun& run, const DataParallel& parallel = {});
 
 }  // namespace vinci::rl

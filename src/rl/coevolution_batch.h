@@ -14,13 +14,13 @@ namespace vinci::rl {
 
 struct CoevolutionBatch {
   int64_t step = 0;
-  int epoch = 0;     // the task cursor's epoch once the step's tasks were dealt
-  size_t tasks = 0;  // in the step's batch, over every rank
+  int epoch = 0;                        // the task cursor's epoch once the step's tasks were dealt
+  size_t tasks = 0;                     // in the step's batch, over every rank
   std::vector<TrainingSample> samples;  // to train on, in batch order
   size_t built = 0;                     // samples built from the episodes, before PRS
   size_t untrainable = 0, prs_rejected = 0;
   size_t skills_proposed = 0, skills_verified = 0;
-  size_t solved = 0;                    // tasks whose best turn beat eager
+  size_t solved = 0;  // tasks whose best turn beat eager
   RoleStats policy, selection, summary;
   double generate_s = 0, evaluate_s = 0;  // the slowest rank's
 };

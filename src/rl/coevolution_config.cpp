@@ -70,7 +70,8 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
   try {
     root = toml::parse(text, source);
   } catch (const toml::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}:{}:{}: {}", source, e.source().begin.line, e.source().begin.column, e.description()));
+    throw std::runtime_error(
+        fmt::format("{}:{}:{}: {}", source, e.source().begin.line, e.source().begin.column, e.description()));
   }
   CoevolutionFile f;
   auto& c = f.run;
@@ -110,7 +111,8 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
         {"verify_min_speedup", real(a.verify.min_speedup)},
         {"verify_min_ratio", real(a.verify.min_ratio)}}},
       {"reward",
-       {{"kind", choice({"davinci", "kevin", "tiered"}, [&c](const std::string& s) { c.samples.reward.kind = reward_kind_from_string(s); })},
+       {{"kind", choice({"davinci", "kevin", "tiered"},
+                        [&c](const std::string& s) { c.samples.reward.kind = reward_kind_from_string(s); })},
         {"speedup_cap", real(c.samples.reward.speedup_cap)},
         {"correct_weight", real(c.samples.reward.correct_weight)},
         {"speedup_weight", real(c.samples.reward.speedup_weight)},
@@ -121,12 +123,14 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
         {"rejected_penalty", optional_real(c.samples.reward.rejected_penalty)}}},
       {"advantage",
        {{"gamma", real(c.samples.advantage.gamma)},
-        {"estimator", choice({"loo", "grpo"}, [&c](const std::string& s) {
-           c.samples.advantage.policy_estimator = s == "grpo" ? Estimator::grpo : Estimator::loo;
-         })},
-        {"group", choice({"task_turn", "task"}, [&c](const std::string& s) {
-           c.samples.advantage.policy_group = s == "task" ? GroupKey::task : GroupKey::task_turn;
-         })},
+        {"estimator", choice({"loo", "grpo"},
+                             [&c](const std::string& s) {
+                               c.samples.advantage.policy_estimator = s == "grpo" ? Estimator::grpo : Estimator::loo;
+                             })},
+        {"group", choice({"task_turn", "task"},
+                         [&c](const std::string& s) {
+                           c.samples.advantage.policy_group = s == "task" ? GroupKey::task : GroupKey::task_turn;
+                         })},
         {"normalize_by_task_mean_abs", boolean(c.samples.advantage.normalize_by_task_mean_abs)},
         {"eps", real(c.samples.advantage.eps)},
         {"std_bessel", boolean(c.samples.advantage.std_bessel)},
@@ -137,8 +141,9 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
       {"loss",
        {{"clip_low", real(c.update.loss.clip_low)},
         {"clip_high", real(c.update.loss.clip_high)},
-        {"aggregation", choice({"token_mean", "seq_mean_token_mean", "constant_normalized"},
-                               [&c](const std::string& s) { c.update.loss.aggregation = loss_aggregation_from_string(s); })},
+        {"aggregation",
+         choice({"token_mean", "seq_mean_token_mean", "constant_normalized"},
+                [&c](const std::string& s) { c.update.loss.aggregation = loss_aggregation_from_string(s); })},
         {"constant", real(c.update.loss.constant)},
         {"kl_coef", real(c.update.loss.kl_coef)},
         {"micro_batch_tokens", integer(c.update.micro_batch_tokens, 0)}}},
@@ -152,7 +157,8 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
       {"optimizer",
        {{"lr", real(c.optimizer.lr.peak)},
         {"warmup_steps", integer(c.optimizer.lr.warmup_steps, 0)},
-        {"schedule", choice({"constant", "cosine"}, [&c](const std::string& s) { c.optimizer.lr.shape = lr_shape_from_string(s); })},
+        {"schedule", choice({"constant", "cosine"},
+                            [&c](const std::string& s) { c.optimizer.lr.shape = lr_shape_from_string(s); })},
         {"total_steps", integer(c.optimizer.lr.total_steps, 0)},
         {"min_lr_ratio", real(c.optimizer.lr.min_ratio)},
         {"beta1", real(c.optimizer.beta1)},
@@ -161,9 +167,10 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
         {"weight_decay", real(c.optimizer.weight_decay)},
         {"max_grad_norm", real(c.optimizer.max_grad_norm)}}},
       {"model",
-       {{"training", choice({"lora", "full"}, [&f](const std::string& s) {
-           f.training.mode = s == "full" ? llm::Training::Mode::full : llm::Training::Mode::lora;
-         })},
+       {{"training", choice({"lora", "full"},
+                            [&f](const std::string& s) {
+                              f.training.mode = s == "full" ? llm::Training::Mode::full : llm::Training::Mode::lora;
+                            })},
         {"lora_rank", integer(f.training.lora.rank, 1)},
         {"lora_alpha", real(f.training.lora.alpha)}}},
   };
@@ -187,7 +194,8 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
       try {
         setter->second(value);
       } catch (const BadValue& e) {
-        throw std::runtime_error(fmt::format("{}:{}: {}.{}: expected {}", source, value.source().begin.line, section, key, e.what()));
+        throw std::runtime_error(
+            fmt::format("{}:{}: {}.{}: expected {}", source, value.source().begin.line, section, key, e.what()));
       }
     }
   }

@@ -35,7 +35,8 @@ nlohmann::json to_json(const CoevolutionMetrics& m) {
                       {"evaluate_s", m.evaluate_s},
                       {"train_s", m.train_s},
                       {"step_s", m.step_s}};
-  const std::pair<const char*, const RoleStats*> roles[] = {{"policy", &m.policy}, {"selection", &m.selection}, {"summary", &m.summary}};
+  const std::pair<const char*, const RoleStats*> roles[] = {
+      {"policy", &m.policy}, {"selection", &m.selection}, {"summary", &m.summary}};
   for (const auto& [role, stats] : roles) {
     j[fmt::format("reward_mean_{}", role)] = stats->reward_mean;
     j[fmt::format("reward_std_{}", role)] = stats->reward_std;

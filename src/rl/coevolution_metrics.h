@@ -17,10 +17,10 @@ struct RoleStats {
 
 struct CoevolutionMetrics {
   int64_t step = 0;
-  int epoch = 0;           // the task cursor's epoch once the step's tasks were dealt
+  int epoch = 0;  // the task cursor's epoch once the step's tasks were dealt
   size_t tasks = 0;
-  double fast_1 = 0;       // the share of the step's tasks whose best turn beat eager
-  size_t samples = 0;      // built from the episodes
+  double fast_1 = 0;           // the share of the step's tasks whose best turn beat eager
+  size_t samples = 0;          // built from the episodes
   size_t trained_samples = 0;  // left after PRS
   size_t untrainable_calls = 0;
   // The update (rl/policy_step).

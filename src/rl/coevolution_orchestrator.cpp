@@ -91,16 +91,22 @@ nlohmann::json harvest_json(const RankHarvest& h) {
   nlohmann::json episodes = nlohmann::json::array(), admitted = nlohmann::json::array();
   for (const auto& [index, e] : h.episodes) episodes.push_back({{"index", index}, {"episode", agents::to_json(e)}});
   for (const auto& skill : h.admitted) admitted.push_back(skills::to_json(skill));
-  return {{"episodes", episodes}, {"admitted", admitted}, {"proposed", h.proposed}, {"verified", h.verified}, {"solved", h.solved}};
+  return {{"episodes", episodes},
+          {"admitted", admitted},
+          {"proposed", h.proposed},
+          {"verified", h.verified},
+          {"solved", h.solved}};
 }
 
 // Every rank's harvest merged, in the batch's task order.
 RankHarvest gather(RankHarvest mine, const DataParallel& parallel) {
   if (parallel.world_size() == 1) return mine;
   RankHarvest all;
-  for (const auto& text : parallel.all_gather(harvest_json(mine).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) {
+  for (const auto& text :
+       parallel.all_gather(harvest_json(mine).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))) {
     const auto j = nlohmann::json::parse(text);
-    for (const auto& e : j.at("episodes")) all.episodes.emplace(e.at("index").get<size_t>(), agents::episode_from_json(e.at("episode")));
+    for (const auto& e : j.at("episodes"))
+      all.episodes.emplace(e.at("index").get<size_t>(), agents::episode_from_json(e.at("episode")));
     for (const auto& skill : j.at("admitted")) all.admitted.push_back(skills::skill_from_json(skill));
     all.proposed += j.at("proposed").get<size_t>();
     all.verified += j.at("verified").get<size_t>();
@@ -123,14 +129,16 @@ void record_step(skills::SkillStore& store, const fs::path& out, int64_t step, s
                  const std::vector<agents::Episode>& episodes) {
   for (auto& s : admitted) store.stage(std::move(s));
   std::string lines;
-  for (const auto& e : episodes) lines += agents::to_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  for (const auto& e : episodes)
+    lines += agents::to_json(e).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   core::write_file_atomic(out / "episodes" / fmt::format("step-{}.jsonl", step), lines);
 }
 
 // The mixed batch of the step's episodes: every agent's samples with their advantages; PRS thins
 // correct policy turns whose kernels do little of the work. Its draws depend on the seed and the
 // step alone, so every rank (and a resumed run) keeps the same samples.
-void build_batch(CoevolutionBatch& batch, const std::vector<agents::Episode>& episodes, const CoevolutionConfig& config) {
+void build_batch(CoevolutionBatch& batch, const std::vector<agents::Episode>& episodes,
+                 const CoevolutionConfig& config) {
   auto built = training_samples(episodes, config.samples);
   batch.built = built.samples.size();
   batch.untrainable = built.untrainable;
@@ -139,7 +147,8 @@ void build_batch(CoevolutionBatch& batch, const std::vector<agents::Episode>& ep
   std::map<agents::Role, Moments> roles;
   for (auto& s : built.samples) {
     roles[s.role].add(s.reward, static_cast<double>(s.rollout_logprobs.size()));
-    if (config.prs && s.role == agents::Role::policy && !prs_keep(s.correct, s.coverage, uniform(rng), config.prs_config)) {
+    if (config.prs && s.role == agents::Role::policy &&
+        !prs_keep(s.correct, s.coverage, uniform(rng), config.prs_config)) {
       ++batch.prs_rejected;
       continue;
     }
@@ -154,10 +163,16 @@ void build_batch(CoevolutionBatch& batch, const std::vector<agents::Episode>& ep
 
 CoevolutionOrchestrator::CoevolutionOrchestrator(llm::Backbone& backbone, agents::KernelEvaluator& evaluator,
                                                  const agents::Prompts& prompts, skills::SkillStore& store,
-                                                 const CoevolutionConfig& config, fs::path out, agents::ProgressFn progress,
-                                                 const DataParallel& parallel)
-    : backbone_(backbone), evaluator_(evaluator), prompts_(prompts), store_(store), config_(config), out_(std::move(out)),
-      progress_(std::move(progress)), parallel_(parallel) {}
+                                                 const CoevolutionConfig& config, fs::path out,
+                                                 agents::ProgressFn progress, const DataParallel& parallel)
+    : backbone_(backbone),
+      evaluator_(evaluator),
+      prompts_(prompts),
+      store_(store),
+      config_(config),
+      out_(std::move(out)),
+      progress_(std::move(progress)),
+      parallel_(parallel) {}
 
 CoevolutionBatch CoevolutionOrchestrator::rollout(int64_t step, int epoch, std::span<const eval::Task* const> tasks) {
   const skills::Library library = library_before(store_, step);
@@ -173,7 +188,8 @@ CoevolutionBatch CoevolutionOrchestrator::rollout(int64_t step, int epoch, std::
     agents::OptimizeSettings settings = config_.agents;
     settings.seed = config_.seed * 1000003 + static_cast<uint64_t>(step) * 1009 + i;
     if (progress_) progress_(fmt::format("{}step {}: task {}/{}: {}", who, step, i + 1, tasks.size(), task.id));
-    add_outcome(harvest, i, agents::optimize(timed_model, timed_evaluator, prompts_, library, policy_task, settings, progress_));
+    add_outcome(harvest, i,
+                agents::optimize(timed_model, timed_evaluator, prompts_, library, policy_task, settings, progress_));
   }
   harvest = gather(std::move(harvest), parallel_);
   std::vector<agents::Episode> episodes;

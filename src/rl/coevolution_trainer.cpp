@@ -10,7 +10,10 @@ namespace vinci::rl {
 
 CoevolutionTrainer::CoevolutionTrainer(llm::TrainableBackbone& backbone, const CoevolutionConfig& config,
                                        const CoevolutionRun& run, const DataParallel& parallel)
-    : backbone_(backbone), config_(config), run_(run), parallel_(parallel),
+    : backbone_(backbone),
+      config_(config),
+      run_(run),
+      parallel_(parallel),
       optimizer_(backbone.trainable_parameters(), config.optimizer) {}
 
 RunPosition CoevolutionTrainer::start(const std::string& suite_hash) {
@@ -20,7 +23,8 @@ RunPosition CoevolutionTrainer::start(const std::string& suite_hash) {
     if (const auto latest = latest_checkpoint(run_.out / "checkpoints")) {
       const auto state = load_checkpoint(*latest, backbone_, optimizer_);
       if (state.value("tasks", std::string()) != suite_hash)
-        throw std::runtime_error(fmt::format("{}: the task suite differs from the one this run was trained on", latest->string()));
+        throw std::runtime_error(
+            fmt::format("{}: the task suite differs from the one this run was trained on", latest->string()));
       position.tasks.epoch = state.at("epoch").get<int>();
       position.tasks.position = state.at("position").get<size_t>();
       position.step = state.at("step").get<int64_t>();
@@ -35,7 +39,8 @@ TrainStats CoevolutionTrainer::train(const CoevolutionBatch& batch) {
   std::vector<int64_t> lengths;
   for (const auto& s : batch.samples) lengths.push_back(static_cast<int64_t>(s.ids.size()));
   std::vector<TrainingSample> share;
-  for (const size_t i : rank_share(lengths, parallel_.rank(), parallel_.world_size())) share.push_back(batch.samples[i]);
+  for (const size_t i : rank_share(lengths, parallel_.rank(), parallel_.world_size()))
+    share.push_back(batch.samples[i]);
 
   TrainStats out;
   const auto start = std::chrono::steady_clock::now();
@@ -45,7 +50,8 @@ TrainStats CoevolutionTrainer::train(const CoevolutionBatch& batch) {
   if (run_.model)
     for (const auto& s : batch.samples) {
       const auto [per_token, per_projected] = llm::training_flops(*run_.model, static_cast<int64_t>(s.ids.size()));
-      flops += per_token * static_cast<double>(s.ids.size()) + per_projected * static_cast<double>(s.rollout_logprobs.size());
+      flops += per_token * static_cast<double>(s.ids.size()) +
+               per_projected * static_cast<double>(s.rollout_logprobs.size());
     }
   if (out.seconds > 0) {
     out.tokens_per_s = static_cast<double>(out.update.tokens) / out.seconds;
@@ -55,8 +61,8 @@ TrainStats CoevolutionTrainer::train(const CoevolutionBatch& batch) {
 }
 
 void CoevolutionTrainer::checkpoint(const RunPosition& position, const std::string& library) {
-  const bool due = position.step == config_.steps ||
-                   (config_.checkpoint_every > 0 && position.step % config_.checkpoint_every == 0);
+  const bool due =
+      position.step == config_.steps || (config_.checkpoint_every > 0 && position.step % config_.checkpoint_every == 0);
   if (!parallel_.is_main() || !due) return;
   save_checkpoint(run_.out / "checkpoints", position.step, backbone_, optimizer_,
                   {{"epoch", position.tasks.epoch},

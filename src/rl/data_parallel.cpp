@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <numeric>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <string_view>
 
@@ -27,15 +27,17 @@ std::optional<int> integer_variable(const char* name, int min, int max) {
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
   if (*end != '\0' || value < min || value > max)
-    throw std::invalid_argument(fmt::format("${}='{}': expected an integer in [{}, {}] (as torchrun sets it)", name, text, min, max));
+    throw std::invalid_argument(
+        fmt::format("${}='{}': expected an integer in [{}, {}] (as torchrun sets it)", name, text, min, max));
   return static_cast<int>(value);
 }
 
 int required_integer(const char* name, int min, int max) {
   if (auto v = integer_variable(name, min, max)) return *v;
-  throw std::invalid_argument(fmt::format("${} is unset, but WORLD_SIZE is: launch with torchrun, or set RANK, WORLD_SIZE, "
-                                          "LOCAL_RANK, MASTER_ADDR and MASTER_PORT",
-                                          name));
+  throw std::invalid_argument(
+      fmt::format("${} is unset, but WORLD_SIZE is: launch with torchrun, or set RANK, WORLD_SIZE, "
+                  "LOCAL_RANK, MASTER_ADDR and MASTER_PORT",
+                  name));
 }
 
 // Gradients of one dtype go out together, in buckets of about this many bytes: few collectives,
@@ -54,7 +56,8 @@ std::optional<LaunchEnvironment> launch_environment() {
   e.local_rank = required_integer("LOCAL_RANK", 0, e.world_size - 1);
   e.local_world_size = integer_variable("LOCAL_WORLD_SIZE", 1, e.world_size).value_or(e.world_size);
   if (e.local_rank >= e.local_world_size)
-    throw std::invalid_argument(fmt::format("$LOCAL_RANK={} is not below $LOCAL_WORLD_SIZE={}", e.local_rank, e.local_world_size));
+    throw std::invalid_argument(
+        fmt::format("$LOCAL_RANK={} is not below $LOCAL_WORLD_SIZE={}", e.local_rank, e.local_world_size));
   const char* addr = std::getenv("MASTER_ADDR");
   if (addr == nullptr || *addr == '\0') required_integer("MASTER_ADDR", 0, 0);  // throws the launch hint
   e.master_addr = addr;
@@ -81,7 +84,7 @@ std::vector<size_t> rank_share(std::span<const int64_t> lengths, int rank, int w
 }
 
 struct DataParallel::Group {
-  c10::intrusive_ptr<c10d::Store> store;   // objects, under their own prefix
+  c10::intrusive_ptr<c10d::Store> store;  // objects, under their own prefix
   c10::intrusive_ptr<c10d::Backend> backend;
   c10::Device device{c10::kCPU};
   int64_t gathers = 0;  // every rank gathers in the same order, so the count names the exchange
@@ -96,7 +99,8 @@ DataParallel::~DataParallel() = default;
 DataParallel::DataParallel(DataParallel&&) noexcept = default;
 DataParallel& DataParallel::operator=(DataParallel&&) noexcept = default;
 
-DataParallel::DataParallel(const LaunchEnvironment& launch, c10::Device device, std::chrono::seconds timeout) : launch_(launch) {
+DataParallel::DataParallel(const LaunchEnvironment& launch, c10::Device device, std::chrono::seconds timeout)
+    : launch_(launch) {
   if (launch.world_size == 1) return;
   group_ = std::make_unique<Group>();
   group_->device = device;
@@ -109,8 +113,9 @@ DataParallel::DataParallel(const LaunchEnvironment& launch, c10::Device device, 
   try {
     store = c10::make_intrusive<c10d::TCPStore>(launch.master_addr, options);
   } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("rank {} of {}: could not meet the others at {}:{} (MASTER_ADDR:MASTER_PORT): {}",
-                                         launch.rank, launch.world_size, launch.master_addr, launch.master_port, e.what()));
+    throw std::runtime_error(
+        fmt::format("rank {} of {}: could not meet the others at {}:{} (MASTER_ADDR:MASTER_PORT): {}", launch.rank,
+                    launch.world_size, launch.master_addr, launch.master_port, e.what()));
   }
   const std::string attempt = fmt::format("vinci/attempt-{}/", launch.restart);
   group_->store = c10::make_intrusive<c10d::PrefixStore>(attempt + "objects", store);
@@ -122,8 +127,9 @@ DataParallel::DataParallel(const LaunchEnvironment& launch, c10::Device device, 
     nccl->timeout = timeout;
     group_->backend = c10::make_intrusive<c10d::ProcessGroupNCCL>(backend_store, launch.rank, launch.world_size, nccl);
 #else
-    throw std::runtime_error("this vinci was built without NCCL (nccl.h was not found at configure time): data parallelism "
-                             "on cuda needs it; rebuild where PyTorch's nvidia-nccl wheel is installed");
+    throw std::runtime_error(
+        "this vinci was built without NCCL (nccl.h was not found at configure time): data parallelism "
+        "on cuda needs it; rebuild where PyTorch's nvidia-nccl wheel is installed");
 #endif
   } else {
     auto gloo = c10d::ProcessGroupGloo::Options::create(timeout);

@@ -46,8 +46,10 @@ std::string normalized_code(const std::string& code) {
         break;
       case State::quoted:
         out += code[i++];
-        if (c == '\\' && i < n) out += code[i++];
-        else if (c == quote || c == '\n') state = State::python;
+        if (c == '\\' && i < n)
+          out += code[i++];
+        else if (c == quote || c == '\n')
+          state = State::python;
         break;
       case State::triple:
         if (at(i, std::string(3, quote))) {
@@ -99,8 +101,8 @@ void balance(std::span<const SftConversation> items, std::vector<bool>& alive, d
   for (const auto& [name, members] : groups)
     for (size_t k = cap; k < members.size(); ++k)
       remove(report, alive, members[k], rule,
-             fmt::format("{} holds {} conversations, more than {} x the smallest group's {}", name, members.size(), ratio,
-                         smallest));
+             fmt::format("{} holds {} conversations, more than {} x the smallest group's {}", name, members.size(),
+                         ratio, smallest));
 }
 
 }  // namespace
@@ -142,7 +144,8 @@ DiversityReport diversity_filter(std::span<const SftConversation> items, const D
       const auto full = std::find_if(item.skills.begin(), item.skills.end(),
                                      [&](const std::string& s) { return per_skill[s] >= c.max_per_skill; });
       if (full != item.skills.end()) {
-        remove(report, alive, i, "skill_cap", fmt::format("skill '{}' is in {} kept conversations already", *full, c.max_per_skill));
+        remove(report, alive, i, "skill_cap",
+               fmt::format("skill '{}' is in {} kept conversations already", *full, c.max_per_skill));
         continue;
       }
     }
@@ -153,15 +156,18 @@ DiversityReport diversity_filter(std::span<const SftConversation> items, const D
   // 4. balance
   if (c.balance_ratio > 0) {
     if (c.balance_levels)
-      balance(items, alive, c.balance_ratio, "level_balance",
-              [](const SftConversation& s) { return fmt::format("level {}", s.level); }, report);
+      balance(
+          items, alive, c.balance_ratio, "level_balance",
+          [](const SftConversation& s) { return fmt::format("level {}", s.level); }, report);
     if (c.balance_roles)
-      balance(items, alive, c.balance_ratio, "role_balance", [](const SftConversation& s) { return s.role; }, report);
+      balance(
+          items, alive, c.balance_ratio, "role_balance", [](const SftConversation& s) { return s.role; }, report);
   }
 
   for (size_t i = 0; i < items.size(); ++i)
     if (alive[i]) report.kept.push_back(i);
-  std::sort(report.removed.begin(), report.removed.end(), [](const Removal& a, const Removal& b) { return a.index < b.index; });
+  std::sort(report.removed.begin(), report.removed.end(),
+            [](const Removal& a, const Removal& b) { return a.index < b.index; });
   return report;
 }
 

@@ -41,7 +41,8 @@ std::string metrics_svg(const std::vector<nlohmann::json>& rows, const std::vect
   for (size_t k = 0; k < keys.size(); ++k) {
     std::vector<std::pair<double, double>> points;
     for (size_t i = 0; i < rows.size(); ++i)
-      if (const auto v = number_at(rows[i], keys[k])) points.emplace_back(number_at(rows[i], "step").value_or(double(i + 1)), *v);
+      if (const auto v = number_at(rows[i], keys[k]))
+        points.emplace_back(number_at(rows[i], "step").value_or(double(i + 1)), *v);
     const double x0 = 10.0 + (k % kColumns) * kChartW + 50, y0 = kTop + (k / kColumns) * kChartH + 20;
     const double w = kChartW - 70, h = kChartH - 50;
     svg += core::svg_text(x0 + w / 2, y0 - 6, keys[k], "middle", "font-weight=\"bold\"");
@@ -70,9 +71,10 @@ std::string metrics_svg(const std::vector<nlohmann::json>& rows, const std::vect
     }
     coords.pop_back();
     data.pop_back();
-    svg += fmt::format("<polyline class=\"series\" data-key=\"{}\" data-points=\"{}\" points=\"{}\" fill=\"none\" "
-                       "stroke=\"{}\" stroke-width=\"1.5\"/>\n",
-                       core::xml_escape(keys[k]), data, coords, core::kSvgPalette[k % core::kSvgPalette.size()]);
+    svg += fmt::format(
+        "<polyline class=\"series\" data-key=\"{}\" data-points=\"{}\" points=\"{}\" fill=\"none\" "
+        "stroke=\"{}\" stroke-width=\"1.5\"/>\n",
+        core::xml_escape(keys[k]), data, coords, core::kSvgPalette[k % core::kSvgPalette.size()]);
   }
   return svg + "</svg>\n";
 }

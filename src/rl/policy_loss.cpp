@@ -42,20 +42,21 @@ at::Tensor aggregate(const at::Tensor& per_token, const at::Tensor& segment_ids,
 
 }  // namespace
 
-at::Tensor policy_loss(const at::Tensor& logprobs, const at::Tensor& rollout_logprobs, std::span<const double> advantages,
-                       std::span<const int64_t> tokens_per_sequence, const PolicyLossConfig& c, PolicyLossStats* stats,
-                       const at::Tensor& reference_logprobs) {
+at::Tensor policy_loss(const at::Tensor& logprobs, const at::Tensor& rollout_logprobs,
+                       std::span<const double> advantages, std::span<const int64_t> tokens_per_sequence,
+                       const PolicyLossConfig& c, PolicyLossStats* stats, const at::Tensor& reference_logprobs) {
   const int64_t tokens = std::accumulate(tokens_per_sequence.begin(), tokens_per_sequence.end(), int64_t{0});
   if (advantages.size() != tokens_per_sequence.size())
-    throw std::invalid_argument(fmt::format("policy_loss: {} advantages for {} sequences", advantages.size(),
-                                            tokens_per_sequence.size()));
+    throw std::invalid_argument(
+        fmt::format("policy_loss: {} advantages for {} sequences", advantages.size(), tokens_per_sequence.size()));
   if (logprobs.dim() != 1 || logprobs.size(0) != tokens || rollout_logprobs.sizes() != logprobs.sizes() ||
       (reference_logprobs.defined() && reference_logprobs.sizes() != logprobs.sizes()))
-    throw std::invalid_argument(fmt::format("policy_loss: the sequences hold {} tokens, the logprobs {} (rollout {})", tokens,
-                                            logprobs.numel(), rollout_logprobs.numel()));
+    throw std::invalid_argument(fmt::format("policy_loss: the sequences hold {} tokens, the logprobs {} (rollout {})",
+                                            tokens, logprobs.numel(), rollout_logprobs.numel()));
   if (tokens == 0) throw std::invalid_argument("policy_loss: no tokens to train");
   if (c.aggregation == LossAggregation::constant_normalized && !(c.constant > 0))
-    throw std::invalid_argument(fmt::format("policy_loss: constant_normalized needs a constant > 0, got {}", c.constant));
+    throw std::invalid_argument(
+        fmt::format("policy_loss: constant_normalized needs a constant > 0, got {}", c.constant));
 
   const auto options = logprobs.options();
   std::vector<int64_t> segment(tokens);

@@ -11,7 +11,9 @@ namespace vinci::rl {
 
 namespace {
 
-int64_t masked_tokens(const TrainingSample& s) { return std::count(s.loss_mask.begin(), s.loss_mask.end(), uint8_t{1}); }
+int64_t masked_tokens(const TrainingSample& s) {
+  return std::count(s.loss_mask.begin(), s.loss_mask.end(), uint8_t{1});
+}
 
 }  // namespace
 
@@ -22,8 +24,9 @@ PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std
     const int64_t n = masked_tokens(s);
     if (n == 0) continue;
     if (static_cast<int64_t>(s.rollout_logprobs.size()) != n)
-      throw std::invalid_argument(fmt::format("policy_step: a {} sample of {} masks {} tokens but has {} rollout logprobs",
-                                              agents::to_string(s.role), s.task, n, s.rollout_logprobs.size()));
+      throw std::invalid_argument(
+          fmt::format("policy_step: a {} sample of {} masks {} tokens but has {} rollout logprobs",
+                      agents::to_string(s.role), s.task, n, s.rollout_logprobs.size()));
     samples.push_back(&s);
   }
   PolicyStepStats stats;
@@ -88,7 +91,8 @@ PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std
     const at::Tensor loss = policy_loss(kept, rollout, kept_advantages, kept_lengths, config.loss, &loss_stats);
     const auto kept_tokens = static_cast<double>(keep_index.size());
     double weight = 1.0;
-    if (config.loss.aggregation == LossAggregation::token_mean) weight = kept_tokens / static_cast<double>(total_tokens);
+    if (config.loss.aggregation == LossAggregation::token_mean)
+      weight = kept_tokens / static_cast<double>(total_tokens);
     if (config.loss.aggregation == LossAggregation::seq_mean_token_mean)
       weight = static_cast<double>(kept_lengths.size()) / total_sequences;
     (loss * weight).backward();

@@ -35,10 +35,10 @@ struct PolicyStepConfig {
 
 struct PolicyStepStats {
   StepStats optimizer;
-  double loss = 0;                   // the aggregated loss, summed over micro-batches as weighted
+  double loss = 0;                                       // the aggregated loss, summed over micro-batches as weighted
   double clip_fraction_low = 0, clip_fraction_high = 0;  // over the kept tokens
-  double mean_abs_logprob_diff = 0;  // |trainer - rollout| per masked token, before the update
-  double mean_entropy = 0;           // the trainer's entropy (nats) per masked token, before the update
+  double mean_abs_logprob_diff = 0;                      // |trainer - rollout| per masked token, before the update
+  double mean_entropy = 0;  // the trainer's entropy (nats) per masked token, before the update
   size_t sequences = 0, mrs_rejected = 0;
   int64_t tokens = 0, micro_batches = 0;  // micro-batches: this rank's
   bool has_gradient = false;              // some sequence of the batch survived MRS

@@ -10,7 +10,8 @@ namespace vinci::rl {
 
 MrsDecision masked_rejection(std::span<const float> trainer, std::span<const float> rollout, const MrsConfig& c) {
   if (trainer.size() != rollout.size())
-    throw std::invalid_argument(fmt::format("MRS: {} trainer logprobs but {} rollout logprobs", trainer.size(), rollout.size()));
+    throw std::invalid_argument(
+        fmt::format("MRS: {} trainer logprobs but {} rollout logprobs", trainer.size(), rollout.size()));
   MrsDecision d;
   if (trainer.empty()) return d;
   // In log space: the geometric mean ratio is exp(mean log ratio), which does not overflow.
@@ -24,7 +25,8 @@ MrsDecision masked_rejection(std::span<const float> trainer, std::span<const flo
   d.min_token_ratio = std::exp(min_log);
   if (d.geo_mean_ratio < 1.0 - c.delta || d.geo_mean_ratio > 1.0 + c.delta) {
     d.keep = false;
-    d.why = fmt::format("geometric-mean ratio {:.6f} outside [{:.6f}, {:.6f}]", d.geo_mean_ratio, 1.0 - c.delta, 1.0 + c.delta);
+    d.why = fmt::format("geometric-mean ratio {:.6f} outside [{:.6f}, {:.6f}]", d.geo_mean_ratio, 1.0 - c.delta,
+                        1.0 + c.delta);
   } else if (d.min_token_ratio < c.token_floor) {
     d.keep = false;
     d.why = fmt::format("a token's ratio {:.3g} is below the floor {:.3g}", d.min_token_ratio, c.token_floor);

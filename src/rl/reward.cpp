@@ -24,8 +24,7 @@ double turn_reward(const agents::TurnInputs& o, const RewardConfig& c) {
   if (!o.correct()) return failure;
   switch (c.kind) {
     case RewardKind::davinci:
-      return c.correct_weight + c.speedup_weight * std::min(o.speedup, c.speedup_cap) +
-             c.coverage_weight * o.coverage;
+      return c.correct_weight + c.speedup_weight * std::min(o.speedup, c.speedup_cap) + c.coverage_weight * o.coverage;
     case RewardKind::kevin: return c.kevin_correct_weight + o.speedup;
     case RewardKind::tiered: {
       const double beat = 1.0 + c.tier_margin;

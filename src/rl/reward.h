@@ -27,7 +27,7 @@ struct RewardConfig {
   double coverage_weight = 0.5;  // davinci's w_v: the share of forward time in the candidate's kernels
   double speedup_cap = 6.0;      // davinci: min(speedup, cap), so one lucky outlier cannot dominate
   double kevin_correct_weight = 0.3;
-  double tier_margin = 0.05;     // tiered: "beats" means speedup >= 1 + margin
+  double tier_margin = 0.05;                    // tiered: "beats" means speedup >= 1 + margin
   std::optional<double> compile_error_penalty;  // unset: the shape's failure reward
   std::optional<double> rejected_penalty;       // unset: the shape's failure reward
 };

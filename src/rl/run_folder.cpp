@@ -15,12 +15,14 @@ namespace fs = std::filesystem;
 
 void refuse_earlier_run(const fs::path& out, bool resume) {
   if (!resume && (latest_checkpoint(out / "checkpoints") || fs::exists(out / "final")))
-    throw std::runtime_error(fmt::format("{} holds an earlier run: pass --resume to continue it, or another --out", out.string()));
+    throw std::runtime_error(
+        fmt::format("{} holds an earlier run: pass --resume to continue it, or another --out", out.string()));
 }
 
 void drop_metrics_after_checkpoint(const fs::path& out) {
   int64_t resumed = 0;
-  if (const auto latest = latest_checkpoint(out / "checkpoints")) resumed = read_trainer_state(*latest).at("step").get<int64_t>();
+  if (const auto latest = latest_checkpoint(out / "checkpoints"))
+    resumed = read_trainer_state(*latest).at("step").get<int64_t>();
   const fs::path file = out / "metrics.jsonl";
   std::string kept;
   if (fs::exists(file))

@@ -21,7 +21,8 @@ struct LineError : std::runtime_error {
 
 std::string string_field(const ordered_json& meta, const char* key) {
   const auto it = meta.find(key);
-  if (it == meta.end() || !it->is_string() || it->get<std::string>().empty()) bad(fmt::format("meta.{}", key), "a non-empty string is required");
+  if (it == meta.end() || !it->is_string() || it->get<std::string>().empty())
+    bad(fmt::format("meta.{}", key), "a non-empty string is required");
   return it->get<std::string>();
 }
 
@@ -41,7 +42,8 @@ SftConversation parse_sft_conversation(const ordered_json& j, size_t line) {
   }
   const auto& last = c.messages.back();
   if (last["role"] != "assistant")
-    bad(fmt::format("messages[{}].role", c.messages.size() - 1), "the last message must be the assistant's (what is trained)");
+    bad(fmt::format("messages[{}].role", c.messages.size() - 1),
+        "the last message must be the assistant's (what is trained)");
   c.tools = j.contains("tools") ? j["tools"] : ordered_json(nullptr);
   if (!c.tools.is_null() && !c.tools.is_array()) bad("tools", "an array of tool schemas is required when present");
 
@@ -61,7 +63,8 @@ SftConversation parse_sft_conversation(const ordered_json& j, size_t line) {
     }
   }
 
-  const std::string content = last.contains("content") && last["content"].is_string() ? last["content"].get<std::string>() : "";
+  const std::string content =
+      last.contains("content") && last["content"].is_string() ? last["content"].get<std::string>() : "";
   if (c.role == "policy") {
     const auto code = agents::extract_kernel_code(content);
     if (!code.code)

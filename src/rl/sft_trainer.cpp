@@ -63,8 +63,10 @@ SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const SftConver
     if (const auto latest = latest_checkpoint(config.checkpoint_dir)) {
       const auto state = load_checkpoint(*latest, backbone, optimizer);
       if (state.value("data", std::string()) != data_hash)
-        throw std::runtime_error(fmt::format("{}: the training data (or the template, or the filter) differs from the "
-                                             "data this checkpoint was trained on", latest->string()));
+        throw std::runtime_error(
+            fmt::format("{}: the training data (or the template, or the filter) differs from the "
+                        "data this checkpoint was trained on",
+                        latest->string()));
       start_epoch = state.at("epoch").get<int>();
       start_position = state.at("position").get<size_t>();
       out.resumed_from_step = state.at("step").get<int64_t>();
@@ -91,8 +93,9 @@ SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const SftConver
       const auto start = std::chrono::steady_clock::now();
       std::vector<llm::TrainSequence> batch;
       int64_t length = 0;
-      while (begin < order.size() &&
-             (batch.empty() || length + static_cast<int64_t>(sequences[order[begin]].ids.size()) <= config.batch_tokens)) {
+      while (
+          begin < order.size() &&
+          (batch.empty() || length + static_cast<int64_t>(sequences[order[begin]].ids.size()) <= config.batch_tokens)) {
         length += static_cast<int64_t>(sequences[order[begin]].ids.size());
         batch.push_back(sequences[order[begin++]]);
       }
@@ -112,8 +115,8 @@ SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const SftConver
       double loss = 0;
       if (!mine.empty()) {
         // Rows are padded to their length: no longer than the share needs, no shorter than its longest sequence.
-        const llm::LogprobOptions packed{.pack = true,
-                                         .max_tokens_per_row = std::max(longest, std::min(config.row_tokens, mine_length))};
+        const llm::LogprobOptions packed{
+            .pack = true, .max_tokens_per_row = std::max(longest, std::min(config.row_tokens, mine_length))};
         const at::Tensor share_loss = -backbone.logprobs(mine, packed).sum() / batch_trained;
         share_loss.backward();
         loss = share_loss.item<double>();

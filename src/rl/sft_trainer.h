@@ -30,8 +30,8 @@ struct SftConfig {
     return c;
   }();
   int epochs = 2;
-  int64_t batch_tokens = 65536;  // sequence tokens per optimizer step (at least one conversation)
-  int64_t row_tokens = 8192;     // packing row length
+  int64_t batch_tokens = 65536;         // sequence tokens per optimizer step (at least one conversation)
+  int64_t row_tokens = 8192;            // packing row length
   int64_t max_sequence_tokens = 32768;  // longer conversations are skipped, and counted
   uint64_t seed = 0;                    // the order of conversations in each epoch
   // Checkpoints (model, optimizer, data cursor) go to checkpoint_dir every checkpoint_every steps

@@ -15,7 +15,9 @@ namespace {
 
 using agents::Role;
 
-std::string where(const agents::Episode& e, size_t call) { return fmt::format("episode {} ({}), call {}", e.id, e.task, call); }
+std::string where(const agents::Episode& e, size_t call) {
+  return fmt::format("episode {} ({}), call {}", e.id, e.task, call);
+}
 
 TrainingSample sequence_of(const agents::Episode& e, size_t episode, size_t index) {
   const agents::AgentCall& c = e.calls[index];
@@ -57,7 +59,8 @@ SampleBatch training_samples(std::span<const agents::Episode> episodes, const Sa
     for (size_t i = 0; i < calls.size(); ++i) {
       if (calls[i].role != Role::policy) continue;
       const auto* inputs = std::get_if<agents::TurnInputs>(&calls[i].reward_inputs);
-      if (!inputs) throw std::invalid_argument(where(episodes[e], i) + ": a policy call without its turn's reward inputs");
+      if (!inputs)
+        throw std::invalid_argument(where(episodes[e], i) + ": a policy call without its turn's reward inputs");
       rollouts[{e, calls[i].scheme, calls[i].sample}].push_back(
           {calls[i].turn, i, turn_reward(*inputs, config.reward), inputs});
     }
@@ -67,7 +70,8 @@ SampleBatch training_samples(std::span<const agents::Episode> episodes, const Sa
   // Untrainable turns still belong to their group's baseline: they are what the policy did.
   std::vector<PolicySample> scored;
   std::vector<std::optional<TrainingSample>> policy;
-  std::map<std::pair<size_t, int>, std::vector<double>> best_by_scheme;  // (episode, scheme) -> each rollout's best reward
+  std::map<std::pair<size_t, int>, std::vector<double>>
+      best_by_scheme;  // (episode, scheme) -> each rollout's best reward
   for (auto& [key, turns] : rollouts) {
     const auto& [e, scheme, sample] = key;
     std::sort(turns.begin(), turns.end(), [](const Turn& a, const Turn& b) { return a.turn < b.turn; });

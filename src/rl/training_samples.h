@@ -37,7 +37,7 @@ struct TrainingSample {
   // loss_mask[i] = 1: ids[i] is a target, predicted from ids[< i]; only response tokens the call masks in.
   std::vector<uint8_t> loss_mask;
   std::vector<float> rollout_logprobs;  // one per masked target, in order
-  double reward = 0;     // the turn's reward (policy) or the agent's R (selection, summary)
+  double reward = 0;                    // the turn's reward (policy) or the agent's R (selection, summary)
   double advantage = 0;
   bool correct = false;  // policy: for PRS
   double coverage = 0;

@@ -21,13 +21,15 @@ const char* ProtocolError::type() const {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& param, const std::string& message) { throw ProtocolError(400, param, message); }
+[[noreturn]] void bad(const std::string& param, const std::string& message) {
+  throw ProtocolError(400, param, message);
+}
 
 // The body's value of `key` if present and not null, checked to be of the expected JSON type.
 const ordered_json* field(const ordered_json& body, const char* key, ordered_json::value_t type, const char* what) {
   const auto it = body.find(key);
   if (it == body.end() || it->is_null()) return nullptr;
-  const bool ok = type == ordered_json::value_t::number_float ? it->is_number()
+  const bool ok = type == ordered_json::value_t::number_float     ? it->is_number()
                   : type == ordered_json::value_t::number_integer ? it->is_number_integer()
                                                                   : it->type() == type;
   if (!ok) bad(key, fmt::format("'{}' must be {}, got {}", key, what, it->dump()));
@@ -61,7 +63,8 @@ std::vector<int32_t> token_ids(const ordered_json& value, const char* param, int
 
 // OpenAI lets content be a list of parts; the templates want text.
 ordered_json text_messages(const ordered_json& messages) {
-  if (!messages.is_array() || messages.empty()) bad("messages", "'messages' must be a non-empty array of {role, content}");
+  if (!messages.is_array() || messages.empty())
+    bad("messages", "'messages' must be a non-empty array of {role, content}");
   ordered_json out = ordered_json::array();
   for (size_t i = 0; i < messages.size(); ++i) {
     const auto& m = messages[i];
@@ -72,7 +75,8 @@ ordered_json text_messages(const ordered_json& messages) {
     if (m.contains("content") && m["content"].is_array()) {
       std::string text;
       for (const auto& part : m["content"]) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+            !part["text"].is_string())
           bad(where + ".content", fmt::format("{}.content: only text parts are served ({})", where, part.dump()));
         text += part["text"].get<std::string>();
       }
@@ -124,7 +128,8 @@ llm::SamplingParams sampling_of(const ordered_json& body) {
       s.stop_strings.push_back(it->get<std::string>());
     } else if (it->is_array()) {
       for (const auto& v : *it) {
-        if (!v.is_string() || v.get<std::string>().empty()) bad("stop", "'stop' must be a string or a list of non-empty strings");
+        if (!v.is_string() || v.get<std::string>().empty())
+          bad("stop", "'stop' must be a string or a list of non-empty strings");
         s.stop_strings.push_back(v.get<std::string>());
       }
     } else {
@@ -146,8 +151,9 @@ ParsedRequest parse_request(Endpoint endpoint, const std::string& text, const Se
   }
   if (!body.is_object()) bad("", "the body must be a JSON object");
   if (const auto* name = field(body, "model", ordered_json::value_t::string, "a string"); name && *name != model.name)
-    throw ProtocolError(404, "model", fmt::format("The model `{}` does not exist; this server serves `{}`",
-                                                  name->get<std::string>(), model.name));
+    throw ProtocolError(
+        404, "model",
+        fmt::format("The model `{}` does not exist; this server serves `{}`", name->get<std::string>(), model.name));
   refuse_unsupported(body, endpoint);
 
   ParsedRequest out;
@@ -167,8 +173,10 @@ ParsedRequest parse_request(Endpoint endpoint, const std::string& text, const Se
   if (endpoint == Endpoint::chat) {
     if (!body.contains("messages")) bad("messages", "'messages' is required");
     ordered_json extra = ordered_json::object();
-    if (const auto* kwargs = field(body, "chat_template_kwargs", ordered_json::value_t::object, "an object")) extra = *kwargs;
-    if (const auto* tools = field(body, "tools", ordered_json::value_t::array, "a list of tools")) extra["tools"] = *tools;
+    if (const auto* kwargs = field(body, "chat_template_kwargs", ordered_json::value_t::object, "an object"))
+      extra = *kwargs;
+    if (const auto* tools = field(body, "tools", ordered_json::value_t::array, "a list of tools"))
+      extra["tools"] = *tools;
     const ordered_json messages = text_messages(body["messages"]);
     try {
       prompts.push_back(model.render_chat(messages, extra));
@@ -197,7 +205,8 @@ ParsedRequest parse_request(Endpoint endpoint, const std::string& text, const Se
     const int64_t room = model.max_model_len - static_cast<int64_t>(prompt.size());
     // vLLM's defaults: 16 new tokens on the completions endpoint, the rest of the context on chat.
     const int64_t wanted = max_tokens.value_or(endpoint == Endpoint::chat ? room : 16);
-    if (wanted < 1) bad("max_tokens", fmt::format("'max_tokens' must be at least 1 (the prompt has {} tokens)", prompt.size()));
+    if (wanted < 1)
+      bad("max_tokens", fmt::format("'max_tokens' must be at least 1 (the prompt has {} tokens)", prompt.size()));
     if (wanted > room)
       bad("max_tokens", fmt::format("this model's context is {} tokens; the prompt has {} and max_tokens asks {} more",
                                     model.max_model_len, prompt.size(), wanted));
@@ -279,7 +288,9 @@ ordered_json render_response(const ParsedRequest& request, const std::vector<llm
       }
     }
     if (chat) {
-      choice["message"] = {{"role", "assistant"}, {"content", r.text}, {"reasoning_content", nullptr},
+      choice["message"] = {{"role", "assistant"},
+                           {"content", r.text},
+                           {"reasoning_content", nullptr},
                            {"tool_calls", ordered_json::array()}};
       choice["logprobs"] = logprobs;
     } else {
@@ -301,7 +312,9 @@ ordered_json render_response(const ParsedRequest& request, const std::vector<llm
 
 ordered_json error_body(int status, const std::string& type, const std::string& param, const std::string& message) {
   return {{"error",
-           {{"message", message}, {"type", type}, {"param", param.empty() ? ordered_json(nullptr) : ordered_json(param)},
+           {{"message", message},
+            {"type", type},
+            {"param", param.empty() ? ordered_json(nullptr) : ordered_json(param)},
             {"code", status}}}};
 }
 

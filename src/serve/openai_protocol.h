@@ -44,7 +44,8 @@ struct ServedModel {
   std::string name;  // what clients pass as "model"
   const text::Tokenizer* tokenizer = nullptr;
   // The chat template applied with add_generation_prompt; extra holds chat_template_kwargs and tools.
-  std::function<std::vector<int32_t>(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& extra)> render_chat;
+  std::function<std::vector<int32_t>(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& extra)>
+      render_chat;
   int64_t max_model_len = 0;  // prompt + completion tokens at most
   // The embedding's rows, which may outnumber the tokenizer's ids (padding rows a random or
   // undertrained model can still sample); 0: the tokenizer's vocab_size.
@@ -69,7 +70,8 @@ ParsedRequest parse_request(Endpoint endpoint, const std::string& body, const Se
 nlohmann::ordered_json render_response(const ParsedRequest& request, const std::vector<llm::GenerationResult>& results,
                                        const ServedModel& model, const std::string& id, int64_t created);
 
-nlohmann::ordered_json error_body(int status, const std::string& type, const std::string& param, const std::string& message);
+nlohmann::ordered_json error_body(int status, const std::string& type, const std::string& param,
+                                  const std::string& message);
 nlohmann::ordered_json models_body(const ServedModel& model, int64_t created);
 
 }  // namespace vinci::serve

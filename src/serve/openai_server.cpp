@@ -35,10 +35,12 @@ struct OpenAiServer::Impl {
   Impl(llm::Backbone& backbone, ServedModel model, ServerOptions options)
       : model(std::move(model)),
         options(std::move(options)),
-        batcher(backbone, this->options.batching, [](const BatchStats& s) {
-          spdlog::info("batch: {} requests from {} clients, {} new tokens in {:.2f} s ({:.1f} tokens/s)", s.requests,
-                       s.submissions, s.new_tokens, s.seconds, s.seconds > 0 ? s.new_tokens / s.seconds : 0.0);
-        }),
+        batcher(backbone, this->options.batching,
+                [](const BatchStats& s) {
+                  spdlog::info("batch: {} requests from {} clients, {} new tokens in {:.2f} s ({:.1f} tokens/s)",
+                               s.requests, s.submissions, s.new_tokens, s.seconds,
+                               s.seconds > 0 ? s.new_tokens / s.seconds : 0.0);
+                }),
         ids(std::random_device{}()) {
     const size_t threads = std::max<size_t>(1, this->options.threads);
     server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -54,7 +56,8 @@ struct OpenAiServer::Impl {
       ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     });
     server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (this->options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
+      if (this->options.api_key.empty() || req.path.rfind("/v1/", 0) != 0)
+        return httplib::Server::HandlerResponse::Unhandled;
       if (req.get_header_value("Authorization") == "Bearer " + this->options.api_key)
         return httplib::Server::HandlerResponse::Unhandled;
       send_error(res, 401, "AuthenticationError", "", "a valid API key is required: Authorization: Bearer <key>");
@@ -66,13 +69,16 @@ struct OpenAiServer::Impl {
     });
     server.Post("/v1/chat/completions",
                 [this](const httplib::Request& req, httplib::Response& res) { complete(Endpoint::chat, req, res); });
-    server.Post("/v1/completions",
-                [this](const httplib::Request& req, httplib::Response& res) { complete(Endpoint::completions, req, res); });
+    server.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+      complete(Endpoint::completions, req, res);
+    });
     server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;  // a handler's own error
       if (res.status == 404)
-        send_error(res, 404, "NotFoundError", "", fmt::format("no route {} {}; vinci serve answers /v1/chat/completions, "
-                                                              "/v1/completions, /v1/models and /health", req.method, req.path));
+        send_error(res, 404, "NotFoundError", "",
+                   fmt::format("no route {} {}; vinci serve answers /v1/chat/completions, "
+                               "/v1/completions, /v1/models and /health",
+                               req.method, req.path));
       else if (res.status == 405)
         send_error(res, 405, "BadRequestError", "", fmt::format("{} is not allowed on {}", req.method, req.path));
     });
@@ -85,11 +91,13 @@ struct OpenAiServer::Impl {
       const ParsedRequest parsed = parse_request(endpoint, req.body, model);
       const auto results = batcher.generate(parsed.requests);
       for (const auto& r : results)
-        if (r.error) throw ProtocolError(500, "", fmt::format("generation failed ({}): {}", r.error->kind, r.error->message));
+        if (r.error)
+          throw ProtocolError(500, "", fmt::format("generation failed ({}): {}", r.error->kind, r.error->message));
       const ordered_json body = render_response(parsed, results, model, next_id(endpoint), unix_now());
       send_json(res, 200, body);
-      outcome = fmt::format("{} choices, {} prompt + {} new tokens", results.size(),
-                            body["usage"]["prompt_tokens"].get<int64_t>(), body["usage"]["completion_tokens"].get<int64_t>());
+      outcome =
+          fmt::format("{} choices, {} prompt + {} new tokens", results.size(),
+                      body["usage"]["prompt_tokens"].get<int64_t>(), body["usage"]["completion_tokens"].get<int64_t>());
     } catch (const ProtocolError& e) {
       send_error(res, e.status(), e.type(), e.param(), e.what());
       outcome = e.what();
@@ -126,10 +134,13 @@ OpenAiServer::~OpenAiServer() = default;
 
 int OpenAiServer::bind() {
   const auto& o = impl_->options;
-  const int port = o.port == 0 ? impl_->server.bind_to_any_port(o.host) : (impl_->server.bind_to_port(o.host, o.port) ? o.port : -1);
+  const int port =
+      o.port == 0 ? impl_->server.bind_to_any_port(o.host) : (impl_->server.bind_to_port(o.host, o.port) ? o.port : -1);
   if (port <= 0)
-    throw std::runtime_error(fmt::format("cannot listen on {}:{} (taken, or not an address of this machine); pick "
-                                         "another --port, or 0 for any free one", o.host, o.port));
+    throw std::runtime_error(
+        fmt::format("cannot listen on {}:{} (taken, or not an address of this machine); pick "
+                    "another --port, or 0 for any free one",
+                    o.host, o.port));
   return port;
 }
 

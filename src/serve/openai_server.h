@@ -26,8 +26,8 @@ class OpenAiServer {
   OpenAiServer(const OpenAiServer&) = delete;
   OpenAiServer& operator=(const OpenAiServer&) = delete;
 
-  int bind();  // the port listened on; throws naming the address when it is taken
-  void run();  // serves until stop()
+  int bind();   // the port listened on; throws naming the address when it is taken
+  void run();   // serves until stop()
   void stop();  // from any thread
 
   struct Impl;

@@ -4,7 +4,8 @@
 
 namespace vinci::serve {
 
-RequestBatcher::RequestBatcher(llm::Backbone& backbone, BatcherOptions options, std::function<void(const BatchStats&)> on_round)
+RequestBatcher::RequestBatcher(llm::Backbone& backbone, BatcherOptions options,
+                               std::function<void(const BatchStats&)> on_round)
     : backbone_(backbone), options_(options), on_round_(std::move(on_round)) {
   if (options_.max_batch == 0) options_.max_batch = 1;
   thread_ = std::thread([this] { loop(); });
@@ -70,11 +71,12 @@ void RequestBatcher::run_round(std::vector<Submission>& round) {
   BatchStats stats{round.size(), all.size(), 0, 0};
   try {
     auto results = backbone_.generate(all);
-    if (results.size() != all.size()) throw std::logic_error("the backbone returned a result count unlike the request count");
+    if (results.size() != all.size())
+      throw std::logic_error("the backbone returned a result count unlike the request count");
     size_t next = 0;
     for (auto& s : round) {
       std::vector<llm::GenerationResult> mine(std::make_move_iterator(results.begin() + next),
-                                         std::make_move_iterator(results.begin() + next + s.requests.size()));
+                                              std::make_move_iterator(results.begin() + next + s.requests.size()));
       next += s.requests.size();
       for (const auto& r : mine) stats.new_tokens += r.token_ids.size();
       s.done.set_value(std::move(mine));

@@ -19,7 +19,9 @@ constexpr std::array<core::EnumName<Bm25Variant>, 3> kVariants{
 
 std::string_view to_string(Bm25Variant v) { return core::enum_to_string(kVariants, v); }
 
-Bm25Variant bm25_variant_from_string(std::string_view s) { return core::enum_from_string(kVariants, s, "BM25 variant"); }
+Bm25Variant bm25_variant_from_string(std::string_view s) {
+  return core::enum_from_string(kVariants, s, "BM25 variant");
+}
 
 Bm25Index::Bm25Index(Bm25Params params, FieldWeights weights) : params_(params), weights_(weights) {}
 

@@ -80,9 +80,9 @@ class Bm25Index {
   double total_len_ = 0;
   mutable std::mutex refresh_mutex_;
   mutable std::atomic<bool> stale_{false};
-  mutable std::vector<double> norm_;  // K per document
+  mutable std::vector<double> norm_;      // K per document
   mutable std::vector<double> max_part_;  // per term: the largest tf/(tf + K) over its postings
-  mutable double mean_idf_ = 0;       // robertson's floor
+  mutable double mean_idf_ = 0;           // robertson's floor
 };
 
 }  // namespace vinci::skills

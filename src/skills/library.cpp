@@ -27,7 +27,8 @@ std::array<std::vector<std::string>, kFieldCount> Library::fields_of(const Skill
 }
 
 const Skill& Library::add(Skill skill) {
-  if (by_name_.count(skill.name)) throw std::invalid_argument(fmt::format("skill '{}' is already in the library", skill.name));
+  if (by_name_.count(skill.name))
+    throw std::invalid_argument(fmt::format("skill '{}' is already in the library", skill.name));
   index_.add(fields_of(skill));
   by_name_.emplace(skill.name, skills_.size());
   skills_.push_back(std::move(skill));

@@ -15,7 +15,7 @@ namespace vinci::skills {
 struct SearchFilter {
   std::vector<Status> statuses = {Status::admitted};  // empty: any status
   std::string backend;                                // "cuda" or "triton"; empty: any
-  std::string gpu_arch;  // e.g. "sm_90": skills whose arch does not admit it are left out
+  std::string gpu_arch;                               // e.g. "sm_90": skills whose arch does not admit it are left out
 };
 
 struct SearchHit {

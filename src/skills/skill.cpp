@@ -78,13 +78,15 @@ void validate(const Skill& s) {
   if (s.name.empty()) throw SkillError("name", "is empty");
   if (!is_snake_case(s.name))
     throw SkillError("name", fmt::format("'{}' is not snake_case (lowercase words joined by '_', at most 128 "
-                                         "characters, e.g. warp_shuffle_reduction)", s.name));
+                                         "characters, e.g. warp_shuffle_reduction)",
+                                         s.name));
   if (s.description.find_first_not_of(" \t\n") == std::string::npos) throw SkillError("description", "is empty");
   if (s.content.find_first_not_of(" \t\n") == std::string::npos) throw SkillError("content", "is empty");
   for (const char* section : {"Motivation", "Key Idea", "Example"})
     if (!has_section(s.content, section))
       throw SkillError("content", fmt::format("has no '## {}' section (a skill's content needs ## Motivation, "
-                                              "## Key Idea and ## Example)", section));
+                                              "## Key Idea and ## Example)",
+                                              section));
   for (size_t i = 0; i < s.tags.size(); ++i)
     if (s.tags[i].empty()) throw SkillError(fmt::format("tags[{}]", i), "is empty");
   if (s.backends.empty()) throw SkillError("backends", "is empty (cuda, triton)");
@@ -96,8 +98,12 @@ void validate(const Skill& s) {
 }
 
 json to_json(const Verification& v) {
-  return {{"task", v.task},           {"base_speedup", v.base_speedup}, {"skill_speedup", v.skill_speedup},
-          {"repeats", v.repeats},     {"correct", v.correct},           {"gpu", v.gpu},
+  return {{"task", v.task},
+          {"base_speedup", v.base_speedup},
+          {"skill_speedup", v.skill_speedup},
+          {"repeats", v.repeats},
+          {"correct", v.correct},
+          {"gpu", v.gpu},
           {"at", v.at}};
 }
 

@@ -176,7 +176,8 @@ Skill SkillStore::insert_locked(Skill s) {
     auto taken = db_.prepare("SELECT 1 FROM skills WHERE name = ?");
     taken.bind(1, s.name);
     if (taken.step())
-      throw std::runtime_error(fmt::format("{}: a skill named '{}' is already in the library", path().string(), s.name));
+      throw std::runtime_error(
+          fmt::format("{}: a skill named '{}' is already in the library", path().string(), s.name));
   }
   const std::string now = utc_now();
   if (s.created_at.empty()) s.created_at = now;
@@ -188,8 +189,8 @@ Skill SkillStore::insert_locked(Skill s) {
          "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
       .bind_all(s.name, s.description, s.scope, json(s.tags).dump(), s.content, to_string(s.status),
                 json(s.backends).dump(), s.arch, to_json(s.provenance).dump(), u.selected, u.injected,
-                u.reward_injected_sum, u.reward_injected_count, u.reward_not_injected_sum,
-                u.reward_not_injected_count, s.created_at, s.updated_at)
+                u.reward_injected_sum, u.reward_injected_count, u.reward_not_injected_sum, u.reward_not_injected_count,
+                s.created_at, s.updated_at)
       .run();
   s.id = db_.last_insert_rowid();
   insert_verifications_locked(s.id, s.verifications);
@@ -243,8 +244,8 @@ void SkillStore::update_evidence_locked(const Skill& s) {
          "UPDATE skills SET provenance = ?, selected = ?, injected = ?, reward_injected_sum = ?, "
          "reward_injected_count = ?, reward_not_injected_sum = ?, reward_not_injected_count = ?, updated_at = ? "
          "WHERE id = ?")
-      .bind_all(to_json(s.provenance).dump(), u.selected, u.injected, u.reward_injected_sum,
-                u.reward_injected_count, u.reward_not_injected_sum, u.reward_not_injected_count, utc_now(), s.id)
+      .bind_all(to_json(s.provenance).dump(), u.selected, u.injected, u.reward_injected_sum, u.reward_injected_count,
+                u.reward_not_injected_sum, u.reward_not_injected_count, utc_now(), s.id)
       .run();
   db_.prepare("DELETE FROM verifications WHERE skill_id = ?").bind_all(s.id).run();
   insert_verifications_locked(s.id, s.verifications);
@@ -271,9 +272,10 @@ Admission SkillStore::admit_locked(Skill s) {
     // Same name, different content: a new version of a candidate or retired skill is admitted in
     // its place; an admitted skill's name is never silently reused.
     if (old->status == Status::admitted)
-      throw std::runtime_error(fmt::format("{}: skill '{}' is admitted already with different content; give the new "
-                                           "one another name",
-                                           path().string(), s.name));
+      throw std::runtime_error(
+          fmt::format("{}: skill '{}' is admitted already with different content; give the new "
+                      "one another name",
+                      path().string(), s.name));
     db_.prepare("UPDATE skills SET name = ? WHERE id = ?")
         .bind_all(free_name(old->name + "_superseded", [&](const std::string& n) { return find(n).has_value(); }),
                   old->id)

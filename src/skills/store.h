@@ -20,8 +20,8 @@ namespace vinci::skills {
 
 // What became of a skill offered for admission.
 struct Admission {
-  std::string name;        // the skill as offered
-  bool merged = false;     // a near duplicate: its evidence went into merged_into
+  std::string name;     // the skill as offered
+  bool merged = false;  // a near duplicate: its evidence went into merged_into
   std::string merged_into;
   double content_similarity = 0;
 };

@@ -109,7 +109,8 @@ std::vector<int32_t> Bpe::merge_word(std::string_view word) const {
     const size_t start = pos;
     next_code_point(word, pos);
     std::string_view ch = word.substr(start, pos - start);
-    if ((start > 0 && !options_.continuing_subword_prefix.empty()) || (pos == word.size() && !options_.end_of_word_suffix.empty())) {
+    if ((start > 0 && !options_.continuing_subword_prefix.empty()) ||
+        (pos == word.size() && !options_.end_of_word_suffix.empty())) {
       piece.clear();
       if (start > 0) piece += options_.continuing_subword_prefix;
       piece += ch;
@@ -137,7 +138,8 @@ std::vector<int32_t> Bpe::merge_word(std::string_view word) const {
     if (options_.unk_token) {
       const auto unk_id = token_to_id(*options_.unk_token);
       if (!unk_id) {
-        throw std::runtime_error(fmt::format("{:?} is not in the vocab and the unk_token {:?} is not either", ch, *options_.unk_token));
+        throw std::runtime_error(
+            fmt::format("{:?} is not in the vocab and the unk_token {:?} is not either", ch, *options_.unk_token));
       }
       if (unk && !options_.fuse_unk) add(*unk);
       unk = *unk_id;
@@ -171,7 +173,8 @@ std::vector<int32_t> Bpe::merge_word(std::string_view word) const {
     current.next = right.next;
     if (right.next != -1) symbols[right.next].prev = top.pos;
     if (current.prev != -1) {
-      if (const auto r = rule(symbols[current.prev].id, current.id)) queue.push(Candidate{current.prev, r->rank, r->merged});
+      if (const auto r = rule(symbols[current.prev].id, current.id))
+        queue.push(Candidate{current.prev, r->rank, r->merged});
     }
     if (current.next != -1) {
       if (const auto r = rule(current.id, symbols[current.next].id)) queue.push(Candidate{top.pos, r->rank, r->merged});

@@ -118,8 +118,8 @@ ChatTemplate ChatTemplate::from_model_dir(const fs::path& dir, const fs::path& t
       t.add(name, entry["template"].get<std::string>(), fmt::format("{} '{}'", origin, name));
     }
   } else {
-    throw ChatTemplateError(fmt::format("{}: \"chat_template\" must be a string or a list of {{name, template}}",
-                                        config_file.string()));
+    throw ChatTemplateError(
+        fmt::format("{}: \"chat_template\" must be a string or a list of {{name, template}}", config_file.string()));
   }
   return t;
 }
@@ -130,7 +130,8 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const C
   if (!options.extra.is_object()) throw ChatTemplateError("the extra chat template variables must be a JSON object");
   for (const char* reserved : {"messages", "add_generation_prompt"})
     if (options.extra.contains(reserved))
-      throw ChatTemplateError(fmt::format("\"{}\" cannot be an extra template variable; it is set by the caller", reserved));
+      throw ChatTemplateError(
+          fmt::format("\"{}\" cannot be an extra template variable; it is set by the caller", reserved));
 
   // Special tokens first, then the caller's variables over them, as in apply_chat_template.
   nlohmann::ordered_json variables = nlohmann::ordered_json::object();
@@ -149,9 +150,10 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& messages, const C
   auto it = templates_.find(name);
   if (it == templates_.end()) {
     std::string names;
-    for (const auto& [n, source] : templates_) names += fmt::format("{}'{}' ({})", names.empty() ? "" : ", ", n, source.origin);
-    throw ChatTemplateError(fmt::format("the model has several chat templates, {}, and none is named 'default'{}",
-                                        names, kRemedy));
+    for (const auto& [n, source] : templates_)
+      names += fmt::format("{}'{}' ({})", names.empty() ? "" : ", ", n, source.origin);
+    throw ChatTemplateError(
+        fmt::format("the model has several chat templates, {}, and none is named 'default'{}", names, kRemedy));
   }
   try {
     return it->second.parsed.render(variables);

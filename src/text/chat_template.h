@@ -36,8 +36,7 @@ class ChatTemplate {
   // from tokenizer_config.json's "chat_template" (a string, or a list of {name, template}), or
   // from `template_file` when given (the --chat-template override). bos_token and eos_token come
   // from tokenizer_config.json (a string, or an object with "content").
-  static ChatTemplate from_model_dir(const std::filesystem::path& dir,
-                                     const std::filesystem::path& template_file = {});
+  static ChatTemplate from_model_dir(const std::filesystem::path& dir, const std::filesystem::path& template_file = {});
   // An empty token is not set: the template sees it as undefined, as when the tokenizer has none.
   static ChatTemplate from_file(const std::filesystem::path& jinja, std::string bos_token = "",
                                 std::string eos_token = "");

@@ -77,22 +77,14 @@ class Renderer {
 
   Flow exec(const Stmt& s) {
     switch (s.kind) {
-      case Stmt::Kind::text:
-        out_ += s.text;
-        return Flow::normal;
-      case Stmt::Kind::output:
-        out_ += to_str(eval(*s.expr));
-        return Flow::normal;
+      case Stmt::Kind::text: out_ += s.text; return Flow::normal;
+      case Stmt::Kind::output: out_ += to_str(eval(*s.expr)); return Flow::normal;
       case Stmt::Kind::if_:
         for (const auto& branch : s.branches)
           if (!branch.condition || truthy(eval(*branch.condition))) return exec(branch.body);
         return Flow::normal;
-      case Stmt::Kind::for_:
-        exec_for(s);
-        return Flow::normal;
-      case Stmt::Kind::set:
-        exec_set(s);
-        return Flow::normal;
+      case Stmt::Kind::for_: exec_for(s); return Flow::normal;
+      case Stmt::Kind::set: exec_set(s); return Flow::normal;
       case Stmt::Kind::set_block: {
         std::string saved = std::move(out_);
         out_.clear();
@@ -101,12 +93,9 @@ class Renderer {
         assign(s.targets, Value::string(std::move(saved)));
         return Flow::normal;
       }
-      case Stmt::Kind::break_:
-        return Flow::break_;
-      case Stmt::Kind::continue_:
-        return Flow::continue_;
-      case Stmt::Kind::scope:
-        return exec(s.body);
+      case Stmt::Kind::break_: return Flow::break_;
+      case Stmt::Kind::continue_: return Flow::continue_;
+      case Stmt::Kind::scope: return exec(s.body);
     }
     return Flow::normal;
   }
@@ -168,9 +157,9 @@ class Renderer {
     if (i > 0) loop.set("previtem", items[static_cast<size_t>(i - 1)]);
     if (i + 1 < n) loop.set("nextitem", items[static_cast<size_t>(i + 1)]);
     loop.set("cycle", Value::function("loop.cycle", [i](Args& args) {
-      if (args.positional.empty()) fail("no items for cycling given");
-      return args.positional[static_cast<size_t>(i) % args.positional.size()];
-    }));
+               if (args.positional.empty()) fail("no items for cycling given");
+               return args.positional[static_cast<size_t>(i) % args.positional.size()];
+             }));
     return Value::dict(std::move(loop));
   }
 
@@ -183,10 +172,8 @@ class Renderer {
 
   Value eval(const Expr& e) {
     switch (e.kind) {
-      case Expr::Kind::literal:
-        return e.value;
-      case Expr::Kind::name:
-        return lookup(e.name);
+      case Expr::Kind::literal: return e.value;
+      case Expr::Kind::name: return lookup(e.name);
       case Expr::Kind::list:
       case Expr::Kind::tuple: {
         std::vector<Value> items;
@@ -202,10 +189,8 @@ class Renderer {
         }
         return Value::dict(std::move(d));
       }
-      case Expr::Kind::attr:
-        return get_attr(eval(*e.operands[0]), e.name);
-      case Expr::Kind::item:
-        return get_item(eval(*e.operands[0]), eval(*e.operands[1]));
+      case Expr::Kind::attr: return get_attr(eval(*e.operands[0]), e.name);
+      case Expr::Kind::item: return get_item(eval(*e.operands[0]), eval(*e.operands[1]));
       case Expr::Kind::slice: {
         Value seq = eval(*e.operands[0]);
         auto bound = [&](size_t i) { return e.operands[i] ? eval(*e.operands[i]) : Value::none(); };
@@ -228,16 +213,14 @@ class Renderer {
         Args args = eval_args(e, 1);
         return Value::boolean(apply_test(e.name, subject, args) != e.negated);
       }
-      case Expr::Kind::negate:
-        return negate(eval(*e.operands[0]));
+      case Expr::Kind::negate: return negate(eval(*e.operands[0]));
       case Expr::Kind::plus: {
         Value v = eval(*e.operands[0]);
         require_defined(v);
         if (!v.is_number()) fail(fmt::format("bad operand type for unary +: '{}'", type_name(v)));
         return v.is_bool() ? Value::integer(v.as_int()) : v;
       }
-      case Expr::Kind::not_:
-        return Value::boolean(!truthy(eval(*e.operands[0])));
+      case Expr::Kind::not_: return Value::boolean(!truthy(eval(*e.operands[0])));
       case Expr::Kind::and_: {
         Value left = eval(*e.operands[0]);
         return truthy(left) ? eval(*e.operands[1]) : left;
@@ -246,16 +229,15 @@ class Renderer {
         Value left = eval(*e.operands[0]);
         return truthy(left) ? left : eval(*e.operands[1]);
       }
-      case Expr::Kind::binary:
-        return arithmetic(e.name, eval(*e.operands[0]), eval(*e.operands[1]));
+      case Expr::Kind::binary: return arithmetic(e.name, eval(*e.operands[0]), eval(*e.operands[1]));
       case Expr::Kind::compare: {
         Value left = eval(*e.operands[0]);
         for (size_t i = 0; i < e.ops.size(); ++i) {
           Value right = eval(*e.operands[i + 1]);
           const std::string& op = e.ops[i];
-          bool holds = op == "==" ? equal(left, right)
-                       : op == "!=" ? !equal(left, right)
-                       : op == "in" ? contains(right, left)
+          bool holds = op == "=="       ? equal(left, right)
+                       : op == "!="     ? !equal(left, right)
+                       : op == "in"     ? contains(right, left)
                        : op == "not in" ? !contains(right, left)
                                         : compare(op, left, right);
           if (!holds) return Value::boolean(false);

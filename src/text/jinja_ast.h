@@ -66,7 +66,7 @@ struct Stmt {
     set_block,  // set targets[0]: body (the rendered body is the value)
     break_,
     continue_,
-    scope,      // body rendered in place: {% generation %}, which only marks assistant text
+    scope,  // body rendered in place: {% generation %}, which only marks assistant text
   };
   Kind kind;
   int line = 0;

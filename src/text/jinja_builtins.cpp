@@ -322,7 +322,8 @@ const std::map<std::string, Method, std::less<>>& string_methods() {
          std::u32string w = window(cps, p[1], p[2], "find");
          size_t at = w.find(to_code_points(string_arg("find", p[0])));
          if (at == std::u32string::npos) return Value::integer(-1);
-         int64_t offset = p[1].is_none() ? 0 : static_cast<int64_t>(cps.size() - window(cps, p[1], Value::none(), "find").size());
+         int64_t offset =
+             p[1].is_none() ? 0 : static_cast<int64_t>(cps.size() - window(cps, p[1], Value::none(), "find").size());
          return Value::integer(static_cast<int64_t>(at) + offset);
        }},
       {"count",
@@ -370,14 +371,14 @@ const std::map<std::string, Method, std::less<>>& string_methods() {
 // clearly instead of quietly rendering something else.
 bool python_attribute(std::string_view type, std::string_view name) {
   static const std::vector<std::string_view> str_names = {
-      "casefold", "center", "encode", "expandtabs", "format", "format_map", "index", "isalnum", "isalpha",
-      "isascii", "isdecimal", "isdigit", "isidentifier", "islower", "isnumeric", "isprintable", "istitle",
-      "isupper", "ljust", "maketrans", "partition", "rfind", "rindex", "rjust", "rpartition", "splitlines",
-      "swapcase", "translate", "zfill"};
-  static const std::vector<std::string_view> dict_names = {"clear", "copy", "fromkeys", "pop", "popitem",
-                                                           "setdefault", "update"};
-  static const std::vector<std::string_view> list_names = {"append", "clear", "copy",   "count", "extend",
-                                                           "index",  "insert", "pop", "remove", "reverse", "sort"};
+      "casefold",   "center",     "encode",    "expandtabs", "format",       "format_map", "index",     "isalnum",
+      "isalpha",    "isascii",    "isdecimal", "isdigit",    "isidentifier", "islower",    "isnumeric", "isprintable",
+      "istitle",    "isupper",    "ljust",     "maketrans",  "partition",    "rfind",      "rindex",    "rjust",
+      "rpartition", "splitlines", "swapcase",  "translate",  "zfill"};
+  static const std::vector<std::string_view> dict_names = {"clear",   "copy",       "fromkeys", "pop",
+                                                           "popitem", "setdefault", "update"};
+  static const std::vector<std::string_view> list_names = {"append", "clear", "copy",   "count",   "extend", "index",
+                                                           "insert", "pop",   "remove", "reverse", "sort"};
   const auto& names = type == "str" ? str_names : type == "dict" ? dict_names : list_names;
   return std::find(names.begin(), names.end(), name) != names.end();
 }
@@ -462,14 +463,37 @@ const std::map<std::string, TestFn, std::less<>>& tests() {
        [](const Value& v, Args&) { return v.is_undefined() || v.is_string() || v.is_list() || v.is_dict(); }},
       {"callable", [](const Value& v, Args&) { return v.is_function(); }},
       {"sameas",
-       [](const Value& v, Args& a) { return v.same_object(bind("sameas", a, {{"other", {}}})[0]); }},
-      {"eq", [](const Value& v, Args& a) { return equal(v, bind("eq", a, {{"other", {}}})[0]); }},
-      {"ne", [](const Value& v, Args& a) { return !equal(v, bind("ne", a, {{"other", {}}})[0]); }},
-      {"lt", [](const Value& v, Args& a) { return compare("<", v, bind("lt", a, {{"other", {}}})[0]); }},
-      {"le", [](const Value& v, Args& a) { return compare("<=", v, bind("le", a, {{"other", {}}})[0]); }},
-      {"gt", [](const Value& v, Args& a) { return compare(">", v, bind("gt", a, {{"other", {}}})[0]); }},
-      {"ge", [](const Value& v, Args& a) { return compare(">=", v, bind("ge", a, {{"other", {}}})[0]); }},
-      {"in", [](const Value& v, Args& a) { return contains(bind("in", a, {{"seq", {}}})[0], v); }},
+       [](const Value& v, Args& a) {
+         return v.same_object(bind("sameas", a, {{"other", {}}})[0]);
+       }},
+      {"eq",
+       [](const Value& v, Args& a) {
+         return equal(v, bind("eq", a, {{"other", {}}})[0]);
+       }},
+      {"ne",
+       [](const Value& v, Args& a) {
+         return !equal(v, bind("ne", a, {{"other", {}}})[0]);
+       }},
+      {"lt",
+       [](const Value& v, Args& a) {
+         return compare("<", v, bind("lt", a, {{"other", {}}})[0]);
+       }},
+      {"le",
+       [](const Value& v, Args& a) {
+         return compare("<=", v, bind("le", a, {{"other", {}}})[0]);
+       }},
+      {"gt",
+       [](const Value& v, Args& a) {
+         return compare(">", v, bind("gt", a, {{"other", {}}})[0]);
+       }},
+      {"ge",
+       [](const Value& v, Args& a) {
+         return compare(">=", v, bind("ge", a, {{"other", {}}})[0]);
+       }},
+      {"in",
+       [](const Value& v, Args& a) {
+         return contains(bind("in", a, {{"seq", {}}})[0], v);
+       }},
       {"odd",
        [](const Value& v, Args& a) {
          bind("odd", a, {});
@@ -490,8 +514,8 @@ const std::map<std::string, TestFn, std::less<>>& tests() {
 
 const std::map<std::string, std::string, std::less<>>& test_aliases() {
   static const std::map<std::string, std::string, std::less<>> aliases = {
-      {"equalto", "eq"}, {"==", "eq"}, {"!=", "ne"}, {"lessthan", "lt"}, {"<", "lt"}, {"<=", "le"},
-      {"greaterthan", "gt"}, {">", "gt"}, {">=", "ge"}};
+      {"equalto", "eq"}, {"==", "eq"},          {"!=", "ne"}, {"lessthan", "lt"}, {"<", "lt"},
+      {"<=", "le"},      {"greaterthan", "gt"}, {">", "gt"},  {">=", "ge"}};
   return aliases;
 }
 
@@ -518,7 +542,8 @@ Value attribute_path(const Value& item, const Value& path) {
   while (true) {
     size_t dot = rest.find('.');
     std::string part(rest.substr(0, dot));
-    bool numeric = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    bool numeric = !part.empty() && std::all_of(part.begin(), part.end(),
+                                                [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
     v = get_item(v, numeric ? Value::integer(std::strtoll(part.c_str(), nullptr, 10)) : str_value(part));
     if (dot == std::string_view::npos) return v;
     rest.remove_prefix(dot + 1);
@@ -573,7 +598,8 @@ std::optional<double> parse_python_float(const std::string& text) {
   }
   if (body == "inf" || body == "infinity") return sign * HUGE_VAL;
   if (body == "nan") return std::nan("");
-  if (body.empty() || !(std::isdigit(static_cast<unsigned char>(body.front())) || body.front() == '.')) return std::nullopt;
+  if (body.empty() || !(std::isdigit(static_cast<unsigned char>(body.front())) || body.front() == '.'))
+    return std::nullopt;
   char* end = nullptr;
   double d = std::strtod(digits.c_str(), &end);
   if (end != digits.c_str() + digits.size() || lower.find('x') != std::string::npos) return std::nullopt;
@@ -664,7 +690,8 @@ const std::map<std::string, FilterFn, std::less<>>& filters() {
          }
          if (v.is_number()) return Value::integer(v.as_int());
          if (v.is_string()) {
-           if (auto i = parse_python_int(v.as_string(), static_cast<int>(int_arg("int", p[1])))) return Value::integer(*i);
+           if (auto i = parse_python_int(v.as_string(), static_cast<int>(int_arg("int", p[1]))))
+             return Value::integer(*i);
            if (auto d = parse_python_float(v.as_string()); d && std::isfinite(*d))
              return Value::integer(static_cast<int64_t>(std::trunc(*d)));
          }
@@ -763,8 +790,10 @@ const std::map<std::string, FilterFn, std::less<>>& filters() {
       {"tojson",
        [](const Value& v, Args& a) {
          auto p = bind("tojson", a,
-                       {{"ensure_ascii", Value::boolean(false)}, {"indent", Value::none()},
-                        {"separators", Value::none()}, {"sort_keys", Value::boolean(false)}});
+                       {{"ensure_ascii", Value::boolean(false)},
+                        {"indent", Value::none()},
+                        {"separators", Value::none()},
+                        {"sort_keys", Value::boolean(false)}});
          JsonStyle style;
          style.ensure_ascii = truthy(p[0]);
          style.sort_keys = truthy(p[3]);
@@ -776,7 +805,8 @@ const std::map<std::string, FilterFn, std::less<>>& filters() {
          }
          if (style.indent) style.item_separator = ",";
          if (!p[2].is_none()) {
-           if (!p[2].is_list() || p[2].items().size() != 2 || !p[2].items()[0].is_string() || !p[2].items()[1].is_string())
+           if (!p[2].is_list() || p[2].items().size() != 2 || !p[2].items()[0].is_string() ||
+               !p[2].items()[1].is_string())
              fail("tojson separators must be a pair of strings");
            style.item_separator = p[2].items()[0].as_string();
            style.key_separator = p[2].items()[1].as_string();
@@ -879,7 +909,8 @@ Value global(const std::string& name) {
       ns->attributes = dict_from_args("namespace", a);
       for (const auto& [k, v] : ns->attributes.items)
         if (k.starts_with("_"))
-          fail(fmt::format("chat templates cannot store underscore-prefixed attributes on a namespace, but got '{}'", k));
+          fail(fmt::format("chat templates cannot store underscore-prefixed attributes on a namespace, but got '{}'",
+                           k));
       return Value::names(std::move(ns));
     });
   if (name == "raise_exception")

@@ -134,8 +134,8 @@ class Lexer {
   }
 
   void advance_to(size_t p) {
-    line_ += static_cast<int>(std::count(s_.begin() + static_cast<std::ptrdiff_t>(pos_),
-                                         s_.begin() + static_cast<std::ptrdiff_t>(p), '\n'));
+    line_ += static_cast<int>(
+        std::count(s_.begin() + static_cast<std::ptrdiff_t>(pos_), s_.begin() + static_cast<std::ptrdiff_t>(p), '\n'));
     pos_ = p;
   }
 
@@ -184,8 +184,8 @@ class Lexer {
         }
       }
       if (pos_ >= s_.size())
-        throw Error(line_, fmt::format("unexpected end of template: a tag is missing its closing '{}'",
-                                       block ? "%}" : "}}"));
+        throw Error(line_,
+                    fmt::format("unexpected end of template: a tag is missing its closing '{}'", block ? "%}" : "}}"));
       char c = s_[pos_];
       if (ascii_space(c)) {
         advance_to(pos_ + 1);
@@ -258,18 +258,22 @@ class Lexer {
     size_t i = pos_;
     int base = 10;
     if (s[i] == '0' && i + 1 < s.size() && std::strchr("bBoOxX", s[i + 1]) && s[i + 1] != '\0') {
-      base = std::tolower(static_cast<unsigned char>(s[i + 1])) == 'b' ? 2 : std::tolower(static_cast<unsigned char>(s[i + 1])) == 'o' ? 8 : 16;
+      base = std::tolower(static_cast<unsigned char>(s[i + 1])) == 'b'   ? 2
+             : std::tolower(static_cast<unsigned char>(s[i + 1])) == 'o' ? 8
+                                                                         : 16;
       size_t j = i + 2;
       auto valid = [base](char c) {
-        int v = std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+        int v = std::isdigit(static_cast<unsigned char>(c))    ? c - '0'
                 : std::isxdigit(static_cast<unsigned char>(c)) ? std::tolower(static_cast<unsigned char>(c)) - 'a' + 10
                                                                : 99;
         return v < base;
       };
       size_t start = j;
       while (j < s.size() && (valid(s[j]) || (s[j] == '_' && j + 1 < s.size() && valid(s[j + 1])))) ++j;
-      if (j == start) base = 10;
-      else i = j;
+      if (j == start)
+        base = 10;
+      else
+        i = j;
     }
     if (base == 10) {
       if (s[i] == '0') {  // 0(_?0)*
@@ -297,8 +301,11 @@ class Lexer {
       uint32_t v = 0;
       for (int k = 0; k < n; ++k) {
         char c = s_[at + static_cast<size_t>(k)];
-        if (!std::isxdigit(static_cast<unsigned char>(c))) throw Error(line, "truncated \\x, \\u or \\U escape in a string");
-        v = v * 16 + static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10);
+        if (!std::isxdigit(static_cast<unsigned char>(c)))
+          throw Error(line, "truncated \\x, \\u or \\U escape in a string");
+        v = v * 16 + static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(c))
+                                               ? c - '0'
+                                               : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10);
       }
       return v;
     };
@@ -326,8 +333,14 @@ class Lexer {
         case 'r': out += '\r'; break;
         case 't': out += '\t'; break;
         case 'v': out += '\v'; break;
-        case 'x': append_utf8(out, hex(i, 2)); i += 2; break;
-        case 'u': append_utf8(out, hex(i, 4)); i += 4; break;
+        case 'x':
+          append_utf8(out, hex(i, 2));
+          i += 2;
+          break;
+        case 'u':
+          append_utf8(out, hex(i, 4));
+          i += 4;
+          break;
         case 'U': {
           uint32_t v = hex(i, 8);
           if (v > 0x10ffff) throw Error(line, "\\U escape out of the Unicode range");
@@ -339,7 +352,8 @@ class Lexer {
         default:
           if (e >= '0' && e <= '7') {
             uint32_t v = static_cast<uint32_t>(e - '0');
-            for (int k = 0; k < 2 && i < s_.size() && s_[i] >= '0' && s_[i] <= '7'; ++k) v = v * 8 + static_cast<uint32_t>(s_[i++] - '0');
+            for (int k = 0; k < 2 && i < s_.size() && s_[i] >= '0' && s_[i] <= '7'; ++k)
+              v = v * 8 + static_cast<uint32_t>(s_[i++] - '0');
             append_utf8(out, v);
           } else {  // unknown escapes keep their backslash in Python
             out += '\\';
@@ -369,7 +383,8 @@ class Lexer {
                                                 static_cast<utf8proc_ssize_t>(rest.size()), &cp);
           n > 0)
         cp_len = static_cast<int>(n);
-      throw Error(line_, fmt::format("unexpected character '{}' inside a tag", rest.substr(0, static_cast<size_t>(cp_len))));
+      throw Error(line_,
+                  fmt::format("unexpected character '{}' inside a tag", rest.substr(0, static_cast<size_t>(cp_len))));
     }
     if (c == '(') closers += ')';
     if (c == '[') closers += ']';

@@ -11,7 +11,19 @@
 namespace vinci::text::jinja {
 
 struct Token {
-  enum class Type { text, variable_begin, variable_end, block_begin, block_end, name, string, integer, floating, op, eof };
+  enum class Type {
+    text,
+    variable_begin,
+    variable_end,
+    block_begin,
+    block_end,
+    name,
+    string,
+    integer,
+    floating,
+    op,
+    eof
+  };
   Type type;
   std::string value;  // text, name, operator, or the decoded string literal
   int line;

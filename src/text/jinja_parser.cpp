@@ -13,9 +13,9 @@
 namespace vinci::text::jinja {
 namespace {
 
-const std::vector<std::string_view> kUnsupportedTags = {
-    "macro", "call", "filter", "block", "extends", "include", "import", "from", "raw",
-    "with", "autoescape", "do", "trans", "pluralize"};
+const std::vector<std::string_view> kUnsupportedTags = {"macro",      "call",   "filter", "block",    "extends",
+                                                        "include",    "import", "from",   "raw",      "with",
+                                                        "autoescape", "do",     "trans",  "pluralize"};
 
 class Parser {
  public:
@@ -41,7 +41,9 @@ class Parser {
   bool name(std::string_view n) const { return cur().type == Token::Type::name && cur().value == n; }
 
   [[noreturn]] void fail(const std::string& message) const { throw Error(cur().line, message); }
-  [[noreturn]] void unsupported(const std::string& message) const { throw Error(cur().line, "unsupported construct: " + message, true); }
+  [[noreturn]] void unsupported(const std::string& message) const {
+    throw Error(cur().line, "unsupported construct: " + message, true);
+  }
 
   void expect_op(std::string_view o) {
     if (!op(o)) fail(fmt::format("expected '{}', got {}", o, describe(cur())));
@@ -73,8 +75,9 @@ class Parser {
         if (ends.size() == 0) return body;
         // Name the closing tag ("endfor"), not an intermediate one ("else") the block may also take.
         auto closer = std::find_if(ends.begin(), ends.end(), [](std::string_view e) { return e.starts_with("end"); });
-        throw Error(opened_at, fmt::format("{{% {} %}} is never closed: expected {{% {} %}} before the end of the template",
-                                           opener, closer != ends.end() ? *closer : *std::prev(ends.end())));
+        throw Error(opened_at,
+                    fmt::format("{{% {} %}} is never closed: expected {{% {} %}} before the end of the template",
+                                opener, closer != ends.end() ? *closer : *std::prev(ends.end())));
       }
       if (t.type == Token::Type::text) {
         auto s = std::make_unique<Stmt>();
@@ -94,7 +97,8 @@ class Parser {
         body.push_back(std::move(s));
       } else if (t.type == Token::Type::block_begin) {
         next();
-        if (cur().type != Token::Type::name) fail(fmt::format("expected a tag name after '{{%', got {}", describe(cur())));
+        if (cur().type != Token::Type::name)
+          fail(fmt::format("expected a tag name after '{{%', got {}", describe(cur())));
         const std::string tag = cur().value;
         if (std::find(ends.begin(), ends.end(), tag) != ends.end()) {
           found = tag;
@@ -167,7 +171,8 @@ class Parser {
         expect_block_end();
       } else {
         if (op("|")) unsupported("filtered block assignment ({% set x | filter %})");
-        if (!s->attribute.empty() || s->targets.size() != 1) fail("a block assignment ({% set x %}...{% endset %}) takes one plain name");
+        if (!s->attribute.empty() || s->targets.size() != 1)
+          fail("a block assignment ({% set x %}...{% endset %}) takes one plain name");
         s->kind = Stmt::Kind::set_block;
         expect_block_end();
         std::string found;
@@ -187,9 +192,10 @@ class Parser {
       s->body = parse_body({"endgeneration"}, found, line, "generation");
       expect_block_end();
     } else if (std::find(kUnsupportedTags.begin(), kUnsupportedTags.end(), tag) != kUnsupportedTags.end()) {
-      unsupported(fmt::format("{{% {} %}} (vinci's Jinja subset covers the tags if, for, set, break, continue "
-                              "and generation)",
-                              tag));
+      unsupported(
+          fmt::format("{{% {} %}} (vinci's Jinja subset covers the tags if, for, set, break, continue "
+                      "and generation)",
+                      tag));
     } else if (tag.starts_with("end") || tag == "elif" || tag == "else") {
       fail(fmt::format("unexpected {{% {} %}}: there is no open block it could close", tag));
     } else {
@@ -249,8 +255,10 @@ class Parser {
       if (!items.empty()) expect_op(",");
       if (tuple_end(extra_ends)) break;
       items.push_back(parse_expression(with_condexpr));
-      if (op(",")) is_tuple = true;
-      else break;
+      if (op(","))
+        is_tuple = true;
+      else
+        break;
     }
     if (!is_tuple) {
       if (!items.empty()) return std::move(items[0]);
@@ -315,8 +323,7 @@ class Parser {
     std::vector<std::string> comparisons;
     while (true) {
       std::string o;
-      if (cur().type == Token::Type::op &&
-          (op("==") || op("!=") || op("<") || op("<=") || op(">") || op(">="))) {
+      if (cur().type == Token::Type::op && (op("==") || op("!=") || op("<") || op("<=") || op(">") || op(">="))) {
         o = cur().value;
         next();
       } else if (name("in")) {
@@ -514,7 +521,8 @@ class Parser {
         next();
         return e;
       }
-      if (cur().type != Token::Type::integer) fail(fmt::format("expected an attribute name or a number after '.', got {}", describe(cur())));
+      if (cur().type != Token::Type::integer)
+        fail(fmt::format("expected an attribute name or a number after '.', got {}", describe(cur())));
       ExprPtr index = literal(Value::integer(cur().integer), line);
       next();
       return node(Expr::Kind::item, line, ops(std::move(object), std::move(index)));
@@ -554,12 +562,16 @@ class Parser {
     }
     next();  // :
     bounds.push_back(std::move(start));
-    if (op(":") || op("]") || op(",")) bounds.push_back(nullptr);
-    else bounds.push_back(parse_expression(true));
+    if (op(":") || op("]") || op(","))
+      bounds.push_back(nullptr);
+    else
+      bounds.push_back(parse_expression(true));
     if (op(":")) {
       next();
-      if (op("]") || op(",")) bounds.push_back(nullptr);
-      else bounds.push_back(parse_expression(true));
+      if (op("]") || op(","))
+        bounds.push_back(nullptr);
+      else
+        bounds.push_back(parse_expression(true));
     } else {
       bounds.push_back(nullptr);
     }
@@ -610,7 +622,8 @@ class Parser {
     auto e = node(Expr::Kind::filter, line, ops(std::move(subject)));
     e->name = dotted_name("a filter name");
     if (!has_filter(e->name))
-      throw Error(line, fmt::format("unsupported construct: filter '{}' is not in vinci's Jinja subset", e->name), true);
+      throw Error(line, fmt::format("unsupported construct: filter '{}' is not in vinci's Jinja subset", e->name),
+                  true);
     if (op("(")) parse_args(*e);
     return e;
   }

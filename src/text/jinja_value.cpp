@@ -131,10 +131,8 @@ bool printable(char32_t c) {
     case UTF8PROC_CATEGORY_CN:
     case UTF8PROC_CATEGORY_ZL:
     case UTF8PROC_CATEGORY_ZP:
-    case UTF8PROC_CATEGORY_ZS:
-      return false;
-    default:
-      return true;
+    case UTF8PROC_CATEGORY_ZS: return false;
+    default: return true;
   }
 }
 
@@ -200,8 +198,7 @@ std::string to_str(const Value& v) {
   if (v.is_float()) return format_float(v.as_double());
   if (v.is_string()) return v.as_string();
   if (v.is_function())
-    fail(fmt::format("cannot print the function '{}' (Python would print its address); call it",
-                     v.as_function().name));
+    fail(fmt::format("cannot print the function '{}' (Python would print its address); call it", v.as_function().name));
   return repr(v);
 }
 
@@ -272,8 +269,7 @@ bool compare(std::string_view op, const Value& a, const Value& b) {
 
 bool contains(const Value& container, const Value& item) {
   if (container.is_string()) {
-    if (!item.is_string())
-      fail(fmt::format("'in <string>' requires string as left operand, not {}", type_name(item)));
+    if (!item.is_string()) fail(fmt::format("'in <string>' requires string as left operand, not {}", type_name(item)));
     return container.as_string().find(item.as_string()) != std::string::npos;
   }
   if (container.is_dict()) return item.is_string() && container.as_dict().find(item.as_string()) != nullptr;
@@ -400,7 +396,8 @@ Value arithmetic(std::string_view op, const Value& a, const Value& b) {
     if ((a.is_string() || a.is_list()) && (b.is_int() || b.is_bool())) return repeat(a, b.as_int());
     if ((b.is_string() || b.is_list()) && (a.is_int() || a.is_bool())) return repeat(b, a.as_int());
   }
-  if (op == "%" && a.is_string()) fail_unsupported("string formatting with % is not supported; use ~ or + to build strings");
+  if (op == "%" && a.is_string())
+    fail_unsupported("string formatting with % is not supported; use ~ or + to build strings");
   unsupported_operands(op, a, b);
 }
 
@@ -575,22 +572,17 @@ std::string to_json(const Value& v, const JsonStyle& style) {
 
 Value from_json(const nlohmann::ordered_json& j) {
   switch (j.type()) {
-    case nlohmann::ordered_json::value_t::null:
-      return Value::none();
-    case nlohmann::ordered_json::value_t::boolean:
-      return Value::boolean(j.get<bool>());
-    case nlohmann::ordered_json::value_t::number_integer:
-      return Value::integer(j.get<int64_t>());
+    case nlohmann::ordered_json::value_t::null: return Value::none();
+    case nlohmann::ordered_json::value_t::boolean: return Value::boolean(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer: return Value::integer(j.get<int64_t>());
     case nlohmann::ordered_json::value_t::number_unsigned: {
       auto u = j.get<uint64_t>();
       if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
         fail(fmt::format("integer {} does not fit in 64 bits", u));
       return Value::integer(static_cast<int64_t>(u));
     }
-    case nlohmann::ordered_json::value_t::number_float:
-      return Value::floating(j.get<double>());
-    case nlohmann::ordered_json::value_t::string:
-      return Value::string(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::number_float: return Value::floating(j.get<double>());
+    case nlohmann::ordered_json::value_t::string: return Value::string(j.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
       std::vector<Value> items;
       for (const auto& item : j) items.push_back(from_json(item));
@@ -601,8 +593,7 @@ Value from_json(const nlohmann::ordered_json& j) {
       for (const auto& [k, item] : j.items()) d.items.emplace_back(k, from_json(item));
       return Value::dict(std::move(d));
     }
-    default:
-      fail("binary JSON values cannot be passed to a template");
+    default: fail("binary JSON values cannot be passed to a template");
   }
 }
 

@@ -78,7 +78,7 @@ class Value {
   bool is_function() const { return std::holds_alternative<std::shared_ptr<const Function>>(v_); }
 
   bool as_bool() const { return std::get<bool>(v_); }
-  int64_t as_int() const;  // int or bool
+  int64_t as_int() const;    // int or bool
   double as_double() const;  // any number
   const std::string& as_string() const { return std::get<std::string>(v_); }
   const std::vector<Value>& items() const { return std::get<std::shared_ptr<const List>>(v_)->items; }
@@ -90,9 +90,9 @@ class Value {
   bool same_object(const Value& other) const;  // Python's `is`, for the sameas test
 
  private:
-  using Storage = std::variant<Undefined, None, bool, int64_t, double, std::string, std::shared_ptr<const List>,
-                               std::shared_ptr<const Dict>, std::shared_ptr<Namespace>,
-                               std::shared_ptr<const Function>>;
+  using Storage =
+      std::variant<Undefined, None, bool, int64_t, double, std::string, std::shared_ptr<const List>,
+                   std::shared_ptr<const Dict>, std::shared_ptr<Namespace>, std::shared_ptr<const Function>>;
   template <typename T>
   explicit Value(T v) : v_(std::move(v)) {}
   Storage v_;
@@ -113,7 +113,7 @@ std::string format_float(double d);  // repr(float): shortest round trip, '1e-05
 bool equal(const Value& a, const Value& b);
 // `op` is one of < <= > >=; fails, as Python does, for types without an order.
 bool compare(std::string_view op, const Value& a, const Value& b);
-bool contains(const Value& container, const Value& item);  // Python's `in`
+bool contains(const Value& container, const Value& item);               // Python's `in`
 Value arithmetic(std::string_view op, const Value& a, const Value& b);  // + - * / // % **
 Value negate(const Value& v);
 // Python's seq[start:stop:step]; each bound is None (or undefined) when omitted.

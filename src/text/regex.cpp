@@ -14,7 +14,8 @@ namespace vinci::text {
 namespace {
 
 [[noreturn]] void unsupported(std::string_view pattern, size_t at, std::string_view construct, std::string_view why) {
-  throw std::invalid_argument(fmt::format("regex {:?}: {} at offset {} is not supported ({})", pattern, construct, at, why));
+  throw std::invalid_argument(
+      fmt::format("regex {:?}: {} at offset {} is not supported ({})", pattern, construct, at, why));
 }
 
 // The class items (`\x{..}-\x{..}`) of the code points that Oniguruma puts in `category` (one
@@ -33,8 +34,8 @@ std::string category_updates(std::string_view category, bool added) {
 
 bool is_general_category(std::string_view name) {
   static constexpr std::string_view kCategories[] = {
-      "L", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "Mc", "Me", "N", "Nd", "Nl", "No", "P", "Pc", "Pd", "Ps", "Pe",
-      "Pi", "Pf", "Po", "S", "Sm", "Sc", "Sk", "So", "Z", "Zs", "Zl", "Zp", "Cc", "Cf", "Co"};
+      "L",  "Lu", "Ll", "Lt", "Lm", "Lo", "M",  "Mn", "Mc", "Me", "N", "Nd", "Nl", "No", "P",  "Pc", "Pd",
+      "Ps", "Pe", "Pi", "Pf", "Po", "S",  "Sm", "Sc", "Sk", "So", "Z", "Zs", "Zl", "Zp", "Cc", "Cf", "Co"};
   for (const std::string_view c : kCategories)
     if (c == name) return true;
   return false;
@@ -44,8 +45,9 @@ bool is_general_category(std::string_view name) {
 // matches: PCRE2's set, plus the code points it lacks, minus those it has and Oniguruma has not.
 std::string property(std::string_view pattern, size_t at, std::string_view name, bool negated, bool in_class) {
   if (!is_general_category(name)) {
-    unsupported(pattern, at, fmt::format("\\p{{{}}}", name),
-                "only general categories are; C and Cn change meaning between Unicode versions and scripts are not translated");
+    unsupported(
+        pattern, at, fmt::format("\\p{{{}}}", name),
+        "only general categories are; C and Cn change meaning between Unicode versions and scripts are not translated");
   }
   const std::string plus = category_updates(name, true);
   const std::string minus = category_updates(name, false);
@@ -71,7 +73,8 @@ std::string to_pcre2(std::string_view pattern) {
   while (i < pattern.size()) {
     const char c = pattern[i];
     if (c == '\\') {
-      if (i + 1 == pattern.size()) throw std::invalid_argument(fmt::format("regex {:?} ends with a lone backslash", pattern));
+      if (i + 1 == pattern.size())
+        throw std::invalid_argument(fmt::format("regex {:?} ends with a lone backslash", pattern));
       const char e = pattern[i + 1];
       switch (e) {
         case 's': out += "\\p{White_Space}"; break;
@@ -98,18 +101,16 @@ std::string to_pcre2(std::string_view pattern) {
         case 'w':
         case 'W':
         case 'b':
-        case 'B':
-          unsupported(pattern, i, fmt::format("\\{}", e), "Oniguruma's word characters differ from PCRE2's");
-        case 'Q':
-          unsupported(pattern, i, "\\Q", "Oniguruma's Ruby syntax has no quoting");
-        default:
-          out += c;
-          out += e;
+        case 'B': unsupported(pattern, i, fmt::format("\\{}", e), "Oniguruma's word characters differ from PCRE2's");
+        case 'Q': unsupported(pattern, i, "\\Q", "Oniguruma's Ruby syntax has no quoting");
+        default: out += c; out += e;
       }
       i += 2;
       continue;
     }
-    if (in_class && c == '[') unsupported(pattern, i, "'[' inside a character class", "Oniguruma reads a nested class or a POSIX bracket there");
+    if (in_class && c == '[')
+      unsupported(pattern, i, "'[' inside a character class",
+                  "Oniguruma reads a nested class or a POSIX bracket there");
     if (in_class && c == '&' && i + 1 < pattern.size() && pattern[i + 1] == '&')
       unsupported(pattern, i, "'&&'", "PCRE2 has no class intersection");
     out += c;
@@ -152,7 +153,8 @@ std::string Regex::escape(std::string_view literal) {
   std::string out;
   for (const char c : literal) {
     const auto u = static_cast<unsigned char>(c);
-    const bool plain = u >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    const bool plain =
+        u >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
     if (!plain) out += '\\';
     out += c;
   }
@@ -161,7 +163,7 @@ std::string Regex::escape(std::string_view literal) {
 
 std::vector<RegexMatch> Regex::find_all(std::string_view utf8) const {
   const std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> data(pcre2_match_data_create(1, nullptr),
-                                                                                pcre2_match_data_free);
+                                                                                 pcre2_match_data_free);
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(utf8.data());
   std::vector<RegexMatch> matches;
   std::optional<size_t> last_end;

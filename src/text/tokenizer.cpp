@@ -19,7 +19,8 @@ namespace {
 using nlohmann::json;
 
 // GPT-2's pre-tokenization regex, which ByteLevel applies when use_regex is set.
-constexpr std::string_view kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kGpt2Pattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 struct AddedToken {
   std::string content;
@@ -136,9 +137,7 @@ void split(std::string_view text, const SplitStep& step, std::vector<std::string
     case SplitBehavior::isolated:
       for (const Span& s : spans) kept.push_back({s.begin, s.end, false});
       break;
-    case SplitBehavior::removed:
-      kept = spans;
-      break;
+    case SplitBehavior::removed: kept = spans; break;
     case SplitBehavior::contiguous:
       for (const Span& s : spans) {
         if (s.match == previous_match && !kept.empty()) {
@@ -218,7 +217,8 @@ class Reader {
   bool flag(const json& object, std::string_view path, std::string_view key, bool fallback) const {
     const auto it = object.find(key);
     if (it == object.end() || it->is_null()) return fallback;
-    if (!it->is_boolean()) fail(fmt::format("{}.{}", path, key), fmt::format("expected true or false, found {}", it->dump()));
+    if (!it->is_boolean())
+      fail(fmt::format("{}.{}", path, key), fmt::format("expected true or false, found {}", it->dump()));
     return it->get<bool>();
   }
   const json& object(const json& value, std::string_view path) const {
@@ -284,7 +284,8 @@ Bpe read_model(const Reader& r, const json& root) {
   if (const std::string type = r.type(model, "model"); type != "BPE") r.unsupported_type("model", type, "BPE");
   if (const auto it = model.find("dropout"); it != model.end() && !it->is_null()) {
     if (!it->is_number()) r.fail("model.dropout", "expected a number or null");
-    if (it->get<double>() != 0.0) r.fail("model.dropout", "BPE dropout samples a different split each time; set it to null");
+    if (it->get<double>() != 0.0)
+      r.fail("model.dropout", "BPE dropout samples a different split each time; set it to null");
   }
 
   Vocab vocab;
@@ -297,7 +298,8 @@ Bpe read_model(const Reader& r, const json& root) {
   std::vector<bool> used;
   for (const auto& [token, id] : vocab) {
     if (static_cast<size_t>(id) >= used.size()) used.resize(static_cast<size_t>(id) + 1);
-    if (used[id]) r.fail(fmt::format("model.vocab[{:?}]", token), fmt::format("id {} is given to another token too", id));
+    if (used[id])
+      r.fail(fmt::format("model.vocab[{:?}]", token), fmt::format("id {} is given to another token too", id));
     used[id] = true;
   }
 
@@ -348,18 +350,21 @@ void read_normalizer(const Reader& r, const json& normalizer, const std::string&
     nfc = true;
   } else if (type == "Sequence") {
     const json& list = r.array(r.member(normalizer, path, "normalizers"), path + ".normalizers");
-    for (size_t i = 0; i < list.size(); ++i) read_normalizer(r, list[i], fmt::format("{}.normalizers[{}]", path, i), nfc);
+    for (size_t i = 0; i < list.size(); ++i)
+      read_normalizer(r, list[i], fmt::format("{}.normalizers[{}]", path, i), nfc);
   } else {
     r.unsupported_type(path, type, "NFC, Sequence");
   }
 }
 
-void read_pre_tokenizer(const Reader& r, const json& pre, const std::string& path, std::vector<PreTokenizerStep>& steps) {
+void read_pre_tokenizer(const Reader& r, const json& pre, const std::string& path,
+                        std::vector<PreTokenizerStep>& steps) {
   if (pre.is_null()) return;
   const std::string type = r.type(pre, path);
   if (type == "Sequence") {
     const json& list = r.array(r.member(pre, path, "pretokenizers"), path + ".pretokenizers");
-    for (size_t i = 0; i < list.size(); ++i) read_pre_tokenizer(r, list[i], fmt::format("{}.pretokenizers[{}]", path, i), steps);
+    for (size_t i = 0; i < list.size(); ++i)
+      read_pre_tokenizer(r, list[i], fmt::format("{}.pretokenizers[{}]", path, i), steps);
   } else if (type == "Split") {
     const json& pattern = r.object(r.member(pre, path, "pattern"), path + ".pattern");
     const std::string pattern_path = path + ".pattern";
@@ -380,9 +385,12 @@ void read_pre_tokenizer(const Reader& r, const json& pre, const std::string& pat
         {"MergedWithPrevious", SplitBehavior::merged_with_previous},
         {"MergedWithNext", SplitBehavior::merged_with_next},
         {"Contiguous", SplitBehavior::contiguous}};
-    const auto it = std::find_if(std::begin(kBehaviors), std::end(kBehaviors), [&](const auto& b) { return b.first == behavior; });
+    const auto it =
+        std::find_if(std::begin(kBehaviors), std::end(kBehaviors), [&](const auto& b) { return b.first == behavior; });
     if (it == std::end(kBehaviors))
-      r.fail(path + ".behavior", fmt::format("\"{}\" is not one of Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous", behavior));
+      r.fail(path + ".behavior",
+             fmt::format("\"{}\" is not one of Removed, Isolated, MergedWithPrevious, MergedWithNext, Contiguous",
+                         behavior));
     steps.emplace_back(SplitStep{std::move(*regex), it->second, r.flag(pre, path, "invert", false)});
   } else if (type == "ByteLevel") {
     ByteLevelStep step{r.flag(pre, path, "add_prefix_space", true), std::nullopt};
@@ -411,16 +419,25 @@ void read_post_processor(const Reader& r, const json& post, const std::string& p
     const std::string piece_path = fmt::format("{}.single[{}]", path, i);
     const json& piece = r.object(single[i], piece_path);
     if (piece.contains("Sequence")) {
-      const std::string which = r.string(r.member(r.object(piece["Sequence"], piece_path + ".Sequence"), piece_path + ".Sequence", "id"), piece_path + ".Sequence.id");
-      if (which != "A") r.fail(piece_path + ".Sequence.id", fmt::format("a single-sequence template can only hold sequence A, not {:?}", which));
+      const std::string which =
+          r.string(r.member(r.object(piece["Sequence"], piece_path + ".Sequence"), piece_path + ".Sequence", "id"),
+                   piece_path + ".Sequence.id");
+      if (which != "A")
+        r.fail(piece_path + ".Sequence.id",
+               fmt::format("a single-sequence template can only hold sequence A, not {:?}", which));
       result.push_back(TemplatePiece{true, {}});
     } else if (piece.contains("SpecialToken")) {
-      const std::string name = r.string(r.member(r.object(piece["SpecialToken"], piece_path + ".SpecialToken"), piece_path + ".SpecialToken", "id"), piece_path + ".SpecialToken.id");
+      const std::string name = r.string(
+          r.member(r.object(piece["SpecialToken"], piece_path + ".SpecialToken"), piece_path + ".SpecialToken", "id"),
+          piece_path + ".SpecialToken.id");
       const std::string special_path = fmt::format("{}.special_tokens[{:?}]", path, name);
-      if (!specials.contains(name)) r.fail(piece_path, fmt::format("the special token {:?} is not in {}.special_tokens", name, path));
-      const json& ids = r.array(r.member(r.object(specials[name], special_path), special_path, "ids"), special_path + ".ids");
+      if (!specials.contains(name))
+        r.fail(piece_path, fmt::format("the special token {:?} is not in {}.special_tokens", name, path));
+      const json& ids =
+          r.array(r.member(r.object(specials[name], special_path), special_path, "ids"), special_path + ".ids");
       TemplatePiece special;
-      for (size_t k = 0; k < ids.size(); ++k) special.ids.push_back(r.id(ids[k], fmt::format("{}.ids[{}]", special_path, k)));
+      for (size_t k = 0; k < ids.size(); ++k)
+        special.ids.push_back(r.id(ids[k], fmt::format("{}.ids[{}]", special_path, k)));
       result.push_back(std::move(special));
     } else {
       r.fail(piece_path, "expected {\"Sequence\": ...} or {\"SpecialToken\": ...}");
@@ -436,7 +453,8 @@ void read_decoder(const Reader& r, const json& decoder, const std::string& path,
     ++byte_levels;
   } else if (type == "Sequence") {
     const json& list = r.array(r.member(decoder, path, "decoders"), path + ".decoders");
-    for (size_t i = 0; i < list.size(); ++i) read_decoder(r, list[i], fmt::format("{}.decoders[{}]", path, i), byte_levels);
+    for (size_t i = 0; i < list.size(); ++i)
+      read_decoder(r, list[i], fmt::format("{}.decoders[{}]", path, i), byte_levels);
   } else {
     r.unsupported_type(path, type, "ByteLevel, Sequence");
   }
@@ -512,7 +530,8 @@ Tokenizer Tokenizer::from_file(const std::filesystem::path& tokenizer_json) {
       token.id = *max_added >= model_size || model_size == 0 ? *max_added + 1 : model_size;
     }
     if (token.id != declared) {
-      r.fail(path + ".id", fmt::format("{:?} is declared as id {} but HF tokenizers gives it id {} (the vocab and the added tokens before it decide); fix the file",
+      r.fail(path + ".id", fmt::format("{:?} is declared as id {} but HF tokenizers gives it id {} (the vocab and the "
+                                       "added tokens before it decide); fix the file",
                                        token.content, declared, token.id));
     }
     max_added = std::max(max_added.value_or(token.id), token.id);
@@ -549,7 +568,8 @@ Tokenizer Tokenizer::from_file(const std::filesystem::path& tokenizer_json) {
   for (const Template& t : impl->post_processor) {
     for (const TemplatePiece& p : t)
       for (const int32_t id : p.ids)
-        if (id >= size || !impl->tokens[id]) r.fail("post_processor", fmt::format("the template adds id {}, which is not in the vocab", id));
+        if (id >= size || !impl->tokens[id])
+          r.fail("post_processor", fmt::format("the template adds id {}, which is not in the vocab", id));
   }
   return Tokenizer(std::move(impl));
 }
@@ -596,7 +616,8 @@ void Tokenizer::Impl::split_added(std::string_view sentence, const TokenTrie& tr
     }
     if (token.lstrip) start = std::max(trailing_space_start(sentence.substr(0, start)), start_offset);
     if (token.rstrip) stop += leading_space(sentence.substr(stop));
-    if (start_offset < start) out.push_back(Piece{std::string(sentence.substr(start_offset, start - start_offset)), std::nullopt});
+    if (start_offset < start)
+      out.push_back(Piece{std::string(sentence.substr(start_offset, start - start_offset)), std::nullopt});
     out.push_back(Piece{std::string(sentence.substr(start, stop - start)), token.id});
     start_offset = stop;
   }
@@ -650,7 +671,8 @@ void Tokenizer::Impl::encode_text(std::string_view text, std::vector<int32_t>& i
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
   if (const auto bad = find_invalid_utf8(text))
-    throw TokenizerError(fmt::format("encode: the text is not valid UTF-8 (byte {} of {}); decode it with replacement first", *bad, text.size()));
+    throw TokenizerError(fmt::format(
+        "encode: the text is not valid UTF-8 (byte {} of {}); decode it with replacement first", *bad, text.size()));
   std::vector<int32_t> ids;
   try {
     impl_->encode_text(text, ids);

@@ -58,7 +58,9 @@ const ByteLevelMap& byte_level_map() {
   static const ByteLevelMap map = [] {
     ByteLevelMap m;
     m.bytes.fill(-1);
-    const auto printable = [](int b) { return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF); };
+    const auto printable = [](int b) {
+      return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+    };
     int next = 256;
     for (int b = 0; b < 256; ++b) {
       const char32_t cp = printable(b) ? static_cast<char32_t>(b) : static_cast<char32_t>(next++);
@@ -99,7 +101,8 @@ char32_t next_code_point(std::string_view utf8, size_t& pos) {
     pos += 3;
     return cp;
   }
-  const char32_t cp = ((lead & 0x07) << 18) | ((at(pos + 1) & 0x3F) << 12) | ((at(pos + 2) & 0x3F) << 6) | (at(pos + 3) & 0x3F);
+  const char32_t cp =
+      ((lead & 0x07) << 18) | ((at(pos + 1) & 0x3F) << 12) | ((at(pos + 2) & 0x3F) << 6) | (at(pos + 3) & 0x3F);
   pos += 4;
   return cp;
 }
@@ -156,9 +159,9 @@ std::string nfc(std::string_view utf8) {
   for (const char c : utf8) below_combining = below_combining && static_cast<unsigned char>(c) < 0xCC;
   if (below_combining) return std::string(utf8);
   utf8proc_uint8_t* out = nullptr;
-  const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()),
-                                          static_cast<utf8proc_ssize_t>(utf8.size()), &out,
-                                          static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+  const utf8proc_ssize_t n =
+      utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(utf8.data()), static_cast<utf8proc_ssize_t>(utf8.size()),
+                   &out, static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
   if (n < 0) throw std::runtime_error(std::string("NFC normalization failed: ") + utf8proc_errmsg(n));
   std::string result(reinterpret_cast<const char*>(out), static_cast<size_t>(n));
   std::free(out);
@@ -167,8 +170,7 @@ std::string nfc(std::string_view utf8) {
 
 bool is_white_space(char32_t cp) {
   return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
-         cp == 0x3000;
+         (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
 bool is_word_char(char32_t cp) {
@@ -183,14 +185,14 @@ bool is_word_char(char32_t cp) {
     int error = 0;
     PCRE2_SIZE offset = 0;
     const char* pattern = "[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\p{Join_Control}]";
-    return std::shared_ptr<pcre2_code>(
-        pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr),
-        pcre2_code_free);
+    return std::shared_ptr<pcre2_code>(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED,
+                                                     PCRE2_UTF | PCRE2_UCP, &error, &offset, nullptr),
+                                       pcre2_code_free);
   }();
   std::string encoded;
   append_utf8(encoded, cp);
   const std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match(pcre2_match_data_create(1, nullptr),
-                                                                                 pcre2_match_data_free);
+                                                                                  pcre2_match_data_free);
   return pcre2_match(word.get(), reinterpret_cast<PCRE2_SPTR>(encoded.data()), encoded.size(), 0, PCRE2_ANCHORED,
                      match.get(), nullptr) >= 0;
 }

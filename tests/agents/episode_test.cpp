@@ -95,8 +95,10 @@ TEST(Episode, RewardInputsOfEveryRoleKeepTheirJsonForm) {
   const json j = to_json(e);
   EXPECT_EQ(j["calls"][0]["reward_inputs"],
             json::parse(R"({"correct": false, "verdict": "no_answer", "speedup": 0.0, "coverage": 0.0})"));
-  EXPECT_EQ(j["calls"][1]["reward_inputs"],
-            json::parse(R"({"correct": true, "verdict": "correct", "speedup": 3.0, "coverage": 0.75, "speedup_compile": 1.5})"));
+  EXPECT_EQ(
+      j["calls"][1]["reward_inputs"],
+      json::parse(
+          R"({"correct": true, "verdict": "correct", "speedup": 3.0, "coverage": 0.75, "speedup_compile": 1.5})"));
   EXPECT_EQ(j["calls"][2]["reward_inputs"],
             json::parse(R"({"correct": false, "verdict": "incorrect", "speedup": 0.0, "coverage": 0.25})"));
   EXPECT_EQ(j["calls"][3]["reward_inputs"],
@@ -117,7 +119,8 @@ TEST(Episode, RewardInputsOfEveryRoleKeepTheirJsonForm) {
   EXPECT_EQ(fast.coverage, 0.75);
   EXPECT_EQ(fast.speedup_compile, 1.5);
   EXPECT_EQ(std::get<TurnInputs>(back.calls[2].reward_inputs).verdict, vinci::eval::Verdict::incorrect);
-  EXPECT_EQ(std::get<SelectionInputs>(back.calls[3].reward_inputs).skills, (std::vector<std::string>{"tiling", "fusion"}));
+  EXPECT_EQ(std::get<SelectionInputs>(back.calls[3].reward_inputs).skills,
+            (std::vector<std::string>{"tiling", "fusion"}));
   const auto& proposals = std::get<SummaryInputs>(back.calls[4].reward_inputs);
   EXPECT_EQ(proposals.refused, (std::vector<std::string>{"use_torch_relu"}));
   ASSERT_EQ(proposals.admitted.size(), 1u);
@@ -156,12 +159,14 @@ TEST(Episode, RewardInputsReadOlderFormsAndNameWhatIsWrong) {
   json no_verdict = to_json(sample_episode());
   no_verdict["calls"][1]["reward_inputs"].erase("verdict");
   no_verdict["calls"][1]["result"] = nullptr;
-  EXPECT_EQ(error(no_verdict), "episode ep-1, call 1: reward_inputs has no 'verdict' and the call no result to take it from");
+  EXPECT_EQ(error(no_verdict),
+            "episode ep-1, call 1: reward_inputs has no 'verdict' and the call no result to take it from");
   json words = to_json(sample_episode());
   words["calls"][1]["reward_inputs"]["speedup"] = "fast";
   EXPECT_EQ(error(words), "episode ep-1, call 1: reward_inputs.speedup must be a number, got \"fast\"");
   json admitted = to_json(sample_episode());
-  admitted["calls"][2]["reward_inputs"] = json::parse(R"({"proposed": [], "refused": [], "admitted": [{"skill": "a"}]})");
+  admitted["calls"][2]["reward_inputs"] =
+      json::parse(R"({"proposed": [], "refused": [], "admitted": [{"skill": "a"}]})");
   EXPECT_NE(error(admitted).find("episode ep-1, call 2: reward_inputs.admitted entries need"), std::string::npos)
       << error(admitted);
   json selection = to_json(sample_episode());

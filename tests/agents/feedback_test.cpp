@@ -27,8 +27,7 @@ TEST(Feedback, SeparateErrorSitesAreJoinedByAnEllipsis) {
   const std::string log = numbered_lines("ok", 50) + "a.cu(1): error: first\n  src\n  ^\n" + numbered_lines("ok", 50) +
                           "Traceback...\nRuntimeError: second\n" + numbered_lines("fine", 50);
   // Each error keeps its next two lines: the source line and caret under gcc's message.
-  EXPECT_EQ(trim_build_log(log, 400),
-            "a.cu(1): error: first\n  src\n  ^\n...\nRuntimeError: second\nfine 0\nfine 1\n");
+  EXPECT_EQ(trim_build_log(log, 400), "a.cu(1): error: first\n  src\n  ^\n...\nRuntimeError: second\nfine 0\nfine 1\n");
 }
 
 TEST(Feedback, ErrorLinesPastTheCapAreCounted) {
@@ -108,7 +107,8 @@ TEST(Feedback, BuildLogKeepsErrorsWithContext) {
   log += "kernel.cu(12): error: identifier \"blockIdx\" is undefined\n  int i = blockIdx.x;\n          ^\n";
   for (int i = 0; i < 200; ++i) log += fmt::format("note: more {}\n", i);
   const std::string trimmed = trim_build_log(log, 500);
-  EXPECT_EQ(trimmed, "kernel.cu(12): error: identifier \"blockIdx\" is undefined\n  int i = blockIdx.x;\n          ^\n");
+  EXPECT_EQ(trimmed,
+            "kernel.cu(12): error: identifier \"blockIdx\" is undefined\n  int i = blockIdx.x;\n          ^\n");
   EXPECT_EQ(trim_build_log("short log", 500), "short log");
 }
 

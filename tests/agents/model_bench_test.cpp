@@ -66,7 +66,8 @@ class ScriptedEvaluator final : public KernelEvaluator {
         r.verdict = Verdict::correct;
         r.trials = r.trials_passed = 5;
         r.speedup_eager = std::stod(src.substr(src.find("eager=") + 6));
-        if (const auto at = src.find("compile="); at != std::string::npos) r.speedup_compile = std::stod(src.substr(at + 8));
+        if (const auto at = src.find("compile="); at != std::string::npos)
+          r.speedup_compile = std::stod(src.substr(at + 8));
       }
       out.push_back(r);
     }
@@ -87,7 +88,8 @@ struct Suite {
   std::vector<vinci::eval::Task> tasks;
   explicit Suite(const std::vector<std::string>& ids) {
     fs::remove_all(dir);
-    for (const auto& id : ids) vinci::core::write_file_atomic(dir / "suite" / (id + ".py"), "class Model: pass  # " + id + "\n");
+    for (const auto& id : ids)
+      vinci::core::write_file_atomic(dir / "suite" / (id + ".py"), "class Model: pass  # " + id + "\n");
     tasks = vinci::eval::load_suite(dir / "suite").tasks;
   }
   ~Suite() { fs::remove_all(dir); }
@@ -100,10 +102,10 @@ std::string last_user_message(const vinci::llm::GenerationRequest& q) { return q
 
 TEST(ModelBench, PassAtKIsTheUnbiasedEstimator) {
   using vinci::eval::pass_at_k;
-  EXPECT_DOUBLE_EQ(pass_at_k(5, 2, 1), 0.4);  // c/n
-  EXPECT_DOUBLE_EQ(pass_at_k(5, 2, 2), 0.7);  // 1 - C(3,2)/C(5,2) = 1 - 3/10
-  EXPECT_DOUBLE_EQ(pass_at_k(5, 2, 3), 0.9);  // 1 - C(3,3)/C(5,3) = 1 - 1/10
-  EXPECT_DOUBLE_EQ(pass_at_k(5, 2, 4), 1.0);  // n - c < k: every draw of 4 holds a correct one
+  EXPECT_DOUBLE_EQ(pass_at_k(5, 2, 1), 0.4);   // c/n
+  EXPECT_DOUBLE_EQ(pass_at_k(5, 2, 2), 0.7);   // 1 - C(3,2)/C(5,2) = 1 - 3/10
+  EXPECT_DOUBLE_EQ(pass_at_k(5, 2, 3), 0.9);   // 1 - C(3,3)/C(5,3) = 1 - 1/10
+  EXPECT_DOUBLE_EQ(pass_at_k(5, 2, 4), 1.0);   // n - c < k: every draw of 4 holds a correct one
   EXPECT_DOUBLE_EQ(pass_at_k(10, 1, 5), 0.5);  // 1 - C(9,5)/C(10,5) = 1 - 126/252
   EXPECT_DOUBLE_EQ(pass_at_k(5, 0, 3), 0.0);
   EXPECT_DOUBLE_EQ(pass_at_k(1, 1, 1), 1.0);
@@ -213,10 +215,10 @@ TEST(ModelBench, ChunksTasksAndSummarizesPassAtKAndFastP) {
   ASSERT_EQ(evaluator.calls.size(), 2u);
   EXPECT_EQ(evaluator.calls[0].size(), 2u);
   EXPECT_EQ(evaluator.calls[1].size(), 2u);
-  EXPECT_EQ(progress, (std::vector<std::string>{"tasks 1-2 of 3, turn 1/1: 4 answers",
-                                                "tasks 1-2 of 3, turn 1/1: 4 answers, 2 kernels, 1 correct",
-                                                "task 3 of 3, turn 1/1: 2 answers",
-                                                "task 3 of 3, turn 1/1: 2 answers, 2 kernels, 2 correct"}));
+  EXPECT_EQ(progress,
+            (std::vector<std::string>{
+                "tasks 1-2 of 3, turn 1/1: 4 answers", "tasks 1-2 of 3, turn 1/1: 4 answers, 2 kernels, 1 correct",
+                "task 3 of 3, turn 1/1: 2 answers", "task 3 of 3, turn 1/1: 2 answers, 2 kernels, 2 correct"}));
   // Sample k of two tasks draws its own stream.
   const auto& q = fake.requests();
   EXPECT_NE(q[0].sampling.seed, q[2].sampling.seed);
@@ -253,8 +255,12 @@ TEST(ModelBench, ChunksTasksAndSummarizesPassAtKAndFastP) {
   EXPECT_DOUBLE_EQ(sum.compile.overall.fast_p.at(0.8), 1.0 / 3);
   EXPECT_DOUBLE_EQ(sum.compile.overall.fast_p.at(1.0), 0.0);
   const std::string table = bench_table(sum);
-  EXPECT_EQ(table.rfind("fake on scripted: 3 tasks, 2 samples of 1 turn each\npass@1 50.0%  pass@2 66.7%  (2 of 3 tasks "
-                        "solved)\nanswers: 6, 4 kernels evaluated, 2 without a kernel, 3 correct\n", 0), 0u) << table;
+  EXPECT_EQ(
+      table.rfind("fake on scripted: 3 tasks, 2 samples of 1 turn each\npass@1 50.0%  pass@2 66.7%  (2 of 3 tasks "
+                  "solved)\nanswers: 6, 4 kernels evaluated, 2 without a kernel, 3 correct\n",
+                  0),
+      0u)
+      << table;
   EXPECT_NE(table.find("speedup vs compile"), std::string::npos) << table;
 
   const fs::path dir = suite.dir / "out";
@@ -338,7 +344,8 @@ TEST(ModelBench, ResumedRunIsAnsweredFromItsJournal) {
     RunJournal journal(journal_path);
     ReplayBackbone replay_model(model, journal);
     ReplayEvaluator replay_eval(evaluator, journal);
-    EXPECT_THROW(bench_model(replay_model, replay_eval, prompts, suite.tasks, suite.dir / "candidates", s), std::logic_error);
+    EXPECT_THROW(bench_model(replay_model, replay_eval, prompts, suite.tasks, suite.dir / "candidates", s),
+                 std::logic_error);
     EXPECT_EQ(journal.recorded(), 4u);  // two generations, two evaluations
   }
   vinci::test::FakeBackbone model;

@@ -97,7 +97,8 @@ TEST(OptimizeReport, OutputsListAttemptsOnceAndKeepTheBestKernel) {
   EXPECT_EQ(vinci::core::read_file(dir.path() / "skills_admitted.jsonl"), "");
   const std::string report = vinci::core::read_file(dir.path() / "report.md");
   EXPECT_EQ(report.rfind("# vinci optimize: level1/1_Relu\n", 0), 0u) << report;
-  EXPECT_NE(report.find("| s0_t1.py | tiling, vectorize | idea 1 | correct, 2.50x eager |"), std::string::npos) << report;
+  EXPECT_NE(report.find("| s0_t1.py | tiling, vectorize | idea 1 | correct, 2.50x eager |"), std::string::npos)
+      << report;
   EXPECT_NE(report.find("| null_t0 (no file) |  |  | no usable answer (no_code_block) |"), std::string::npos) << report;
 
   // A later run over the same folder without a correct kernel must not leave the old one behind.

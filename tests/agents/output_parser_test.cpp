@@ -24,20 +24,23 @@ TEST(KernelCode, FencedWithOrWithoutALanguageTag) {
 
 TEST(KernelCode, OfSeveralBlocksTheLastDefiningModelNewIsTheAnswer) {
   const std::string draft = "class ModelNew:\n    draft = True\n";
-  const std::string text = "First the CUDA source:\n```cpp\n__global__ void k() {}\n```\nA first try:\n```python\n" + draft +
-                           "```\nBetter:\n```python\n" + kModel + "```\nUsage:\n```python\nm = ModelNew()\n```\n";
+  const std::string text = "First the CUDA source:\n```cpp\n__global__ void k() {}\n```\nA first try:\n```python\n" +
+                           draft + "```\nBetter:\n```python\n" + kModel +
+                           "```\nUsage:\n```python\nm = ModelNew()\n```\n";
   const auto e = extract_kernel_code(text);
   ASSERT_TRUE(e.code);
   EXPECT_EQ(*e.code, kModel);
 }
 
 TEST(KernelCode, ReasoningDraftsDoNotCountWhenAnAnswerFollows) {
-  const std::string text = "<think>maybe\n```python\nclass ModelNew:\n    bad = 1\n```\n</think>\nFinal:\n```python\n" +
-                           kModel + "```";
+  const std::string text =
+      "<think>maybe\n```python\nclass ModelNew:\n    bad = 1\n```\n</think>\nFinal:\n```python\n" + kModel + "```";
   EXPECT_EQ(*extract_kernel_code(text).code, kModel);
   // The template opened <think> in the prompt: the answer starts inside it and closes it alone.
-  EXPECT_EQ(*extract_kernel_code("plan...\n```python\nclass ModelNew: pass\n```\n</think>\n```python\n" + kModel + "```").code,
-            kModel);
+  EXPECT_EQ(
+      *extract_kernel_code("plan...\n```python\nclass ModelNew: pass\n```\n</think>\n```python\n" + kModel + "```")
+           .code,
+      kModel);
   // Code only inside the reasoning (the model never closed it) is still found.
   EXPECT_EQ(*extract_kernel_code("<think>\n```python\n" + kModel + "```\n").code, kModel);
 }
@@ -67,7 +70,8 @@ TEST(KernelCode, FailuresAreClassifiedWithFeedback) {
       {"<think>long thoughts, then the token budget ran out", ParseFailure::empty, "only reasoning"},
       {"I would fuse the two loops.", ParseFailure::no_code, "no code block"},
       {"```python\nimport torch\ndef helper(): pass\n```", ParseFailure::no_model_new, "ModelNew"},
-      {"```python\n" + kModel + "    def forward(self, x):\n        return x +", ParseFailure::unterminated_code, "cut off"},
+      {"```python\n" + kModel + "    def forward(self, x):\n        return x +", ParseFailure::unterminated_code,
+       "cut off"},
       {std::string(500'001, 'x'), ParseFailure::too_long, "500001 characters"},
   };
   for (const auto& c : cases) {
@@ -83,7 +87,8 @@ const std::vector<std::string> kSelectKeys = {"think", "selected_skills"};
 TEST(ToolCall, ServerParsedCallsComeFirstAndTheirStringArgumentsAreDecoded) {
   const ordered_json calls = ordered_json::parse(R"([{"id": "c1", "type": "function", "function": {
       "name": "select_skills", "arguments": "{\"think\": \"t\", \"selected_skills\": [{\"name\": \"a\", \"reason\": \"r\"}]}"}}])");
-  const auto e = extract_tool_call("text with {\"think\": \"other\", \"selected_skills\": []}", calls, "select_skills", kSelectKeys);
+  const auto e = extract_tool_call("text with {\"think\": \"other\", \"selected_skills\": []}", calls, "select_skills",
+                                   kSelectKeys);
   ASSERT_TRUE(e.call);
   EXPECT_EQ(e.call->name, "select_skills");
   EXPECT_EQ(e.call->arguments["think"], "t");
@@ -116,8 +121,8 @@ TEST(ToolCall, TheLastCallWinsAndBracesInsideStringsAreText) {
 }
 
 TEST(ToolCall, BrokenServerArgumentsFallBackToTheText) {
-  const ordered_json calls = ordered_json::parse(
-      R"([{"function": {"name": "select_skills", "arguments": "{\"think\": \"cut"}}])");
+  const ordered_json calls =
+      ordered_json::parse(R"([{"function": {"name": "select_skills", "arguments": "{\"think\": \"cut"}}])");
   const auto e = extract_tool_call(R"({"think": "t", "selected_skills": []})", calls, "select_skills", kSelectKeys);
   ASSERT_TRUE(e.call);
   EXPECT_EQ(e.call->arguments["think"], "t");

@@ -13,7 +13,8 @@ namespace fs = std::filesystem;
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
-std::string error_of(const Prompts& prompts, const std::string& name, const std::map<std::string, std::string>& values) {
+std::string error_of(const Prompts& prompts, const std::string& name,
+                     const std::map<std::string, std::string>& values) {
   try {
     prompts.render(name, values);
   } catch (const std::runtime_error& e) {
@@ -41,7 +42,8 @@ TEST(Prompts, AMissingValueNamesTheFileAndPlaceholder) {
 TEST(Prompts, AnUnclosedPlaceholderNamesItsOffset) {
   const vinci::test::TempDir dir("prompts");
   write(dir.path() / "p.md", "abc {{oops");
-  EXPECT_EQ(error_of(Prompts(dir.path()), "p", {}), (dir.path() / "p.md").string() + ": '{{' at offset 4 is never closed");
+  EXPECT_EQ(error_of(Prompts(dir.path()), "p", {}),
+            (dir.path() / "p.md").string() + ": '{{' at offset 4 is never closed");
 }
 
 TEST(Prompts, AnOverrideFolderWinsFileByFile) {

@@ -74,10 +74,13 @@ TEST(RunJournal, AReopenedJournalFindsWhatWasRecorded) {
 TEST(RunJournal, DamagedLinesAreDroppedNotFatal) {
   const vinci::test::TempDir dir("run-journal");
   const fs::path path = dir.path() / "j.jsonl";
-  std::ofstream(path) << R"({"key": "a#0", "value": 1})" "\n"
-                      << R"({"no_key": true})" "\n"
+  std::ofstream(path) << R"({"key": "a#0", "value": 1})"
+                         "\n"
+                      << R"({"no_key": true})"
+                         "\n"
                       << "not json at all\n"
-                      << R"({"key": "b#0", "value": 2})" "\n"
+                      << R"({"key": "b#0", "value": 2})"
+                         "\n"
                       << R"({"key": "c#0", "val)";  // torn by a kill
   RunJournal journal(path);
   EXPECT_EQ(journal.recorded(), 2u);

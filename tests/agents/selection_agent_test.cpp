@@ -11,8 +11,8 @@
 namespace selection_agent_test {
 
 using namespace vinci::agents;
-using vinci::test::FakeBackbone;
 using nlohmann::ordered_json;
+using vinci::test::FakeBackbone;
 namespace fs = std::filesystem;
 
 vinci::skills::Skill skill(const std::string& name, const std::string& description, std::vector<std::string> tags) {
@@ -28,12 +28,11 @@ vinci::skills::Skill skill(const std::string& name, const std::string& descripti
 }
 
 vinci::skills::Library library() {
-  return vinci::skills::Library({skill("warp_shuffle_reduction", "Reduce a softmax row max and sum with warp shuffles",
-                                       {"softmax", "reduction"}),
-                                 skill("online_softmax", "One pass softmax keeping a running max and sum",
-                                       {"softmax"}),
-                                 skill("vectorized_float4_loads", "Load float4 per thread for bandwidth in softmax and other row kernels",
-                                       {"memory", "bandwidth"})});
+  return vinci::skills::Library(
+      {skill("warp_shuffle_reduction", "Reduce a softmax row max and sum with warp shuffles", {"softmax", "reduction"}),
+       skill("online_softmax", "One pass softmax keeping a running max and sum", {"softmax"}),
+       skill("vectorized_float4_loads", "Load float4 per thread for bandwidth in softmax and other row kernels",
+             {"memory", "bandwidth"})});
 }
 
 vinci::eval::Task softmax_task() {
@@ -57,7 +56,8 @@ TEST(SelectionAgent, SamplesKSchemesFromTheShownHeadersAndAddsTheNullScheme) {
   tool.tool_calls = ordered_json::parse(R"([{"function": {"name": "select_skills",
       "arguments": "{\"think\": \"rows\", \"selected_skills\": [{\"name\": \"online_softmax\", \"reason\": \"one pass\"}]}"}}])");
   backbone.push(tool);
-  backbone.push_text(R"(<think>hmm</think>{"think": "t", "selected_skills": [{"name": "warp_shuffle_reduction", "reason": "r"},
+  backbone.push_text(
+      R"(<think>hmm</think>{"think": "t", "selected_skills": [{"name": "warp_shuffle_reduction", "reason": "r"},
       {"name": "made_up_skill", "reason": "?"}, {"name": "warp_shuffle_reduction", "reason": "again"}]})");
   backbone.push_text(R"({"think": "all", "selected_skills": ["online_softmax", "vectorized_float4_loads",
       "warp_shuffle_reduction", "nope"]})");
@@ -141,7 +141,8 @@ TEST(Prompts, PlaceholdersAreFilledAndMissingValuesNamed) {
   }
   vinci::core::write_file_atomic(dir / "selection_user.md", "task {{task_id}}: {{task_source}}");
   // Values are inserted verbatim: a value that looks like a placeholder stays as it is.
-  EXPECT_EQ(overridden.render("selection_user", {{"task_id", "t"}, {"task_source", "{{task_id}}"}}), "task t: {{task_id}}");
+  EXPECT_EQ(overridden.render("selection_user", {{"task_id", "t"}, {"task_source", "{{task_id}}"}}),
+            "task t: {{task_id}}");
   // Files the override folder lacks come from the shipped prompts.
   EXPECT_NE(overridden.render("selection_system", {}).find("select_skills"), std::string::npos);
   fs::remove_all(dir);

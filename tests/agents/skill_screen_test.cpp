@@ -29,7 +29,8 @@ TEST(SkillScreen, ABypassIsNamedWithTheMatchedText) {
             std::string::npos);
   EXPECT_NE(screen_skill(skill("x", kBody + "Wrap forward in torch.compile."), "", "Mm")->find("torch.compile"),
             std::string::npos);
-  EXPECT_NE(screen_skill(skill("x", kBody + "Memoize results by pointer."), "", "Mm")->find("memoi"), std::string::npos);
+  EXPECT_NE(screen_skill(skill("x", kBody + "Memoize results by pointer."), "", "Mm")->find("memoi"),
+            std::string::npos);
   // The function must be called: a mention of the name is not a bypass.
   EXPECT_EQ(screen_skill(skill("x", kBody + "Unlike torch.softmax, this stays in registers."), "", "Mm"), std::nullopt);
 }

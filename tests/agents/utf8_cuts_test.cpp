@@ -18,7 +18,11 @@ TEST(Utf8Cut, AgentsCutsStayValid) {
   const std::string strategy = vinci::agents::stated_strategy("Strategy: " + std::string(7, 'x') + kEuro + kEuro, 12);
   EXPECT_EQ(strategy, std::string(7, 'x') + "...");
   std::string log;
-  for (int i = 0; i < 50; ++i) log += "note: in \xE2\x80\x98" "f" "\xE2\x80\x99\n";  // no error line: the tail is kept
+  for (int i = 0; i < 50; ++i)
+    log +=
+        "note: in \xE2\x80\x98"
+        "f"
+        "\xE2\x80\x99\n";  // no error line: the tail is kept
   for (size_t max = 20; max < 40; ++max)
     EXPECT_NO_THROW(nlohmann::json(vinci::agents::trim_build_log(log, max)).dump()) << max;
 }

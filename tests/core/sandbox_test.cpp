@@ -1,8 +1,8 @@
 // vinci-sandbox (core/sandbox): what a sandboxed process can and cannot do, checked with real
 // children (sh, the system's python3), not mocks. Where the host refuses bubblewrap the namespace
 // cases are skipped, and say so; the seccomp cases hold in both modes.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -70,13 +70,16 @@ TEST(Sandbox, SystemIsReadOnlyHomeAndWorkAreHiddenScratchIsPrivate) {
   const fs::path scratch = fs::temp_directory_path() / fmt::format("sandbox-scratch-{}", ::getpid());
   fs::create_directories(scratch);
   const fs::path here = fs::current_path();
-  const auto r = sandboxed({"--tmpfs", scratch.string() + "=1048576", "--cwd", scratch.string(), "--env", "PATH=/usr/bin:/bin"},
-                           {"/bin/sh", "-c",
-                            "touch /usr/vinci-x 2>/dev/null && echo usr-writable; "
-                            "test -e " + here.string() + " && echo cwd-visible; "
-                            "test -e /root/.bashrc && echo home-visible; test -e /etc/shadow && echo shadow-visible; "
-                            "touch ok && echo scratch-ok; "
-                            "dd if=/dev/zero of=big bs=1024 count=4096 2>/dev/null || echo tmpfs-full; echo done"});
+  const auto r =
+      sandboxed({"--tmpfs", scratch.string() + "=1048576", "--cwd", scratch.string(), "--env", "PATH=/usr/bin:/bin"},
+                {"/bin/sh", "-c",
+                 "touch /usr/vinci-x 2>/dev/null && echo usr-writable; "
+                 "test -e " +
+                     here.string() +
+                     " && echo cwd-visible; "
+                     "test -e /root/.bashrc && echo home-visible; test -e /etc/shadow && echo shadow-visible; "
+                     "touch ok && echo scratch-ok; "
+                     "dd if=/dev/zero of=big bs=1024 count=4096 2>/dev/null || echo tmpfs-full; echo done"});
   EXPECT_EQ(r.out, "scratch-ok\ntmpfs-full\ndone\n") << r.err;
   EXPECT_FALSE(fs::exists(scratch / "ok")) << "the scratch tmpfs wrote through to the host";
   fs::remove_all(scratch);
@@ -94,8 +97,10 @@ TEST(Sandbox, OnlyKeptDescriptorsReachTheCommand) {
   const int kept = ::open("/dev/null", O_RDONLY);
   ASSERT_GE(stray, 3);
   const auto r = sandboxed({"--keep-fd", std::to_string(kept)},
-                           {"/bin/sh", "-c", fmt::format("test -e /proc/self/fd/{} && echo stray; test -e /proc/self/fd/{} "
-                                                         "&& echo kept", stray, kept)});
+                           {"/bin/sh", "-c",
+                            fmt::format("test -e /proc/self/fd/{} && echo stray; test -e /proc/self/fd/{} "
+                                        "&& echo kept",
+                                        stray, kept)});
   ::close(stray);
   ::close(kept);
   EXPECT_EQ(r.out, "kept\n") << r.err;
@@ -111,7 +116,8 @@ TEST(Sandbox, SeccompRefusesPtraceInetSocketsAndNamespaces) {
       "socket.socket(socket.AF_UNIX); print('unix')\n"
       "print('ptrace', libc.ptrace(16, os.getppid(), 0, 0), ctypes.get_errno())\n"
       "print('unshare', libc.unshare(0x10000000), ctypes.get_errno())\n";
-  for (const auto& env : {std::map<std::string, std::string>{}, std::map<std::string, std::string>{{"VINCI_SANDBOX", "off"}}}) {
+  for (const auto& env :
+       {std::map<std::string, std::string>{}, std::map<std::string, std::string>{{"VINCI_SANDBOX", "off"}}}) {
     const auto r = sandboxed({}, {"/usr/bin/python3", "-c", script}, env);
     EXPECT_EQ(r.out, fmt::format("inet {}\nunix\nptrace -1 {}\nunshare -1 {}\n", EAFNOSUPPORT, EPERM, EPERM))
         << (env.empty() ? "bwrap" : "seccomp only") << ": " << r.err;
@@ -123,8 +129,9 @@ TEST(Sandbox, PidsCgroupBoundsAForkBomb) {
   if (!probe()["pids_cgroup"].get<bool>()) GTEST_SKIP() << "no pids cgroup on this host";
   const auto t0 = std::chrono::steady_clock::now();
   const auto r = sandboxed({"--max-pids", "16", "--env", "PATH=/usr/bin:/bin"},
-                           {"/bin/sh", "-c", "n=0; for i in $(seq 64); do sleep 30 & n=$((n+1)); done; "
-                                             "echo started; kill $(jobs -p) 2>/dev/null; exit 0"});
+                           {"/bin/sh", "-c",
+                            "n=0; for i in $(seq 64); do sleep 30 & n=$((n+1)); done; "
+                            "echo started; kill $(jobs -p) 2>/dev/null; exit 0"});
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 25s);
   EXPECT_NE(r.err.find("fork"), std::string::npos) << "no fork failed under a limit of 16: " << r.out << r.err;
 }

@@ -18,8 +18,9 @@ TEST(Svg, EscapesMarkupAndDropsControlCharacters) {
 
 TEST(Svg, TheHeadCarriesSizeAndEscapedTitle) {
   const std::string head = svg_open(640, 480, "a<b");
-  EXPECT_EQ(head.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"480\" viewBox=\"0 0 640 480\"", 0),
-            0u)
+  EXPECT_EQ(
+      head.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" height=\"480\" viewBox=\"0 0 640 480\"", 0),
+      0u)
       << head;
   EXPECT_NE(head.find("<title>a&lt;b</title>"), std::string::npos) << head;
   EXPECT_NE(head.find("x=\"320.00\""), std::string::npos) << head;  // the heading is centred

@@ -8,7 +8,7 @@ namespace utf8_test {
 using vinci::core::utf8_prefix;
 using vinci::core::utf8_suffix;
 
-const std::string kEuro = "\xE2\x82\xAC";  // U+20AC, three bytes
+const std::string kEuro = "\xE2\x82\xAC";     // U+20AC, three bytes
 const std::string kText = "a" + kEuro + "b";  // 5 bytes: a | E2 82 AC | b
 
 TEST(Utf8Cut, PrefixEndsBeforeASplitCharacter) {

@@ -16,8 +16,8 @@
 
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
   int batch = 8, min_length = 48, max_length = 96, lora_rank = 0;
   int64_t micro_batch_tokens = 256;
   double grad_tolerance = 1e-5, update_tolerance = 1e-3, noise = 0.05;
-  app.add_option("--model", model, "a checkpoint directory (or, with --random-weights, one holding config.json)")->required();
+  app.add_option("--model", model, "a checkpoint directory (or, with --random-weights, one holding config.json)")
+      ->required();
   app.add_flag("--random-weights", random_weights, "draw the weights at random (seed 1) instead of reading them");
   app.add_option("--device", device, "auto, cpu or cuda: each rank takes cuda:LOCAL_RANK")->capture_default_str();
   app.add_option("--dtype", dtype, "auto, float32 or bfloat16")->capture_default_str();
@@ -138,11 +139,12 @@ int main(int argc, char** argv) {
   }
   // Identical weights on every rank: the same summed gradient and the same AdamW arithmetic.
   double checksum = 0;
-  for (const auto& w : backbone->trainable_parameters()) checksum += w.detach().to(at::kDouble).abs().sum().item<double>();
+  for (const auto& w : backbone->trainable_parameters())
+    checksum += w.detach().to(at::kDouble).abs().sum().item<double>();
   if (main) dp_weights = host_copies(backbone->trainable_parameters(), false);
   const double spread = parallel.max({checksum})[0] + parallel.max({-checksum})[0];
-  fmt::print(stderr, "rank {}: {} of {} sequences, {} micro-batches, weight checksum {:.17g}\n", parallel.rank(), share.size(),
-             samples.size(), dp.micro_batches, checksum);
+  fmt::print(stderr, "rank {}: {} of {} sequences, {} micro-batches, weight checksum {:.17g}\n", parallel.rank(),
+             share.size(), samples.size(), dp.micro_batches, checksum);
   parallel.barrier();
   if (!main) {
     parallel.barrier();  // while rank 0 computes the reference
@@ -197,7 +199,8 @@ int main(int argc, char** argv) {
                                  {"dtype", dtype},
                                  {"sequences", samples.size()},
                                  {"tokens", single.tokens},
-                                 {"trainable_parameters", [&] {
+                                 {"trainable_parameters",
+                                  [&] {
                                     int64_t n = 0;
                                     for (const auto& p : params) n += p.numel();
                                     return n;

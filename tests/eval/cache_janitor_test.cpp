@@ -40,7 +40,8 @@ class Cache {
     return p;
   }
   // A folder with the given files in it, its own mtime `age` ago (set last: its files' creation moved it).
-  fs::path folder(const std::string& rel, const std::vector<std::pair<std::string, size_t>>& files, std::chrono::minutes age) {
+  fs::path folder(const std::string& rel, const std::vector<std::pair<std::string, size_t>>& files,
+                  std::chrono::minutes age) {
     for (const auto& [name, bytes] : files) file(rel + "/" + name, bytes, age);
     fs::create_directories(root / rel);
     fs::last_write_time(root / rel, now - age);
@@ -118,7 +119,7 @@ TEST(CacheJanitor, UsedStampOrdersExtensionsAndLiveScratchAndForeignFoldersStay)
   // and the extension built 10 hours ago goes last, after the log written 2 hours ago, by its stamp.
   const auto r = sweep_cache(c.root, budget(500), c.now);
   EXPECT_EQ(r.evicted_paths, (std::vector<fs::path>{e.ext_old, e.build_log, e.result, e.baseline, e.candidate,
-                                                     e.worker_log, e.ext_stamped}));
+                                                    e.worker_log, e.ext_stamped}));
   EXPECT_EQ(r.bytes_after, 200u);
   EXPECT_TRUE(fs::exists(e.live_scratch));
   EXPECT_TRUE(fs::exists(e.inductor));

@@ -21,8 +21,9 @@ Candidate load(const vinci::test::TempDir& dir, const std::string& text) {
 
 TEST(Candidate, HeadersAreReadWithTheirSpacing) {
   const vinci::test::TempDir dir("candidate");
-  const Candidate c = load(dir, "#vinci-task:   level1/23_Softmax  \n#  vinci-devices: cpu,,cuda,\n"
-                                "# vinci-expect: rejected/torch_op|crashed/\nimport torch\n");
+  const Candidate c = load(dir,
+                           "#vinci-task:   level1/23_Softmax  \n#  vinci-devices: cpu,,cuda,\n"
+                           "# vinci-expect: rejected/torch_op|crashed/\nimport torch\n");
   EXPECT_EQ(c.task_header.value_or(""), "level1/23_Softmax");
   EXPECT_EQ(c.expect.value_or(""), "rejected/torch_op|crashed/");
   // Empty items of the comma list are dropped.
@@ -104,7 +105,6 @@ TEST(Candidate, UnmatchedFilesSayWhy) {
   ASSERT_EQ(p.unmatched.size(), 3u);  // sorted by path; __init__.py and notes.txt are not candidates
   EXPECT_NE(p.unmatched[0].find("a.py: its header names task 'level9/9_Nope'"), std::string::npos) << p.unmatched[0];
   EXPECT_NE(p.unmatched[1].find("b.py: its name matches no task"), std::string::npos) << p.unmatched[1];
-  EXPECT_NE(p.unmatched[2].find("level_1_problem_2.py: no task level 1 number 2"), std::string::npos)
-      << p.unmatched[2];
+  EXPECT_NE(p.unmatched[2].find("level_1_problem_2.py: no task level 1 number 2"), std::string::npos) << p.unmatched[2];
 }
 }  // namespace candidate_test

@@ -75,7 +75,8 @@ char state_of(pid_t pid) {
 TEST(CpuSampler, ASleepingChildGivesNoSamples) {
   const Child child(sleep_forever);
   // Until it reaches pause() the child runs, and may rightly be sampled.
-  for (int i = 0; i < 200 && state_of(child.pid()) != 'S'; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 200 && state_of(child.pid()) != 'S'; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   ASSERT_EQ(state_of(child.pid()), 'S');
   const CpuSamples s = sample_cpu(child.pid(), std::chrono::milliseconds(300), 100);
   if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;

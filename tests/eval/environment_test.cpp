@@ -43,8 +43,10 @@ TEST(Environment, NoVisibleDevicesMeansNoGpus) {
   // "-1" is CUDA's way to hide every device, whatever the driver lists.
   ::setenv("CUDA_VISIBLE_DEVICES", "-1", 1);
   const Environment env = probe_environment(fake_python(dir, "py", "exit 1"));
-  if (old) ::setenv("CUDA_VISIBLE_DEVICES", old->c_str(), 1);
-  else ::unsetenv("CUDA_VISIBLE_DEVICES");
+  if (old)
+    ::setenv("CUDA_VISIBLE_DEVICES", old->c_str(), 1);
+  else
+    ::unsetenv("CUDA_VISIBLE_DEVICES");
   EXPECT_TRUE(env.gpus.empty());
 }
 }  // namespace environment_test

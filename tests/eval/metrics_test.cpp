@@ -220,7 +220,7 @@ TEST(Metrics, StrictComparisonAtExactThresholds) {
   EXPECT_DOUBLE_EQ(l.fast_p.at(0.8), 3.0 / 5);
   EXPECT_DOUBLE_EQ(l.fast_p.at(1.0), 2.0 / 5);  // 1.0 itself excluded
   EXPECT_DOUBLE_EQ(l.fast_p.at(1.5), 1.0 / 5);
-  EXPECT_DOUBLE_EQ(l.fast_p.at(2.0), 0.0);      // 2.0 itself excluded
+  EXPECT_DOUBLE_EQ(l.fast_p.at(2.0), 0.0);  // 2.0 itself excluded
 }
 
 TEST(Metrics, AllMissingCountAsFailures) {
@@ -352,7 +352,7 @@ TEST(ReadResultsJsonl, MalformedLineNamesFileAndLine) {
   {
     std::ofstream out(path);
     out << nlohmann::json(to_json(make_result("a", 1, Verdict::correct, 1.0))).dump() << "\n";
-    out << "\n";  // blank line 2: skipped, but still counted for line numbers
+    out << "\n";                                          // blank line 2: skipped, but still counted for line numbers
     out << "{\"task\": \"b\", \"class\": \"correct\"\n";  // line 3: truncated JSON
   }
   try {
@@ -424,7 +424,7 @@ TEST(ReadResultsJsonl, RoundTripWithBlankLinesAndCrlf) {
     out << "\n";
     for (size_t i = 0; i < in.size(); ++i) {
       out << to_json(in[i]).dump() << (i % 2 ? "\r\n" : "\n");  // CRLF on every other line
-      if (i == 3) out << "   \n";                                 // a whitespace-only line
+      if (i == 3) out << "   \n";                               // a whitespace-only line
     }
   }
   const std::vector<Result> back = read_results_jsonl(path);

@@ -1,6 +1,6 @@
 // The SVG charts: well-formed XML, one curve per level, escaped text, histogram bins read back from data-* attributes.
-#include "core/svg.h"
 #include "eval/report_svg.h"
+#include "core/svg.h"
 
 #include <cmath>
 #include <map>
@@ -251,8 +251,7 @@ TEST(FastPCurveSvg, StepsMatchTheHandComputedCurve) {
     EXPECT_DOUBLE_EQ(got1[i].second, l1[i].second) << i;
   }
   // Level 2 (N=3): fast_0 = 2/3 at p=0, then 1/3 just above 0 (Z has no speedup), X 1.6 drops it to 0.
-  const std::vector<std::pair<double, double>> l2{
-      {0, 2.0 / 3}, {0, 1.0 / 3}, {1.6, 1.0 / 3}, {1.6, 0.0}, {3.0, 0.0}};
+  const std::vector<std::pair<double, double>> l2{{0, 2.0 / 3}, {0, 1.0 / 3}, {1.6, 1.0 / 3}, {1.6, 0.0}, {3.0, 0.0}};
   const auto got2 = parse_steps(steps.at("2"));
   ASSERT_EQ(got2.size(), l2.size()) << steps.at("2");
   for (size_t i = 0; i < l2.size(); ++i) {
@@ -270,9 +269,8 @@ TEST(FastPCurveSvg, StepsMatchTheHandComputedCurve) {
 
 TEST(FastPCurveSvg, SpeedupsBeyondTheAxisKeepTheTailUp) {
   std::map<int, std::vector<std::string>> suite{{1, {"a", "b"}}};
-  const std::string svg =
-      fast_p_curve_svg({make_result("a", 1, Verdict::correct, 4.0), make_result("b", 1, Verdict::correct, 2.0)}, suite,
-                       Baseline::eager);
+  const std::string svg = fast_p_curve_svg(
+      {make_result("a", 1, Verdict::correct, 4.0), make_result("b", 1, Verdict::correct, 2.0)}, suite, Baseline::eager);
   ASSERT_TRUE(check_xml(svg).ok);
   const auto got = parse_steps(attrs_by(svg, "class=\"curve\"", "data-level", "data-steps").at("1"));
   ASSERT_EQ(got.size(), 4u);  // (0,1) (2,1) (2,0.5) (3,0.5)
@@ -304,10 +302,10 @@ TEST(SpeedupHistogramSvg, BinCountsByHand) {
   //   log2(2.0) = 1       -> bin 4, [2, 2.378)
   //   log2(0.7) = -0.5146 -> bin floor(-2.058) = -3, [0.595, 0.707)
   // plus non-correct results: 1 incorrect, 2 compile_error, 1 timeout; and one correct result with no speedup.
-  std::vector<Result> rs{make_result("t&1", 1, Verdict::correct, 1.0),     make_result("t<2>", 1, Verdict::correct, 1.1),
-                         make_result("t3", 1, Verdict::correct, 2.0),      make_result("t4", 1, Verdict::correct, 0.7),
-                         make_result("t5", 1, Verdict::incorrect, 3.0),    make_result("t6", 1, Verdict::compile_error),
-                         make_result("t7", 2, Verdict::compile_error),     make_result("t8", 2, Verdict::timeout),
+  std::vector<Result> rs{make_result("t&1", 1, Verdict::correct, 1.0),  make_result("t<2>", 1, Verdict::correct, 1.1),
+                         make_result("t3", 1, Verdict::correct, 2.0),   make_result("t4", 1, Verdict::correct, 0.7),
+                         make_result("t5", 1, Verdict::incorrect, 3.0), make_result("t6", 1, Verdict::compile_error),
+                         make_result("t7", 2, Verdict::compile_error),  make_result("t8", 2, Verdict::timeout),
                          make_result("t9", 2, Verdict::correct)};
   const std::string svg = speedup_histogram_svg(rs, Baseline::eager);
   ASSERT_EQ(svg.rfind("<svg", 0), 0u);
@@ -350,7 +348,8 @@ TEST(SpeedupHistogramSvg, BinCountsByHand) {
 }
 
 TEST(SpeedupHistogramSvg, CompileBaselineAndExtremes) {
-  std::vector<Result> rs{make_result("a", 1, Verdict::correct, 1.0, 1e6), make_result("b", 1, Verdict::correct, 1.0, 1e-9),
+  std::vector<Result> rs{make_result("a", 1, Verdict::correct, 1.0, 1e6),
+                         make_result("b", 1, Verdict::correct, 1.0, 1e-9),
                          make_result("c", 1, Verdict::correct, 1.0, 1.5)};
   const std::string svg = speedup_histogram_svg(rs, Baseline::compile);
   const XmlCheck x = check_xml(svg);

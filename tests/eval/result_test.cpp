@@ -65,8 +65,8 @@ TEST(Result, AbsentValuesAreLeftOutOfTheLine) {
   r.verdict = Verdict::incorrect;
   const json j = to_json(r);
   EXPECT_EQ(j["class"], "incorrect");
-  for (const char* key : {"trials", "max_abs_diff", "timing", "compile", "speedup_eager", "custom_launches",
-                          "profile", "flags", "phase_seconds"})
+  for (const char* key : {"trials", "max_abs_diff", "timing", "compile", "speedup_eager", "custom_launches", "profile",
+                          "flags", "phase_seconds"})
     EXPECT_FALSE(j.contains(key)) << key;
   // A correct result always says how many launches it made, even none.
   r.verdict = Verdict::correct;

@@ -64,13 +64,14 @@ TEST_F(SuiteTest, MissingOrEmptySuiteIsAnError) {
 }
 
 TEST_F(SuiteTest, CandidatesMatchByPathNameGeneratedNameAndHeader) {
-  write("c/level1/23_Softmax.py");                                  // by relative path
-  write("c/1_Square_matrix_multiplication_.py");                    // by unique file name
-  write("c/level_2_problem_5_sample_0_kernel.py");                  // KernelBench's generated name
-  write("c/anything.py", "# vinci-task: level2/23_Softmax\n# vinci-expect: rejected/torch_op\n"
-                         "# vinci-devices: cpu,cuda\nx = 1\n");      // by header
-  write("c/23_Softmax.py");                                          // ambiguous: two levels
-  write("c/level_9_problem_1.py");                                   // no such task
+  write("c/level1/23_Softmax.py");                  // by relative path
+  write("c/1_Square_matrix_multiplication_.py");    // by unique file name
+  write("c/level_2_problem_5_sample_0_kernel.py");  // KernelBench's generated name
+  write("c/anything.py",
+        "# vinci-task: level2/23_Softmax\n# vinci-expect: rejected/torch_op\n"
+        "# vinci-devices: cpu,cuda\nx = 1\n");  // by header
+  write("c/23_Softmax.py");                     // ambiguous: two levels
+  write("c/level_9_problem_1.py");              // no such task
   const Suite s = load_suite(root_ / "tasks");
   const Pairing p = match_candidates(s, root_ / "c");
   std::map<std::string, std::string> got;

@@ -65,8 +65,15 @@ TEST(WorkerClient, TheJudgeStartsWithItsSettingsAndHidesGpusOnCpu) {
   Judge j;
   const auto& info = j.client->info();
   const std::vector<std::string> argv = info.at("argv");
-  const std::vector<std::string> expected = {"judge", "--device", "cpu", "--cache", (j.dir.path() / "cache").string(),
-                                             "--sandbox", "/nonexistent/vinci-sandbox", "--max-pids", "77"};
+  const std::vector<std::string> expected = {"judge",
+                                             "--device",
+                                             "cpu",
+                                             "--cache",
+                                             (j.dir.path() / "cache").string(),
+                                             "--sandbox",
+                                             "/nonexistent/vinci-sandbox",
+                                             "--max-pids",
+                                             "77"};
   EXPECT_EQ(argv, expected);
   EXPECT_EQ(info.at("cuda"), "");
   EXPECT_EQ(j.client->restarts(), 0);

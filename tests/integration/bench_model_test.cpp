@@ -44,10 +44,11 @@ const std::string kWrongKernel = vinci::test::kernel_with_forward("        retur
 
 std::string completion(const std::string& strategy, const std::string& code) {
   const std::string text = fmt::format("Strategy: {}\n```python\n{}```\n", strategy, code);
-  return json{{"id", "c"},
-              {"object", "chat.completion"},
-              {"model", "tiny"},
-              {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}}}
+  return json{
+      {"id", "c"},
+      {"object", "chat.completion"},
+      {"model", "tiny"},
+      {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}}}
       .dump();
 }
 
@@ -62,10 +63,29 @@ TEST(BenchModel, PassAtKAndFastPEndToEndOnCpu) {
   });
 
   const fs::path out = dir / "out";
-  const std::vector<std::string> args = {
-      "--tasks", (kRoot / "tests/fixtures/agents").string(), "--llm", server.base_url(), "--model-name", "tiny",
-      "--samples", "2", "--seed", "5", "--device", "cpu", "--no-compile-baseline", "--trials", "20", "--time-budget",
-      "3", "--run-timeout", "300", "--cache-dir", test_cache().string(), "--out", out.string()};
+  const std::vector<std::string> args = {"--tasks",
+                                         (kRoot / "tests/fixtures/agents").string(),
+                                         "--llm",
+                                         server.base_url(),
+                                         "--model-name",
+                                         "tiny",
+                                         "--samples",
+                                         "2",
+                                         "--seed",
+                                         "5",
+                                         "--device",
+                                         "cpu",
+                                         "--no-compile-baseline",
+                                         "--trials",
+                                         "20",
+                                         "--time-budget",
+                                         "3",
+                                         "--run-timeout",
+                                         "300",
+                                         "--cache-dir",
+                                         test_cache().string(),
+                                         "--out",
+                                         out.string()};
   const auto run = run_vinci("bench-model", args, dir / "stderr.log", std::chrono::minutes(20));
   const std::string log = vinci::core::try_read_file(dir / "stderr.log").value_or("");
   ASSERT_TRUE(run.status.exited && run.status.code == 0) << run.status.describe() << "\n" << run.out << "\n" << log;

@@ -58,7 +58,9 @@ class FakeModel {
     const json body = json::parse(request.body);
     const int n = body.value("n", 1);
     std::vector<std::string> texts;
-    for (int i = 0; i < n; ++i) texts.push_back(vinci::test::scripted_answer(body.at("messages"), body.at("temperature").get<double>(), ++replies_));
+    for (int i = 0; i < n; ++i)
+      texts.push_back(
+          vinci::test::scripted_answer(body.at("messages"), body.at("temperature").get<double>(), ++replies_));
     return {200, completion(texts)};
   }
 
@@ -85,8 +87,11 @@ class FakeModel {
                          {"token_ids", s.token_ids}});
       sent[texts[i]] = s;
     }
-    return json{{"id", fmt::format("c{}", call)}, {"object", "chat.completion"}, {"model", "tiny"},
-                {"prompt_token_ids", prompt_ids}, {"choices", choices}}
+    return json{{"id", fmt::format("c{}", call)},
+                {"object", "chat.completion"},
+                {"model", "tiny"},
+                {"prompt_token_ids", prompt_ids},
+                {"choices", choices}}
         .dump();
   }
 
@@ -107,11 +112,34 @@ TEST(Optimize, SelectionPolicySummaryVerifierEndToEndOnCpu) {
   server.respond_with([&](const RecordedRequest& r) { return model.answer(r); });
 
   const fs::path out = dir / "out";
-  const std::vector<std::string> args = {
-      (kRoot / "tests/fixtures/agents/level1/1_RowwiseRelu.py").string(),
-      "--llm", server.base_url(), "--model-name", "tiny", "--skills", db.string(), "--schemes", "1", "--samples", "1",
-      "--turns", "2", "--seed", "5", "--device", "cpu", "--no-compile-baseline", "--trials", "20", "--time-budget", "3",
-      "--run-timeout", "300", "--cache-dir", test_cache().string(), "--out", out.string()};
+  const std::vector<std::string> args = {(kRoot / "tests/fixtures/agents/level1/1_RowwiseRelu.py").string(),
+                                         "--llm",
+                                         server.base_url(),
+                                         "--model-name",
+                                         "tiny",
+                                         "--skills",
+                                         db.string(),
+                                         "--schemes",
+                                         "1",
+                                         "--samples",
+                                         "1",
+                                         "--turns",
+                                         "2",
+                                         "--seed",
+                                         "5",
+                                         "--device",
+                                         "cpu",
+                                         "--no-compile-baseline",
+                                         "--trials",
+                                         "20",
+                                         "--time-budget",
+                                         "3",
+                                         "--run-timeout",
+                                         "300",
+                                         "--cache-dir",
+                                         test_cache().string(),
+                                         "--out",
+                                         out.string()};
   const auto run = run_vinci("optimize", args, dir / "stderr.log", std::chrono::minutes(40));
   const std::string log = vinci::core::try_read_file(dir / "stderr.log").value_or("");
   ASSERT_TRUE(run.status.exited && run.status.code == 0) << run.status.describe() << "\n" << run.out << "\n" << log;
@@ -121,7 +149,8 @@ TEST(Optimize, SelectionPolicySummaryVerifierEndToEndOnCpu) {
   const auto attempts = read_jsonl(out / "attempts.jsonl");
   ASSERT_EQ(attempts.size(), 6u) << log;
   std::map<std::string, json> by_label;
-  for (const auto& a : attempts) by_label[fmt::format("{}_t{}", a["label"].get<std::string>(), a["turn"].get<int>())] = a;
+  for (const auto& a : attempts)
+    by_label[fmt::format("{}_t{}", a["label"].get<std::string>(), a["turn"].get<int>())] = a;
   const json& slow = by_label.at("s0_r0_t0");
   ASSERT_EQ(slow["result"]["class"], "correct") << slow.dump();
   const double base = slow["speedup"];

@@ -158,9 +158,10 @@ void expect_corpus(const fs::path& suite_dir, const fs::path& dir, size_t minimu
 // checks a fixed ten across all three levels (the minimum); VINCI_TEST_ALL_CPU_SOLUTIONS=1 checks all of them
 // (as `make run` does on a machine without a GPU).
 const std::set<std::string> kCiSolutions = {
-    "level1/1_Matmul",     "level1/3_Conv2d",       "level1/4_Softmax",      "level1/5_LayerNorm",
-    "level1/7_SumReduction", "level1/10_GELU",      "level1/12_Transpose",   "level2/1_GemmBiasReLU",
-    "level2/6_ResidualAddRMSNorm", "level3/4_LSTMCell"};
+    "level1/1_Matmul",     "level1/3_Conv2d",       "level1/4_Softmax",
+    "level1/5_LayerNorm",  "level1/7_SumReduction", "level1/10_GELU",
+    "level1/12_Transpose", "level2/1_GemmBiasReLU", "level2/6_ResidualAddRMSNorm",
+    "level3/4_LSTMCell"};
 
 TEST(Pipeline, CpuReferenceSolutionsAreCorrect) {
   const Suite suite = load_suite(kRoot / "tasks");
@@ -187,9 +188,7 @@ TEST(Pipeline, CpuReferenceSolutionsAreCorrect) {
   }
 }
 
-TEST(Pipeline, HackCorpusIsCaughtOnCpu) {
-  expect_corpus(kRoot / "tasks", kRoot / "tests" / "hacks", 20, cpu_config());
-}
+TEST(Pipeline, HackCorpusIsCaughtOnCpu) { expect_corpus(kRoot / "tasks", kRoot / "tests" / "hacks", 20, cpu_config()); }
 
 // A fresh corpus by threat class (tests/threats/README.md), written without looking at tests/hacks:
 // native code that patches, forges, caches, offloads to libraries, or writes where others read.
@@ -227,7 +226,8 @@ TEST(Pipeline, SmallUnclaimedTimeIsChargedNotRefused) {
   const Suite suite = load_suite(kRoot / "tasks");
   const Candidate cand = load_candidate(kRoot / "tests" / "threats" / "patch_interpreter__timer_module_globals.py");
   ASSERT_TRUE(cand.task_header);
-  const auto task = std::find_if(suite.tasks.begin(), suite.tasks.end(), [&](const Task& t) { return t.id == *cand.task_header; });
+  const auto task =
+      std::find_if(suite.tasks.begin(), suite.tasks.end(), [&](const Task& t) { return t.id == *cand.task_header; });
   ASSERT_NE(task, suite.tasks.end());
   EvalConfig c = cpu_config();
   c.timing.charge_ms = 1e6;
@@ -252,10 +252,29 @@ TEST(Pipeline, DeadlineKeepsWhatFinished) {
   fs::copy_file(kRoot / "tests" / "adversarial" / "candidates" / "ok_add.py", dir / "candidates" / "a_ok_add.py");
   fs::copy_file(kRoot / "tests" / "adversarial" / "candidates" / "hang_forever.py", dir / "candidates" / "b_hang.py");
   core::SpawnOptions o;
-  o.argv = {VINCI_BINARY, "eval", "--tasks", (kRoot / "tests" / "adversarial" / "tasks").string(), "--candidates",
-            (dir / "candidates").string(), "--device", "cpu", "--scale", "0.05", "--no-compile-baseline",
-            "--no-cache", "--trials", "10", "--jobs", "1", "--run-timeout", "600", "--deadline", "120",
-            "--out", (dir / "results.jsonl").string(), "-q"};
+  o.argv = {VINCI_BINARY,
+            "eval",
+            "--tasks",
+            (kRoot / "tests" / "adversarial" / "tasks").string(),
+            "--candidates",
+            (dir / "candidates").string(),
+            "--device",
+            "cpu",
+            "--scale",
+            "0.05",
+            "--no-compile-baseline",
+            "--no-cache",
+            "--trials",
+            "10",
+            "--jobs",
+            "1",
+            "--run-timeout",
+            "600",
+            "--deadline",
+            "120",
+            "--out",
+            (dir / "results.jsonl").string(),
+            "-q"};
   o.env["VINCI_CACHE"] = test_cache().string();
   const auto t0 = std::chrono::steady_clock::now();
   const auto run = core::run_to_completion(o, std::chrono::seconds(300));

@@ -29,7 +29,9 @@ using nlohmann::json;
 const fs::path kFixtures = fs::path(VINCI_SOURCE_ROOT) / "tests/fixtures/llm";
 constexpr double kLogitTolerance = 1e-4;  // the bound, fp32 against fp32
 
-json golden(const std::string& model) { return json::parse(core::read_file(kFixtures / "models" / model / "golden.json")); }
+json golden(const std::string& model) {
+  return json::parse(core::read_file(kFixtures / "models" / model / "golden.json"));
+}
 
 // Options by assignment: GCC 12 warns about every member a designated initializer leaves out.
 NativeOptions options_for(const std::string& device, const std::string& dtype = "auto") {
@@ -74,7 +76,8 @@ TEST_P(Golden, LastPositionLogitsMatchTransformers) {
   for (size_t p = 0; p < truth["prompts"].size(); ++p) {
     auto ids = truth["prompts"][p].get<std::vector<int64_t>>();
     const auto length = static_cast<int64_t>(ids.size());
-    auto hidden = transformer.hidden(at::tensor(ids).view({1, length}), at::arange(length).view({1, length}), {}, nullptr);
+    auto hidden =
+        transformer.hidden(at::tensor(ids).view({1, length}), at::arange(length).view({1, length}), {}, nullptr);
     auto logits = transformer.logits(hidden[0][length - 1].unsqueeze(0))[0];
     auto expected = at::tensor(truth["last_logits"][p].get<std::vector<float>>());
     const double error = (logits - expected).abs().max().item<double>();
@@ -181,7 +184,7 @@ TEST_P(Golden, Bf16OnTheGpuStaysWithinStatedTolerances) {
   EXPECT_LT(logprob_error, kBf16Tolerance);
 
   auto gpu_model = Transformer::load(config, Checkpoint::open(kFixtures / "models" / model),
-                                    {at::Device(at::kCUDA, 0), at::kBFloat16});
+                                     {at::Device(at::kCUDA, 0), at::kBFloat16});
   double logit_error = 0;
   {
     c10::InferenceMode guard;
@@ -191,8 +194,9 @@ TEST_P(Golden, Bf16OnTheGpuStaysWithinStatedTolerances) {
       auto ids = at::tensor(prompt).view({1, length}).cuda();
       auto hidden = gpu_model.hidden(ids, at::arange(length).view({1, length}).cuda(), {}, nullptr);
       auto logits = gpu_model.logits(hidden[0][length - 1].unsqueeze(0))[0].cpu();
-      logit_error = std::max(logit_error, (logits - at::tensor(truth["last_logits"][p].get<std::vector<float>>()))
-                                              .abs().max().item<double>());
+      logit_error =
+          std::max(logit_error,
+                   (logits - at::tensor(truth["last_logits"][p].get<std::vector<float>>())).abs().max().item<double>());
     }
   }
   std::cout << model << " bf16 max |last-position logit error| " << logit_error << "\n";
@@ -228,9 +232,8 @@ TEST_P(Golden, Bf16OnTheGpuStaysWithinStatedTolerances) {
       ++total;
     }
   }
-  std::cout << model << " bf16 greedy choices at most "
-            << worst_choice << " below the fp32 best; " << same_as_golden << "/" << total
-            << " greedy tokens identical to transformers' fp32 continuation before any divergence\n";
+  std::cout << model << " bf16 greedy choices at most " << worst_choice << " below the fp32 best; " << same_as_golden
+            << "/" << total << " greedy tokens identical to transformers' fp32 continuation before any divergence\n";
   EXPECT_LT(worst_choice, 2 * kBf16Tolerance);
 }
 
@@ -328,46 +331,6 @@ TEST(Sampler, SeededRequestsRepeatWhateverTheirBatch) {
   EXPECT_NE(backbone->generate({&b, 1})[0].token_ids, alone.token_ids);
 }
 
-TEST(Sampler, TopKOneIsGreedyWithLogprobZero) {
-  auto logits = at::tensor({0.3f, 2.0f, -1.0f, 1.5f}).unsqueeze(0);
-  SamplingParams params;
-  params.top_k = 1;
-  const SamplingParams* p = &params;
-  at::Generator* none = nullptr;
-  auto shared = make_generator(at::kCPU, 1);
-  auto out = sample(logits, {&p, 1}, {&none, 1}, shared);
-  EXPECT_EQ(out.ids[0], 1);
-  EXPECT_EQ(out.logprobs[0], 0.0f);
-}
-
-TEST(Sampler, DrawsFromTheTruncatedTemperedDistribution) {
-  // probabilities 0.5, 0.3, 0.15, 0.05; top_p 0.8 keeps the first two (the mass before the third
-  // is 0.8), renormalised to 0.625 / 0.375. Temperature 0.5 squares and renormalises first:
-  // 0.25, 0.09, 0.0225, 0.0025 over 0.365 = 0.6849, 0.2466, 0.0616, 0.0068 → top_p 0.8 keeps two
-  // (mass before the third 0.9315), giving 0.7353 / 0.2647.
-  auto logits = at::log(at::tensor({0.5f, 0.3f, 0.15f, 0.05f})).unsqueeze(0).repeat({4000, 1});
-  struct Case { double temperature, top_p; std::vector<double> expected; };
-  for (const Case& c : {Case{1.0, 0.8, {0.625, 0.375, 0, 0}}, Case{0.5, 0.8, {0.7353, 0.2647, 0, 0}},
-                        Case{1.0, 1.0, {0.5, 0.3, 0.15, 0.05}}}) {
-    SamplingParams params;
-    params.temperature = c.temperature;
-    params.top_p = c.top_p;
-    std::vector<const SamplingParams*> p(4000, &params);
-    std::vector<at::Generator*> none(4000, nullptr);
-    auto shared = make_generator(at::kCPU, 3);
-    auto out = sample(logits, p, none, shared);
-    std::vector<double> counts(4, 0);
-    for (size_t i = 0; i < out.ids.size(); ++i) {
-      counts[out.ids[i]] += 1;
-      EXPECT_NEAR(out.logprobs[i], std::log(c.expected[out.ids[i]]), 1e-3);
-    }
-    for (int t = 0; t < 4; ++t) {
-      // 4000 draws: the standard deviation of a frequency is at most 0.008; allow 4 of them.
-      EXPECT_NEAR(counts[t] / 4000.0, c.expected[t], 0.032) << "temperature " << c.temperature << " token " << t;
-    }
-  }
-}
-
 // d logprobs / d parameter by central differences in float64, against autograd, for a few
 // coordinates of each kind of weight, through the packed path.
 TEST(Training, LogprobGradientsMatchFiniteDifferences) {
@@ -433,7 +396,8 @@ TEST(Training, GradientCheckpointingGivesThePlainGradients) {
         if (mode == Training::Mode::lora) {  // nonzero B, so every adapter gets a gradient
           c10::NoGradGuard no_grad;
           for (size_t i = 0; i < params.size(); ++i)
-            params[i].copy_(at::sin(at::arange(params[i].numel(), params[i].options()) * (i + 1.0)).view_as(params[i]) * 0.1);
+            params[i].copy_(at::sin(at::arange(params[i].numel(), params[i].options()) * (i + 1.0)).view_as(params[i]) *
+                            0.1);
         }
         auto sequences = all_targets(golden("qwen3")["forced"]);
         sequences.resize(2);
@@ -554,24 +518,27 @@ TEST(Checkpoints, ExportForTransformers) {
     for (const auto& prompt : truth["prompts"]) {
       auto ids = prompt.get<std::vector<int64_t>>();
       const auto length = static_cast<int64_t>(ids.size());
-      auto row = saved.logits(saved.hidden(at::tensor(ids).view({1, length}), at::arange(length).view({1, length}), {},
-                                           nullptr)[0][length - 1].unsqueeze(0))[0];
-      logits.push_back({{"prompt", ids}, {"logits", std::vector<float>(row.data_ptr<float>(), row.data_ptr<float>() + row.numel())}});
+      auto row = saved.logits(saved
+                                  .hidden(at::tensor(ids).view({1, length}), at::arange(length).view({1, length}), {},
+                                          nullptr)[0][length - 1]
+                                  .unsqueeze(0))[0];
+      logits.push_back({{"prompt", ids},
+                        {"logits", std::vector<float>(row.data_ptr<float>(), row.data_ptr<float>() + row.numel())}});
     }
     ASSERT_FALSE(logits.empty()) << model << ": no golden prompts";
     core::write_file_atomic(dir / "vinci_logits.json", logits.dump());
   }
   const char* python = std::getenv("VINCI_PYTHON");
   core::SpawnOptions check;
-  check.argv = {python ? python : "python3", (kFixtures / "check_saved_checkpoint.py").string(),
-                out.string()};
+  check.argv = {python ? python : "python3", (kFixtures / "check_saved_checkpoint.py").string(), out.string()};
   check.stderr_path = out / "check.log";
   const auto c = core::run_to_completion(check, std::chrono::minutes(5));
   EXPECT_TRUE(c.status.exited && c.status.code == 0)
       << "transformers disagrees with or cannot load vinci's checkpoints (" << c.status.describe() << "):\n"
       << c.out << core::try_read_file(out / "check.log").value_or("");
   size_t loaded = 0;
-  for (size_t at = c.out.find("transformers loads"); at != std::string::npos; at = c.out.find("transformers loads", at + 1))
+  for (size_t at = c.out.find("transformers loads"); at != std::string::npos;
+       at = c.out.find("transformers loads", at + 1))
     ++loaded;
   EXPECT_EQ(loaded, 3u) << "each of the 3 models loaded and compared:\n" << c.out;
   if (!keep) fs::remove_all(out);

@@ -31,7 +31,7 @@ std::string parse_error(const nlohmann::json& config) {
 
 nlohmann::json qwen3_config() {
   return {{"model_type", "qwen3"}, {"hidden_size", 64}, {"num_attention_heads", 4}, {"num_key_value_heads", 2},
-          {"head_dim", 16}, {"vocab_size", 100}, {"intermediate_size", 128}, {"num_hidden_layers", 2}};
+          {"head_dim", 16},        {"vocab_size", 100}, {"intermediate_size", 128}, {"num_hidden_layers", 2}};
 }
 
 // Each config.json variant against what transformers 5.23 made of it: sizes and their defaults,
@@ -49,12 +49,16 @@ TEST(ModelConfigGolden, MatchesTransformers) {
     EXPECT_EQ(got.hidden_size, want["hidden_size"].get<std::decay_t<decltype(got.hidden_size)>>());
     EXPECT_EQ(got.intermediate_size, want["intermediate_size"].get<std::decay_t<decltype(got.intermediate_size)>>());
     EXPECT_EQ(got.num_hidden_layers, want["num_hidden_layers"].get<std::decay_t<decltype(got.num_hidden_layers)>>());
-    EXPECT_EQ(got.num_attention_heads, want["num_attention_heads"].get<std::decay_t<decltype(got.num_attention_heads)>>());
-    EXPECT_EQ(got.num_key_value_heads, want["num_key_value_heads"].get<std::decay_t<decltype(got.num_key_value_heads)>>());
+    EXPECT_EQ(got.num_attention_heads,
+              want["num_attention_heads"].get<std::decay_t<decltype(got.num_attention_heads)>>());
+    EXPECT_EQ(got.num_key_value_heads,
+              want["num_key_value_heads"].get<std::decay_t<decltype(got.num_key_value_heads)>>());
     EXPECT_EQ(got.head_dim, want["head_dim"].get<std::decay_t<decltype(got.head_dim)>>());
-    EXPECT_EQ(got.max_position_embeddings, want["max_position_embeddings"].get<std::decay_t<decltype(got.max_position_embeddings)>>());
+    EXPECT_EQ(got.max_position_embeddings,
+              want["max_position_embeddings"].get<std::decay_t<decltype(got.max_position_embeddings)>>());
     EXPECT_EQ(got.rms_norm_eps, want["rms_norm_eps"].get<double>());
-    EXPECT_EQ(got.tie_word_embeddings, want["tie_word_embeddings"].get<std::decay_t<decltype(got.tie_word_embeddings)>>());
+    EXPECT_EQ(got.tie_word_embeddings,
+              want["tie_word_embeddings"].get<std::decay_t<decltype(got.tie_word_embeddings)>>());
     EXPECT_EQ(got.attention_bias, want["qkv_bias"].get<std::decay_t<decltype(got.attention_bias)>>());
     EXPECT_EQ(got.model_type != "qwen2" && got.attention_bias, want["o_bias"].get<bool>());
     EXPECT_EQ(got.qk_norm, want["qk_norm"].get<std::decay_t<decltype(got.qk_norm)>>());
@@ -65,7 +69,9 @@ TEST(ModelConfigGolden, MatchesTransformers) {
       EXPECT_EQ(got.rope_scaling.factor, want["factor"].get<double>());
       EXPECT_EQ(got.rope_scaling.low_freq_factor, want["low_freq_factor"].get<double>());
       EXPECT_EQ(got.rope_scaling.high_freq_factor, want["high_freq_factor"].get<double>());
-      EXPECT_EQ(got.rope_scaling.original_max_position_embeddings, want["original_max_position_embeddings"].get<std::decay_t<decltype(got.rope_scaling.original_max_position_embeddings)>>());
+      EXPECT_EQ(got.rope_scaling.original_max_position_embeddings,
+                want["original_max_position_embeddings"]
+                    .get<std::decay_t<decltype(got.rope_scaling.original_max_position_embeddings)>>());
     }
     if (want["bos_token_id"].is_null()) {
       EXPECT_FALSE(got.bos_token_id);
@@ -73,7 +79,7 @@ TEST(ModelConfigGolden, MatchesTransformers) {
       EXPECT_EQ(got.bos_token_id, want["bos_token_id"].get<int32_t>());
     }
     const auto& eos = want["eos_token_id"];
-    EXPECT_EQ(got.eos_token_ids, eos.is_null() ? std::vector<int32_t>{}
+    EXPECT_EQ(got.eos_token_ids, eos.is_null()    ? std::vector<int32_t>{}
                                  : eos.is_array() ? eos.get<std::vector<int32_t>>()
                                                   : std::vector<int32_t>{eos.get<int32_t>()});
     EXPECT_EQ(got.raw, c["config"]);
@@ -163,10 +169,15 @@ TEST(ModelConfig, RopeKeyPrecedence) {
 // Hand-computed: llama3 scaling with factor 8, low 1, high 4, original 8192 keeps wavelengths under
 // 2048 (inv_freq above 2*pi/2048), divides those over 8192 by 8, and interpolates between.
 TEST(ModelConfig, Llama3ScalingBands) {
-  nlohmann::json c = {{"model_type", "llama"}, {"hidden_size", 512}, {"num_attention_heads", 4},
+  nlohmann::json c = {{"model_type", "llama"},
+                      {"hidden_size", 512},
+                      {"num_attention_heads", 4},
                       {"rope_theta", 500000.0},
                       {"rope_scaling",
-                       {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                       {{"rope_type", "llama3"},
+                        {"factor", 8.0},
+                        {"low_freq_factor", 1.0},
+                        {"high_freq_factor", 4.0},
                         {"original_max_position_embeddings", 8192}}}};
   const auto scaled = rope_inv_freq(parse_model_config(c, "x"));
   c.erase("rope_scaling");

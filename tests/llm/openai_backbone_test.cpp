@@ -10,9 +10,9 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <nlohmann/json.hpp>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "core/setup_error.h"
 #include "support/scripted_server.h"
@@ -20,10 +20,10 @@
 namespace openai_backbone_test {
 
 using namespace vinci::llm;
-using vinci::test::ScriptedReply;
-using vinci::test::ScriptedServer;
 using nlohmann::json;
 using nlohmann::ordered_json;
+using vinci::test::ScriptedReply;
+using vinci::test::ScriptedServer;
 
 OpenAiOptions fast_options(const std::string& url) {
   OpenAiOptions o;
@@ -256,7 +256,8 @@ TEST(OpenAiBackbone, TransportFailuresAreClassified) {
   }
   {
     ScriptedServer server;
-    server.push({200, R"({"choices": [{"index": 0, "message": {"content": "cut here"}}]})", ScriptedReply::Mode::truncated});
+    server.push(
+        {200, R"({"choices": [{"index": 0, "message": {"content": "cut here"}}]})", ScriptedReply::Mode::truncated});
     server.push({200, "", ScriptedReply::Mode::close});
     OpenAiOptions o = fast_options(server.base_url());
     o.max_retries = 1;
@@ -340,7 +341,8 @@ TEST(OpenAiBackbone, ServerCheckFailsFastOnlyWhenNothingAnswers) {
   server.push({200, R"({"choices": [{"index": 0, "message": {"content": "hi"}, "finish_reason": "stop"}]})"});
   EXPECT_NO_THROW(check_openai_server(fast_options(server.base_url())));
   EXPECT_TRUE(server.requests().empty());
-  const auto g = open_openai_backbone(fast_options(server.base_url()))->generate(std::vector<GenerationRequest>{chat_request("x")});
+  const auto g = open_openai_backbone(fast_options(server.base_url()))
+                     ->generate(std::vector<GenerationRequest>{chat_request("x")});
   EXPECT_EQ(g.at(0).text, "hi");
 }
 

@@ -23,7 +23,8 @@ nlohmann::json fixture_json(const std::string& name) { return nlohmann::json::pa
 
 std::string from_hex(const std::string& hex) {
   std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
   return out;
 }
 
@@ -57,7 +58,9 @@ SafetensorsError open_error(const fs::path& path, const std::string& tensor) {
   return SafetensorsError(path, tensor, "");
 }
 
-bool mentions(const std::exception& e, const std::string& text) { return std::string(e.what()).find(text) != std::string::npos; }
+bool mentions(const std::exception& e, const std::string& text) {
+  return std::string(e.what()).find(text) != std::string::npos;
+}
 
 std::vector<TensorToWrite> to_write(const std::vector<TensorView>& views) {
   std::vector<TensorToWrite> out;
@@ -87,7 +90,8 @@ TEST(SafetensorsGolden, ReadsWhatTheReferenceWrote) {
     const auto metadata = want["metadata"].get<std::map<std::string, std::string>>();
     EXPECT_EQ(file.metadata(), metadata);
     ASSERT_EQ(file.tensors().size(), want["tensors"].size());
-    const std::byte* data_start = file.tensors().front().data - want["tensors"][0]["data_offsets"][0].get<std::size_t>();
+    const std::byte* data_start =
+        file.tensors().front().data - want["tensors"][0]["data_offsets"][0].get<std::size_t>();
     for (std::size_t i = 0; i < file.tensors().size(); ++i) {
       const auto& t = file.tensors()[i];
       const auto& w = want["tensors"][i];
@@ -152,10 +156,8 @@ TEST(SafetensorsWriter, RoundTripsAlignedWithMetadataAndOddNames) {
   const std::vector<uint16_t> halves = {0x3c00, 0xc000, 0x7bff};
   const std::vector<int64_t> ids = {1, -2};
   const std::vector<TensorToWrite> tensors = {
-      {"flags", DType::bool_, {3}, flags.data(), 3},
-      {"layer \"0\"/wé", DType::f32, {2, 3}, weights.data(), 24},
-      {"h", DType::f16, {3}, halves.data(), 6},
-      {"ids", DType::i64, {2}, ids.data(), 16},
+      {"flags", DType::bool_, {3}, flags.data(), 3}, {"layer \"0\"/wé", DType::f32, {2, 3}, weights.data(), 24},
+      {"h", DType::f16, {3}, halves.data(), 6},      {"ids", DType::i64, {2}, ids.data(), 16},
       {"empty", DType::bf16, {0, 5}, nullptr, 0},
   };
   const auto path = tmp.path() / "sub" / "rt.safetensors";
@@ -193,7 +195,8 @@ TEST(SafetensorsWriter, RefusesInconsistentTensors) {
     EXPECT_EQ(e.tensor(), "w");
     EXPECT_TRUE(mentions(e, "20 bytes")) << e.what();
   }
-  const std::vector<TensorToWrite> twice = {{"w", DType::f32, {6}, data.data(), 24}, {"w", DType::f32, {6}, data.data(), 24}};
+  const std::vector<TensorToWrite> twice = {{"w", DType::f32, {6}, data.data(), 24},
+                                            {"w", DType::f32, {6}, data.data(), 24}};
   EXPECT_THROW(write_safetensors(path, twice), SafetensorsError);
   const std::vector<TensorToWrite> reserved = {{"__metadata__", DType::f32, {6}, data.data(), 24}};
   EXPECT_THROW(write_safetensors(path, reserved), SafetensorsError);
@@ -246,8 +249,9 @@ TEST(SafetensorsCorrupt, OffsetsOverlapOrLeaveHoles) {
                               R"("b":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})",
                               std::string(20, '\0'));
   EXPECT_TRUE(mentions(open_error(hole, "b"), "hole"));
-  const auto first_hole = write_raw(tmp.path() / "f.safetensors",
-                                    R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", std::string(12, '\0'));
+  const auto first_hole =
+      write_raw(tmp.path() / "f.safetensors", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                std::string(12, '\0'));
   EXPECT_TRUE(mentions(open_error(first_hole, "a"), "bytes [0, 4)"));
   const auto backwards = write_raw(tmp.path() / "r.safetensors",
                                    R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[8,0]}})", std::string(8, '\0'));
@@ -268,7 +272,8 @@ TEST(SafetensorsCorrupt, TruncatedDataNamesTheTensorCut) {
   EXPECT_TRUE(mentions(open_error(path, ref.tensors().back().name), "truncated"));
   const auto* f64 = ref.find("t_f64");
   const auto cut = static_cast<std::size_t>(f64->data - ref.tensors().front().data) + 5;
-  const auto data_start = whole.size() - (ref.tensors().back().data + ref.tensors().back().nbytes - ref.tensors().front().data);
+  const auto data_start =
+      whole.size() - (ref.tensors().back().data + ref.tensors().back().nbytes - ref.tensors().front().data);
   vinci::core::write_file_atomic(path, whole.substr(0, data_start + cut));
   EXPECT_TRUE(mentions(open_error(path, "t_f64"), "truncated"));
 }
@@ -328,8 +333,8 @@ TEST(SafetensorsCheckpoint, WritesShardsAsTransformersDoes) {
     tensors.push_back({t.name, t.dtype, t.shape, t.data, t.nbytes});
   }
   write_checkpoint(tmp.path(), tensors, golden["max_shard_size"].get<std::size_t>());
-  for (const char* name : {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
-                           "model.safetensors.index.json"})
+  for (const char* name :
+       {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"})
     EXPECT_EQ(read_file(tmp.path() / name), read_file(kFixtures / "sharded" / name)) << name;
   EXPECT_FALSE(fs::exists(tmp.path() / "model.safetensors"));
   EXPECT_EQ(Checkpoint::open(tmp.path()).names(), ckpt.names());
@@ -432,7 +437,8 @@ TEST(SafetensorsCheckpoint, DuplicateAcrossShardsAndEmptyDirectory) {
   }
   const std::vector<float> data(2);
   const std::vector<TensorToWrite> a = {{"a", DType::f32, {2}, data.data(), 8}};
-  const std::vector<TensorToWrite> ab = {{"a", DType::f32, {2}, data.data(), 8}, {"b", DType::f32, {2}, data.data(), 8}};
+  const std::vector<TensorToWrite> ab = {{"a", DType::f32, {2}, data.data(), 8},
+                                         {"b", DType::f32, {2}, data.data(), 8}};
   write_safetensors(tmp.path() / "s1.safetensors", a);
   write_safetensors(tmp.path() / "s2.safetensors", ab);
   vinci::core::write_file_atomic(tmp.path() / "model.safetensors.index.json",

@@ -10,7 +10,8 @@ namespace coevolution_config_test {
 using vinci::rl::parse_coevolution_config;
 
 TEST(CoevolutionConfig, TheShippedFileStatesTheDefaults) {
-  const auto shipped = vinci::rl::load_coevolution_config(std::filesystem::path(VINCI_SOURCE_ROOT) / "configs/coevolution.toml");
+  const auto shipped =
+      vinci::rl::load_coevolution_config(std::filesystem::path(VINCI_SOURCE_ROOT) / "configs/coevolution.toml");
   const auto defaults = parse_coevolution_config("", "empty");
   const auto& a = shipped.run;
   const auto& b = defaults.run;
@@ -66,7 +67,8 @@ schedule = "cosine"
 total_steps = 50
 [model]
 training = "full"
-)", "t.toml");
+)",
+                                          "t.toml");
   EXPECT_EQ(f.run.agents.policy.sampling.temperature, 0.7);
   EXPECT_EQ(f.run.agents.selection.sampling.temperature, 0.7);
   EXPECT_EQ(f.run.agents.summary.sampling.temperature, 0.7);
@@ -95,7 +97,8 @@ TEST(CoevolutionConfig, MistakesNameTheFileLineAndKey) {
             "c.toml:4: agents.turn is not a setting (configs/coevolution.toml lists them all)");
   EXPECT_EQ(refusal("[agents]\nturns = \"three\"\n"), "c.toml:2: agents.turns: expected an integer >= 1");
   EXPECT_EQ(refusal("[agents]\nturns = 0\n"), "c.toml:2: agents.turns: expected an integer >= 1");
-  EXPECT_EQ(refusal("[reward]\nkind = \"grpo\"\n"), "c.toml:2: reward.kind: expected one of \"davinci\", \"kevin\", \"tiered\"");
+  EXPECT_EQ(refusal("[reward]\nkind = \"grpo\"\n"),
+            "c.toml:2: reward.kind: expected one of \"davinci\", \"kevin\", \"tiered\"");
   EXPECT_EQ(refusal("[training]\nlr = 1\n").substr(0, 39), "c.toml:1: [training] is not a section (");
   EXPECT_EQ(refusal("[run\n").substr(0, 9), "c.toml:1:");
 }

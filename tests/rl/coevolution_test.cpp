@@ -59,7 +59,8 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
     kernels = {test::repeated_forward(source, 3), source};
     const fs::path level = suite / solution.parent_path().filename();
     fs::create_directories(level);
-    fs::copy_file(kRoot / "tasks" / solution.parent_path().filename() / solution.filename(), level / solution.filename());
+    fs::copy_file(kRoot / "tasks" / solution.parent_path().filename() / solution.filename(),
+                  level / solution.filename());
   }
 
   llm::NativeOptions native;

@@ -46,9 +46,14 @@ TEST(DataParallel, LaunchEnvironmentIsTorchrunsVariables) {
     EXPECT_FALSE(vinci::rl::launch_environment().has_value());
   }
   {
-    Environment env(Variables{{"WORLD_SIZE", "4"}, {"RANK", "3"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"},
-                     {"MASTER_ADDR", "10.0.0.7"}, {"MASTER_PORT", "29411"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
-                     {"TORCHELASTIC_RESTART_COUNT", "2"}});
+    Environment env(Variables{{"WORLD_SIZE", "4"},
+                              {"RANK", "3"},
+                              {"LOCAL_RANK", "1"},
+                              {"LOCAL_WORLD_SIZE", "2"},
+                              {"MASTER_ADDR", "10.0.0.7"},
+                              {"MASTER_PORT", "29411"},
+                              {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                              {"TORCHELASTIC_RESTART_COUNT", "2"}});
     const auto e = vinci::rl::launch_environment();
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->world_size, 4);

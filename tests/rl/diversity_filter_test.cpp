@@ -3,8 +3,8 @@
 // balancing, each decision checked on conversations built by hand.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <unistd.h>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -24,14 +24,16 @@ std::string kernel_file(const std::string& body) {
 
 ordered_json line(const std::string& task, int level, const std::string& role, const std::string& answer,
                   std::vector<std::string> skills = {}) {
-  return {{"messages", {{{"role", "user"}, {"content", "optimize " + task}}, {{"role", "assistant"}, {"content", answer}}}},
-          {"meta", {{"task", task}, {"level", level}, {"role", role}, {"skills", skills}}}};
+  return {
+      {"messages", {{{"role", "user"}, {"content", "optimize " + task}}, {{"role", "assistant"}, {"content", answer}}}},
+      {"meta", {{"task", task}, {"level", level}, {"role", role}, {"skills", skills}}}};
 }
 
 SftConversation conversation(const ordered_json& j, size_t n) { return vinci::rl::parse_sft_conversation(j, n); }
 
 TEST(SftData, PolicyAnswersYieldTheirKernelFile) {
-  const auto c = conversation(line("level1/4_Softmax", 1, "policy", "Here:\n```python\n" + kernel_file("        return x\n") + "```\n"), 3);
+  const auto c = conversation(
+      line("level1/4_Softmax", 1, "policy", "Here:\n```python\n" + kernel_file("        return x\n") + "```\n"), 3);
   EXPECT_EQ(c.line, 3u);
   EXPECT_EQ(c.task, "level1/4_Softmax");
   EXPECT_EQ(c.level, 1);
@@ -62,25 +64,31 @@ TEST(SftData, ErrorsNameTheLineAndTheField) {
   EXPECT_EQ(load_error(good + "{oops\n").substr(0, 12), ":2: not JSON");
   ordered_json ends_with_user = line("t", 1, "selection", "a");
   ends_with_user["messages"].push_back({{"role", "user"}, {"content", "more?"}});
-  EXPECT_EQ(load_error(ends_with_user.dump()), ":1: messages[2].role: the last message must be the assistant's (what is trained)");
+  EXPECT_EQ(load_error(ends_with_user.dump()),
+            ":1: messages[2].role: the last message must be the assistant's (what is trained)");
   EXPECT_EQ(load_error(line("t", 1, "policy", "no code here").dump()),
             ":1: messages[1].content: a policy answer must hold the ModelNew file (no_code)");
-  EXPECT_EQ(load_error(line("t", 1, "critic", "a").dump()), ":1: meta.role: 'critic' is not one of policy, selection, summary");
+  EXPECT_EQ(load_error(line("t", 1, "critic", "a").dump()),
+            ":1: meta.role: 'critic' is not one of policy, selection, summary");
   EXPECT_EQ(load_error(good + good), "loaded");
 }
 
 TEST(DiversityFilter, NormalizedCodeDropsCommentsNotCode) {
   const std::string file =
-      "import torch  # the model\nn = 7 // 2\nsrc = '''\n#include <cuda.h>\n// a comment\n__global__ void k() { /* body */ }\n'''\n";
+      "import torch  # the model\nn = 7 // 2\nsrc = '''\n#include <cuda.h>\n// a comment\n__global__ void k() { /* "
+      "body */ }\n'''\n";
   EXPECT_EQ(vinci::rl::normalized_code(file),
             "import torch n = 7 // 2 src = ''' #include <cuda.h> __global__ void k() { } '''");
   EXPECT_EQ(vinci::rl::normalized_code("s = '# not a comment'  # a comment"), "s = '# not a comment'");
 }
 
 // Distinct kernels: different words, so their shingles share nothing.
-const std::string kRowSoftmax = kernel_file("        return row_softmax_warp_shuffle(x, blocks_per_row, vectorized_loads)\n");
-const std::string kTiledMatmul = kernel_file("        return tiled_matmul_shared_memory(a, b, tile_m, tile_n, double_buffer)\n");
-const std::string kFusedGelu = kernel_file("        return fused_gelu_tanh_approximation(x, elementwise, grid_stride_loop)\n");
+const std::string kRowSoftmax =
+    kernel_file("        return row_softmax_warp_shuffle(x, blocks_per_row, vectorized_loads)\n");
+const std::string kTiledMatmul =
+    kernel_file("        return tiled_matmul_shared_memory(a, b, tile_m, tile_n, double_buffer)\n");
+const std::string kFusedGelu =
+    kernel_file("        return fused_gelu_tanh_approximation(x, elementwise, grid_stride_loop)\n");
 
 std::string answer(const std::string& code) { return "```python\n" + code + "```"; }
 
@@ -91,7 +99,7 @@ TEST(DiversityFilter, DuplicatesThenCaps) {
       // the same kernel, differently commented and spaced: a near duplicate of line 1
       line("A", 1, "policy", answer("# v2\n" + kRowSoftmax + "\n\n# end\n")),
       line("A", 1, "policy", answer(kTiledMatmul)),
-      line("A", 1, "policy", answer(kFusedGelu)),  // A's third distinct policy answer: over the cap of 2
+      line("A", 1, "policy", answer(kFusedGelu)),   // A's third distinct policy answer: over the cap of 2
       line("B", 1, "policy", answer(kRowSoftmax)),  // another task: not a duplicate of A's
       line("B", 1, "selection", "s1", {"warp_reduce"}),
       line("C", 1, "selection", "s2", {"warp_reduce", "tiling"}),  // warp_reduce used once already: over its cap of 1
@@ -112,8 +120,9 @@ TEST(DiversityFilter, DuplicatesThenCaps) {
   EXPECT_EQ(report.removed[2].index, 6u);
   EXPECT_EQ(report.removed[2].rule, "skill_cap");
   EXPECT_EQ(report.removed[2].detail, "skill 'warp_reduce' is in 1 kept conversations already");
-  EXPECT_EQ(report.summary(), "kept 4 of 7 conversations\n  removed      1  near_duplicate\n  removed      1  skill_cap\n"
-                              "  removed      1  task_cap\n");
+  EXPECT_EQ(report.summary(),
+            "kept 4 of 7 conversations\n  removed      1  near_duplicate\n  removed      1  skill_cap\n"
+            "  removed      1  task_cap\n");
 }
 
 TEST(DiversityFilter, BalancesLevelsAndRoles) {

@@ -2,10 +2,10 @@
 // missing or non-numeric fields, escaping, and errors that name the line.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <fstream>
 #include <map>
 #include <regex>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -29,7 +29,7 @@ TEST(MetricsPlot, PlotsEveryNumericFieldAgainstStep) {
                                   json::parse(R"({"step":3,"epoch":2,"loss":null,"lr":0.002,"reward":0.5})")};
   const std::string svg = vinci::rl::metrics_svg(rows, {}, "run <a&b>");
   const auto series = series_of(svg);
-  ASSERT_EQ(series.size(), 3u);  // loss, lr, reward; not step, epoch or the text field
+  ASSERT_EQ(series.size(), 3u);               // loss, lr, reward; not step, epoch or the text field
   EXPECT_EQ(series.at("loss"), "1,3.5 2,2");  // the null of step 3 is a gap
   EXPECT_EQ(series.at("lr"), "1,0.001 2,0.002 3,0.002");
   EXPECT_EQ(series.at("reward"), "3,0.5");

@@ -64,7 +64,8 @@ TEST(PolicyLoss, TheOtherAggregations) {
   EXPECT_NEAR(loss.item<double>(), -0.68 / 4, 1e-12);
   loss.backward();
   expect_near(values(c.logprobs.grad()), {0.0, -0.5 / 4, 1.1 / 4});
-  for (const auto a : {LossAggregation::token_mean, LossAggregation::seq_mean_token_mean, LossAggregation::constant_normalized})
+  for (const auto a :
+       {LossAggregation::token_mean, LossAggregation::seq_mean_token_mean, LossAggregation::constant_normalized})
     EXPECT_EQ(vinci::rl::loss_aggregation_from_string(vinci::rl::to_string(a)), a);
   EXPECT_THROW(vinci::rl::loss_aggregation_from_string("sum"), std::invalid_argument);
 }
@@ -91,7 +92,8 @@ TEST(PolicyLoss, KlTermIsTheK3Estimate) {
   for (double r : {1.5, 0.5, 1.1}) k3 += 1 / r + std::log(r) - 1;
   k3 /= 3;
   PolicyLossStats stats;
-  auto loss = vinci::rl::policy_loss(c.logprobs, c.rollout, c.advantages, c.lengths, kl, &stats, at::zeros({3}, at::kDouble));
+  auto loss =
+      vinci::rl::policy_loss(c.logprobs, c.rollout, c.advantages, c.lengths, kl, &stats, at::zeros({3}, at::kDouble));
   EXPECT_NEAR(stats.kl, k3, 1e-12);
   EXPECT_NEAR(loss.item<double>(), (-1.28 - 0.5 + 1.1) / 3 + 0.1 * k3, 1e-12);
   EXPECT_NEAR(stats.pg_loss, (-1.28 - 0.5 + 1.1) / 3, 1e-12);
@@ -160,7 +162,8 @@ TEST(PolicyLoss, GradientsThroughTheModelMatchFiniteDifferences) {
       flat[j].fill_(saved);
     }
     const double numeric = (plus - minus) / (2 * eps);
-    EXPECT_NEAR(grad[j].item<double>(), numeric, 1e-7 + 1e-5 * std::abs(numeric)) << "parameter " << i << " index " << j;
+    EXPECT_NEAR(grad[j].item<double>(), numeric, 1e-7 + 1e-5 * std::abs(numeric))
+        << "parameter " << i << " index " << j;
     ++checked;
   }
   EXPECT_GE(checked, 5);

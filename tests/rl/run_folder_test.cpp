@@ -37,7 +37,8 @@ TEST(RunFolder, AUsedFolderIsContinuedOnlyWhenAsked) {
     vinci::rl::refuse_earlier_run(out, false);
     FAIL() << "a folder with a final model was taken for a new run";
   } catch (const std::runtime_error& e) {
-    EXPECT_EQ(std::string(e.what()), out.string() + " holds an earlier run: pass --resume to continue it, or another --out");
+    EXPECT_EQ(std::string(e.what()),
+              out.string() + " holds an earlier run: pass --resume to continue it, or another --out");
   }
   fs::remove_all(out / "final");
   checkpoint_at(out, 2);
@@ -49,8 +50,9 @@ TEST(RunFolder, AUsedFolderIsContinuedOnlyWhenAsked) {
 TEST(RunFolder, AResumeKeepsTheMetricsUpToItsCheckpoint) {
   const fs::path out = fresh("metrics");
   // Steps 1-3 written, the run killed while writing step 4's line; the checkpoint is step 2's.
-  vinci::core::write_file_atomic(out / "metrics.jsonl",
-                                 "{\"step\": 1, \"loss\": 3}\n{\"step\": 2, \"loss\": 2}\n{\"step\": 3, \"loss\": 1}\n{\"step\": 4, \"lo");
+  vinci::core::write_file_atomic(
+      out / "metrics.jsonl",
+      "{\"step\": 1, \"loss\": 3}\n{\"step\": 2, \"loss\": 2}\n{\"step\": 3, \"loss\": 1}\n{\"step\": 4, \"lo");
   checkpoint_at(out, 2);
   vinci::rl::drop_metrics_after_checkpoint(out);
   EXPECT_EQ(vinci::core::read_file(out / "metrics.jsonl"), "{\"step\": 1, \"loss\": 3}\n{\"step\": 2, \"loss\": 2}\n");

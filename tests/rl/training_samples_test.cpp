@@ -100,7 +100,8 @@ TEST(TrainingSamples, OnlyTheModelsOwnTokensAreTargets) {
   const auto out = vinci::rl::training_samples(batch(), {});
   const auto& s = find(out.samples, 0, 3);
   EXPECT_EQ(s.ids, (std::vector<int32_t>{1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(s.loss_mask, (std::vector<uint8_t>{0, 0, 0, 1, 1, 0}));  // prompt never; the call's own mask on the response
+  EXPECT_EQ(s.loss_mask,
+            (std::vector<uint8_t>{0, 0, 0, 1, 1, 0}));  // prompt never; the call's own mask on the response
   EXPECT_EQ(s.rollout_logprobs, (std::vector<float>{-0.1f, -0.2f}));
   EXPECT_EQ(s.role, Role::policy);
   EXPECT_EQ(s.scheme, 1);

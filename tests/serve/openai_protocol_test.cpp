@@ -23,7 +23,8 @@ const fs::path kFixtures = fs::path(VINCI_SOURCE_ROOT) / "tests/fixtures/llm";
 
 struct Served {
   vinci::text::Tokenizer tokenizer = vinci::text::Tokenizer::from_file(kFixtures / "tokenizer/tokenizer.json");
-  vinci::text::ChatTemplate chat = vinci::text::ChatTemplate::from_file(kFixtures / "templates/qwen2_5.jinja", "", "<|im_end|>");
+  vinci::text::ChatTemplate chat =
+      vinci::text::ChatTemplate::from_file(kFixtures / "templates/qwen2_5.jinja", "", "<|im_end|>");
   vinci::serve::ServedModel model;
   Served() {
     model.name = "tiny";
@@ -64,24 +65,34 @@ TEST(OpenAiProtocol, ChatPromptIsTheTemplatesIdsAsTransformersRendersThem) {
   const auto golden = nlohmann::json::parse(vinci::core::read_file(kFixtures / "chat_golden.json"));
   const auto& c = golden["cases"][0];
   ASSERT_EQ(c["template"], "qwen2_5");
-  const ParsedRequest p =
-      parse(Endpoint::chat, {{"model", "tiny"}, {"messages", ordered_json::parse(c["messages"].dump())}, {"max_tokens", 8}});
+  const ParsedRequest p = parse(
+      Endpoint::chat, {{"model", "tiny"}, {"messages", ordered_json::parse(c["messages"].dump())}, {"max_tokens", 8}});
   ASSERT_EQ(p.requests.size(), 1u);
   EXPECT_EQ(p.requests[0].prompt_ids, c["ids"].get<std::vector<int32_t>>());
   EXPECT_EQ(p.requests[0].sampling.max_new_tokens, 8);
 }
 
 TEST(OpenAiProtocol, TextPartsAreJoinedIntoTheContent) {
-  const auto joined = parse(Endpoint::chat, {{"messages", ordered_json::parse(
-      R"([{"role":"user","content":[{"type":"text","text":"h"},{"type":"text","text":"i"}]}])")}});
+  const auto joined = parse(
+      Endpoint::chat,
+      {{"messages", ordered_json::parse(
+                        R"([{"role":"user","content":[{"type":"text","text":"h"},{"type":"text","text":"i"}]}])")}});
   const auto plain = parse(Endpoint::chat, {{"messages", kMessages}});
   EXPECT_EQ(joined.requests[0].prompt_ids, plain.requests[0].prompt_ids);
 }
 
 TEST(OpenAiProtocol, SamplingFieldsAndChoices) {
-  const auto p = parse(Endpoint::chat, {{"messages", kMessages}, {"n", 3}, {"seed", 40}, {"temperature", 0.7},
-                                        {"top_p", 0.9}, {"top_k", -1}, {"stop", "END"}, {"stop_token_ids", {5}},
-                                        {"logprobs", true}, {"return_token_ids", true}, {"return_tokens_as_token_ids", true}});
+  const auto p = parse(Endpoint::chat, {{"messages", kMessages},
+                                        {"n", 3},
+                                        {"seed", 40},
+                                        {"temperature", 0.7},
+                                        {"top_p", 0.9},
+                                        {"top_k", -1},
+                                        {"stop", "END"},
+                                        {"stop_token_ids", {5}},
+                                        {"logprobs", true},
+                                        {"return_token_ids", true},
+                                        {"return_tokens_as_token_ids", true}});
   ASSERT_EQ(p.requests.size(), 3u);
   for (size_t k = 0; k < 3; ++k) {
     const auto& s = p.requests[k].sampling;
@@ -159,8 +170,12 @@ vinci::llm::GenerationResult result(std::vector<int32_t> ids, std::vector<float>
 }
 
 TEST(OpenAiProtocol, ChatResponseIsVllmShaped) {
-  const auto p = parse(Endpoint::chat, {{"messages", kMessages}, {"n", 2}, {"logprobs", true}, {"return_token_ids", true},
-                                        {"return_tokens_as_token_ids", true}, {"max_tokens", 4}});
+  const auto p = parse(Endpoint::chat, {{"messages", kMessages},
+                                        {"n", 2},
+                                        {"logprobs", true},
+                                        {"return_token_ids", true},
+                                        {"return_tokens_as_token_ids", true},
+                                        {"max_tokens", 4}});
   const auto er = served().tokenizer.encode("er");
   ASSERT_EQ(er.size(), 1u);  // "er" is one token of the fixture vocabulary
   const std::vector<vinci::llm::GenerationResult> results = {
@@ -175,22 +190,36 @@ TEST(OpenAiProtocol, ChatResponseIsVllmShaped) {
       {"model", "tiny"},
       {"choices",
        {{{"index", 0},
-         {"message", {{"role", "assistant"}, {"content", "er"}, {"reasoning_content", nullptr}, {"tool_calls", ordered_json::array()}}},
+         {"message",
+          {{"role", "assistant"},
+           {"content", "er"},
+           {"reasoning_content", nullptr},
+           {"tool_calls", ordered_json::array()}}},
          {"logprobs",
           {{"content",
-            {{{"token", fmt::format("token_id:{}", er[0])}, {"logprob", -0.25f}, {"bytes", {101, 114}}, {"top_logprobs", ordered_json::array()}},
-             {{"token", "token_id:902"}, {"logprob", -0.5f}, {"bytes", {60, 124, 105, 109, 95, 101, 110, 100, 124, 62}},
+            {{{"token", fmt::format("token_id:{}", er[0])},
+              {"logprob", -0.25f},
+              {"bytes", {101, 114}},
+              {"top_logprobs", ordered_json::array()}},
+             {{"token", "token_id:902"},
+              {"logprob", -0.5f},
+              {"bytes", {60, 124, 105, 109, 95, 101, 110, 100, 124, 62}},
               {"top_logprobs", ordered_json::array()}}}}}},
          {"finish_reason", "stop"},
          {"stop_reason", "<|im_end|>"},
          {"token_ids", {er[0], 902}}},
         {{"index", 1},
-         {"message", {{"role", "assistant"}, {"content", "erererer"}, {"reasoning_content", nullptr}, {"tool_calls", ordered_json::array()}}},
+         {"message",
+          {{"role", "assistant"},
+           {"content", "erererer"},
+           {"reasoning_content", nullptr},
+           {"tool_calls", ordered_json::array()}}},
          {"logprobs", {{"content", ordered_json::array()}}},
          {"finish_reason", "length"},
          {"stop_reason", nullptr},
          {"token_ids", {er[0], er[0], er[0], er[0]}}}}},
-      {"usage", {{"prompt_tokens", want_prompt.size()}, {"total_tokens", want_prompt.size() + 6}, {"completion_tokens", 6}}},
+      {"usage",
+       {{"prompt_tokens", want_prompt.size()}, {"total_tokens", want_prompt.size() + 6}, {"completion_tokens", 6}}},
       {"prompt_token_ids", want_prompt}};
   EXPECT_EQ(body["choices"][0], want["choices"][0]);
   EXPECT_EQ(body["choices"][1]["logprobs"]["content"].size(), 4u);
@@ -205,7 +234,8 @@ TEST(OpenAiProtocol, CompletionResponseCarriesIdsPerChoiceAndTextOffsets) {
   const auto p = parse(Endpoint::completions, {{"prompt", {3, 4}}, {"logprobs", 1}, {"return_token_ids", true}});
   const auto er = served().tokenizer.encode("er");
   const auto body = vinci::serve::render_response(
-      p, {result({er[0], er[0]}, {-0.5f, -1.5f}, "erer", vinci::llm::FinishReason::length)}, served().model, "cmpl-1", 5);
+      p, {result({er[0], er[0]}, {-0.5f, -1.5f}, "erer", vinci::llm::FinishReason::length)}, served().model, "cmpl-1",
+      5);
   const ordered_json want_choice = {{"index", 0},
                                     {"text", "erer"},
                                     {"logprobs",
@@ -226,8 +256,8 @@ TEST(OpenAiProtocol, CompletionResponseCarriesIdsPerChoiceAndTextOffsets) {
 TEST(OpenAiProtocol, IdsPastTheTokenizersVocabularyHaveNoText) {
   // The fixture tokenizer has 916 ids; a model's embedding may have more rows, and sample them.
   const auto p = parse(Endpoint::chat, {{"messages", kMessages}, {"logprobs", true}, {"max_tokens", 1}});
-  const auto body = vinci::serve::render_response(
-      p, {result({950}, {-3.0f}, "", vinci::llm::FinishReason::length)}, served().model, "c", 0);
+  const auto body = vinci::serve::render_response(p, {result({950}, {-3.0f}, "", vinci::llm::FinishReason::length)},
+                                                  served().model, "c", 0);
   EXPECT_EQ(body["choices"][0]["logprobs"]["content"][0]["token"], "");
   EXPECT_EQ(body["choices"][0]["logprobs"]["content"][0]["bytes"], ordered_json::array());
 }

@@ -15,9 +15,9 @@
 
 namespace openai_server_test {
 using namespace vinci::serve;
+using nlohmann::json;
 using vinci::core::HttpRequest;
 using vinci::core::HttpResponse;
-using nlohmann::json;
 
 // A server on a free loopback port, serving on its own thread until the test ends.
 class RunningServer {
@@ -101,8 +101,7 @@ TEST(OpenAiServer, MalformedRequestsAreRefusedBeforeGeneration) {
   EXPECT_EQ(not_json.status, 400);
   EXPECT_NE(json::parse(not_json.body)["error"]["message"].get<std::string>().find("not JSON"), std::string::npos);
   EXPECT_EQ(server.send("POST", "/v1/completions", "[1, 2]").status, 400);
-  const HttpResponse other_model =
-      server.send("POST", "/v1/chat/completions", R"({"model": "gpt-4", "messages": []})");
+  const HttpResponse other_model = server.send("POST", "/v1/chat/completions", R"({"model": "gpt-4", "messages": []})");
   EXPECT_EQ(other_model.status, 404);
   const json error = json::parse(other_model.body)["error"];
   EXPECT_EQ(error["param"], "model");

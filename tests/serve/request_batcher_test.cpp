@@ -10,9 +10,9 @@
 
 namespace request_batcher_test {
 
-using vinci::serve::BatcherOptions;
 using vinci::llm::GenerationRequest;
 using vinci::llm::GenerationResult;
+using vinci::serve::BatcherOptions;
 using vinci::serve::RequestBatcher;
 
 // Answers each request with its prompt's first id as text; refuses prompt id 666.

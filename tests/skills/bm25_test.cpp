@@ -88,8 +88,8 @@ TEST(Bm25, InsertUpdatesStatistics) {
 
 // Scores and rankings against rank_bm25's BM25Okapi on 240 documents (make_bm25_golden.py).
 TEST(Bm25, MatchesRankBm25Golden) {
-  const auto golden = nlohmann::json::parse(vinci::core::read_file(
-      std::string(VINCI_SOURCE_ROOT) + "/tests/fixtures/skills/bm25_golden.json"));
+  const auto golden = nlohmann::json::parse(
+      vinci::core::read_file(std::string(VINCI_SOURCE_ROOT) + "/tests/fixtures/skills/bm25_golden.json"));
   const auto& documents = golden["documents"];
   ASSERT_GE(documents.size(), 200u);
   std::vector<Tokens> docs;
@@ -97,8 +97,8 @@ TEST(Bm25, MatchesRankBm25Golden) {
     docs.push_back(tokenize_code_text(documents[i].get<std::string>()));
     ASSERT_EQ(docs.back(), golden["document_tokens"][i].get<Tokens>()) << "document " << i;
   }
-  const auto index = content_index(
-      docs, {golden["k1"].get<double>(), golden["b"].get<double>(), Bm25Variant::robertson, golden["epsilon"].get<double>()});
+  const auto index = content_index(docs, {golden["k1"].get<double>(), golden["b"].get<double>(), Bm25Variant::robertson,
+                                          golden["epsilon"].get<double>()});
   for (const auto& q : golden["queries"]) {
     const Tokens query = tokenize_code_text(q["text"].get<std::string>());
     ASSERT_EQ(query, q["tokens"].get<Tokens>()) << q["text"];

@@ -95,9 +95,9 @@ TEST(Dedup, ANameMatchLowersTheContentBar) {
 
 TEST(Dedup, TheClosestOfSeveralDuplicatesWins) {
   DuplicateFinder finder(DedupParams{1, 0.3, 0.3, 0.6});
-  finder.add(named("first", "a b c d e f g h"));  // shares half the words
+  finder.add(named("first", "a b c d e f g h"));                   // shares half the words
   finder.add(named("second", "a b c d e f g h i j k l m n o p"));  // the same words
-  finder.add(named("third", "q r s t u v w x"));  // none of them
+  finder.add(named("third", "q r s t u v w x"));                   // none of them
   const auto match = finder.find(named("probe", "a b c d e f g h i j k l m n o p"));
   ASSERT_TRUE(match);
   EXPECT_EQ(match->index, 1u);

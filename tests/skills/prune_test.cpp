@@ -51,8 +51,7 @@ TEST(Prune, TheEvidenceThresholdsAreInclusive) {
   EXPECT_TRUE(d[0].retire);
   EXPECT_EQ(d[0].name, "judged");
   // 0.5 - 1.0 = -0.5, below the bar of +0.0: the reason shows both means, counts and the comparison.
-  EXPECT_EQ(d[0].reason,
-            "retire: mean reward 0.500 with it (20 rollouts) vs 1.000 without (20), gain -0.500 < +0.000");
+  EXPECT_EQ(d[0].reason, "retire: mean reward 0.500 with it (20 rollouts) vs 1.000 without (20), gain -0.500 < +0.000");
 }
 
 TEST(Prune, AGainExactlyAtTheBarIsKept) {

@@ -72,7 +72,8 @@ TEST(SkillJsonl, ABadFieldNamesLineSkillAndField) {
 TEST(SkillJsonl, AMissingNameIsReportedWithoutASkillName) {
   const vinci::test::TempDir dir("skill-jsonl");
   const auto file = dir.path() / "lib.jsonl";
-  write(file, R"({"description": "d", "content": "c"})" "\n");
+  write(file, R"({"description": "d", "content": "c"})"
+              "\n");
   const std::string e = error_of(file);
   EXPECT_NE(e.find(file.string() + ":1: "), std::string::npos) << e;
   EXPECT_NE(e.find("name"), std::string::npos) << e;

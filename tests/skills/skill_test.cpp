@@ -14,7 +14,9 @@ Skill valid_skill() {
   s.description = "reduce 32 lanes through registers";
   s.scope = "reductions";
   s.tags = {"reduction", "warp"};
-  s.content = "## Motivation\nfew barriers\n## Key Idea\nshuffles\n## Example\n```cuda\nx += __shfl_down_sync(~0u, x, 16);\n```\n";
+  s.content =
+      "## Motivation\nfew barriers\n## Key Idea\nshuffles\n## Example\n```cuda\nx += __shfl_down_sync(~0u, x, "
+      "16);\n```\n";
   s.backends = {"cuda"};
   return s;
 }

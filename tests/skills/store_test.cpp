@@ -95,7 +95,8 @@ TEST(SkillStore, MalformedLineRollsBackTheWholeImport) {
   std::string g1 = good("first_skill"), g2 = good("second_skill");
   g1.pop_back();
   g2.pop_back();
-  write_lines(file, {g1, g2, R"({"name":"third_skill","description":"d","content":"## Motivation\nm\n## Example\ne"})"});
+  write_lines(file,
+              {g1, g2, R"({"name":"third_skill","description":"d","content":"## Motivation\nm\n## Example\ne"})"});
   try {
     read_skills_jsonl(file);
     FAIL() << "a skill without '## Key Idea' was accepted";
@@ -111,8 +112,9 @@ TEST(SkillStore, MalformedLineRollsBackTheWholeImport) {
   // A failure inside the store's transaction (a duplicate name, line 3) leaves nothing behind.
   SkillStore store(fresh_db("rollback"));
   store.insert(make_skill("taken_name", "x"));
-  EXPECT_THROW(store.import({make_skill("new_one", "a"), make_skill("new_two", "b"), make_skill("taken_name", "c")}, false),
-               std::runtime_error);
+  EXPECT_THROW(
+      store.import({make_skill("new_one", "a"), make_skill("new_two", "b"), make_skill("taken_name", "c")}, false),
+      std::runtime_error);
   EXPECT_EQ(store.count(), 1u);
   EXPECT_FALSE(store.find("new_one"));
 }

@@ -28,11 +28,13 @@ inline std::string kernel_with_forward(const std::string& forward_body) {
   const size_t cls = solution.find("class ModelNew");
   return solution.substr(0, cls) +
          "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
-         "    def forward(self, x):\n" + forward_body;
+         "    def forward(self, x):\n" +
+         forward_body;
 }
 
 inline const std::string kSlowKernel = kernel_with_forward(
-    "        x = x.contiguous()\n        for _ in range(31):\n            _ext.relu_cpu(x)\n        return _ext.relu_cpu(x)\n");
+    "        x = x.contiguous()\n        for _ in range(31):\n            _ext.relu_cpu(x)\n        return "
+    "_ext.relu_cpu(x)\n");
 inline const std::string kFastKernel = kernel_with_forward("        return _ext.relu_cpu(x.contiguous())\n");
 
 // The same two kernels in a file of ~300 tokens instead of ~10,000, for tests that train on the
@@ -50,7 +52,8 @@ inline std::string small_kernel(const std::string& forward_body) {
          "_ext = load_inline(name=\"vinci_test_relu_all\", cpp_sources=_CPP_SRC, functions=[\"relu_all\"],\n"
          "                   extra_cflags=[\"-O2\"], verbose=False)\n\n\n"
          "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
-         "    def forward(self, x):\n" + forward_body;
+         "    def forward(self, x):\n" +
+         forward_body;
 }
 
 struct ScriptedKernels {
@@ -66,12 +69,13 @@ inline std::string repeated_forward(const std::string& solution, int repeats) {
   const std::string tail = solution.substr(cls);
   if (cls == std::string::npos || !std::regex_search(tail, m, ret)) return solution;
   const std::string loop = fmt::format("\n{0}for _ in range({1}):\n{0}    {2}", m[1].str(), repeats - 1, m[2].str());
-  return solution.substr(0, cls) + tail.substr(0, static_cast<size_t>(m.position(0))) + loop + tail.substr(static_cast<size_t>(m.position(0)));
+  return solution.substr(0, cls) + tail.substr(0, static_cast<size_t>(m.position(0))) + loop +
+         tail.substr(static_cast<size_t>(m.position(0)));
 }
 inline const ScriptedKernels kSharedSourceKernels{kSlowKernel, kFastKernel};
-inline const ScriptedKernels kSmallKernels{
-    small_kernel("        x = x.contiguous()\n        for _ in range(31):\n            _ext.relu_all(x)\n        return _ext.relu_all(x)\n"),
-    small_kernel("        return _ext.relu_all(x.contiguous())\n")};
+inline const ScriptedKernels kSmallKernels{small_kernel("        x = x.contiguous()\n        for _ in range(31):\n     "
+                                                        "       _ext.relu_all(x)\n        return _ext.relu_all(x)\n"),
+                                           small_kernel("        return _ext.relu_all(x.contiguous())\n")};
 
 inline const char* const kSkillContent =
     "## Motivation\nWhen a reference applies an elementwise op slice by slice, launch and dispatch overhead, not "
@@ -82,34 +86,39 @@ inline const char* const kSoundSkillName = "single_launch_elementwise";
 
 inline std::string policy_answer(const std::string& strategy, const std::string& code, int id) {
   // A draft inside the reasoning: the next turn must see the answer's code, not this.
-  return fmt::format("<think>draft:\n```python\nclass ModelNew: pass  # draft {}\n```\n</think>\nStrategy: {} (reply {})\n"
-                     "```python\n{}```\n",
-                     id, strategy, id, code);
+  return fmt::format(
+      "<think>draft:\n```python\nclass ModelNew: pass  # draft {}\n```\n</think>\nStrategy: {} (reply {})\n"
+      "```python\n{}```\n",
+      id, strategy, id, code);
 }
 
 inline std::string selection_answer(const std::string& user, int id) {
   std::smatch m;
   static const std::regex first(R"(\n1\. (\S+))");
   const std::string name = std::regex_search(user, m, first) ? m[1].str() : "none";
-  return nlohmann::json{{"name", "select_skills"},
-                        {"arguments",
-                         {{"think", fmt::format("reply {}", id)},
-                          {"selected_skills", {{{"name", name}, {"reason", "fits"}}, {{"name", "made_up_skill"}, {"reason", "?"}}}}}}}
+  return nlohmann::json{
+      {"name", "select_skills"},
+      {"arguments",
+       {{"think", fmt::format("reply {}", id)},
+        {"selected_skills", {{{"name", name}, {"reason", "fits"}}, {{"name", "made_up_skill"}, {"reason", "?"}}}}}}}
       .dump();
 }
 
 inline std::string summary_answer(int id) {
-  const nlohmann::json sound = {{"name", kSoundSkillName},
-                                {"description", "Replace per-slice launches of an elementwise op with one launch over the whole tensor."},
-                                {"scope", "elementwise and row-independent ops whose reference loops over slices"},
-                                {"tags", {"elementwise", "launch_overhead"}},
-                                {"content", kSkillContent}};
-  const nlohmann::json bypass = {{"name", "use_torch_relu"},
-                                 {"description", "Call PyTorch's own operator."},
-                                 {"scope", "any elementwise op"},
-                                 {"tags", {"elementwise"}},
-                                 {"content", "## Motivation\nFast.\n## Key Idea\nCall torch.relu(x) on the whole tensor.\n"
-                                             "## Example\n`return torch.relu(x)`, which PyTorch already vectorizes well enough.\n"}};
+  const nlohmann::json sound = {
+      {"name", kSoundSkillName},
+      {"description", "Replace per-slice launches of an elementwise op with one launch over the whole tensor."},
+      {"scope", "elementwise and row-independent ops whose reference loops over slices"},
+      {"tags", {"elementwise", "launch_overhead"}},
+      {"content", kSkillContent}};
+  const nlohmann::json bypass = {
+      {"name", "use_torch_relu"},
+      {"description", "Call PyTorch's own operator."},
+      {"scope", "any elementwise op"},
+      {"tags", {"elementwise"}},
+      {"content",
+       "## Motivation\nFast.\n## Key Idea\nCall torch.relu(x) on the whole tensor.\n"
+       "## Example\n`return torch.relu(x)`, which PyTorch already vectorizes well enough.\n"}};
   return fmt::format("<think>reply {}</think><tool_call>{}</tool_call>", id,
                      nlohmann::json{{"name", "update_skill_library"},
                                     {"arguments", {{"think", "one launch"}, {"new_skills", {sound, bypass}}}}}

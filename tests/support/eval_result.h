@@ -9,7 +9,8 @@
 namespace vinci::test {
 
 inline eval::Result make_result(const std::string& task, int level, eval::Verdict v,
-                                std::optional<double> eager = std::nullopt, std::optional<double> compile = std::nullopt) {
+                                std::optional<double> eager = std::nullopt,
+                                std::optional<double> compile = std::nullopt) {
   eval::Result r;
   r.task = task;
   r.level = level;

@@ -10,7 +10,8 @@
 
 namespace vinci::test {
 
-// Every record of a JSONL file; a line that is not JSON throws (a torn last line is skipped, as core::read_jsonl_lines does).
+// Every record of a JSONL file; a line that is not JSON throws (a torn last line is skipped, as core::read_jsonl_lines
+// does).
 inline std::vector<nlohmann::json> read_jsonl(const std::filesystem::path& path) {
   std::vector<nlohmann::json> out;
   for (const auto& line : core::read_jsonl_lines(path)) out.push_back(nlohmann::json::parse(line.text));

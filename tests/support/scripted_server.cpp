@@ -131,7 +131,8 @@ void ScriptedServer::serve(int fd) {
   req.path = request_line.substr(sp1 + 1, sp2 - sp1 - 1);
   while (line_end != std::string::npos && line_end < head.size()) {
     const size_t next = head.find("\r\n", line_end + 2);
-    const std::string line = head.substr(line_end + 2, next == std::string::npos ? std::string::npos : next - line_end - 2);
+    const std::string line =
+        head.substr(line_end + 2, next == std::string::npos ? std::string::npos : next - line_end - 2);
     const size_t colon = line.find(':');
     if (colon != std::string::npos) {
       std::string name = line.substr(0, colon);
@@ -179,8 +180,10 @@ void ScriptedServer::serve(int fd) {
   }
   {
     std::unique_lock lock(mu_);
-    if (reply.mode == ScriptedReply::Mode::hang) stop_cv_.wait(lock, [&] { return stopping_; });
-    else stop_cv_.wait_for(lock, reply.delay, [&] { return stopping_; });
+    if (reply.mode == ScriptedReply::Mode::hang)
+      stop_cv_.wait(lock, [&] { return stopping_; });
+    else
+      stop_cv_.wait_for(lock, reply.delay, [&] { return stopping_; });
     // Counted out before the answer goes: a client may read it and send its next request before
     // this thread gets past send_all, and that must not look like one more request at once.
     --in_flight_;

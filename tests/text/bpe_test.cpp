@@ -11,7 +11,7 @@ using namespace vinci::text;
 
 // a=0 b=1 c=2 ab=3 bc=4 abc=5 <unk>=6 aa=7 <0xC3>=8 <0xA9>=9 é=10 ##b=11 b</w>=12
 Vocab vocab() {
-  return {{"a", 0},  {"b", 1},      {"c", 2},      {"ab", 3}, {"bc", 4},   {"abc", 5},  {"<unk>", 6},
+  return {{"a", 0},  {"b", 1},      {"c", 2},      {"ab", 3}, {"bc", 4},   {"abc", 5},   {"<unk>", 6},
           {"aa", 7}, {"<0xC3>", 8}, {"<0xA9>", 9}, {"é", 10}, {"##b", 11}, {"b</w>", 12}};
 }
 
@@ -85,7 +85,10 @@ TEST(Bpe, ByteFallbackNeedsEveryByteOfTheCharacter) {
   v.erase("é");
   EXPECT_EQ(encode(Bpe(v, {}, o), "a\xC3\xA9"), (std::vector<int32_t>{0, 8, 9}));
   // ñ is C3 B1: <0xB1> is missing, so the whole character is unknown, not half of it.
-  EXPECT_EQ(encode(Bpe(v, {}, o), "\xC3\xB1" "a"), (std::vector<int32_t>{6, 0}));
+  EXPECT_EQ(encode(Bpe(v, {}, o),
+                   "\xC3\xB1"
+                   "a"),
+            (std::vector<int32_t>{6, 0}));
   // A character in the vocab is itself, not its bytes.
   EXPECT_EQ(encode(Bpe(vocab(), {}, o), "\xC3\xA9"), (std::vector<int32_t>{10}));
 }

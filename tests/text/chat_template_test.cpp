@@ -129,7 +129,8 @@ TEST(ChatTemplate, OverrideFileKeepsTheModelsSpecialTokens) {
                           R"({"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"})");
   core::write_file_atomic(dir.path() / "mine.jinja", "{{ bos_token }}{{ messages[0].content }}{{ eos_token }}");
   auto chat = ChatTemplate::from_model_dir(dir.path(), dir.path() / "mine.jinja");
-  EXPECT_EQ(chat.render(ordered_json::parse(R"([{"role": "user", "content": "hi"}])")), "<|begin_of_text|>hi<|eot_id|>");
+  EXPECT_EQ(chat.render(ordered_json::parse(R"([{"role": "user", "content": "hi"}])")),
+            "<|begin_of_text|>hi<|eot_id|>");
 }
 
 // apply_chat_template drops None fields and mirrors reasoning under "thinking" and
@@ -160,8 +161,9 @@ TEST(ChatTemplate, NoTemplateInTheModelDirectory) {
 
 TEST(ChatTemplate, UnsupportedConstructNamesFileLineAndConstruct) {
   const vinci::test::TempDir dir("chat");
-  core::write_file_atomic(dir.path() / "chat_template.jinja",
-                          "{%- for m in messages %}\n{%- macro render(m) %}{{ m.content }}{% endmacro %}\n{%- endfor %}");
+  core::write_file_atomic(
+      dir.path() / "chat_template.jinja",
+      "{%- for m in messages %}\n{%- macro render(m) %}{{ m.content }}{% endmacro %}\n{%- endfor %}");
   try {
     ChatTemplate::from_model_dir(dir.path());
     FAIL() << "parsed a template with a macro";

@@ -54,8 +54,9 @@ TEST(JinjaErrors, SyntaxErrorsNameTheLine) {
 }
 
 TEST(JinjaParser, EveryUnsupportedTagIsRefusedAsUnsupported) {
-  for (const char* source : {"{% include 'other.j2' %}", "{% import 'm.j2' as m %}", "{% extends 'base.j2' %}",
-                             "{% block body %}{% endblock %}", "{% raw %}x{% endraw %}", "{% call m() %}{% endcall %}"}) {
+  for (const char* source :
+       {"{% include 'other.j2' %}", "{% import 'm.j2' as m %}", "{% extends 'base.j2' %}",
+        "{% block body %}{% endblock %}", "{% raw %}x{% endraw %}", "{% call m() %}{% endcall %}"}) {
     const Error e = parse_error(source);
     EXPECT_TRUE(e.unsupported()) << source << ": " << e.what();
     EXPECT_EQ(e.line(), 1) << source;

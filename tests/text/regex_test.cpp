@@ -46,8 +46,11 @@ TEST(Regex, LineAnchorsMatchAtEveryLine) {
 }
 
 TEST(Regex, SpaceIsWhiteSpaceExactly) {
-  EXPECT_EQ(spans("\\s+", "a \t\xC2\xA0" "b"), (Spans{{1, 5}}));  // NBSP is White_Space
-  EXPECT_EQ(spans("\\s", "\xE1\xA0\x8E"), Spans{});                // U+180E is not, since Unicode 6.3
+  EXPECT_EQ(spans("\\s+",
+                  "a \t\xC2\xA0"
+                  "b"),
+            (Spans{{1, 5}}));                        // NBSP is White_Space
+  EXPECT_EQ(spans("\\s", "\xE1\xA0\x8E"), Spans{});  // U+180E is not, since Unicode 6.3
   EXPECT_EQ(spans("\\S+", "a b"), (Spans{{0, 1}, {2, 3}}));
 }
 

@@ -34,11 +34,13 @@ const json& golden_cases() {
 
 // GPT-2's byte-to-character map, written out by hand for the bytes these tests use.
 const std::map<unsigned char, std::string> kByteChars = {
-    {' ', "\xC4\xA0"} /* Ġ */, {'\n', "\xC4\x8A"} /* Ċ */, {0x00, "\xC4\x80"} /* Ā */, {0x7F, "\xC4\xA1"} /* ġ */,
-    {0xAD, "\xC5\x83"} /* Ń */, {0xA9, "\xC2\xA9"} /* © */, {0xC3, "\xC3\x83"} /* Ã */, {0xE2, "\xC3\xA2"},
-    {0x82, "\xC4\xA4"}, {0xAC, "\xC2\xAC"}, {0xF0, "\xC3\xB0"}, {0x9F, "\xC5\x81"}, {0x98, "\xC4\xBA"},
-    {0xED, "\xC3\xAD"}, {0xA0, "\xC5\x82"}, {0x80, "\xC4\xA2"}, {0xFF, "\xC3\xBF"}, {0xC0, "\xC3\x80"},
-    {0xF4, "\xC3\xB4"}, {0x90, "\xC4\xB2"}, {'A', "A"}};
+    {' ', "\xC4\xA0"} /* Ġ */,  {'\n', "\xC4\x8A"} /* Ċ */, {0x00, "\xC4\x80"} /* Ā */,
+    {0x7F, "\xC4\xA1"} /* ġ */, {0xAD, "\xC5\x83"} /* Ń */, {0xA9, "\xC2\xA9"} /* © */,
+    {0xC3, "\xC3\x83"} /* Ã */, {0xE2, "\xC3\xA2"},         {0x82, "\xC4\xA4"},
+    {0xAC, "\xC2\xAC"},         {0xF0, "\xC3\xB0"},         {0x9F, "\xC5\x81"},
+    {0x98, "\xC4\xBA"},         {0xED, "\xC3\xAD"},         {0xA0, "\xC5\x82"},
+    {0x80, "\xC4\xA2"},         {0xFF, "\xC3\xBF"},         {0xC0, "\xC3\x80"},
+    {0xF4, "\xC3\xB4"},         {0x90, "\xC4\xB2"},         {'A', "A"}};
 
 // A hand-made tokenizer.json: one token per byte (id = byte value) plus `extra` tokens from
 // id 256, a ByteLevel pre-tokenizer and decoder; tests edit the rest.
@@ -59,29 +61,32 @@ json tiny_tokenizer(const std::vector<std::string>& extra, const json& merges) {
     vocab[ch] = b;
   }
   for (size_t i = 0; i < extra.size(); ++i) vocab[extra[i]] = 256 + static_cast<int>(i);
-  return json{{"version", "1.0"},
-              {"truncation", nullptr},
-              {"padding", nullptr},
-              {"added_tokens", json::array()},
-              {"normalizer", nullptr},
-              {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
-              {"post_processor", nullptr},
-              {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
-              {"model",
-               {{"type", "BPE"},
-                {"dropout", nullptr},
-                {"unk_token", nullptr},
-                {"continuing_subword_prefix", nullptr},
-                {"end_of_word_suffix", nullptr},
-                {"fuse_unk", false},
-                {"byte_fallback", false},
-                {"ignore_merges", false},
-                {"vocab", vocab},
-                {"merges", merges}}}};
+  return json{
+      {"version", "1.0"},
+      {"truncation", nullptr},
+      {"padding", nullptr},
+      {"added_tokens", json::array()},
+      {"normalizer", nullptr},
+      {"pre_tokenizer",
+       {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
+      {"post_processor", nullptr},
+      {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
+      {"model",
+       {{"type", "BPE"},
+        {"dropout", nullptr},
+        {"unk_token", nullptr},
+        {"continuing_subword_prefix", nullptr},
+        {"end_of_word_suffix", nullptr},
+        {"fuse_unk", false},
+        {"byte_fallback", false},
+        {"ignore_merges", false},
+        {"vocab", vocab},
+        {"merges", merges}}}};
 }
 
 json added(const std::string& content, int id, bool special, json flags = json::object()) {
-  json t = {{"id", id}, {"content", content}, {"single_word", false}, {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"special", special}};
+  json t = {{"id", id},        {"content", content},  {"single_word", false}, {"lstrip", false},
+            {"rstrip", false}, {"normalized", false}, {"special", special}};
   t.update(flags);
   return t;
 }
@@ -90,7 +95,9 @@ class TempDir {
  public:
   // The process id, not gtest's time-based random seed: ctest runs tests in parallel processes, and
   // two that started in the same millisecond shared a folder and deleted each other's files.
-  TempDir() : path_(fs::temp_directory_path() / ("vinci_tokenizer_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++))) {
+  TempDir()
+      : path_(fs::temp_directory_path() /
+              ("vinci_tokenizer_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++))) {
     fs::create_directories(path_);
   }
   ~TempDir() { fs::remove_all(path_); }
@@ -173,8 +180,8 @@ TEST(TokenizerDecode, IncompleteUtf8BecomesReplacementCharactersAsInHf) {
   EXPECT_EQ(tok.decode(ids({0xE2, 0x82})), fffd);
   EXPECT_EQ(tok.decode(ids({0xF0, 0x9F, 0x98})), fffd);
   EXPECT_EQ(tok.decode(ids({0xC3, 'A'})), fffd + "A");
-  EXPECT_EQ(tok.decode(ids({0xED, 0xA0, 0x80})), fffd + fffd + fffd);  // a surrogate
-  EXPECT_EQ(tok.decode(ids({0xC0, 0x80})), fffd + fffd);              // overlong
+  EXPECT_EQ(tok.decode(ids({0xED, 0xA0, 0x80})), fffd + fffd + fffd);               // a surrogate
+  EXPECT_EQ(tok.decode(ids({0xC0, 0x80})), fffd + fffd);                            // overlong
   EXPECT_EQ(tok.decode(ids({0xF4, 0x90, 0x80, 0x80})), fffd + fffd + fffd + fffd);  // above U+10FFFF
   EXPECT_EQ(tok.decode(ids({0xFF, 'A'})), fffd + "A");
   // A character split across tokens comes out whole once both halves are there.
@@ -192,8 +199,8 @@ TEST(TokenizerModel, MergesApplyByRankAndLeftmostFirst) {
   TempDir dir;
   const std::vector<std::string> extra = {"ab", "bc", "abc", "aa"};
   // Pairs spelled with json::array: a braced list of two-element lists would become an object.
-  const json pairs = json::array({json::array({"a", "b"}), json::array({"b", "c"}), json::array({"ab", "c"}),
-                                  json::array({"a", "a"})});
+  const json pairs = json::array(
+      {json::array({"a", "b"}), json::array({"b", "c"}), json::array({"ab", "c"}), json::array({"a", "a"})});
   for (const json& merges : {json{"a b", "b c", "ab c", "a a"}, pairs}) {
     const Tokenizer tok = dir.load(tiny_tokenizer(extra, merges));
     EXPECT_EQ(tok.encode("abc"), (Ids{258}));
@@ -219,13 +226,19 @@ TEST(TokenizerModel, ByteFallbackAndUnknownTokens) {
   j["pre_tokenizer"] = nullptr;
   j["model"]["vocab"] = {{"<unk>", 0}, {"<0xC3>", 1}, {"<0xA9>", 2}, {"a", 3}, {"b", 4}};
   j["model"]["byte_fallback"] = true;
-  EXPECT_EQ(dir.load(j).encode("a\xC3\xA9" "b"), (Ids{3, 1, 2, 4}));  // é is C3 A9
+  EXPECT_EQ(dir.load(j).encode("a\xC3\xA9"
+                               "b"),
+            (Ids{3, 1, 2, 4}));  // é is C3 A9
   j["model"]["unk_token"] = "<unk>";
   EXPECT_EQ(dir.load(j).encode("a\xC3\xB1"), (Ids{3, 0}));  // ñ is C3 B1, and <0xB1> is missing
   j["model"]["byte_fallback"] = false;
-  EXPECT_EQ(dir.load(j).encode("a\xC3\xA9\xC3\xA9" "b"), (Ids{3, 0, 0, 4}));
+  EXPECT_EQ(dir.load(j).encode("a\xC3\xA9\xC3\xA9"
+                               "b"),
+            (Ids{3, 0, 0, 4}));
   j["model"]["fuse_unk"] = true;
-  EXPECT_EQ(dir.load(j).encode("a\xC3\xA9\xC3\xA9" "b"), (Ids{3, 0, 4}));
+  EXPECT_EQ(dir.load(j).encode("a\xC3\xA9\xC3\xA9"
+                               "b"),
+            (Ids{3, 0, 4}));
   j["model"]["unk_token"] = "<missing>";
   EXPECT_THROW(dir.load(j).encode("\xC3\xA9"), TokenizerError);
   EXPECT_EQ(dir.load(j).encode("ab"), (Ids{3, 4}));
@@ -255,8 +268,8 @@ TEST(TokenizerAddedTokens, LongestMatchWinsAndNormalizedTokensMatchNormalizedTex
   TempDir dir;
   json j = tiny_tokenizer({}, json::array());
   j["normalizer"] = {{"type", "NFC"}};
-  j["added_tokens"] = {added("<|a", 256, true), added("<|a|>", 257, true), added("Caf\xC3\xA9", 258, false, {{"normalized", true}}),
-                       added("N\xC3\xB1", 259, false)};
+  j["added_tokens"] = {added("<|a", 256, true), added("<|a|>", 257, true),
+                       added("Caf\xC3\xA9", 258, false, {{"normalized", true}}), added("N\xC3\xB1", 259, false)};
   const Tokenizer tok = dir.load(j);
   EXPECT_EQ(tok.encode("<|a|><|a"), (Ids{257, 256}));
   // "Cafe" + U+0301 composes to "Café" before normalized tokens are looked for ...
@@ -291,10 +304,11 @@ TEST(TokenizerPreTokenizer, SplitBehaviorsAndInvert) {
   // Merges would join across the pieces, so the ids show where the text was cut.
   json j = tiny_tokenizer({"a-", "-b", "--"}, json{"a -", "- b", "- -"});
   const auto split = [&](const std::string& text, const std::string& behavior, bool invert) {
-    j["pre_tokenizer"] = {{"type", "Sequence"},
-                          {"pretokenizers",
-                           {{{"type", "Split"}, {"pattern", {{"String", "-"}}}, {"behavior", behavior}, {"invert", invert}},
-                            {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}}}};
+    j["pre_tokenizer"] = {
+        {"type", "Sequence"},
+        {"pretokenizers",
+         {{{"type", "Split"}, {"pattern", {{"String", "-"}}}, {"behavior", behavior}, {"invert", invert}},
+          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}}}};
     return dir.load(j).encode(text);
   };
   EXPECT_EQ(split("a-b", "Isolated", false), (Ids{97, 45, 98}));
@@ -310,7 +324,8 @@ TEST(TokenizerErrors, NameTheFileAndTheField) {
   TempDir dir;
   const auto expect_error = [&](const std::string& text, std::vector<std::string> needles) {
     const std::string message = load_error(dir, text);
-    for (const std::string& needle : needles) EXPECT_NE(message.find(needle), std::string::npos) << message << "\nlacks: " << needle;
+    for (const std::string& needle : needles)
+      EXPECT_NE(message.find(needle), std::string::npos) << message << "\nlacks: " << needle;
     EXPECT_NE(message.find("tokenizer"), std::string::npos) << message;  // the file name
   };
   expect_error("{\"model\": ", {"not valid JSON"});
@@ -332,7 +347,8 @@ TEST(TokenizerErrors, NameTheFileAndTheField) {
   expect_error(j.dump(), {"model.merges[0]", "\"ab\" is not in model.vocab"});
 
   j = tiny_tokenizer({}, json::array());
-  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "\\w+"}}}, {"behavior", "Isolated"}, {"invert", false}};
+  j["pre_tokenizer"] = {
+      {"type", "Split"}, {"pattern", {{"Regex", "\\w+"}}}, {"behavior", "Isolated"}, {"invert", false}};
   expect_error(j.dump(), {"pre_tokenizer.pattern.Regex", "\\w"});
 
   j["pre_tokenizer"]["pattern"]["Regex"] = "(unclosed";

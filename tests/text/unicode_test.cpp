@@ -13,11 +13,11 @@ using namespace vinci::text;
 TEST(Utf8, InvalidSequencesAreFoundAtTheirFirstByte) {
   EXPECT_EQ(find_invalid_utf8(""), std::nullopt);
   EXPECT_EQ(find_invalid_utf8("a\xC3\xA9\xF0\x9F\x98\x80"), std::nullopt);  // a, é, 😀
-  EXPECT_EQ(find_invalid_utf8("a\xC0\x80"), 1u);                          // overlong NUL
-  EXPECT_EQ(find_invalid_utf8("ab\xED\xA0\x80"), 2u);                     // a surrogate, U+D800
-  EXPECT_EQ(find_invalid_utf8("\xF4\x90\x80\x80"), 0u);                   // past U+10FFFF
-  EXPECT_EQ(find_invalid_utf8("abc\xE2\x82"), 3u);                        // cut mid-character
-  EXPECT_EQ(find_invalid_utf8("\x80"), 0u);                               // a lone continuation byte
+  EXPECT_EQ(find_invalid_utf8("a\xC0\x80"), 1u);                            // overlong NUL
+  EXPECT_EQ(find_invalid_utf8("ab\xED\xA0\x80"), 2u);                       // a surrogate, U+D800
+  EXPECT_EQ(find_invalid_utf8("\xF4\x90\x80\x80"), 0u);                     // past U+10FFFF
+  EXPECT_EQ(find_invalid_utf8("abc\xE2\x82"), 3u);                          // cut mid-character
+  EXPECT_EQ(find_invalid_utf8("\x80"), 0u);                                 // a lone continuation byte
 }
 
 TEST(Utf8, CodePointsDecodeForwardAndBackward) {
@@ -51,18 +51,20 @@ TEST(Utf8, AppendEncodesEachLength) {
 TEST(Utf8, LossyDecodingReplacesMaximalSubparts) {
   const std::string fffd = "\xEF\xBF\xBD";
   EXPECT_EQ(utf8_lossy("plain"), "plain");
-  EXPECT_EQ(utf8_lossy("a\xE2\x82" "b"), "a" + fffd + "b");     // one truncated character: one U+FFFD
-  EXPECT_EQ(utf8_lossy("\xF0\x9F\x98"), fffd);                   // a cut emoji at the end
-  EXPECT_EQ(utf8_lossy("\xC0\xAF"), fffd + fffd);                // an overlong form: each byte
+  EXPECT_EQ(utf8_lossy("a\xE2\x82"
+                       "b"),
+            "a" + fffd + "b");                                       // one truncated character: one U+FFFD
+  EXPECT_EQ(utf8_lossy("\xF0\x9F\x98"), fffd);                       // a cut emoji at the end
+  EXPECT_EQ(utf8_lossy("\xC0\xAF"), fffd + fffd);                    // an overlong form: each byte
   EXPECT_EQ(utf8_lossy("\xED\xA0\x80x"), fffd + fffd + fffd + "x");  // a surrogate: each byte
   EXPECT_EQ(utf8_lossy("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd);
 }
 
 TEST(Nfc, ComposesReordersAndRespectsExclusions) {
-  EXPECT_EQ(nfc("e\xCC\x81"), "\xC3\xA9");                       // e + U+0301 → é
-  EXPECT_EQ(nfc("\xE1\x84\x80\xE1\x85\xA1"), "\xEA\xB0\x80");    // Hangul L+V → 가
+  EXPECT_EQ(nfc("e\xCC\x81"), "\xC3\xA9");                                 // e + U+0301 → é
+  EXPECT_EQ(nfc("\xE1\x84\x80\xE1\x85\xA1"), "\xEA\xB0\x80");              // Hangul L+V → 가
   EXPECT_EQ(nfc("\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8"), "\xEA\xB0\x81");  // L+V+T → 각
-  EXPECT_EQ(nfc("\xE2\x84\xAB"), "\xC3\x85");                    // the Angstrom sign is a singleton → Å
+  EXPECT_EQ(nfc("\xE2\x84\xAB"), "\xC3\x85");                              // the Angstrom sign is a singleton → Å
   // A composition exclusion stays decomposed: U+0958 → U+0915 U+093C.
   EXPECT_EQ(nfc("\xE0\xA5\x98"), "\xE0\xA4\x95\xE0\xA4\xBC");
   // Marks are put in canonical order first: dot below (ccc 220) composes before the ring (230).
@@ -75,27 +77,30 @@ TEST(UnicodeProperties, WhiteSpaceIsThePropertyNotTheCategory) {
   for (const char32_t c : {U' ', U'\t', U'\n', U'\u0085', U'\u00A0', U'\u1680', U'\u2028', U'\u3000'})
     EXPECT_TRUE(is_white_space(c)) << static_cast<uint32_t>(c);
   // U+180E left White_Space in Unicode 6.3; U+200B was never in it.
-  for (const char32_t c : {U'a', U'\u180E', U'\u200B', U'\uFEFF'}) EXPECT_FALSE(is_white_space(c)) << static_cast<uint32_t>(c);
+  for (const char32_t c : {U'a', U'\u180E', U'\u200B', U'\uFEFF'})
+    EXPECT_FALSE(is_white_space(c)) << static_cast<uint32_t>(c);
 }
 
 TEST(UnicodeProperties, WordCharactersIncludeMarksConnectorsAndJoiners) {
-  for (const char32_t c : {U'a', U'Z', U'_', U'7', U'\u00E9', U'\u0301', U'\u200C', U'\u200D', U'\u2160', U'\u203F',
-                           U'\u0663'})
+  for (const char32_t c :
+       {U'a', U'Z', U'_', U'7', U'\u00E9', U'\u0301', U'\u200C', U'\u200D', U'\u2160', U'\u203F', U'\u0663'})
     EXPECT_TRUE(is_word_char(c)) << static_cast<uint32_t>(c);
   // '-' is punctuation, '²' a No digit, not Nd.
   for (const char32_t c : {U'-', U' ', U'\u00B2', U'$'}) EXPECT_FALSE(is_word_char(c)) << static_cast<uint32_t>(c);
 }
 
 TEST(ByteLevel, MatchesGpt2BytesToUnicode) {
-  EXPECT_EQ(byte_level_char(0x21), "!");          // printable bytes stand for themselves
+  EXPECT_EQ(byte_level_char(0x21), "!");  // printable bytes stand for themselves
   EXPECT_EQ(byte_level_char(0xA1), "\xC2\xA1");
   EXPECT_EQ(byte_level_char(0xFF), "\xC3\xBF");
-  EXPECT_EQ(byte_level_char(0x00), "\xC4\x80");   // the others count up from U+0100
-  EXPECT_EQ(byte_level_char(0x0A), "\xC4\x8A");   // Ċ
-  EXPECT_EQ(byte_level_char(0x20), "\xC4\xA0");   // Ġ
+  EXPECT_EQ(byte_level_char(0x00), "\xC4\x80");  // the others count up from U+0100
+  EXPECT_EQ(byte_level_char(0x0A), "\xC4\x8A");  // Ċ
+  EXPECT_EQ(byte_level_char(0x20), "\xC4\xA0");  // Ġ
   EXPECT_EQ(byte_level_char(0x7F), "\xC4\xA1");
-  EXPECT_EQ(byte_level_char(0xAD), "\xC5\x83");   // the last one, U+0143
-  EXPECT_EQ(to_byte_level("a b\n"), "a\xC4\xA0" "b\xC4\x8A");
+  EXPECT_EQ(byte_level_char(0xAD), "\xC5\x83");  // the last one, U+0143
+  EXPECT_EQ(to_byte_level("a b\n"),
+            "a\xC4\xA0"
+            "b\xC4\x8A");
 }
 
 TEST(ByteLevel, TheMapIsABijectionOnItsCharacters) {

@@ -10,9 +10,9 @@ namespace unicode_updates_test {
 using namespace vinci::text;
 
 bool is_category(std::string_view c) {
-  static constexpr std::string_view kAll[] = {"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No",
-                                              "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So",
-                                              "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn"};
+  static constexpr std::string_view kAll[] = {"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl",
+                                              "No", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "Sm", "Sc",
+                                              "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn"};
   for (const auto a : kAll)
     if (a == c) return true;
   return false;
