@@ -30,7 +30,10 @@ TEST(Sampler, DrawsFromTheTruncatedTemperedDistribution) {
   // 0.25, 0.09, 0.0225, 0.0025 over 0.365 = 0.6849, 0.2466, 0.0616, 0.0068 → top_p 0.8 keeps two
   // (mass before the third 0.9315), giving 0.7353 / 0.2647.
   auto logits = at::log(at::tensor({0.5f, 0.3f, 0.15f, 0.05f})).unsqueeze(0).repeat({4000, 1});
-  struct Case { double temperature, top_p; std::vector<double> expected; };
+  struct Case {
+    double temperature, top_p;
+    std::vector<double> expected;
+  };
   for (const Case& c : {Case{1.0, 0.8, {0.625, 0.375, 0, 0}}, Case{0.5, 0.8, {0.7353, 0.2647, 0, 0}},
                         Case{1.0, 1.0, {0.5, 0.3, 0.15, 0.05}}}) {
     SamplingParams params;
