@@ -173,7 +173,13 @@ TEST(Pipeline, CpuReferenceSolutionsAreCorrect) {
   for (const auto& [task, cand] : pairing.pairs)
     if (all || kCiSolutions.count(task.id)) jobs.push_back({task, cand});
   ASSERT_EQ(jobs.size(), all ? pairing.pairs.size() : kCiSolutions.size()) << "a CI solution is missing";
-  EvaluatorPool pool(cpu_config());
+  // This test asks whether honest kernels are judged correct, not how strict the clock check is
+  // (the corpora below keep it strict). On the loaded 2-core CI machine the CPU clock check's noise
+  // has exceeded its allowance for honest kernels (0.56 ms unclaimed against 0.54 ms allowed, and
+  // 2.2 ms beside a build of precompiled headers), so unclaimed time is charged here instead.
+  EvalConfig config = cpu_config();
+  config.timing.charge_ms = 50;
+  EvaluatorPool pool(config);
   for (const Result& r : pool.run(jobs, nullptr)) {
     EXPECT_EQ(r.verdict, Verdict::correct) << r.task << ": " << r.reason << ": " << r.message;
     if (!r.correct()) continue;
