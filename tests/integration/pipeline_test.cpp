@@ -109,6 +109,15 @@ std::vector<std::string> processes_named(const std::string& name) {
   return found;
 }
 
+// For runs that ask whether honest kernels pass rather than how strict the clock check is: unclaimed
+// time is charged, not refused. On the loaded 2-core CI machine the CPU clock check's noise has
+// exceeded its allowance for honest kernels (ResidualAddRMSNorm 0.56 ms against 0.54 allowed; two
+// honest threat files 4.2 and 6.1 ms against 2.6 and 3.1), which docs/threat_model.md records.
+EvalConfig honest_config(EvalConfig config) {
+  config.timing.charge_ms = 50;
+  return config;
+}
+
 // Runs every cpu-labelled candidate of dir against suite and checks each verdict, and that no side
 // effect a candidate's header names happened.
 void expect_corpus(const fs::path& suite_dir, const fs::path& dir, size_t minimum, EvalConfig config) {
@@ -127,8 +136,22 @@ void expect_corpus(const fs::path& suite_dir, const fs::path& dir, size_t minimu
     effects.push_back(side_effects_of(job.candidate.file, config.cache_dir));
     for (const auto& pattern : effects.back().absent) before[pattern] = snapshot(pattern);
   }
-  EvaluatorPool pool(config);
-  const auto results = pool.run(jobs, nullptr);
+  // Files labelled plainly correct/ run in a pool that charges unclaimed time (see honest_config):
+  // they test that honest kernels pass, while every other file meets the strict clock check.
+  std::vector<Result> results(jobs.size());
+  for (const bool honest : {false, true}) {
+    std::vector<size_t> group;
+    std::vector<Job> group_jobs;
+    for (size_t i = 0; i < jobs.size(); ++i)
+      if ((*jobs[i].candidate.expect == "correct/") == honest) {
+        group.push_back(i);
+        group_jobs.push_back(jobs[i]);
+      }
+    if (group.empty()) continue;
+    EvaluatorPool pool(honest ? honest_config(config) : config);
+    const auto group_results = pool.run(group_jobs, nullptr);
+    for (size_t k = 0; k < group.size(); ++k) results[group[k]] = group_results[k];
+  }
   for (size_t i = 0; i < jobs.size(); ++i) {
     for (const auto& pattern : effects[i].absent) {
       // The pool itself writes results and baselines; what was there before must stay as it was,
@@ -173,13 +196,7 @@ TEST(Pipeline, CpuReferenceSolutionsAreCorrect) {
   for (const auto& [task, cand] : pairing.pairs)
     if (all || kCiSolutions.count(task.id)) jobs.push_back({task, cand});
   ASSERT_EQ(jobs.size(), all ? pairing.pairs.size() : kCiSolutions.size()) << "a CI solution is missing";
-  // This test asks whether honest kernels are judged correct, not how strict the clock check is
-  // (the corpora below keep it strict). On the loaded 2-core CI machine the CPU clock check's noise
-  // has exceeded its allowance for honest kernels (0.56 ms unclaimed against 0.54 ms allowed, and
-  // 2.2 ms beside a build of precompiled headers), so unclaimed time is charged here instead.
-  EvalConfig config = cpu_config();
-  config.timing.charge_ms = 50;
-  EvaluatorPool pool(config);
+  EvaluatorPool pool(honest_config(cpu_config()));
   for (const Result& r : pool.run(jobs, nullptr)) {
     EXPECT_EQ(r.verdict, Verdict::correct) << r.task << ": " << r.reason << ": " << r.message;
     if (!r.correct()) continue;
