@@ -1,5 +1,5 @@
 # vinci-task: level1/14_MeanReduction
-# vinci-expect: rejected/timed_output
+# vinci-expect: rejected/timed_output|rejected/library_compute
 # vinci-devices: cpu
 """Behaves differently after N calls: right for the first calls (a correctness check makes a few),
 then forward stops computing and returns a copy of the last output it made (the copy keeps "an
