@@ -15,6 +15,7 @@
 #include "eval/metrics.h"
 #include "support/fake_backbone.h"
 #include "support/jsonl.h"
+#include "support/scripted_evaluator.h"
 
 namespace model_bench_test {
 
@@ -39,42 +40,6 @@ class CountingBackbone final : public vinci::llm::Backbone {
 
  private:
   vinci::test::FakeBackbone& inner_;
-};
-
-// A file is correct with the speedup after "eager=" (and "compile=" when present); "wrong" makes it
-// incorrect. Each evaluate() call's jobs are kept.
-class ScriptedEvaluator final : public KernelEvaluator {
- public:
-  std::vector<Result> evaluate(const std::vector<vinci::eval::Job>& jobs) override {
-    calls.push_back(jobs);
-    std::vector<Result> out;
-    for (const auto& j : jobs) {
-      Result r;
-      r.task = j.task.id;
-      r.level = j.task.level;
-      r.task_number = j.task.number;
-      r.task_name = j.task.name;
-      r.candidate = j.candidate.file.string();
-      r.candidate_hash = j.candidate.hash;
-      r.device = "scripted";
-      const std::string& src = j.candidate.source;
-      if (src.find("wrong") != std::string::npos) {
-        r.verdict = Verdict::incorrect;
-        r.trials = 5;
-        r.max_abs_diff = 0.5;
-      } else {
-        r.verdict = Verdict::correct;
-        r.trials = r.trials_passed = 5;
-        r.speedup_eager = std::stod(src.substr(src.find("eager=") + 6));
-        if (const auto at = src.find("compile="); at != std::string::npos)
-          r.speedup_compile = std::stod(src.substr(at + 8));
-      }
-      out.push_back(r);
-    }
-    return out;
-  }
-  std::string device() const override { return "scripted"; }
-  std::vector<std::vector<vinci::eval::Job>> calls;
 };
 
 std::string kernel(const std::string& strategy, const std::string& marks) {
@@ -128,7 +93,7 @@ TEST(ModelBench, PolicyTurnAdvancesTwoTasksInOneBatch) {
   const Prompts prompts;
   vinci::test::FakeBackbone fake;
   CountingBackbone model(fake);
-  ScriptedEvaluator evaluator;
+  vinci::test::ScriptedEvaluator evaluator;
   Rollout a0, a1, b0;
   a0.label = "a0";
   a1.label = "a1";
@@ -194,7 +159,7 @@ TEST(ModelBench, ChunksTasksAndSummarizesPassAtKAndFastP) {
   const Prompts prompts;
   vinci::test::FakeBackbone fake;
   CountingBackbone model(fake);
-  ScriptedEvaluator evaluator;
+  vinci::test::ScriptedEvaluator evaluator;
   // Chunk 1: A (one correct sample of two), B (no kernel at all); chunk 2: C (both correct).
   fake.push_text(kernel("a fast", "eager=2.0 compile=0.9"));
   fake.push_text(kernel("a wrong", "wrong"));
@@ -305,7 +270,7 @@ TEST(ModelBench, TurnsRefineEachSampleOnItsOwn) {
   const Prompts prompts;
   vinci::test::FakeBackbone fake;
   CountingBackbone model(fake);
-  ScriptedEvaluator evaluator;
+  vinci::test::ScriptedEvaluator evaluator;
   fake.push_text(kernel("zero wrong", "wrong"));
   fake.push_text(kernel("one right", "eager=1.3"));
   fake.push_text(kernel("zero fixed", "eager=1.1"));
@@ -335,7 +300,7 @@ TEST(ModelBench, ResumedRunIsAnsweredFromItsJournal) {
   BenchSettings s;
   s.samples = 2;
   s.batch_tasks = 1;
-  ScriptedEvaluator evaluator;
+  vinci::test::ScriptedEvaluator evaluator;
   // The first run is stopped in its second chunk: the backbone has nothing left for it.
   {
     vinci::test::FakeBackbone model;

@@ -12,6 +12,7 @@
 #include "agents/run_journal.h"
 #include "core/files.h"
 #include "support/fake_backbone.h"
+#include "support/scripted_evaluator.h"
 
 namespace optimizer_test {
 
@@ -20,36 +21,8 @@ using namespace vinci::agents;
 using vinci::eval::Result;
 using vinci::eval::Verdict;
 
-// Each evaluated file's speedup is the number after "speedup=" in its text; "wrong" marks it incorrect.
-class ScriptedEvaluator final : public KernelEvaluator {
- public:
-  std::vector<Result> evaluate(const std::vector<vinci::eval::Job>& jobs) override {
-    std::vector<Result> out;
-    for (const auto& j : jobs) {
-      ++evaluated;
-      Result r;
-      r.task = j.task.id;
-      r.candidate = j.candidate.file.string();
-      const auto at = j.candidate.source.find("speedup=");
-      if (j.candidate.source.find("wrong") != std::string::npos || at == std::string::npos) {
-        r.verdict = Verdict::incorrect;
-        r.trials = 5;
-        r.trials_passed = 2;
-        r.max_abs_diff = 0.5;
-      } else {
-        r.verdict = Verdict::correct;
-        r.speedup_eager = std::stod(j.candidate.source.substr(at + 8));
-      }
-      out.push_back(r);
-    }
-    return out;
-  }
-  std::string device() const override { return "scripted"; }
-  int evaluated = 0;
-};
-
 std::string answer(const std::string& strategy, double speedup) {
-  return fmt::format("Strategy: {}\n```python\nclass ModelNew:\n    pass  # speedup={}\n```\n", strategy, speedup);
+  return fmt::format("Strategy: {}\n```python\nclass ModelNew:\n    pass  # eager={}\n```\n", strategy, speedup);
 }
 
 struct Fixture {
@@ -75,7 +48,7 @@ TEST(Optimizer, SerialRefinesWithFeedbackAndMemory) {
   model.push_text(answer("naive loop", 1.0));
   model.push_text("<think>hmm</think>no code, sorry");
   model.push_text(answer("vectorize", 1.6));
-  ScriptedEvaluator evaluator;
+  vinci::test::ScriptedEvaluator evaluator;
   OptimizeSettings s;
   s.policy.turns = 3;
   s.summarize = false;
@@ -104,7 +77,7 @@ TEST(Optimizer, SerialRefinesWithFeedbackAndMemory) {
 
 TEST(Optimizer, ParallelAndBeamSpendTheSameBudget) {
   Fixture f;
-  ScriptedEvaluator evaluator;
+  vinci::test::ScriptedEvaluator evaluator;
   const vinci::skills::Library library;
   OptimizeSettings s;
   s.policy.turns = 2;
@@ -141,7 +114,7 @@ TEST(RunJournal, ReplaysRecordedCallsAndGoesLiveAfter) {
   s.policy.turns = 2;
   s.summarize = false;
   const vinci::skills::Library library;
-  ScriptedEvaluator evaluator;
+  vinci::test::ScriptedEvaluator evaluator;
   {
     // The first run stops after turn 1: its backbone has nothing left for turn 2.
     vinci::test::FakeBackbone model;

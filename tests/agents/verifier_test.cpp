@@ -9,6 +9,7 @@
 
 #include "core/files.h"
 #include "support/fake_backbone.h"
+#include "support/scripted_evaluator.h"
 #include "support/temp_dir.h"
 
 namespace verifier_test {
@@ -16,34 +17,8 @@ using namespace vinci::agents;
 using vinci::eval::Result;
 using vinci::eval::Verdict;
 
-// A file's speedup is the number after "speedup=" in it; "wrong" marks it incorrect. Every job's
-// freshness is kept, to check that repeats are measured again.
-class SpeedupEvaluator final : public KernelEvaluator {
- public:
-  std::vector<Result> evaluate(const std::vector<vinci::eval::Job>& jobs) override {
-    std::vector<Result> out;
-    for (const auto& j : jobs) {
-      fresh.push_back(j.fresh);
-      Result r;
-      r.task = j.task.id;
-      r.device = "scripted GPU";
-      const auto at = j.candidate.source.find("speedup=");
-      if (j.candidate.source.find("wrong") != std::string::npos || at == std::string::npos) {
-        r.verdict = Verdict::incorrect;
-      } else {
-        r.verdict = Verdict::correct;
-        r.speedup_eager = std::stod(j.candidate.source.substr(at + 8));
-      }
-      out.push_back(r);
-    }
-    return out;
-  }
-  std::string device() const override { return "scripted"; }
-  std::vector<bool> fresh;
-};
-
 std::string answer(double speedup, bool wrong = false) {
-  return fmt::format("Strategy: s\n```python\nclass ModelNew:\n    pass  # {}speedup={}\n```\n", wrong ? "wrong " : "",
+  return fmt::format("Strategy: s\n```python\nclass ModelNew:\n    pass  # {}eager={}\n```\n", wrong ? "wrong " : "",
                      speedup);
 }
 
@@ -89,7 +64,7 @@ TEST(Verifier, TheWorstRepeatMustReachTheBar) {
   for (const double x : {2.0, 1.9, 2.5, 1.7}) model.push_text(answer(x));
   model.push_text(answer(3.0));
   model.push_text(answer(3.0, /*wrong=*/true));
-  SpeedupEvaluator evaluator;
+  vinci::test::ScriptedEvaluator evaluator;
   const auto out = verify_skills(model, evaluator, Prompts(), s.task, s.origin,
                                  {skill("reaches_bar"), skill("misses_bar"), skill("not_correct")}, VerifySettings{});
   ASSERT_EQ(out.size(), 3u);
@@ -106,7 +81,7 @@ TEST(Verifier, TheWorstRepeatMustReachTheBar) {
   EXPECT_DOUBLE_EQ(v.skill_speedup, 1.9);
   EXPECT_EQ(v.repeats, 2);
   EXPECT_TRUE(v.correct);
-  EXPECT_EQ(v.gpu, "scripted GPU");
+  EXPECT_EQ(v.gpu, "scripted");
   EXPECT_FALSE(v.at.empty());
   EXPECT_FALSE(out[2].record.correct);
 }
@@ -115,7 +90,7 @@ TEST(Verifier, WithoutATurnOneSpeedupTheBarIsTheMinimum) {
   Origin s(std::nullopt);
   vinci::test::FakeBackbone model;
   model.push_text(answer(1.25));
-  SpeedupEvaluator evaluator;
+  vinci::test::ScriptedEvaluator evaluator;
   VerifySettings settings;
   settings.repeats = 1;
   const auto out = verify_skills(model, evaluator, Prompts(), s.task, s.origin, {skill("k")}, settings);
@@ -130,7 +105,7 @@ TEST(Verifier, RepeatsAreGreedyFreshAndCarryTheSkill) {
   vinci::test::FakeBackbone model;
   model.push_text(answer(2.0));
   model.push_text(answer(2.0));
-  SpeedupEvaluator evaluator;
+  vinci::test::ScriptedEvaluator evaluator;
   VerifySettings settings;
   settings.max_new_tokens = 123;
   const auto out = verify_skills(model, evaluator, Prompts(), s.task, s.origin, {skill("new_trick")}, settings);
@@ -143,7 +118,7 @@ TEST(Verifier, RepeatsAreGreedyFreshAndCarryTheSkill) {
     EXPECT_NE(prompt.find("unique-idea-of-new_trick"), std::string::npos);
     EXPECT_NE(prompt.find("unique-idea-of-coalesced_access"), std::string::npos);
   }
-  EXPECT_EQ(evaluator.fresh, (std::vector<bool>{true, true}));
+  EXPECT_EQ(evaluator.fresh(), (std::vector<bool>{true, true}));
   ASSERT_EQ(out[0].repeats.size(), 2u);
   EXPECT_EQ(out[0].repeats[1].label, "verify_s0_new_trick_r1");
   EXPECT_EQ(out[0].repeats[1].scheme, 3);
@@ -156,7 +131,7 @@ TEST(Verifier, RepeatsAreGreedyFreshAndCarryTheSkill) {
 TEST(Verifier, NoProposalsAskForNothing) {
   Origin s(1.0);
   vinci::test::FakeBackbone model;
-  SpeedupEvaluator evaluator;
+  vinci::test::ScriptedEvaluator evaluator;
   EXPECT_TRUE(verify_skills(model, evaluator, Prompts(), s.task, s.origin, {}, VerifySettings{}).empty());
   EXPECT_TRUE(model.requests().empty());
 }

@@ -1,19 +1,13 @@
-// The SFT data and its diversity filter (src/rl/sft_data, src/rl/diversity_filter): what a line
-// must hold, errors that name the file, line and field, comment-blind duplicates, the caps and the
-// balancing, each decision checked on conversations built by hand.
+// The diversity filter of the SFT data (src/rl/diversity_filter): comment-blind duplicates, the caps
+// and the balancing, each decision checked on conversations built by hand (what a line must hold is
+// tests/rl/sft_data_test.cpp's).
 #include <gtest/gtest.h>
-
-#include <unistd.h>
-#include <fstream>
-
-#include <fmt/format.h>
 
 #include "rl/diversity_filter.h"
 #include "rl/sft_data.h"
 
 namespace diversity_filter_test {
 
-namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 using vinci::rl::DiversityConfig;
 using vinci::rl::SftConversation;
@@ -30,48 +24,6 @@ ordered_json line(const std::string& task, int level, const std::string& role, c
 }
 
 SftConversation conversation(const ordered_json& j, size_t n) { return vinci::rl::parse_sft_conversation(j, n); }
-
-TEST(SftData, PolicyAnswersYieldTheirKernelFile) {
-  const auto c = conversation(
-      line("level1/4_Softmax", 1, "policy", "Here:\n```python\n" + kernel_file("        return x\n") + "```\n"), 3);
-  EXPECT_EQ(c.line, 3u);
-  EXPECT_EQ(c.task, "level1/4_Softmax");
-  EXPECT_EQ(c.level, 1);
-  EXPECT_EQ(c.solution, kernel_file("        return x\n"));
-  const auto s = conversation(line("level1/4_Softmax", 1, "selection", "picked", {"warp_reduce"}), 4);
-  EXPECT_EQ(s.solution, "picked");
-  EXPECT_EQ(s.skills, std::vector<std::string>{"warp_reduce"});
-}
-
-std::string load_error(const std::string& text) {
-  const fs::path p = fs::temp_directory_path() / fmt::format("vinci_sft_{}.jsonl", ::getpid());
-  std::ofstream(p) << text;
-  try {
-    vinci::rl::load_sft_conversations(p);
-  } catch (const std::runtime_error& e) {
-    fs::remove(p);
-    return std::string(e.what()).substr(p.string().size());
-  }
-  fs::remove(p);
-  return "loaded";
-}
-
-TEST(SftData, ErrorsNameTheLineAndTheField) {
-  const std::string good = line("t", 1, "selection", "a").dump() + "\n";
-  ordered_json no_role = line("t", 1, "selection", "a");
-  no_role["meta"].erase("role");
-  EXPECT_EQ(load_error(good + "\n" + no_role.dump() + "\n"), ":3: meta.role: a non-empty string is required");
-  EXPECT_EQ(load_error(good + "{oops\n").substr(0, 12), ":2: not JSON");
-  ordered_json ends_with_user = line("t", 1, "selection", "a");
-  ends_with_user["messages"].push_back({{"role", "user"}, {"content", "more?"}});
-  EXPECT_EQ(load_error(ends_with_user.dump()),
-            ":1: messages[2].role: the last message must be the assistant's (what is trained)");
-  EXPECT_EQ(load_error(line("t", 1, "policy", "no code here").dump()),
-            ":1: messages[1].content: a policy answer must hold the ModelNew file (no_code)");
-  EXPECT_EQ(load_error(line("t", 1, "critic", "a").dump()),
-            ":1: meta.role: 'critic' is not one of policy, selection, summary");
-  EXPECT_EQ(load_error(good + good), "loaded");
-}
 
 TEST(DiversityFilter, NormalizedCodeDropsCommentsNotCode) {
   const std::string file =

@@ -98,4 +98,20 @@ TEST(SftData, EveryMalformedLineNamesItsField) {
   EXPECT_EQ(error_of("{\"messages\": oops}").rfind("not JSON: ", 0), 0u);
 }
 
+TEST(SftData, BlankLinesCountInTheLineNumbers) {
+  vinci::test::TempDir dir("vinci-sft-data-test");
+  const auto file = dir.path() / "sft.jsonl";
+  vinci::core::write_file_atomic(file, kPolicyLine + "\n\n" + kSelectionLine + "\n\n[1]\n" + kPolicyLine + "\n");
+  try {
+    load_sft_conversations(file);
+    ADD_FAILURE() << "the array on line 5 was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(file.string() + ":5: ", 0), 0u) << e.what();
+  }
+  vinci::core::write_file_atomic(file, kPolicyLine + "\n\n" + kSelectionLine + "\n");
+  const auto both = load_sft_conversations(file);
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[1].line, 3u);
+}
+
 }  // namespace sft_data_test
