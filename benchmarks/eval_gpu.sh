@@ -13,6 +13,8 @@
 #   DEADLINE=S        seconds since start: a stage that would start after S-60 is skipped, and a
 #                     running `vinci eval` stops at S-20 keeping what finished (the old one is killed)
 #   SOLUTIONS=REGEX   narrows stages 1, o, 2 and w to the solutions whose task id matches
+#   FRESH_CACHE=0     stages 1 and o keep the cache a previous call on the same warm machine left
+#                     (a cold run split over calls by SOLUTIONS: what it evaluates is still uncached)
 #   CORPORA="DIR ..." narrows stage 3 to those folders (and leaves out the containment corpus)
 #   CORPUS_SCALE=F    stage 3 at --scale F (default 1)
 #   WITH_SOLUTIONS="level1/4_Softmax ..."  honest solutions evaluated among stage 3's files,
@@ -75,11 +77,11 @@ if want s; then
   fi
 fi
 if want 1; then
-  rm -rf /tmp/vc-new
+  [ "${FRESH_CACHE:-1}" = 0 ] || rm -rf /tmp/vc-new
   run_eval cold_new "$NEW" /tmp/vc-new "${SOLUTIONS[@]}"
 fi
 if want o && [ -n "$OLD" ]; then
-  rm -rf /tmp/vc-old
+  [ "${FRESH_CACHE:-1}" = 0 ] || rm -rf /tmp/vc-old
   VINCI_WORKER_PATH=$PWD/.before/python run_eval cold_old build-before/src/cli/vinci /tmp/vc-old "${SOLUTIONS[@]}"
 fi
 if want 2; then

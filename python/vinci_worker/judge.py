@@ -63,10 +63,20 @@ DEFAULTS = {
 }
 RUNNER_CLASSES = {"compile_error", "runtime_error", "incorrect", "rejected", "timeout"}
 VERIFY_ABS_MS = {"cuda": 0.02, "cpu": 0.25}  # the wall clock's noise floor per call, by device
-# Unclaimed time the judge charges to the candidate instead of refusing its claim, by device: on
-# the H100 an honest 0.08 ms CUDA add showed 0.08-0.17 ms of host time per call that its CUDA
-# events do not see (not yet explained), while every hiding cheat of the corpora left 0.7-1.6 ms.
-CHARGE_MS = {"cuda": 0.25, "cpu": 0.0}
+# Unclaimed time the judge charges to the candidate instead of refusing its claim. On a GPU a fixed
+# 0.25 ms: on the H100 an honest 0.08 ms CUDA add showed 0.08-0.17 ms of host time per call that its
+# CUDA events do not see (not yet explained), while every hiding cheat of the corpora left 0.7-1.6 ms.
+CHARGE_MS_CUDA = 0.25
+# On the CPU the unclaimed time is the difference of two measurements of the same harness work (the
+# inputs read, the outputs copied and hashed: 1-8 ms a call at CI sizes) in two processes, the
+# candidate's and the trusted runner's. Under memory traffic beside them the two drift apart as a
+# whole: a 2-core machine copying 512 MB arrays beside a run showed one process's harness work 30%
+# dearer than the other's for a whole measurement, with the sign flipping between measurements; a CI
+# run beside other evaluators left 4.2 and 6.1 ms of two honest ReLU-sized kernels unclaimed (their
+# harness work is about 4.5 ms). So up to one overhead's worth is charged, not refused: a hiding
+# cheat gains nothing by it (it is timed by the judge's figure), and the corpora's CPU cheats hide
+# several times more.
+CHARGE_OVERHEAD_SHARE_CPU = 1.0
 MESSAGE_CAP = 4000
 
 
@@ -537,9 +547,12 @@ class Judge:
         m = attempts[-1]
         stats = summarize(m["claims"])
         charged = False
+        tc = cfg["timing"]
+        if tc.get("charge_ms", -1) >= 0:
+            limit = tc["charge_ms"]
+        else:
+            limit = CHARGE_MS_CUDA if self.cuda else CHARGE_OVERHEAD_SHARE_CPU * m["overhead_main_ms"]
         if not m["verified"]:
-            tc = cfg["timing"]
-            limit = tc["charge_ms"] if tc.get("charge_ms", -1) >= 0 else CHARGE_MS["cuda" if self.cuda else "cpu"]
             if m["hidden_ms"] <= m["allowed_ms"] + limit:
                 # A claim the judge cannot corroborate, but by too little to be a hiding cheat's: the
                 # candidate is timed by the judge's figure, so hiding that much gains nothing.
@@ -554,7 +567,8 @@ class Judge:
                           f"the runner claimed {stats['median_ms']:.4g} ms per call, but by the judge's {m['clock']} clock "
                           f"a call took {m['spent_ms']:.4g} ms and a trusted runner needs {m['overhead_ms']:.4g} ms for "
                           f"everything but the forward: {m['hidden_ms']:.4g} ms per call went unclaimed (at most "
-                          f"{m['allowed_ms']:.4g} ms is noise); measured {len(attempts)} times",
+                          f"{m['allowed_ms']:.4g} ms is noise, and {limit:.4g} ms more would have been charged); measured "
+                          f"{len(attempts)} times",
                           timing=stats, external=external)
         reply = {"timing": stats, "external": external, "flags": ["timing_charged"] if charged else []}
         if self.cuda and self.bandwidth_gbps > 0:
@@ -668,6 +682,7 @@ class Judge:
         abs_ms = tc["verify_abs_ms"] if tc["verify_abs_ms"] >= 0 else VERIFY_ABS_MS["cuda" if self.cuda else "cpu"]
         allowed = abs_ms + tc["verify_rel"] * claim
         return {"claims": claims, "spent_ms": statistics.median(spent), "overhead_ms": statistics.median(overheads),
+                "overhead_main_ms": statistics.median(overheads_main) if cpu else 0.0,
                 "forward_ms": forward, "hidden_ms": hidden, "allowed_ms": allowed, "opened": openings.opened,
                 "hidden_p10_p90_ms": [gaps[len(gaps) // 10], gaps[(9 * len(gaps)) // 10]],
                 "verified": hidden <= allowed, "clock": "cpu" if cpu else "wall"}

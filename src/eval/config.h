@@ -28,8 +28,9 @@ struct TimingConfig {
   double verify_abs_ms = -1;
   double verify_rel = 0.25;
   // Unclaimed time beyond that, up to charge_ms per call, is charged: the result's time becomes the
-  // judge's figure (flag timing_charged) instead of a rejection. Negative: the device's default
-  // (0.25 ms on a GPU, where honest launch-bound kernels show host time their events miss; 0 on the CPU).
+  // judge's figure (flag timing_charged) instead of a rejection. Negative: the device's default (0.25 ms
+  // on a GPU, where honest launch-bound kernels show host time their events miss; on the CPU the trusted
+  // runner's harness overhead per call, whose measurement in two processes drifts apart under load).
   double charge_ms = -1;
 };
 

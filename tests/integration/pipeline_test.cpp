@@ -109,15 +109,6 @@ std::vector<std::string> processes_named(const std::string& name) {
   return found;
 }
 
-// For runs that ask whether honest kernels pass rather than how strict the clock check is: unclaimed
-// time is charged, not refused. On the loaded 2-core CI machine the CPU clock check's noise has
-// exceeded its allowance for honest kernels (ResidualAddRMSNorm 0.56 ms against 0.54 allowed; two
-// honest threat files 4.2 and 6.1 ms against 2.6 and 3.1), which docs/threat_model.md records.
-EvalConfig honest_config(EvalConfig config) {
-  config.timing.charge_ms = 50;
-  return config;
-}
-
 // Runs every cpu-labelled candidate of dir against suite and checks each verdict, and that no side
 // effect a candidate's header names happened.
 void expect_corpus(const fs::path& suite_dir, const fs::path& dir, size_t minimum, EvalConfig config) {
@@ -136,22 +127,8 @@ void expect_corpus(const fs::path& suite_dir, const fs::path& dir, size_t minimu
     effects.push_back(side_effects_of(job.candidate.file, config.cache_dir));
     for (const auto& pattern : effects.back().absent) before[pattern] = snapshot(pattern);
   }
-  // Files labelled plainly correct/ run in a pool that charges unclaimed time (see honest_config):
-  // they test that honest kernels pass, while every other file meets the strict clock check.
-  std::vector<Result> results(jobs.size());
-  for (const bool honest : {false, true}) {
-    std::vector<size_t> group;
-    std::vector<Job> group_jobs;
-    for (size_t i = 0; i < jobs.size(); ++i)
-      if ((*jobs[i].candidate.expect == "correct/") == honest) {
-        group.push_back(i);
-        group_jobs.push_back(jobs[i]);
-      }
-    if (group.empty()) continue;
-    EvaluatorPool pool(honest ? honest_config(config) : config);
-    const auto group_results = pool.run(group_jobs, nullptr);
-    for (size_t k = 0; k < group.size(); ++k) results[group[k]] = group_results[k];
-  }
+  EvaluatorPool pool(config);
+  const std::vector<Result> results = pool.run(jobs, nullptr);
   for (size_t i = 0; i < jobs.size(); ++i) {
     for (const auto& pattern : effects[i].absent) {
       // The pool itself writes results and baselines; what was there before must stay as it was,
@@ -196,7 +173,7 @@ TEST(Pipeline, CpuReferenceSolutionsAreCorrect) {
   for (const auto& [task, cand] : pairing.pairs)
     if (all || kCiSolutions.count(task.id)) jobs.push_back({task, cand});
   ASSERT_EQ(jobs.size(), all ? pairing.pairs.size() : kCiSolutions.size()) << "a CI solution is missing";
-  EvaluatorPool pool(honest_config(cpu_config()));
+  EvaluatorPool pool(cpu_config());
   for (const Result& r : pool.run(jobs, nullptr)) {
     EXPECT_EQ(r.verdict, Verdict::correct) << r.task << ": " << r.reason << ": " << r.message;
     if (!r.correct()) continue;
@@ -243,8 +220,9 @@ TEST(Pipeline, PlainPytorchIsEvaluatedUnderAllow) {
 }
 
 // A claim the judge cannot corroborate by less than charge_ms is not refused: the result is timed
-// by the judge's figure. The fake-clock threat claims ~10 us for an honest, slower matmul; with the
-// default charge on the CPU (none) the threat corpus sees it refused.
+// by the judge's figure. The fake-clock threat claims ~10 us for an honest, slower matmul; the default
+// CPU charge (one trusted harness overhead, ~1.6 ms at this size) is far below the ~8 ms it hides, so
+// the threat corpus sees it refused.
 TEST(Pipeline, SmallUnclaimedTimeIsChargedNotRefused) {
   const Suite suite = load_suite(kRoot / "tasks");
   const Candidate cand = load_candidate(kRoot / "tests" / "threats" / "patch_interpreter__timer_module_globals.py");
