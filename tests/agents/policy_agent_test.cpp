@@ -87,7 +87,8 @@ TEST(PolicyAgent, TurnSeedsAreReproducibleAndDistinctPerCoordinate) {
 TEST(PolicyAgent, OneTurnWritesEvaluatesAndRecordsEachAnswer) {
   Fixture f;
   vinci::test::FakeBackbone model;
-  model.push_text("<think>maybe a loop</think>Strategy: fuse the ops\n```python\nclass ModelNew: pass  # eager=2.5\n```");
+  model.push_text(
+      "<think>maybe a loop</think>Strategy: fuse the ops\n```python\nclass ModelNew: pass  # eager=2.5\n```");
   model.push_text("I cannot write this one.");
   vinci::llm::GenerationResult failed;
   failed.error = vinci::llm::GenerationError{"timeout", "no answer in 600 s"};

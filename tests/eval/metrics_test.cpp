@@ -13,50 +13,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "support/eval_result.h"
+#include "support/hand_suite.h"
 
 namespace vinci::eval {
 namespace metrics_test {
 
 using vinci::test::make_result;
 
-// The hand-made suite used by most tests.
-//
-// level 1 (5 tasks):
-//   1_A   correct, eager 0.4, compile 0.2
-//   2_B   correct, eager 0.8 exactly, compile 0.5 exactly
-//   3_C   correct, eager 1.0 exactly, compile 0.9
-//   4_D&E three candidates: incorrect (eager 9.0 recorded, must not count);
-//                           correct eager 1.6 / compile 1.2; correct eager 2.5 / compile 1.0
-//         -> best for eager 2.5 (2nd candidate), best for compile 1.2 (1st candidate)
-//   5_F   no result (missing)
-// level 2 (3 tasks):
-//   1_X   correct, eager 1.6, compile 0.8 exactly
-//   2_Y   two candidates: incorrect, compile_error
-//   3_Z   correct, no speedup (baseline not timed)
-// level 3: listed with no tasks (empty level)
-// plus a result for "level1/99_Extra", which the suite does not list: ignored.
-const std::map<int, std::vector<std::string>> kSuite{
-    {1, {"level1/1_A", "level1/2_B", "level1/3_C", "level1/4_D&E", "level1/5_F"}},
-    {2, {"level2/1_X", "level2/2_Y", "level2/3_Z"}},
-    {3, {}},
-};
-
-std::vector<Result> suite_results() {
-  return {
-      make_result("level1/1_A", 1, Verdict::correct, 0.4, 0.2),
-      make_result("level1/2_B", 1, Verdict::correct, 0.8, 0.5),
-      make_result("level1/3_C", 1, Verdict::correct, 1.0, 0.9),
-      make_result("level1/4_D&E", 1, Verdict::incorrect, 9.0, 9.0),
-      make_result("level1/4_D&E", 1, Verdict::correct, 1.6, 1.2),
-      make_result("level1/4_D&E", 1, Verdict::correct, 2.5, 1.0),
-      make_result("level2/1_X", 2, Verdict::correct, 1.6, 0.8),
-      make_result("level2/2_Y", 2, Verdict::incorrect),
-      make_result("level2/2_Y", 2, Verdict::compile_error),
-      make_result("level2/3_Z", 2, Verdict::correct),
-      make_result("level1/99_Extra", 1, Verdict::correct, 5.0, 5.0),
-  };
-}
+const auto& kSuite = vinci::test::kHandSuite;
+using vinci::test::hand_suite_results;
 
 const LevelSummary& level(const Summary& s, int l) {
   for (const auto& x : s.levels)
@@ -79,7 +44,7 @@ TEST(Metrics, FastPConstantsAndKeys) {
 }
 
 TEST(Metrics, Level1EagerByHand) {
-  const Summary s = summarize(suite_results(), kSuite, Baseline::eager);
+  const Summary s = summarize(hand_suite_results(), kSuite, Baseline::eager);
   EXPECT_EQ(s.baseline, "eager");
   EXPECT_EQ(s.ignored_results, 1);  // level1/99_Extra
   ASSERT_EQ(s.levels.size(), 3u);
@@ -116,7 +81,7 @@ TEST(Metrics, Level1EagerByHand) {
 }
 
 TEST(Metrics, Level2EagerByHand) {
-  const Summary s = summarize(suite_results(), kSuite, Baseline::eager);
+  const Summary s = summarize(hand_suite_results(), kSuite, Baseline::eager);
   const LevelSummary& l2 = level(s, 2);
   // N = 3. X correct 1.6; Y never correct; Z correct without a speedup (counts for fast_0 only).
   EXPECT_EQ(l2.tasks, 3);
@@ -143,7 +108,7 @@ TEST(Metrics, Level2EagerByHand) {
 }
 
 TEST(Metrics, EmptyLevelListedInSuite) {
-  const Summary s = summarize(suite_results(), kSuite, Baseline::eager);
+  const Summary s = summarize(hand_suite_results(), kSuite, Baseline::eager);
   const LevelSummary& l3 = level(s, 3);
   EXPECT_EQ(l3.tasks, 0);
   EXPECT_EQ(l3.results, 0);
@@ -158,7 +123,7 @@ TEST(Metrics, EmptyLevelListedInSuite) {
 }
 
 TEST(Metrics, OverallEagerByHand) {
-  const Summary s = summarize(suite_results(), kSuite, Baseline::eager);
+  const Summary s = summarize(hand_suite_results(), kSuite, Baseline::eager);
   const LevelSummary& o = s.overall;
   // N = 5 + 3 + 0 = 8. Correct: A, B, C, D&E, X, Z = 6. Speedups: 0.4, 0.8, 1.0, 2.5, 1.6.
   EXPECT_EQ(o.tasks, 8);
@@ -180,7 +145,7 @@ TEST(Metrics, OverallEagerByHand) {
 }
 
 TEST(Metrics, CompileBaselineSelection) {
-  const Summary s = summarize(suite_results(), kSuite, Baseline::compile);
+  const Summary s = summarize(hand_suite_results(), kSuite, Baseline::compile);
   EXPECT_EQ(s.baseline, "compile");
   const LevelSummary& l1 = level(s, 1);
   // Compile speedups: A 0.2, B 0.5, C 0.9, D&E best of {1.2, 1.0} = 1.2 (a different candidate than for eager).
@@ -311,7 +276,7 @@ TEST(Metrics, NothingAtAll) {
 }
 
 TEST(Metrics, JsonShape) {
-  const nlohmann::json j = to_json(summarize(suite_results(), kSuite, Baseline::eager));
+  const nlohmann::json j = to_json(summarize(hand_suite_results(), kSuite, Baseline::eager));
   EXPECT_EQ(j["baseline"], "eager");
   EXPECT_EQ(j["ignored_results"], 1);
   ASSERT_TRUE(j["levels"].contains("1"));
@@ -327,7 +292,7 @@ TEST(Metrics, JsonShape) {
 }
 
 TEST(Metrics, TableHasRowsAndPercentages) {
-  const std::string t = format_table(summarize(suite_results(), kSuite, Baseline::eager));
+  const std::string t = format_table(summarize(hand_suite_results(), kSuite, Baseline::eager));
   EXPECT_NE(t.find("fast_0.5"), std::string::npos);
   EXPECT_NE(t.find("geomean"), std::string::npos);
   EXPECT_NE(t.find("80.0%"), std::string::npos);   // level 1 fast_0
@@ -417,7 +382,7 @@ TEST(ReadResultsJsonl, MissingFileThrows) {
 }
 
 TEST(ReadResultsJsonl, RoundTripWithBlankLinesAndCrlf) {
-  const std::vector<Result> in = suite_results();
+  const std::vector<Result> in = hand_suite_results();
   const auto path = temp_file("round_trip.jsonl");
   {
     std::ofstream out(path, std::ios::binary);

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "support/eval_result.h"
+#include "support/hand_suite.h"
 
 namespace vinci::eval {
 namespace report_svg_test {
@@ -178,27 +178,8 @@ size_t count(const std::string& s, const std::string& needle) {
   return n;
 }
 
-// The same hand-made suite as metrics_test.cpp (see there for the arithmetic).
-const std::map<int, std::vector<std::string>> kSuite{
-    {1, {"level1/1_A", "level1/2_B", "level1/3_C", "level1/4_D&E<x>", "level1/5_F"}},
-    {2, {"level2/1_X", "level2/2_Y", "level2/3_Z"}},
-    {3, {}},
-};
-
-std::vector<Result> suite_results() {
-  return {
-      make_result("level1/1_A", 1, Verdict::correct, 0.4, 0.2),
-      make_result("level1/2_B", 1, Verdict::correct, 0.8, 0.5),
-      make_result("level1/3_C", 1, Verdict::correct, 1.0, 0.9),
-      make_result("level1/4_D&E<x>", 1, Verdict::incorrect, 9.0, 9.0),
-      make_result("level1/4_D&E<x>", 1, Verdict::correct, 1.6, 1.2),
-      make_result("level1/4_D&E<x>", 1, Verdict::correct, 2.5, 1.0),
-      make_result("level2/1_X", 2, Verdict::correct, 1.6, 0.8),
-      make_result("level2/2_Y", 2, Verdict::incorrect),
-      make_result("level2/2_Y", 2, Verdict::compile_error),
-      make_result("level2/3_Z", 2, Verdict::correct),
-  };
-}
+const auto& kSuite = vinci::test::kHandSuite;
+using vinci::test::hand_suite_results;
 
 TEST(XmlCheck, RejectsMalformedDocuments) {
   EXPECT_TRUE(check_xml("<svg a=\"1\"><g><text>x &amp; y</text></g><line/></svg>").ok);
@@ -217,7 +198,7 @@ TEST(XmlEscape, EscapesMarkupAndDropsControlCharacters) {
 }
 
 TEST(FastPCurveSvg, WellFormedWithOneCurvePerLevel) {
-  const std::string svg = fast_p_curve_svg(suite_results(), kSuite, Baseline::eager);
+  const std::string svg = fast_p_curve_svg(hand_suite_results(), kSuite, Baseline::eager);
   ASSERT_EQ(svg.rfind("<svg", 0), 0u) << svg.substr(0, 80);
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
@@ -235,7 +216,7 @@ TEST(FastPCurveSvg, WellFormedWithOneCurvePerLevel) {
 }
 
 TEST(FastPCurveSvg, StepsMatchTheHandComputedCurve) {
-  const std::string svg = fast_p_curve_svg(suite_results(), kSuite, Baseline::eager);
+  const std::string svg = fast_p_curve_svg(hand_suite_results(), kSuite, Baseline::eager);
   const auto steps = attrs_by(svg, "class=\"curve\"", "data-level", "data-steps");
   const auto n = attrs_by(svg, "class=\"curve\"", "data-level", "data-n");
   EXPECT_EQ(n.at("1"), "5");
@@ -279,7 +260,7 @@ TEST(FastPCurveSvg, SpeedupsBeyondTheAxisKeepTheTailUp) {
 }
 
 TEST(FastPCurveSvg, EscapesTitleAndCompileBaseline) {
-  const std::string svg = fast_p_curve_svg(suite_results(), kSuite, Baseline::compile, "R&D <run 1>");
+  const std::string svg = fast_p_curve_svg(hand_suite_results(), kSuite, Baseline::compile, "R&D <run 1>");
   const XmlCheck x = check_xml(svg);
   ASSERT_TRUE(x.ok) << x.error;
   EXPECT_NE(svg.find("R&amp;D &lt;run 1&gt;"), std::string::npos);

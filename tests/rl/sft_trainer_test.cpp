@@ -77,8 +77,8 @@ TEST(SftTrainer, TheAnswerAndItsEndAreTrainedNotThePrompt) {
     sft_sequence(unstable, conversation("a", "xx", 7));
     ADD_FAILURE() << "a template whose prompt is not a prefix was accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("line 7: the chat template's rendering of the earlier messages (4 tokens)", 0),
-              0u)
+    EXPECT_EQ(
+        std::string(e.what()).rfind("line 7: the chat template's rendering of the earlier messages (4 tokens)", 0), 0u)
         << e.what();
   }
 }

@@ -38,6 +38,13 @@ const char* reason_phrase(int status) {
   }
 }
 
+// The reply's status line and headers, then body: the whole of reply.body, or (a truncated reply)
+// a part of it under the full Content-Length.
+void send_reply(int fd, const ScriptedReply& reply, const std::string& body) {
+  send_all(fd, fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                           reply.status, reason_phrase(reply.status), reply.content_type, reply.body.size(), body));
+}
+
 }  // namespace
 
 ScriptedServer::ScriptedServer() {
@@ -157,8 +164,7 @@ void ScriptedServer::serve(int fd) {
       std::lock_guard lock(mu_);
       get = get_reply_;
     }
-    send_all(fd, fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                             get.status, reason_phrase(get.status), get.content_type, get.body.size(), get.body));
+    send_reply(fd, get, get.body);
     ::shutdown(fd, SHUT_RDWR);
     ::close(fd);
     return;
@@ -185,14 +191,13 @@ void ScriptedServer::serve(int fd) {
     else
       stop_cv_.wait_for(lock, reply.delay, [&] { return stopping_; });
     // Counted out before the answer goes: a client may read it and send its next request before
-    // this thread gets past send_all, and that must not look like one more request at once.
+    // this thread gets past send_reply, and that must not look like one more request at once.
     --in_flight_;
   }
   if (reply.mode != ScriptedReply::Mode::close && reply.mode != ScriptedReply::Mode::hang) {
     const std::string body =
         reply.mode == ScriptedReply::Mode::truncated ? reply.body.substr(0, reply.body.size() / 2) : reply.body;
-    send_all(fd, fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                             reply.status, reason_phrase(reply.status), reply.content_type, reply.body.size(), body));
+    send_reply(fd, reply, body);
   }
   ::shutdown(fd, SHUT_RDWR);
   ::close(fd);
