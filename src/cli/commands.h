@@ -20,5 +20,6 @@ Action add_bench_model_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
 Action add_train_command(CLI::App& app);
 Action add_plot_command(CLI::App& app);
+Action add_curriculum_command(CLI::App& app);
 
 }  // namespace vinci::cli

@@ -90,6 +90,9 @@ int main(int argc, char** argv) {
   actions[train] = vinci::cli::add_train_command(*train);
   auto* plot = app.add_subcommand("plot", "a training run's metrics.jsonl as SVG curves");
   actions[plot] = vinci::cli::add_plot_command(*plot);
+  auto* curriculum =
+      app.add_subcommand("curriculum", "write a procedural kernel curriculum: train and held-out task suites");
+  actions[curriculum] = vinci::cli::add_curriculum_command(*curriculum);
   app.set_version_flag("--version", version_text, "vinci's version and commit, torch, CUDA and the GPUs seen");
   if (const auto why = unknown_subcommand(app, argc, argv); !why.empty()) {
     fmt::print(stderr, "vinci: {}\nRun with --help for more information.\n", why);

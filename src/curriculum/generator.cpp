@@ -1,0 +1,162 @@
+#include "curriculum/generator.h"
+
+#include <map>
+#include <random>
+#include <set>
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "core/files.h"
+#include "core/setup_error.h"
+#include "curriculum/composition_split.h"
+#include "curriculum/ops.h"
+#include "curriculum/task_source.h"
+
+namespace vinci::curriculum {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Draws by modulo rather than std::uniform_int_distribution, whose results differ between standard
+// libraries: a seed names the same curriculum wherever vinci is built.
+class Draw {
+ public:
+  explicit Draw(uint64_t seed) : rng_(seed) {}
+  size_t below(size_t n) { return static_cast<size_t>(rng_() % n); }
+  template <typename T>
+  const T& pick(const std::vector<T>& v) {
+    return v[below(v.size())];
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+const std::vector<double> kScales = {0.5, 0.75, 1.25, 1.5, 2.0};
+const std::vector<double> kShifts = {-1.0, -0.5, 0.25, 0.5, 1.0};
+
+std::vector<OpStep> draw_chain(Draw& d, size_t length) {
+  std::vector<OpStep> chain;
+  while (chain.size() < length) {
+    const auto& op = d.pick(elementwise_ops());
+    if (!chain.empty() && chain.back().op == op.name) continue;  // relu after relu teaches nothing
+    OpStep s{std::string(op.name), 0.0};
+    if (op.name == "scale") s.constant = d.pick(kScales);
+    if (op.name == "shift") s.constant = d.pick(kShifts);
+    chain.push_back(s);
+  }
+  return chain;
+}
+
+TaskSpec draw_spec(Draw& d, Family family, const CurriculumConfig& c) {
+  TaskSpec s;
+  s.family = family;
+  if (family == Family::elementwise) {
+    s.chain = draw_chain(d, 1 + d.below(static_cast<size_t>(c.max_chain)));
+  } else {
+    s.chain = draw_chain(d, d.below(static_cast<size_t>(c.max_prologue) + 1));
+    const RowKind& kind = d.pick(row_kinds());
+    s.kind = std::string(kind.name);
+    if (kind.takes_affine) s.affine = std::string(kAffines[d.below(std::size(kAffines))]);
+  }
+  s.rows = d.pick(c.rows);
+  s.cols = d.pick(c.cols);
+  return s;
+}
+
+std::string key_of(const std::vector<std::string>& tokens) { return fmt::format("{}", fmt::join(tokens, " ")); }
+
+void check(const CurriculumConfig& c) {
+  const auto bad = [](const std::string& what) { throw core::SetupError(what); };
+  if (c.elementwise_tasks < 0 || c.rowwise_tasks < 0) bad("task counts must not be negative");
+  if (!(c.heldout_share >= 0 && c.heldout_share < 1)) bad(fmt::format("--heldout-share {} is not in [0, 1)", c.heldout_share));
+  if (c.max_chain < 1 || c.max_chain > 12) bad(fmt::format("--max-chain {} is not in [1, 12]", c.max_chain));
+  if (c.max_prologue < 0 || c.max_prologue > 6) bad(fmt::format("--max-prologue {} is not in [0, 6]", c.max_prologue));
+  if (c.rows.empty() || c.cols.empty()) bad("at least one row count and one column count are needed");
+  for (const auto v : c.rows) if (v < 1) bad(fmt::format("row count {} is not positive", v));
+  for (const auto v : c.cols) if (v < 1) bad(fmt::format("column count {} is not positive", v));
+}
+
+}  // namespace
+
+std::vector<CurriculumTask> generate_curriculum(const CurriculumConfig& c) {
+  check(c);
+  const CompositionSplit split(c.seed, c.pair_share);
+  Draw d(c.seed);
+  std::vector<CurriculumTask> out;
+  std::map<std::pair<bool, int>, int> numbers;  // (held out, level) -> tasks so far
+  for (const Family family : {Family::elementwise, Family::rowwise}) {
+    const int total = family == Family::elementwise ? c.elementwise_tasks : c.rowwise_tasks;
+    const int heldout = static_cast<int>(total * c.heldout_share + 0.5);
+    std::set<std::string> seen;
+    std::set<std::string> trained_tokens;
+    for (const bool held_out : {false, true}) {
+      const int want = held_out ? heldout : total - heldout;
+      int found = 0;
+      for (int attempt = 0; found < want; ++attempt) {
+        if (attempt > 200000)
+          throw core::SetupError(fmt::format(
+              "found only {} {} {} compositions of the {} asked for: the vocabulary holds no more under this split "
+              "(lower the task count, or change --pair-share or --max-chain)",
+              found, held_out ? "held-out" : "training", to_string(family), want));
+        TaskSpec s = draw_spec(d, family, c);
+        const auto tokens = s.tokens();
+        if (split.trains(tokens) == held_out || seen.contains(key_of(tokens))) continue;
+        // A held-out task composes ops that training has, in a way it has not.
+        if (held_out && !std::all_of(tokens.begin(), tokens.end(), [&](const auto& t) { return trained_tokens.contains(t); }))
+          continue;
+        seen.insert(key_of(tokens));
+        if (!held_out) trained_tokens.insert(tokens.begin(), tokens.end());
+        const int number = ++numbers[{held_out, s.level()}];
+        out.push_back({s, held_out, fmt::format("level{}/{}_{}", s.level(), number, s.camel_name())});
+        ++found;
+      }
+    }
+  }
+  return out;
+}
+
+nlohmann::ordered_json manifest_record(const CurriculumTask& t) {
+  nlohmann::ordered_json chain = nlohmann::ordered_json::array();
+  for (const auto& s : t.spec.chain) {
+    nlohmann::ordered_json step{{"op", s.op}};
+    if (elementwise_op(s.op).takes_constant) step["constant"] = s.constant;
+    chain.push_back(step);
+  }
+  nlohmann::ordered_json j{{"id", t.id},
+                           {"split", t.held_out ? "heldout" : "train"},
+                           {"family", to_string(t.spec.family)},
+                           {"chain", chain}};
+  if (t.spec.family == Family::rowwise) {
+    j["kind"] = t.spec.kind;
+    j["affine"] = t.spec.affine;
+  }
+  j["rows"] = t.spec.rows;
+  j["cols"] = t.spec.cols;
+  j["tokens"] = t.spec.tokens();
+  return j;
+}
+
+void write_curriculum(const std::vector<CurriculumTask>& tasks, const fs::path& out) {
+  if (fs::exists(out))
+    throw core::SetupError(fmt::format("{}: exists; the curriculum goes into a new folder", out.string()));
+  const fs::path staging = out.parent_path() / fmt::format(".{}.tmp-{}", out.filename().string(), ::getpid());
+  fs::remove_all(staging);
+  try {
+    std::string manifest;
+    for (const auto& t : tasks) {
+      core::write_file_atomic(staging / (t.held_out ? "heldout" : "train") / (t.id + ".py"), task_source(t.spec));
+      manifest += manifest_record(t).dump() + "\n";
+    }
+    core::write_file_atomic(staging / "curriculum.jsonl", manifest);
+    fs::rename(staging, out);
+  } catch (...) {
+    fs::remove_all(staging);
+    throw;
+  }
+}
+
+}  // namespace vinci::curriculum

@@ -1,0 +1,46 @@
+// The curriculum's tasks, drawn from a seed: elementwise chains of 1 to max_chain ops, and row-wise
+// reductions and normalizations with a short elementwise prologue, at random shapes. The held-out
+// tasks compose ops in ways no training task does (composition_split.h), from ops training has.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "curriculum/task_spec.h"
+
+namespace vinci::curriculum {
+
+struct CurriculumConfig {
+  uint64_t seed = 0;
+  int elementwise_tasks = 40;  // per family, both splits together
+  int rowwise_tasks = 40;
+  double heldout_share = 0.25;  // of each family's tasks
+  double pair_share = 0.2;      // of ordered token pairs held out
+  int max_chain = 6;
+  int max_prologue = 2;
+  std::vector<int64_t> rows = {1024, 2048, 4096, 8192};
+  std::vector<int64_t> cols = {256, 512, 1024, 2048, 4096, 8192};
+};
+
+struct CurriculumTask {
+  TaskSpec spec;
+  bool held_out = false;
+  std::string id;  // "level2/3_ReluScaleTanh", within its split's suite
+};
+
+// Throws core::SetupError for a config it cannot meet (naming the option), e.g. more tasks than the
+// vocabulary has compositions.
+std::vector<CurriculumTask> generate_curriculum(const CurriculumConfig& config);
+
+// One manifest record: id, split, family, the chain with its constants, kind, affine, shape, tokens.
+nlohmann::ordered_json manifest_record(const CurriculumTask& task);
+
+// Writes out/train/levelN/*.py, out/heldout/levelN/*.py and out/curriculum.jsonl, all or nothing:
+// into a fresh folder beside out, renamed into place. Refuses an out that exists (core::SetupError).
+void write_curriculum(const std::vector<CurriculumTask>& tasks, const std::filesystem::path& out);
+
+}  // namespace vinci::curriculum

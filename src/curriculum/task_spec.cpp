@@ -1,0 +1,35 @@
+#include "curriculum/task_spec.h"
+
+#include "curriculum/ops.h"
+
+namespace vinci::curriculum {
+
+std::string_view to_string(Family f) { return f == Family::elementwise ? "elementwise" : "rowwise"; }
+
+std::vector<std::string> TaskSpec::tokens() const {
+  std::vector<std::string> out;
+  for (const auto& s : chain) out.push_back(s.op);
+  if (family == Family::rowwise) {
+    out.push_back(kind);
+    if (row_kind(kind).takes_affine) out.push_back("affine_" + affine);
+  }
+  return out;
+}
+
+std::string TaskSpec::camel_name() const {
+  std::string out;
+  for (const auto& s : chain) out += elementwise_op(s.op).camel;
+  if (family == Family::rowwise) {
+    out += row_kind(kind).camel;
+    if (affine == "scale") out += "Scale";
+    if (affine == "scale_bias") out += "ScaleBias";
+  }
+  return out;
+}
+
+int TaskSpec::level() const {
+  const size_t ops = chain.size() + (family == Family::rowwise ? 1 : 0) + (affine == "none" ? 0 : 1);
+  return ops <= 1 ? 1 : 2;
+}
+
+}  // namespace vinci::curriculum
