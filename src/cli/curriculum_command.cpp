@@ -50,7 +50,9 @@ Action add_curriculum_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 6));
   app.add_option("--rows", config->rows, "the row counts shapes are drawn from")->delimiter(',')->capture_default_str();
-  app.add_option("--cols", config->cols, "the column counts shapes are drawn from")->delimiter(',')->capture_default_str();
+  app.add_option("--cols", config->cols, "the column counts shapes are drawn from")
+      ->delimiter(',')
+      ->capture_default_str();
   return [config, out] { return run_curriculum(*config, *out); };
 }
 

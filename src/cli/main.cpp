@@ -93,6 +93,8 @@ int main(int argc, char** argv) {
   auto* curriculum =
       app.add_subcommand("curriculum", "write a procedural kernel curriculum: train and held-out task suites");
   actions[curriculum] = vinci::cli::add_curriculum_command(*curriculum);
+  auto* teach = app.add_subcommand("teach", "the procedural teacher's Triton solutions of a curriculum, by strategy");
+  actions[teach] = vinci::cli::add_teach_command(*teach);
   app.set_version_flag("--version", version_text, "vinci's version and commit, torch, CUDA and the GPUs seen");
   if (const auto why = unknown_subcommand(app, argc, argv); !why.empty()) {
     fmt::print(stderr, "vinci: {}\nRun with --help for more information.\n", why);

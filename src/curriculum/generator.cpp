@@ -1,9 +1,9 @@
 #include "curriculum/generator.h"
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
-#include <algorithm>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -11,6 +11,7 @@
 #include "core/files.h"
 #include "core/setup_error.h"
 #include "curriculum/composition_split.h"
+#include "curriculum/manifest.h"
 #include "curriculum/ops.h"
 #include "curriculum/task_source.h"
 
@@ -72,12 +73,15 @@ std::string key_of(const std::vector<std::string>& tokens) { return fmt::format(
 void check(const CurriculumConfig& c) {
   const auto bad = [](const std::string& what) { throw core::SetupError(what); };
   if (c.elementwise_tasks < 0 || c.rowwise_tasks < 0) bad("task counts must not be negative");
-  if (!(c.heldout_share >= 0 && c.heldout_share < 1)) bad(fmt::format("--heldout-share {} is not in [0, 1)", c.heldout_share));
+  if (!(c.heldout_share >= 0 && c.heldout_share < 1))
+    bad(fmt::format("--heldout-share {} is not in [0, 1)", c.heldout_share));
   if (c.max_chain < 1 || c.max_chain > 12) bad(fmt::format("--max-chain {} is not in [1, 12]", c.max_chain));
   if (c.max_prologue < 0 || c.max_prologue > 6) bad(fmt::format("--max-prologue {} is not in [0, 6]", c.max_prologue));
   if (c.rows.empty() || c.cols.empty()) bad("at least one row count and one column count are needed");
-  for (const auto v : c.rows) if (v < 1) bad(fmt::format("row count {} is not positive", v));
-  for (const auto v : c.cols) if (v < 1) bad(fmt::format("column count {} is not positive", v));
+  for (const auto v : c.rows)
+    if (v < 1) bad(fmt::format("row count {} is not positive", v));
+  for (const auto v : c.cols)
+    if (v < 1) bad(fmt::format("column count {} is not positive", v));
 }
 
 }  // namespace
@@ -106,7 +110,8 @@ std::vector<CurriculumTask> generate_curriculum(const CurriculumConfig& c) {
         const auto tokens = s.tokens();
         if (split.trains(tokens) == held_out || seen.contains(key_of(tokens))) continue;
         // A held-out task composes ops that training has, in a way it has not.
-        if (held_out && !std::all_of(tokens.begin(), tokens.end(), [&](const auto& t) { return trained_tokens.contains(t); }))
+        if (held_out &&
+            !std::all_of(tokens.begin(), tokens.end(), [&](const auto& t) { return trained_tokens.contains(t); }))
           continue;
         seen.insert(key_of(tokens));
         if (!held_out) trained_tokens.insert(tokens.begin(), tokens.end());
@@ -117,27 +122,6 @@ std::vector<CurriculumTask> generate_curriculum(const CurriculumConfig& c) {
     }
   }
   return out;
-}
-
-nlohmann::ordered_json manifest_record(const CurriculumTask& t) {
-  nlohmann::ordered_json chain = nlohmann::ordered_json::array();
-  for (const auto& s : t.spec.chain) {
-    nlohmann::ordered_json step{{"op", s.op}};
-    if (elementwise_op(s.op).takes_constant) step["constant"] = s.constant;
-    chain.push_back(step);
-  }
-  nlohmann::ordered_json j{{"id", t.id},
-                           {"split", t.held_out ? "heldout" : "train"},
-                           {"family", to_string(t.spec.family)},
-                           {"chain", chain}};
-  if (t.spec.family == Family::rowwise) {
-    j["kind"] = t.spec.kind;
-    j["affine"] = t.spec.affine;
-  }
-  j["rows"] = t.spec.rows;
-  j["cols"] = t.spec.cols;
-  j["tokens"] = t.spec.tokens();
-  return j;
 }
 
 void write_curriculum(const std::vector<CurriculumTask>& tasks, const fs::path& out) {

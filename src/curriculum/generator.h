@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "curriculum/task_spec.h"
 
 namespace vinci::curriculum {
@@ -35,9 +33,6 @@ struct CurriculumTask {
 // Throws core::SetupError for a config it cannot meet (naming the option), e.g. more tasks than the
 // vocabulary has compositions.
 std::vector<CurriculumTask> generate_curriculum(const CurriculumConfig& config);
-
-// One manifest record: id, split, family, the chain with its constants, kind, affine, shape, tokens.
-nlohmann::ordered_json manifest_record(const CurriculumTask& task);
 
 // Writes out/train/levelN/*.py, out/heldout/levelN/*.py and out/curriculum.jsonl, all or nothing:
 // into a fresh folder beside out, renamed into place. Refuses an out that exists (core::SetupError).

@@ -10,10 +10,10 @@
 namespace vinci::curriculum {
 
 struct ElementwiseOp {
-  std::string_view name;         // the composition token: "relu", "scale", ...
-  std::string_view camel;        // in task names: "Relu", "Scale"
-  std::string_view torch_expr;   // over the running value v; "{c}" is the op's constant
-  bool takes_constant = false;   // scale and shift: a constant drawn per task
+  std::string_view name;        // the composition token: "relu", "scale", ...
+  std::string_view camel;       // in task names: "Relu", "Scale"
+  std::string_view torch_expr;  // over the running value v; "{c}" is the op's constant
+  bool takes_constant = false;  // scale and shift: a constant drawn per task
 };
 
 // The chain vocabulary, in a fixed order (the order is part of what a seed reproduces).
@@ -21,7 +21,7 @@ const std::vector<ElementwiseOp>& elementwise_ops();
 const ElementwiseOp& elementwise_op(std::string_view name);  // throws std::invalid_argument naming it
 
 struct RowKind {
-  std::string_view name;   // "softmax", "rms_norm", ...
+  std::string_view name;  // "softmax", "rms_norm", ...
   std::string_view camel;
   std::string_view torch_statement;  // assigns v from v (self.eps where a norm needs it)
   bool reduces = false;              // the output loses the last dimension

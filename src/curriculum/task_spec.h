@@ -12,14 +12,14 @@ enum class Family { elementwise, rowwise };
 std::string_view to_string(Family f);
 
 struct OpStep {
-  std::string op;         // an elementwise op's name
-  double constant = 0;    // scale's factor or shift's offset; 0 for the others
+  std::string op;       // an elementwise op's name
+  double constant = 0;  // scale's factor or shift's offset; 0 for the others
 };
 
 struct TaskSpec {
   Family family = Family::elementwise;
-  std::vector<OpStep> chain;   // elementwise: the chain; rowwise: the prologue before the row op
-  std::string kind;            // rowwise: the row op (ops.h row_kinds)
+  std::vector<OpStep> chain;    // elementwise: the chain; rowwise: the prologue before the row op
+  std::string kind;             // rowwise: the row op (ops.h row_kinds)
   std::string affine = "none";  // rowwise normalizations: none, scale, scale_bias
   int64_t rows = 0, cols = 0;
 

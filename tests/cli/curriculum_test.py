@@ -109,6 +109,24 @@ with tempfile.TemporaryDirectory() as tmp:
             excess = float(np.max(np.abs(got - want) - 1e-4 * (1 + np.abs(want))))
             check(excess <= 0, f"{rec['id']} ({' '.join(rec['tokens'])}): off by {excess:.3g} beyond 1e-4")
 
+    # vinci teach: a file per task and strategy, each a Python module with ModelNew and a Triton
+    # kernel; the listing names them all. Whether they are right and fast is for a GPU
+    # (benchmarks/curriculum_gpu.sh).
+    sols = pathlib.Path(tmp) / "sols"
+    r = subprocess.run([VINCI, "teach", "--curriculum", str(out), "--out", str(sols)], capture_output=True, text=True)
+    check(r.returncode == 0, f"vinci teach exited {r.returncode}: {r.stderr}")
+    listing = [json.loads(line) for line in (sols / "teacher.jsonl").read_text().splitlines()]
+    check(sorted(str(p.relative_to(sols)) for p in sols.rglob("*.py")) == sorted(e["file"] for e in listing),
+          "the teacher's files are not its listing's")
+    check({e["id"] for e in listing} == {rec["id"] for rec in records}, "a task without solutions")
+    import ast
+    for e in listing:
+        tree = ast.parse((sols / e["file"]).read_text())
+        classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+        jitted = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.decorator_list]
+        check("ModelNew" in classes and jitted, f"{e['file']}: no ModelNew or no Triton kernel")
+    check(sum(not e["correct"] for e in listing) == 2 * len(records), "not two wrong solutions per task")
+
     again = pathlib.Path(tmp) / "again"
     r = run("--out", str(again), "--seed", "5", "--elementwise", "40", "--rowwise", "40")
     same = r.returncode == 0 and all((again / f).read_bytes() == (out / f).read_bytes()

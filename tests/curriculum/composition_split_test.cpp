@@ -14,7 +14,8 @@ TEST(CompositionSplit, PairsAreHeldOutAtTheShareAskedFor) {
   const CompositionSplit split(7, 0.2);
   int held = 0, total = 0;
   for (int a = 0; a < 100; ++a)
-    for (int b = 0; b < 100; ++b, ++total) held += split.held_out_pair("op" + std::to_string(a), "op" + std::to_string(b));
+    for (int b = 0; b < 100; ++b, ++total)
+      held += split.held_out_pair("op" + std::to_string(a), "op" + std::to_string(b));
   // 10000 pairs: a binomial share of 0.2 has a standard deviation of 0.004.
   EXPECT_NEAR(static_cast<double>(held) / total, 0.2, 0.02);
 }

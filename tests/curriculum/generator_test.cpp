@@ -10,6 +10,7 @@
 #include "core/files.h"
 #include "core/setup_error.h"
 #include "curriculum/composition_split.h"
+#include "curriculum/manifest.h"
 #include "curriculum/task_source.h"
 #include "support/temp_dir.h"
 

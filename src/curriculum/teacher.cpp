@@ -1,0 +1,207 @@
+#include "curriculum/teacher.h"
+
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "curriculum/ops.h"
+#include "curriculum/task_source.h"
+
+namespace vinci::curriculum {
+
+namespace {
+
+// Triton has sigmoid but not tanh everywhere: tanh(z) = 2 sigmoid(2z) - 1.
+std::string triton_op(const OpStep& s) {
+  static const std::map<std::string, std::string> ops{
+      {"relu", "tl.maximum(v, 0.0)"},
+      {"gelu", "0.5 * v * (2.0 * tl.sigmoid(1.5957691216057308 * (v + 0.044715 * v * v * v)))"},
+      {"sigmoid", "tl.sigmoid(v)"},
+      {"tanh", "2.0 * tl.sigmoid(2.0 * v) - 1.0"},
+      {"silu", "v * tl.sigmoid(v)"},
+      {"square", "v * v"},
+      {"abs", "tl.abs(v)"},
+      {"neg", "-v"},
+      {"scale", "v * {c}"},
+      {"shift", "v + {c}"},
+  };
+  std::string e = ops.at(s.op);
+  if (const auto at = e.find("{c}"); at != std::string::npos) e.replace(at, 3, fmt::format("{:.17g}", s.constant));
+  return e;
+}
+
+std::string chain_lines(const std::vector<OpStep>& chain, const std::string& indent) {
+  std::string out;
+  for (const auto& s : chain) out += fmt::format("{}v = {}\n", indent, triton_op(s));
+  return out;
+}
+
+// The statements after the prologue, over the [R, BLOCK] tile v with its mask; they store the result.
+std::string row_body(const TaskSpec& spec) {
+  const std::string max_row = "tl.max(tl.where(mask, v, float(\"-inf\")), axis=1)";
+  const std::string store_rows = "    tl.store(out_ptr + r, y, mask=r < n_rows)\n";
+  const std::string store_tile = "    tl.store(out_ptr + rows * n_cols + cols, y, mask=mask)\n";
+  std::string body;
+  if (spec.kind == "sum") return "    y = tl.sum(v, axis=1)\n" + store_rows;
+  if (spec.kind == "mean") return "    y = tl.sum(v, axis=1) / n_cols\n" + store_rows;
+  if (spec.kind == "max") return "    y = " + max_row + "\n" + store_rows;
+  if (spec.kind == "softmax" || spec.kind == "log_softmax") {
+    body = "    m = " + max_row + "[:, None]\n    e = tl.where(mask, tl.exp(v - m), 0.0)\n" +
+           "    s = tl.sum(e, axis=1)[:, None]\n";
+    body += spec.kind == "softmax" ? "    y = e / s\n" : "    y = (v - m) - tl.log(s)\n";
+  } else if (spec.kind == "rms_norm") {
+    body = "    ms = tl.sum(v * v, axis=1)[:, None] / n_cols\n    y = v / tl.sqrt(ms + eps)\n";
+  } else if (spec.kind == "layer_norm") {
+    body = "    mu = tl.sum(v, axis=1)[:, None] / n_cols\n    d = tl.where(mask, v - mu, 0.0)\n"
+           "    var = tl.sum(d * d, axis=1)[:, None] / n_cols\n    y = d / tl.sqrt(var + eps)\n";
+  } else {
+    throw std::invalid_argument(fmt::format("no Triton body for the row op '{}'", spec.kind));
+  }
+  if (spec.affine != "none") body += "    y = y * tl.load(w_ptr + cols, mask=cols < n_cols, other=0.0)\n";
+  if (spec.affine == "scale_bias") body += "    y = y + tl.load(b_ptr + cols, mask=cols < n_cols, other=0.0)\n";
+  return body + store_tile;
+}
+
+// One kernel per elementwise op (the unfused strategies' prologue or chain).
+std::string per_op_kernels(const std::vector<OpStep>& chain, const std::string& bound) {
+  std::string out;
+  for (size_t i = 0; i < chain.size(); ++i)
+    out += fmt::format(
+        "@triton.jit\ndef _op{}(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    mask = offs < {}\n"
+        "    v = tl.load(x_ptr + offs, mask=mask, other=0.0)\n    v = {}\n"
+        "    tl.store(out_ptr + offs, v, mask=mask)\n\n\n",
+        i, bound, triton_op(chain[i]));
+  return out;
+}
+
+std::string per_op_calls(size_t ops, int block, int warps, const std::string& indent) {
+  std::string out;
+  for (size_t i = 0; i < ops; ++i)
+    out += fmt::format(
+        "{0}y = torch.empty_like(x)\n{0}_op{1}[(triton.cdiv(x.numel(), {2}),)](x, y, x.numel(), BLOCK={2}, "
+        "num_warps={3})\n{0}x = y\n",
+        indent, i, block, warps);
+  return out;
+}
+
+const char* kHeader = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n\n\n";
+
+std::string elementwise_solution(const TaskSpec& spec, const Strategy& st) {
+  const std::string bound = st.defect == Defect::off_by_one ? "n - 1" : "n";
+  std::string kernels, forward;
+  if (st.fused) {
+    kernels = fmt::format(
+        "@triton.jit\ndef _chain(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    mask = offs < {}\n"
+        "    v = tl.load(x_ptr + offs, mask=mask, other=0.0)\n{}"
+        "    tl.store(out_ptr + offs, v, mask=mask)\n\n\n",
+        bound, chain_lines(spec.chain, "    "));
+    forward = fmt::format(
+        "        x = x.contiguous()\n        out = torch.empty_like(x)\n"
+        "        _chain[(triton.cdiv(x.numel(), {0}),)](x, out, x.numel(), BLOCK={0}, num_warps={1})\n"
+        "        return out\n",
+        st.block, st.num_warps);
+  } else {
+    kernels = per_op_kernels(spec.chain, bound);
+    forward = "        x = x.contiguous()\n" + per_op_calls(spec.chain.size(), st.block, st.num_warps, "        ") +
+              "        return x\n";
+  }
+  return fmt::format("{}{}class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
+                     "    def forward(self, x):\n{}",
+                     kHeader, kernels, forward);
+}
+
+std::string rowwise_solution(const TaskSpec& spec, const Strategy& st) {
+  const RowKind& kind = row_kind(spec.kind);
+  const std::string col_bound = st.defect == Defect::off_by_one ? "n_cols - 1" : "n_cols";
+  std::string kernels = st.fused ? "" : per_op_kernels(spec.chain, "n");
+  kernels += fmt::format(
+      "@triton.jit\ndef _rows(x_ptr, out_ptr, w_ptr, b_ptr, n_rows, n_cols, eps, R: tl.constexpr, "
+      "BLOCK: tl.constexpr):\n"
+      "    r = tl.program_id(0) * R + tl.arange(0, R)\n    rows = r[:, None]\n"
+      "    cols = tl.arange(0, BLOCK)[None, :]\n    mask = (rows < n_rows) & (cols < {})\n"
+      "    v = tl.load(x_ptr + rows * n_cols + cols, mask=mask, other=0.0)\n{}"
+      "    v = tl.where(mask, v, 0.0)\n{}\n\n",
+      col_bound, st.fused ? chain_lines(spec.chain, "    ") : "", row_body(spec));
+  const bool norm = kind.takes_affine;
+  std::string init = norm ? "    def __init__(self, cols, eps):\n        super().__init__()\n        self.eps = eps\n"
+                          : "    def __init__(self):\n        super().__init__()\n";
+  // The same parameters, drawn in the same order, as the task's Model: the evaluator seeds both alike.
+  if (spec.affine != "none") init += "        self.weight = nn.Parameter(torch.rand(cols) + 0.5)\n";
+  if (spec.affine == "scale_bias") init += "        self.bias = nn.Parameter(torch.randn(cols))\n";
+  std::string forward = "        x = x.contiguous()\n";
+  if (!st.fused) forward += per_op_calls(spec.chain.size(), 1024, 4, "        ");
+  forward += "        n_rows, n_cols = x.shape\n";
+  forward += kind.reduces ? "        out = torch.empty(n_rows, device=x.device, dtype=x.dtype)\n"
+                          : "        out = torch.empty_like(x)\n";
+  forward += fmt::format(
+      "        _rows[(triton.cdiv(n_rows, {0}),)](x, out, {1}, {2}, n_rows, n_cols, {3}, R={0}, "
+      "BLOCK=triton.next_power_of_2(n_cols), num_warps={4})\n        return out\n",
+      st.rows_per_program, spec.affine != "none" ? "self.weight" : "x", spec.affine == "scale_bias" ? "self.bias" : "x",
+      norm ? "self.eps" : "0.0", st.num_warps);
+  return fmt::format("{}{}class ModelNew(nn.Module):\n{}\n    def forward(self, x):\n{}", kHeader, kernels, init,
+                     forward);
+}
+
+}  // namespace
+
+TaskSpec wrong_op_spec(const TaskSpec& spec) {
+  TaskSpec w = spec;
+  if (!w.chain.empty()) {
+    const auto& ops = elementwise_ops();
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].name == w.chain[0].op) {
+        // The next op that differs from the original and takes no constant (a constant op needs one).
+        for (size_t k = 1; k < ops.size(); ++k) {
+          const auto& next = ops[(i + k) % ops.size()];
+          if (!next.takes_constant) {
+            w.chain[0] = {std::string(next.name), 0.0};
+            break;
+          }
+        }
+        break;
+      }
+    return w;
+  }
+  static const std::map<std::string, std::string> swap{{"sum", "mean"},         {"mean", "sum"},
+                                                       {"max", "sum"},          {"softmax", "log_softmax"},
+                                                       {"log_softmax", "softmax"}, {"rms_norm", "layer_norm"},
+                                                       {"layer_norm", "rms_norm"}};
+  w.kind = swap.at(w.kind);
+  return w;
+}
+
+std::vector<Strategy> teacher_strategies(const TaskSpec& spec) {
+  std::vector<Strategy> out;
+  if (spec.family == Family::elementwise) {
+    out.push_back({"fused_b1024_w4", true, 1024, 4});
+    out.push_back({"fused_b4096_w8", true, 4096, 8});
+    out.push_back({"fused_b256_w2", true, 256, 2});
+    if (spec.chain.size() > 1) out.push_back({"per_op", false, 1024, 4});
+  } else {
+    out.push_back({"row_block_w4", true, 1024, 4, 1});
+    out.push_back({"row_block_w8", true, 1024, 8, 1});
+    if (spec.cols <= 2048) out.push_back({"rows4_w4", true, 1024, 4, 4});
+    if (!spec.chain.empty()) out.push_back({"per_op", false, 1024, 4, 1});
+  }
+  Strategy wrong = out.front();
+  wrong.name = "wrong_op";
+  wrong.defect = Defect::wrong_op;
+  out.push_back(wrong);
+  Strategy bound = out.front();
+  bound.name = "off_by_one";
+  bound.defect = Defect::off_by_one;
+  out.push_back(bound);
+  return out;
+}
+
+std::string triton_solution(const TaskSpec& spec, const Strategy& strategy) {
+  const TaskSpec& computed = strategy.defect == Defect::wrong_op ? wrong_op_spec(spec) : spec;
+  std::string doc = fmt::format("\"\"\"Teacher solution, strategy {}: {}.\"\"\"\n", strategy.name, describe(computed));
+  return doc + (spec.family == Family::elementwise ? elementwise_solution(computed, strategy)
+                                                    : rowwise_solution(computed, strategy));
+}
+
+}  // namespace vinci::curriculum

@@ -1,0 +1,35 @@
+// The procedural teacher (issue 16, item 2): Triton solutions of a curriculum task in strategies
+// whose speed differs on a GPU (one fused kernel or one launch per op, block sizes and warps, a
+// block per row or several rows a program), and wrong ones (a bound off by one, the wrong op), for
+// the SFT data and as the reference points of what a trained policy reaches.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "curriculum/task_spec.h"
+
+namespace vinci::curriculum {
+
+enum class Defect { none, off_by_one, wrong_op };
+
+struct Strategy {
+  std::string name;          // a folder name: "fused_b1024_w4", "per_op", "rows4_w4", "off_by_one", ...
+  bool fused = true;         // the whole composition in one kernel, or one launch per elementwise op
+  int block = 1024;          // elementwise: elements per program
+  int num_warps = 4;
+  int rows_per_program = 1;  // row-wise: 1 is a block per row; more is a warp or so per row
+  Defect defect = Defect::none;
+};
+
+// The strategies the teacher writes for this task, correct ones first.
+std::vector<Strategy> teacher_strategies(const TaskSpec& spec);
+
+// A KernelBench candidate file (ModelNew with Triton kernels) for the task in the strategy.
+std::string triton_solution(const TaskSpec& spec, const Strategy& strategy);
+
+// The spec a wrong_op solution computes instead: its first op, or (no chain) its row op, swapped for
+// a neighbour of the same shape.
+TaskSpec wrong_op_spec(const TaskSpec& spec);
+
+}  // namespace vinci::curriculum

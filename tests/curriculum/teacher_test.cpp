@@ -1,0 +1,93 @@
+// The procedural teacher (curriculum/teacher.h): the strategy menu per task, the wrong op each wrong
+// solution computes, and one Triton file written out in full for a hand-made task.
+#include "curriculum/teacher.h"
+
+#include <gtest/gtest.h>
+
+#include "curriculum/task_source.h"
+
+namespace teacher_test {
+using namespace vinci::curriculum;
+
+std::vector<std::string> names(const std::vector<Strategy>& strategies) {
+  std::vector<std::string> out;
+  for (const auto& s : strategies) out.push_back(s.name);
+  return out;
+}
+
+TEST(Teacher, TheMenuFollowsTheTask) {
+  TaskSpec one;
+  one.chain = {{"relu", 0}};
+  EXPECT_EQ(names(teacher_strategies(one)),
+            (std::vector<std::string>{"fused_b1024_w4", "fused_b4096_w8", "fused_b256_w2", "wrong_op", "off_by_one"}));
+  TaskSpec two = one;
+  two.chain.push_back({"scale", 2});
+  EXPECT_EQ(names(teacher_strategies(two))[3], "per_op") << "a chain of two can launch per op";
+  TaskSpec rows;
+  rows.family = Family::rowwise;
+  rows.kind = "softmax";
+  rows.cols = 4096;
+  EXPECT_EQ(names(teacher_strategies(rows)),
+            (std::vector<std::string>{"row_block_w4", "row_block_w8", "wrong_op", "off_by_one"}));
+  rows.cols = 1024;
+  rows.chain = {{"gelu", 0}};
+  EXPECT_EQ(names(teacher_strategies(rows)), (std::vector<std::string>{"row_block_w4", "row_block_w8", "rows4_w4",
+                                                                       "per_op", "wrong_op", "off_by_one"}));
+  for (const auto& s : teacher_strategies(rows))
+    EXPECT_EQ(s.defect != Defect::none, s.name == "wrong_op" || s.name == "off_by_one") << s.name;
+}
+
+TEST(Teacher, AWrongOpSwapsTheFirstOpOrTheRowOp) {
+  TaskSpec s;
+  s.chain = {{"sigmoid", 0}, {"scale", 2}};
+  EXPECT_EQ(wrong_op_spec(s).tokens(), (std::vector<std::string>{"tanh", "scale"}));
+  s.chain = {{"neg", 0}};
+  EXPECT_EQ(wrong_op_spec(s).tokens(), std::vector<std::string>{"relu"}) << "scale and shift need a constant";
+  TaskSpec r;
+  r.family = Family::rowwise;
+  for (auto [kind, swapped] : std::vector<std::pair<std::string, std::string>>{
+           {"sum", "mean"}, {"max", "sum"}, {"softmax", "log_softmax"}, {"rms_norm", "layer_norm"}}) {
+    r.kind = kind;
+    EXPECT_EQ(wrong_op_spec(r).kind, swapped);
+  }
+}
+
+TEST(Teacher, AFusedChainInFull) {
+  TaskSpec s;
+  s.chain = {{"relu", 0}, {"shift", 0.5}};
+  Strategy st{"fused_b1024_w4", true, 1024, 4};
+  EXPECT_EQ(triton_solution(s, st),
+            "\"\"\"Teacher solution, strategy fused_b1024_w4: torch.relu(x) + 0.5.\"\"\"\n"
+            "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n\n\n"
+            "@triton.jit\ndef _chain(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+            "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    mask = offs < n\n"
+            "    v = tl.load(x_ptr + offs, mask=mask, other=0.0)\n"
+            "    v = tl.maximum(v, 0.0)\n    v = v + 0.5\n"
+            "    tl.store(out_ptr + offs, v, mask=mask)\n\n\n"
+            "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
+            "    def forward(self, x):\n        x = x.contiguous()\n        out = torch.empty_like(x)\n"
+            "        _chain[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024, num_warps=4)\n"
+            "        return out\n");
+  st.defect = Defect::off_by_one;
+  EXPECT_NE(triton_solution(s, st).find("    mask = offs < n - 1\n"), std::string::npos);
+}
+
+TEST(Teacher, ARowNormKeepsTheModelsParametersAndBounds) {
+  TaskSpec s;
+  s.family = Family::rowwise;
+  s.kind = "layer_norm";
+  s.affine = "scale_bias";
+  s.cols = 1024;
+  const std::string src = triton_solution(s, teacher_strategies(s).front());
+  for (const char* line :
+       {"    def __init__(self, cols, eps):\n", "        self.weight = nn.Parameter(torch.rand(cols) + 0.5)\n",
+        "        self.bias = nn.Parameter(torch.randn(cols))\n", "    mask = (rows < n_rows) & (cols < n_cols)\n",
+        "    y = y + tl.load(b_ptr + cols, mask=cols < n_cols, other=0.0)\n",
+        "(x, out, self.weight, self.bias, n_rows, n_cols, self.eps, R=1, "})
+    EXPECT_NE(src.find(line), std::string::npos) << line << "\n" << src;
+  Strategy off = teacher_strategies(s).back();
+  ASSERT_EQ(off.defect, Defect::off_by_one);
+  EXPECT_NE(triton_solution(s, off).find("(cols < n_cols - 1)"), std::string::npos);
+}
+
+}  // namespace teacher_test
