@@ -20,8 +20,11 @@ struct CurriculumConfig {
   double pair_share = 0.2;      // of ordered token pairs held out
   int max_chain = 6;
   int max_prologue = 2;
-  std::vector<int64_t> rows = {1024, 2048, 4096, 8192};
-  std::vector<int64_t> cols = {256, 512, 1024, 2048, 4096, 8192};
+  // Large enough that a kernel's own time, not its launch, decides its speed on a GPU: at 2048 x 256
+  // floats Triton's launch path made every teacher strategy slower than eager on an H200 (0.05-0.13 ms
+  // tasks). CPU runs shrink them with --scale.
+  std::vector<int64_t> rows = {4096, 8192, 16384};
+  std::vector<int64_t> cols = {1024, 2048, 4096, 8192};
 };
 
 struct CurriculumTask {

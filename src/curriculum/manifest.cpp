@@ -39,7 +39,8 @@ CurriculumTask task_of(const nlohmann::json& j) {
   CurriculumTask t;
   t.id = field("id").get<std::string>();
   const std::string split = field("split").get<std::string>();
-  if (split != "train" && split != "heldout") throw std::invalid_argument(fmt::format("split: '{}' is not train or heldout", split));
+  if (split != "train" && split != "heldout")
+    throw std::invalid_argument(fmt::format("split: '{}' is not train or heldout", split));
   t.held_out = split == "heldout";
   const std::string family = field("family").get<std::string>();
   if (family != "elementwise" && family != "rowwise")

@@ -53,8 +53,9 @@ std::string row_body(const TaskSpec& spec) {
   } else if (spec.kind == "rms_norm") {
     body = "    ms = tl.sum(v * v, axis=1)[:, None] / n_cols\n    y = v / tl.sqrt(ms + eps)\n";
   } else if (spec.kind == "layer_norm") {
-    body = "    mu = tl.sum(v, axis=1)[:, None] / n_cols\n    d = tl.where(mask, v - mu, 0.0)\n"
-           "    var = tl.sum(d * d, axis=1)[:, None] / n_cols\n    y = d / tl.sqrt(var + eps)\n";
+    body =
+        "    mu = tl.sum(v, axis=1)[:, None] / n_cols\n    d = tl.where(mask, v - mu, 0.0)\n"
+        "    var = tl.sum(d * d, axis=1)[:, None] / n_cols\n    y = d / tl.sqrt(var + eps)\n";
   } else {
     throw std::invalid_argument(fmt::format("no Triton body for the row op '{}'", spec.kind));
   }
@@ -108,9 +109,10 @@ std::string elementwise_solution(const TaskSpec& spec, const Strategy& st) {
     forward = "        x = x.contiguous()\n" + per_op_calls(spec.chain.size(), st.block, st.num_warps, "        ") +
               "        return x\n";
   }
-  return fmt::format("{}{}class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
-                     "    def forward(self, x):\n{}",
-                     kHeader, kernels, forward);
+  return fmt::format(
+      "{}{}class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
+      "    def forward(self, x):\n{}",
+      kHeader, kernels, forward);
 }
 
 std::string rowwise_solution(const TaskSpec& spec, const Strategy& st) {
@@ -165,9 +167,12 @@ TaskSpec wrong_op_spec(const TaskSpec& spec) {
       }
     return w;
   }
-  static const std::map<std::string, std::string> swap{{"sum", "mean"},         {"mean", "sum"},
-                                                       {"max", "sum"},          {"softmax", "log_softmax"},
-                                                       {"log_softmax", "softmax"}, {"rms_norm", "layer_norm"},
+  static const std::map<std::string, std::string> swap{{"sum", "mean"},
+                                                       {"mean", "sum"},
+                                                       {"max", "sum"},
+                                                       {"softmax", "log_softmax"},
+                                                       {"log_softmax", "softmax"},
+                                                       {"rms_norm", "layer_norm"},
                                                        {"layer_norm", "rms_norm"}};
   w.kind = swap.at(w.kind);
   return w;
@@ -201,7 +206,7 @@ std::string triton_solution(const TaskSpec& spec, const Strategy& strategy) {
   const TaskSpec& computed = strategy.defect == Defect::wrong_op ? wrong_op_spec(spec) : spec;
   std::string doc = fmt::format("\"\"\"Teacher solution, strategy {}: {}.\"\"\"\n", strategy.name, describe(computed));
   return doc + (spec.family == Family::elementwise ? elementwise_solution(computed, strategy)
-                                                    : rowwise_solution(computed, strategy));
+                                                   : rowwise_solution(computed, strategy));
 }
 
 }  // namespace vinci::curriculum

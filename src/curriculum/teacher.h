@@ -14,9 +14,9 @@ namespace vinci::curriculum {
 enum class Defect { none, off_by_one, wrong_op };
 
 struct Strategy {
-  std::string name;          // a folder name: "fused_b1024_w4", "per_op", "rows4_w4", "off_by_one", ...
-  bool fused = true;         // the whole composition in one kernel, or one launch per elementwise op
-  int block = 1024;          // elementwise: elements per program
+  std::string name;   // a folder name: "fused_b1024_w4", "per_op", "rows4_w4", "off_by_one", ...
+  bool fused = true;  // the whole composition in one kernel, or one launch per elementwise op
+  int block = 1024;   // elementwise: elements per program
   int num_warps = 4;
   int rows_per_program = 1;  // row-wise: 1 is a block per row; more is a warp or so per row
   Defect defect = Defect::none;

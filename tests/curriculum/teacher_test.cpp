@@ -31,8 +31,8 @@ TEST(Teacher, TheMenuFollowsTheTask) {
             (std::vector<std::string>{"row_block_w4", "row_block_w8", "wrong_op", "off_by_one"}));
   rows.cols = 1024;
   rows.chain = {{"gelu", 0}};
-  EXPECT_EQ(names(teacher_strategies(rows)), (std::vector<std::string>{"row_block_w4", "row_block_w8", "rows4_w4",
-                                                                       "per_op", "wrong_op", "off_by_one"}));
+  EXPECT_EQ(names(teacher_strategies(rows)),
+            (std::vector<std::string>{"row_block_w4", "row_block_w8", "rows4_w4", "per_op", "wrong_op", "off_by_one"}));
   for (const auto& s : teacher_strategies(rows))
     EXPECT_EQ(s.defect != Defect::none, s.name == "wrong_op" || s.name == "off_by_one") << s.name;
 }
