@@ -15,6 +15,8 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "core/setup_error.h"
+
 namespace vinci::core {
 
 std::optional<std::string> try_read_file(const std::filesystem::path& path) {
@@ -57,6 +59,26 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view data)
   }
   ::close(fd);
   std::filesystem::rename(tmp, path);
+}
+
+void write_new_folder(const std::filesystem::path& path,
+                      const std::function<void(const std::filesystem::path&)>& fill) {
+  namespace fs = std::filesystem;
+  if (fs::exists(path))
+    throw SetupError(fmt::format("{}: exists; name a folder that does not exist yet", path.string()));
+  fs::path target = fs::absolute(path).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();  // "out/" names the folder "out"
+  const fs::path staging = target.parent_path() / fmt::format(".{}.tmp-{}", target.filename().string(), ::getpid());
+  fs::remove_all(staging);
+  try {
+    fs::create_directories(staging);
+    fill(staging);
+    fs::rename(staging, target);
+  } catch (...) {
+    std::error_code ignored;
+    fs::remove_all(staging, ignored);
+    throw;
+  }
 }
 
 LineWriter::LineWriter(const std::filesystem::path& path, bool append) : path_(path) {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,12 @@ std::optional<std::string> try_read_file(const std::filesystem::path& path);
 // Writes to a temporary sibling, fsyncs and renames, so readers see the old file or the new one,
 // never half of either.
 void write_file_atomic(const std::filesystem::path& path, std::string_view data);
+
+// Creates the folder `path` whole or not at all: `fill` writes into a hidden staging sibling, which
+// is renamed into place only when fill returns, and removed when it throws, so an interrupted or
+// failed run leaves nothing half-written under the name a user asked for. Throws core::SetupError
+// when `path` exists already, since a second run over a first would mix their files.
+void write_new_folder(const std::filesystem::path& path, const std::function<void(const std::filesystem::path&)>& fill);
 
 // Appends and flushes one line; used for results files that must survive an interrupted run.
 // Opened with append=true on a file whose last line is torn (no trailing '\n': a run killed in the

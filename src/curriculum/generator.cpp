@@ -6,7 +6,6 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "core/files.h"
 #include "core/setup_error.h"
@@ -125,22 +124,14 @@ std::vector<CurriculumTask> generate_curriculum(const CurriculumConfig& c) {
 }
 
 void write_curriculum(const std::vector<CurriculumTask>& tasks, const fs::path& out) {
-  if (fs::exists(out))
-    throw core::SetupError(fmt::format("{}: exists; the curriculum goes into a new folder", out.string()));
-  const fs::path staging = out.parent_path() / fmt::format(".{}.tmp-{}", out.filename().string(), ::getpid());
-  fs::remove_all(staging);
-  try {
+  core::write_new_folder(out, [&](const fs::path& staging) {
     std::string manifest;
     for (const auto& t : tasks) {
       core::write_file_atomic(staging / (t.held_out ? "heldout" : "train") / (t.id + ".py"), task_source(t.spec));
       manifest += manifest_record(t).dump() + "\n";
     }
     core::write_file_atomic(staging / "curriculum.jsonl", manifest);
-    fs::rename(staging, out);
-  } catch (...) {
-    fs::remove_all(staging);
-    throw;
-  }
+  });
 }
 
 }  // namespace vinci::curriculum

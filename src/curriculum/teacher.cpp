@@ -4,6 +4,9 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/files.h"
 
 #include "curriculum/ops.h"
 #include "curriculum/task_source.h"
@@ -207,6 +210,32 @@ std::string triton_solution(const TaskSpec& spec, const Strategy& strategy) {
   std::string doc = fmt::format("\"\"\"Teacher solution, strategy {}: {}.\"\"\"\n", strategy.name, describe(computed));
   return doc + (spec.family == Family::elementwise ? elementwise_solution(computed, strategy)
                                                    : rowwise_solution(computed, strategy));
+}
+
+size_t write_teacher_solutions(const std::vector<CurriculumTask>& tasks, SplitChoice choice,
+                               const std::filesystem::path& out) {
+  size_t files = 0;
+  core::write_new_folder(out, [&](const std::filesystem::path& staging) {
+    std::string listing;
+    for (const auto& t : tasks) {
+      if (choice == (t.held_out ? SplitChoice::train : SplitChoice::heldout)) continue;
+      const std::string split = t.held_out ? "heldout" : "train";
+      for (const auto& s : teacher_strategies(t.spec)) {
+        const std::filesystem::path rel = std::filesystem::path(split) / s.name / (t.id + ".py");
+        core::write_file_atomic(staging / rel, triton_solution(t.spec, s));
+        listing += nlohmann::ordered_json{{"id", t.id},
+                                          {"split", split},
+                                          {"strategy", s.name},
+                                          {"correct", s.defect == Defect::none},
+                                          {"file", rel.string()}}
+                       .dump() +
+                   "\n";
+        ++files;
+      }
+    }
+    core::write_file_atomic(staging / "teacher.jsonl", listing);
+  });
+  return files;
 }
 
 }  // namespace vinci::curriculum

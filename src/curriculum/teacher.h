@@ -4,9 +4,11 @@
 // the SFT data and as the reference points of what a trained policy reaches.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "curriculum/generator.h"
 #include "curriculum/task_spec.h"
 
 namespace vinci::curriculum {
@@ -31,5 +33,14 @@ std::string triton_solution(const TaskSpec& spec, const Strategy& strategy);
 // The spec a wrong_op solution computes instead: its first op, or (no chain) its row op, swapped for
 // a neighbour of the same shape.
 TaskSpec wrong_op_spec(const TaskSpec& spec);
+
+enum class SplitChoice { train, heldout, both };
+
+// Writes every strategy's solution of the chosen split's tasks as out/<split>/<strategy>/<id>.py,
+// one candidates folder per split and strategy for `vinci eval --candidates`, and out/teacher.jsonl
+// listing each file with its task, split, strategy and whether it is correct. All or nothing, into a
+// folder that must not exist (core::write_new_folder). Returns the number of solutions written.
+size_t write_teacher_solutions(const std::vector<CurriculumTask>& tasks, SplitChoice split,
+                               const std::filesystem::path& out);
 
 }  // namespace vinci::curriculum

@@ -1,9 +1,8 @@
-// core/files: LineWriter never glues a record onto a torn last line, and read_jsonl_lines returns the
-// complete lines of a hand-written file, skipping a torn last one with a warning.
+// core/files: write_new_folder leaves a folder whole or absent, LineWriter never glues a record onto a torn last line,
+// and read_jsonl_lines returns the complete lines of a hand-written file, skipping a torn last one with a warning.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -14,6 +13,8 @@
 #include <spdlog/spdlog.h>
 
 #include "core/files.h"
+#include "core/setup_error.h"
+#include "support/temp_dir.h"
 
 namespace files_test {
 
@@ -23,15 +24,7 @@ using vinci::core::LineWriter;
 using vinci::core::read_file;
 using vinci::core::read_jsonl_lines;
 using vinci::core::write_file_atomic;
-
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("vinci-files-test-" + std::to_string(::getpid()));
-  TempDir() {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using vinci::core::write_new_folder;
 
 // What spdlog's default logger says while this lives.
 class CapturedLog {
@@ -56,8 +49,8 @@ std::vector<std::pair<size_t, std::string>> numbered(const std::vector<JsonlLine
 }
 
 TEST(LineWriter, AppendsAfterACompleteLastLine) {
-  TempDir dir;
-  const fs::path file = dir.path / "results.jsonl";
+  vinci::test::TempDir dir("files");
+  const fs::path file = dir.path() / "results.jsonl";
   write_file_atomic(file, "{\"a\":1}\n");
   CapturedLog log;
   {
@@ -69,8 +62,8 @@ TEST(LineWriter, AppendsAfterACompleteLastLine) {
 }
 
 TEST(LineWriter, AppendDropsATornLastLineInsteadOfGluingOntoIt) {
-  TempDir dir;
-  const fs::path file = dir.path / "results.jsonl";
+  vinci::test::TempDir dir("files");
+  const fs::path file = dir.path() / "results.jsonl";
   write_file_atomic(file, "{\"a\":1}\n{\"b\":2}\n{\"task\": \"lev");  // killed 13 bytes into record 3
   CapturedLog log;
   {
@@ -83,8 +76,8 @@ TEST(LineWriter, AppendDropsATornLastLineInsteadOfGluingOntoIt) {
 }
 
 TEST(LineWriter, AppendDropsATornOnlyLine) {
-  TempDir dir;
-  const fs::path file = dir.path / "results.jsonl";
+  vinci::test::TempDir dir("files");
+  const fs::path file = dir.path() / "results.jsonl";
   write_file_atomic(file, "{\"task\"");
   CapturedLog log;
   {
@@ -97,8 +90,8 @@ TEST(LineWriter, AppendDropsATornOnlyLine) {
 
 TEST(LineWriter, AppendFindsTheLastNewlineBeyondOneReadBlock) {
   // The tail is searched a 4 KiB block at a time from the end: a torn line of 10,000 bytes spans three.
-  TempDir dir;
-  const fs::path file = dir.path / "results.jsonl";
+  vinci::test::TempDir dir("files");
+  const fs::path file = dir.path() / "results.jsonl";
   write_file_atomic(file, "{\"a\":1}\n" + std::string(10'000, 'x'));
   CapturedLog log;
   {
@@ -110,8 +103,8 @@ TEST(LineWriter, AppendFindsTheLastNewlineBeyondOneReadBlock) {
 }
 
 TEST(LineWriter, CreatesAMissingFileAndTruncatesWithoutAppend) {
-  TempDir dir;
-  const fs::path file = dir.path / "sub" / "results.jsonl";
+  vinci::test::TempDir dir("files");
+  const fs::path file = dir.path() / "sub" / "results.jsonl";
   {
     LineWriter w(file, /*append=*/true);
     w.write_line("one");
@@ -126,8 +119,8 @@ TEST(LineWriter, CreatesAMissingFileAndTruncatesWithoutAppend) {
 }
 
 TEST(ReadJsonlLines, CompleteLinesWithTheirNumbers) {
-  TempDir dir;
-  const fs::path file = dir.path / "a.jsonl";
+  vinci::test::TempDir dir("files");
+  const fs::path file = dir.path() / "a.jsonl";
   write_file_atomic(file, "{\"a\":1}\n\n   \n{\"b\":2}\r\n{\"c\":3}\n");
   CapturedLog log;
   EXPECT_EQ(numbered(read_jsonl_lines(file)),
@@ -136,8 +129,8 @@ TEST(ReadJsonlLines, CompleteLinesWithTheirNumbers) {
 }
 
 TEST(ReadJsonlLines, SkipsATornLastLineWithAWarning) {
-  TempDir dir;
-  const fs::path file = dir.path / "a.jsonl";
+  vinci::test::TempDir dir("files");
+  const fs::path file = dir.path() / "a.jsonl";
   write_file_atomic(file, "{\"a\":1}\n{\"b\":2}\n{\"c\":");
   CapturedLog log;
   EXPECT_EQ(numbered(read_jsonl_lines(file)),
@@ -147,8 +140,8 @@ TEST(ReadJsonlLines, SkipsATornLastLineWithAWarning) {
 }
 
 TEST(ReadJsonlLines, AWholeLastRecordWithoutItsNewlineIsKept) {
-  TempDir dir;
-  const fs::path file = dir.path / "a.jsonl";
+  vinci::test::TempDir dir("files");
+  const fs::path file = dir.path() / "a.jsonl";
   write_file_atomic(file, "{\"a\":1}\n{\"b\":[2, 3]}");
   CapturedLog log;
   EXPECT_EQ(numbered(read_jsonl_lines(file)),
@@ -158,8 +151,8 @@ TEST(ReadJsonlLines, AWholeLastRecordWithoutItsNewlineIsKept) {
 
 TEST(ReadJsonlLines, AMalformedCompleteLineIsReturnedForTheCallerToName) {
   // A glued line (what --append made of a torn one before) ends in '\n': it is not torn, it is damage.
-  TempDir dir;
-  const fs::path file = dir.path / "a.jsonl";
+  vinci::test::TempDir dir("files");
+  const fs::path file = dir.path() / "a.jsonl";
   write_file_atomic(file, "{\"a\":1}\n{\"b\":{\"c\":3}\n{\"d\":4}\n");
   const auto lines = read_jsonl_lines(file);
   ASSERT_EQ(lines.size(), 3u);
@@ -168,8 +161,8 @@ TEST(ReadJsonlLines, AMalformedCompleteLineIsReturnedForTheCallerToName) {
 }
 
 TEST(ReadJsonlLines, BlankTailEmptyFileAndMissingFile) {
-  TempDir dir;
-  const fs::path file = dir.path / "a.jsonl";
+  vinci::test::TempDir dir("files");
+  const fs::path file = dir.path() / "a.jsonl";
   write_file_atomic(file, "{\"a\":1}\n  ");
   CapturedLog log;
   EXPECT_EQ(read_jsonl_lines(file).size(), 1u);
@@ -177,7 +170,7 @@ TEST(ReadJsonlLines, BlankTailEmptyFileAndMissingFile) {
   write_file_atomic(file, "");
   EXPECT_TRUE(read_jsonl_lines(file).empty());
   try {
-    read_jsonl_lines(dir.path / "missing.jsonl");
+    read_jsonl_lines(dir.path() / "missing.jsonl");
     FAIL() << "a missing file was read";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("missing.jsonl"), std::string::npos) << e.what();
@@ -186,8 +179,8 @@ TEST(ReadJsonlLines, BlankTailEmptyFileAndMissingFile) {
 
 TEST(ReadJsonlLines, WhatAnAppendAfterAKillLeaves) {
   // The issue's case end to end: a kill tears the last record, a later run appends, a reader reads.
-  TempDir dir;
-  const fs::path file = dir.path / "results.jsonl";
+  vinci::test::TempDir dir("files");
+  const fs::path file = dir.path() / "results.jsonl";
   {
     LineWriter w(file, /*append=*/false);
     w.write_line("{\"n\":1}");
@@ -207,6 +200,53 @@ TEST(ReadJsonlLines, WhatAnAppendAfterAKillLeaves) {
   }
   EXPECT_EQ(numbered(read_jsonl_lines(file)),
             (std::vector<std::pair<size_t, std::string>>{{1, "{\"n\":1}"}, {2, "{\"n\":2}"}, {3, "{\"n\":3}"}}));
+}
+
+std::vector<std::string> entries(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(WriteNewFolder, AppearsOnlyWhenFillReturns) {
+  vinci::test::TempDir dir("files");
+  const fs::path out = dir.path() / "out";
+  write_new_folder(out, [&](const fs::path& staging) {
+    EXPECT_FALSE(fs::exists(out)) << "visible before it is whole";
+    EXPECT_EQ(staging.parent_path(), dir.path());
+    write_file_atomic(staging / "a" / "b.txt", "b");
+  });
+  EXPECT_EQ(read_file(out / "a" / "b.txt"), "b");
+  EXPECT_EQ(entries(dir.path()), std::vector<std::string>{"out"});
+}
+
+TEST(WriteNewFolder, AFailedFillLeavesNothing) {
+  vinci::test::TempDir dir("files");
+  EXPECT_THROW(write_new_folder(dir.path() / "out",
+                                [](const fs::path& staging) {
+                                  write_file_atomic(staging / "half.txt", "half");
+                                  throw std::runtime_error("disk full");
+                                }),
+               std::runtime_error);
+  EXPECT_EQ(entries(dir.path()), std::vector<std::string>{});
+}
+
+TEST(WriteNewFolder, RefusesAnExistingFolderAndLeavesItAlone) {
+  vinci::test::TempDir dir("files");
+  write_file_atomic(dir.path() / "out" / "mine.txt", "mine");
+  bool filled = false;
+  try {
+    write_new_folder(dir.path() / "out/", [&](const fs::path&) { filled = true; });
+    ADD_FAILURE() << "no error";
+  } catch (const vinci::core::SetupError& e) {
+    EXPECT_NE(std::string(e.what()).find("exists"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(filled);
+  EXPECT_EQ(entries(dir.path() / "out"), std::vector<std::string>{"mine.txt"});
+  // A trailing slash names the same folder: the new one lands as "new", not inside it.
+  write_new_folder(dir.path() / "new/", [](const fs::path& staging) { write_file_atomic(staging / "x", "x"); });
+  EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"new", "out"}));
 }
 
 }  // namespace files_test

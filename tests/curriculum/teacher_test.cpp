@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/files.h"
 #include "curriculum/task_source.h"
+#include "support/temp_dir.h"
 
 namespace teacher_test {
 using namespace vinci::curriculum;
@@ -88,6 +90,33 @@ TEST(Teacher, ARowNormKeepsTheModelsParametersAndBounds) {
   Strategy off = teacher_strategies(s).back();
   ASSERT_EQ(off.defect, Defect::off_by_one);
   EXPECT_NE(triton_solution(s, off).find("(cols < n_cols - 1)"), std::string::npos);
+}
+
+TEST(Teacher, WritesTheChosenSplitOneFolderPerStrategyWithItsListing) {
+  vinci::test::TempDir dir("teacher");
+  CurriculumTask train{.spec = {}, .held_out = false, .id = "level1/1_Relu"};
+  train.spec.chain = {{"relu", 0}};
+  CurriculumTask heldout{.spec = {}, .held_out = true, .id = "level1/1_Sigmoid"};
+  heldout.spec.chain = {{"sigmoid", 0}};
+  const auto out = dir.path() / "teach";
+  EXPECT_EQ(write_teacher_solutions({train, heldout}, SplitChoice::heldout, out), 5u);
+  const auto lines = vinci::core::read_jsonl_lines(out / "teacher.jsonl");
+  ASSERT_EQ(lines.size(), 5u);
+  size_t correct = 0;
+  for (const auto& line : lines) {
+    const auto r = nlohmann::json::parse(line.text);
+    EXPECT_EQ(r["id"], "level1/1_Sigmoid");
+    EXPECT_EQ(r["split"], "heldout");
+    EXPECT_EQ(r["file"], "heldout/" + r["strategy"].get<std::string>() + "/level1/1_Sigmoid.py");
+    correct += r["correct"].get<bool>();
+    Strategy s;
+    for (const auto& candidate : teacher_strategies(heldout.spec))
+      if (candidate.name == r["strategy"]) s = candidate;
+    EXPECT_EQ(vinci::core::read_file(out / r["file"].get<std::string>()), triton_solution(heldout.spec, s));
+  }
+  EXPECT_EQ(correct, 3u) << "three fused block sizes are right; wrong_op and off_by_one are not";
+  EXPECT_FALSE(std::filesystem::exists(out / "train"));
+  EXPECT_EQ(write_teacher_solutions({train, heldout}, SplitChoice::both, dir.path() / "both"), 10u);
 }
 
 }  // namespace teacher_test
