@@ -8,13 +8,13 @@
 
 namespace vinci::rl {
 
-CoevolutionTrainer::CoevolutionTrainer(llm::TrainableBackbone& backbone, const CoevolutionConfig& config,
-                                       const CoevolutionRun& run, const DataParallel& parallel)
+CoevolutionTrainer::CoevolutionTrainer(llm::TrainableBackbone& backbone, CoevolutionConfig config, CoevolutionRun run,
+                                       const DataParallel& parallel)
     : backbone_(backbone),
-      config_(config),
-      run_(run),
+      config_(std::move(config)),
+      run_(std::move(run)),
       parallel_(parallel),
-      optimizer_(backbone.trainable_parameters(), config.optimizer) {}
+      optimizer_(backbone.trainable_parameters(), config_.optimizer) {}
 
 RunPosition CoevolutionTrainer::start(const std::string& suite_hash) {
   suite_hash_ = suite_hash;

@@ -33,8 +33,8 @@ struct TrainStats {
 
 class CoevolutionTrainer {
  public:
-  // The references must outlive the trainer.
-  CoevolutionTrainer(llm::TrainableBackbone& backbone, const CoevolutionConfig& config, const CoevolutionRun& run,
+  // The backbone and the group must outlive the trainer; the config and the run are copied.
+  CoevolutionTrainer(llm::TrainableBackbone& backbone, CoevolutionConfig config, CoevolutionRun run,
                      const DataParallel& parallel);
 
   // Restores the newest checkpoint when the run resumes (nothing to restore: a fresh start), then
@@ -52,8 +52,8 @@ class CoevolutionTrainer {
 
  private:
   llm::TrainableBackbone& backbone_;
-  const CoevolutionConfig& config_;
-  const CoevolutionRun& run_;
+  const CoevolutionConfig config_;
+  const CoevolutionRun run_;
   const DataParallel& parallel_;
   AdamW optimizer_;
   std::string suite_hash_;
