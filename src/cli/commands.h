@@ -22,5 +22,6 @@ Action add_train_command(CLI::App& app);
 Action add_plot_command(CLI::App& app);
 Action add_curriculum_command(CLI::App& app);
 Action add_teach_command(CLI::App& app);
+Action add_init_model_command(CLI::App& app);
 
 }  // namespace vinci::cli

@@ -19,7 +19,7 @@ namespace {
 struct GenerateOptions {
   BackboneOptions backbone;
   ServerBackboneOptions server;
-  std::string prompt, messages_file, prompt_ids;
+  std::string prompt, messages_file, tools_file, prompt_ids;
   int max_new_tokens = 256, top_k = 0;
   double temperature = 1.0, top_p = 1.0;
   bool greedy = false, json = false, no_thinking = false;
@@ -64,6 +64,15 @@ int run_generate(const GenerateOptions& o) {
       throw std::runtime_error(
           fmt::format("{}: expected a JSON array of {{\"role\", \"content\"}} messages", o.messages_file));
     if (o.no_thinking) request.chat_extra["enable_thinking"] = false;
+    if (!o.tools_file.empty()) {
+      try {
+        request.chat_extra["tools"] = nlohmann::ordered_json::parse(core::read_file(o.tools_file));
+      } catch (const nlohmann::ordered_json::parse_error& e) {
+        throw std::runtime_error(fmt::format("{}: not JSON: {}", o.tools_file, e.what()));
+      }
+      if (!request.chat_extra["tools"].is_array())
+        throw std::runtime_error(fmt::format("{}: expected a JSON array of tool schemas", o.tools_file));
+    }
   } else if (native) {
     request.prompt_ids = native->tokenizer().encode(o.prompt, /*add_special_tokens=*/true);
   } else {
@@ -118,6 +127,9 @@ Action add_generate_command(CLI::App& app) {
   app.add_flag("--greedy", o->greedy, "argmax decoding");
   app.add_option("--seed", o->seed, "seed of this request's sampler");
   app.add_option("--stop", o->stop, "stop when this string appears (repeatable)");
+  app.add_option("--tools", o->tools_file, "with --messages: a JSON file of tool schemas for the chat template")
+      ->check(CLI::ExistingFile)
+      ->needs(messages);
   app.add_flag("--no-thinking", o->no_thinking, "with --messages: enable_thinking=false for templates that know it");
   app.add_flag("--json", o->json,
                "print {\"ids\", \"text\", \"logprobs\", \"finish_reason\", \"prompt_ids\", \"token_ids_known\"}");

@@ -95,6 +95,9 @@ int main(int argc, char** argv) {
   actions[curriculum] = vinci::cli::add_curriculum_command(*curriculum);
   auto* teach = app.add_subcommand("teach", "the procedural teacher's Triton solutions of a curriculum, by strategy");
   actions[teach] = vinci::cli::add_teach_command(*teach);
+  auto* init_model = app.add_subcommand(
+      "init-model", "a checkpoint with random weights from a config and a tokenizer, to train from nothing");
+  actions[init_model] = vinci::cli::add_init_model_command(*init_model);
   app.set_version_flag("--version", version_text, "vinci's version and commit, torch, CUDA and the GPUs seen");
   if (const auto why = unknown_subcommand(app, argc, argv); !why.empty()) {
     fmt::print(stderr, "vinci: {}\nRun with --help for more information.\n", why);

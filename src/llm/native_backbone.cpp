@@ -103,13 +103,14 @@ struct Sequence {
 class NativeBackbone final : public TrainableBackbone {
  public:
   NativeBackbone(fs::path dir, ModelConfig config, Transformer model, std::optional<text::Tokenizer> tokenizer,
-                 std::optional<text::ChatTemplate> chat, std::string no_chat_reason)
+                 std::optional<text::ChatTemplate> chat, std::string no_chat_reason, std::size_t max_shard_bytes)
       : dir_(std::move(dir)),
         config_(std::move(config)),
         model_(std::move(model)),
         tokenizer_(std::move(tokenizer)),
         chat_(std::move(chat)),
         no_chat_reason_(std::move(no_chat_reason)),
+        max_shard_bytes_(max_shard_bytes),
         shared_generator_(make_generator(model_.options().device, 0x5eed)) {}
 
   std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) override;
@@ -152,6 +153,7 @@ class NativeBackbone final : public TrainableBackbone {
   std::optional<text::Tokenizer> tokenizer_;
   std::optional<text::ChatTemplate> chat_;
   std::string no_chat_reason_;
+  std::size_t max_shard_bytes_;
   at::Generator shared_generator_;
 };
 
@@ -398,7 +400,7 @@ void NativeBackbone::save(const fs::path& dir) const {
     return;
   }
   for (const auto& [name, tensor] : model_.named_weights()) host.add(name, tensor);
-  write_checkpoint(dir, host.views);
+  write_checkpoint(dir, host.views, max_shard_bytes_);
   // Saved in the parameters' own dtype (fp32 masters stay fp32), so load() restores them exactly.
   nlohmann::json config = config_.raw;
   const char* dtype = hf_dtype_name(host.keep.front().scalar_type());
@@ -430,6 +432,21 @@ std::string local_rank_device(const std::string& name, int local_rank) {
   return name == "auto" ? "cpu" : name;
 }
 
+namespace {
+
+// The shard size a checkpoint was written with: its largest shard, or save_pretrained's default
+// for a single file.
+std::size_t shard_limit_of(const fs::path& model_dir) {
+  constexpr std::size_t kSavePretrainedDefault = 5'000'000'000;
+  if (!fs::exists(model_dir / "model.safetensors.index.json")) return kSavePretrainedDefault;
+  std::size_t largest = 0;
+  for (const auto& e : fs::directory_iterator(model_dir))
+    if (e.path().extension() == ".safetensors") largest = std::max<std::size_t>(largest, e.file_size());
+  return largest > 0 ? largest : kSavePretrainedDefault;
+}
+
+}  // namespace
+
 std::unique_ptr<TrainableBackbone> open_native_backbone(const fs::path& model_dir, const NativeOptions& options) {
   const auto device = resolve_device(options.device);
   TransformerOptions transformer_options{device, resolve_dtype(options.dtype, device)};
@@ -453,8 +470,9 @@ std::unique_ptr<TrainableBackbone> open_native_backbone(const fs::path& model_di
       no_chat_reason = e.what();
     }
   }
-  return std::make_unique<NativeBackbone>(model_dir, std::move(config), std::move(model), std::move(tokenizer),
-                                          std::move(chat), std::move(no_chat_reason));
+  return std::make_unique<NativeBackbone>(
+      model_dir, std::move(config), std::move(model), std::move(tokenizer), std::move(chat), std::move(no_chat_reason),
+      options.max_shard_bytes ? options.max_shard_bytes : shard_limit_of(model_dir));
 }
 
 }  // namespace vinci::llm

@@ -1,6 +1,7 @@
 // The native backbone: a Hugging Face checkpoint run on libtorch (CPU or CUDA).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -20,6 +21,10 @@ struct NativeOptions {
   std::filesystem::path chat_template;  // overrides the checkpoint's template
   // Weights drawn at random instead of read from disk (speed measurements need no real weights).
   std::optional<uint64_t> random_weights_seed;
+  // The largest safetensors file a save writes, sharding beyond it as save_pretrained does. 0: the
+  // layout the checkpoint was read in, its largest shard when sharded (so a model started in 16 MiB
+  // shards keeps them through every checkpoint of its training), else save_pretrained's 5 GB.
+  std::size_t max_shard_bytes = 0;
 };
 
 // A data-parallel rank's device: "auto" and "cuda" become cuda:<local_rank> where CUDA is present

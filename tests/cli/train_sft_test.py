@@ -24,11 +24,11 @@ import tempfile
 import time
 
 import numpy as np
-from safetensors.numpy import load_file
 
 VINCI, FIXTURES = sys.argv[1], pathlib.Path(sys.argv[2])
 QWEN2, TEMPLATE = FIXTURES / "models" / "qwen2", FIXTURES / "templates" / "qwen2_5.jinja"
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from checkpoint_files import checkpoint_bytes, checkpoint_tensors  # noqa: E402
 from checks import check, failures  # noqa: E402
 
 
@@ -127,7 +127,7 @@ try:
     check(train(killed, "--resume").returncode == 0, "resumed after SIGKILL")
     check(losses(killed) == want, f"losses after a kill and --resume {losses(killed)} != uninterrupted {want}")
     for run in (stopped, killed):
-        check((run / "final" / "model.safetensors").read_bytes() == (whole / "final" / "model.safetensors").read_bytes(),
+        check(checkpoint_bytes(run / "final") == checkpoint_bytes(whole / "final"),
               f"{run.name}: the final weights equal the uninterrupted run's")
 
     # data parallel: 2 ranks under torchrun (Gloo) train what one process trains, each on its share
@@ -147,10 +147,8 @@ try:
         # The update (trained minus initial weights) of 2 ranks against one process's, as
         # ||difference|| / ||update||: Adam's steps of about lr x sign(g) let rounding flip the
         # smallest gradients' elements, so a per-element bound would measure those alone.
-        start = {}
-        for shard in QWEN2.glob("*.safetensors"):
-            start.update(load_file(shard))
-        w1, w2 = load_file(work / "dp1" / "final" / "model.safetensors"), load_file(work / "dp2" / "final" / "model.safetensors")
+        start = checkpoint_tensors(QWEN2)
+        w1, w2 = checkpoint_tensors(work / "dp1" / "final"), checkpoint_tensors(work / "dp2" / "final")
         d1 = np.concatenate([(w1[k].astype(np.float64) - start[k]).ravel() for k in sorted(w1)])
         d2 = np.concatenate([(w2[k].astype(np.float64) - start[k]).ravel() for k in sorted(w1)])
         error = float(np.linalg.norm(d2 - d1) / np.linalg.norm(d1))

@@ -8,8 +8,12 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+
 #include "llm/model_config.h"
 #include "llm/native_backbone.h"
+#include "llm/safetensors.h"
 #include "support/temp_dir.h"
 
 namespace coevolution_trainer_test {
@@ -34,6 +38,13 @@ std::vector<std::string> folders(const fs::path& dir) {
   return out;
 }
 
+rl::CoevolutionRun run_in(const fs::path& out, bool resume = false) {
+  rl::CoevolutionRun run;
+  run.out = out;
+  run.resume = resume;
+  return run;
+}
+
 rl::RunPosition at_step(int64_t step) {
   rl::RunPosition p;
   p.step = step;
@@ -50,17 +61,17 @@ TEST(CoevolutionTrainer, CheckpointsAtTheCadenceAndTheLastStepThenResumesFromThe
   const rl::DataParallel single;
   auto model = tiny_model();
   {
-    const rl::CoevolutionRun run{.out = dir.path()};
+    const rl::CoevolutionRun run = run_in(dir.path());
     rl::CoevolutionTrainer trainer(*model, config, run, single);
     EXPECT_EQ(trainer.start("suite-a").step, 0) << "nothing to resume: a fresh start";
     // Weights unlike the fixture's, so that a restore is seen in them.
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     for (auto& p : model->trainable_parameters()) p.add_(0.5);
     for (int64_t step = 1; step <= 5; ++step) trainer.checkpoint(at_step(step), "");
   }
   EXPECT_EQ(folders(dir.path() / "checkpoints"), (std::vector<std::string>{"latest", "step-2", "step-4", "step-5"}));
 
-  const rl::CoevolutionRun resume{.out = dir.path(), .resume = true};
+  const rl::CoevolutionRun resume = run_in(dir.path(), true);
   auto fresh = tiny_model();
   rl::CoevolutionTrainer resumed(*fresh, config, resume, single);
   const auto position = resumed.start("suite-a");
@@ -89,14 +100,14 @@ TEST(CoevolutionTrainer, NoCadenceCheckpointsOnlyTheLastStepAndFinishWritesTheMo
   config.checkpoint_every = 0;
   const rl::DataParallel single;
   auto model = tiny_model();
-  const rl::CoevolutionRun run{.out = dir.path()};
+  const rl::CoevolutionRun run = run_in(dir.path());
   rl::CoevolutionTrainer trainer(*model, config, run, single);
   trainer.start("suite");
   for (int64_t step = 1; step <= 3; ++step) trainer.checkpoint(at_step(step), "");
   EXPECT_EQ(folders(dir.path() / "checkpoints"), (std::vector<std::string>{"latest", "step-3"}));
   trainer.finish();
   EXPECT_TRUE(fs::exists(dir.path() / "final" / "config.json"));
-  EXPECT_TRUE(fs::exists(dir.path() / "final" / "model.safetensors"));
+  EXPECT_EQ(llm::Checkpoint::open(dir.path() / "final").names(), llm::Checkpoint::open(kModel).names());
 }
 
 rl::TrainingSample sample(std::vector<int32_t> ids, size_t masked, double advantage) {
@@ -118,7 +129,8 @@ TEST(CoevolutionTrainer, AnUpdateTrainsEveryMaskedTokenAndReportsItsThroughput) 
   const rl::DataParallel single;
   auto model = tiny_model();
   const auto before = model->trainable_parameters()[0].detach().clone();
-  const rl::CoevolutionRun run{.out = dir.path(), .model = llm::load_model_config(kModel)};
+  rl::CoevolutionRun run = run_in(dir.path());
+  run.model = llm::load_model_config(kModel);
   rl::CoevolutionTrainer trainer(*model, config, run, single);
   trainer.start("suite");
   rl::CoevolutionBatch batch;
