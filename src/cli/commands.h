@@ -23,5 +23,6 @@ Action add_plot_command(CLI::App& app);
 Action add_curriculum_command(CLI::App& app);
 Action add_teach_command(CLI::App& app);
 Action add_init_model_command(CLI::App& app);
+Action add_sft_data_command(CLI::App& app);
 
 }  // namespace vinci::cli

@@ -98,6 +98,9 @@ int main(int argc, char** argv) {
   auto* init_model = app.add_subcommand(
       "init-model", "a checkpoint with random weights from a config and a tokenizer, to train from nothing");
   actions[init_model] = vinci::cli::add_init_model_command(*init_model);
+  auto* sft_data = app.add_subcommand(
+      "sft-data", "SFT data: the procedural teacher run through the agents on a curriculum, with real evaluation");
+  actions[sft_data] = vinci::cli::add_sft_data_command(*sft_data);
   app.set_version_flag("--version", version_text, "vinci's version and commit, torch, CUDA and the GPUs seen");
   if (const auto why = unknown_subcommand(app, argc, argv); !why.empty()) {
     fmt::print(stderr, "vinci: {}\nRun with --help for more information.\n", why);

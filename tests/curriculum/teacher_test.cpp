@@ -59,7 +59,7 @@ TEST(Teacher, AFusedChainInFull) {
   s.chain = {{"relu", 0}, {"shift", 0.5}};
   Strategy st{"fused_b1024_w4", true, 1024, 4};
   EXPECT_EQ(triton_solution(s, st),
-            "\"\"\"Teacher solution, strategy fused_b1024_w4: torch.relu(x) + 0.5.\"\"\"\n"
+            "\"\"\"torch.relu(x) + 0.5 with one fused Triton kernel, 1024-element blocks, 4 warps.\"\"\"\n"
             "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n\n\n"
             "@triton.jit\ndef _chain(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
             "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    mask = offs < n\n"

@@ -1,0 +1,135 @@
+// vinci sft-data --curriculum CUR --out DIR: the SFT cold start's data from the procedural teacher
+// (agents/teacher_backbone.h) run through vinci's own agents on a curriculum's training tasks, with
+// real evaluation: DIR/sft.jsonl (rl/sft_data.h's format, for `vinci train sft`), DIR/episodes.jsonl
+// (every call, as `vinci train rl` writes them) and DIR/candidates/. Each task's lines are appended
+// as it finishes, so an interrupted run keeps the tasks it did.
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "agents/feedback.h"
+#include "agents/optimizer.h"
+#include "agents/teacher_backbone.h"
+#include "cli/agent_options.h"
+#include "cli/checks.h"
+#include "cli/commands.h"
+#include "core/files.h"
+#include "core/setup_error.h"
+#include "curriculum/manifest.h"
+#include "eval/pool.h"
+#include "rl/episode_sft.h"
+#include "skills/skill_jsonl.h"
+
+namespace vinci::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SftDataOptions {
+  std::string curriculum, out, split = "train", prompts;
+  std::vector<std::string> library = {(fs::path(VINCI_SOURCE_ROOT) / "skills" / "seed.jsonl").string(),
+                                      (fs::path(VINCI_SOURCE_ROOT) / "skills" / "curriculum.jsonl").string()};
+  std::string teacher_skills = (fs::path(VINCI_SOURCE_ROOT) / "skills" / "curriculum.jsonl").string();
+  agents::TeacherSettings teacher;
+  agents::OptimizeSettings settings = [] {
+    agents::OptimizeSettings s;
+    s.policy.turns = 3;
+    return s;
+  }();
+  int max_tasks = 0;
+  AgentEvalOptions eval;
+};
+
+int run_sft_data(SftDataOptions& o) {
+  if (fs::exists(o.out))
+    throw core::SetupError(fmt::format("{}: exists; name a folder that does not exist yet", o.out));
+  const auto manifest = curriculum::read_manifest(o.curriculum);
+  const auto suite = eval::load_suite(fs::path(o.curriculum) / o.split).tasks;
+  std::vector<skills::Skill> library_skills;
+  for (const auto& file : o.library)
+    for (auto& s : skills::read_skills_jsonl(file)) library_skills.push_back(std::move(s));
+  const skills::Library library(std::move(library_skills));
+  agents::TeacherBackbone teacher(manifest, skills::read_skills_jsonl(o.teacher_skills), o.teacher);
+  const agents::Prompts prompts(o.prompts);
+  eval::EvaluatorPool pool(o.eval.resolved());
+  agents::PoolEvaluator evaluator(pool, [](const eval::Result& r) {
+    spdlog::info("  {}: {}", fs::path(r.candidate).filename().string(), agents::outcome_line(r));
+  });
+
+  const fs::path out(o.out);
+  fs::create_directories(out / "candidates");
+  core::LineWriter sft(out / "sft.jsonl", false), episodes(out / "episodes.jsonl", false);
+  std::map<std::string, size_t> by_role;
+  size_t done = 0, solved = 0;
+  const size_t total = o.max_tasks > 0 ? std::min<size_t>(o.max_tasks, suite.size()) : suite.size();
+  for (size_t i = 0; i < total; ++i) {
+    const auto& task = suite[i];
+    spdlog::info("[{}/{}] {}", i + 1, total, task.id);
+    std::string folder = task.id;
+    std::replace(folder.begin(), folder.end(), '/', '_');
+    agents::PolicyTask policy_task{task, core::read_file(task.file), out / "candidates" / folder};
+    fs::create_directories(policy_task.candidates_dir);
+    agents::OptimizeSettings settings = o.settings;
+    settings.seed = o.settings.seed * 1000003 + i;
+    const auto outcome = agents::optimize(teacher, evaluator, prompts, library, policy_task, settings);
+    episodes.write_line(
+        agents::to_json(outcome.episode).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    for (const auto& record : rl::sft_records(outcome.episode)) {
+      sft.write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      ++by_role[record["meta"]["role"].get<std::string>()];
+    }
+    ++done;
+    if (const auto* best = outcome.best_turn(); best && best->speedup() > 1.0) ++solved;
+  }
+  fmt::print("{} tasks ({} beat eager): {} policy, {} selection and {} summary conversations in {}\n", done, solved,
+             by_role["policy"], by_role["selection"], by_role["summary"], (out / "sft.jsonl").string());
+  return 0;
+}
+
+}  // namespace
+
+Action add_sft_data_command(CLI::App& app) {
+  auto o = std::make_shared<SftDataOptions>();
+  app.add_option("--curriculum", o->curriculum, "a folder written by vinci curriculum")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--out", o->out, "the folder to create (it must not exist)")->required();
+  app.add_option("--split", o->split, "which suite's tasks: train or heldout")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"train", "heldout"}));
+  app.add_option("--library", o->library, "skill JSONL files the agents retrieve from")->capture_default_str();
+  app.add_option("--teacher-skills", o->teacher_skills, "the teacher's own skills, which its summaries propose")
+      ->capture_default_str()
+      ->check(CLI::ExistingFile);
+  app.add_option("--follow-skill", o->teacher.follow_skill, "the chance a turn follows an injected skill it knows")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--wrong-first", o->teacher.wrong_first, "the chance a first turn writes a wrong kernel")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--turns", o->settings.policy.turns, "policy turns per rollout")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--samples", o->settings.samples, "rollouts per skill scheme")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+  app.add_option("--schemes", o->settings.selection.schemes, "sampled skill schemes (a null scheme is always added)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
+  app.add_option("--max-tasks", o->max_tasks, "at most this many tasks (0: all)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  app.add_option("--seed", o->settings.seed, "the teacher's and the agents' draws")->capture_default_str();
+  app.add_option("--prompts", o->prompts, "a folder of prompt files overriding the shipped ones");
+  add_agent_eval_options(app, o->eval);
+  return [o] {
+    o->teacher.seed = o->settings.seed;
+    return run_sft_data(*o);
+  };
+}
+
+}  // namespace vinci::cli
