@@ -132,7 +132,8 @@ std::string TeacherBackbone::policy_answer(const llm::GenerationRequest& request
   auto untried = [&](const std::vector<Strategy>& from) {
     std::vector<Strategy> out;
     for (const auto& s : from)
-      if (std::find(tried.begin(), tried.end(), curriculum::describe_strategy(s)) == tried.end()) out.push_back(s);
+      if (std::find(tried.begin(), tried.end(), curriculum::describe_strategy(task.spec, s)) == tried.end())
+        out.push_back(s);
     return out.empty() ? from : out;
   };
 
@@ -143,7 +144,7 @@ std::string TeacherBackbone::policy_answer(const llm::GenerationRequest& request
     chosen = pick(rng, last_wrong ? skilled : untried(skilled));
   else
     chosen = pick(rng, last_wrong ? right : untried(right));
-  return fmt::format("Strategy: {}\n```python\n{}```\n", curriculum::describe_strategy(chosen),
+  return fmt::format("Strategy: {}\n```python\n{}```\n", curriculum::describe_strategy(task.spec, chosen),
                      curriculum::triton_solution(task.spec, chosen));
 }
 
@@ -189,7 +190,7 @@ std::string TeacherBackbone::summary_answer(const llm::GenerationRequest& reques
     if (const double x = std::stod((*it)[1]); x > best) best = x, best_description = (*it)[2];
   ordered_json proposals = ordered_json::array();
   for (const auto& s : curriculum::teacher_strategies(task.spec)) {
-    if (s.defect != Defect::none || curriculum::describe_strategy(s) != best_description) continue;
+    if (s.defect != Defect::none || curriculum::describe_strategy(task.spec, s) != best_description) continue;
     const auto skill = skills_.find(teacher_skill_of(task.spec, s));
     if (skill == skills_.end()) break;
     const auto& k = skill->second;

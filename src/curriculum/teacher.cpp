@@ -205,19 +205,21 @@ std::vector<Strategy> teacher_strategies(const TaskSpec& spec) {
   return out;
 }
 
-std::string describe_strategy(const Strategy& s) {
-  std::string what = s.fused ? "one fused Triton kernel" : "one Triton kernel launch per op";
-  if (s.rows_per_program > 1)
-    what += fmt::format(", {} rows per program", s.rows_per_program);
-  else if (s.block > 0)
-    what += fmt::format(", {}-element blocks", s.block);
-  return what + fmt::format(", {} warps", s.num_warps);
+std::string describe_strategy(const TaskSpec& spec, const Strategy& s) {
+  if (spec.family == Family::elementwise)
+    return fmt::format("{}, {}-element blocks, {} warps",
+                       s.fused ? "one fused Triton kernel" : "one Triton kernel launch per op", s.block, s.num_warps);
+  const std::string rows =
+      s.rows_per_program > 1 ? fmt::format("{} rows per program", s.rows_per_program) : "one row per program";
+  return s.fused ? fmt::format("one fused Triton kernel, {}, {} warps", rows, s.num_warps)
+                 : fmt::format("one Triton kernel launch per prologue op, then the row op with {}, {} warps", rows,
+                               s.num_warps);
 }
 
 std::string triton_solution(const TaskSpec& spec, const Strategy& strategy) {
   const TaskSpec& computed = strategy.defect == Defect::wrong_op ? wrong_op_spec(spec) : spec;
   // What it computes and how, never whether it is wrong: the file is what a student learns from.
-  std::string doc = fmt::format("\"\"\"{} with {}.\"\"\"\n", describe(computed), describe_strategy(strategy));
+  std::string doc = fmt::format("\"\"\"{} with {}.\"\"\"\n", describe(computed), describe_strategy(spec, strategy));
   return doc + (spec.family == Family::elementwise ? elementwise_solution(computed, strategy)
                                                    : rowwise_solution(computed, strategy));
 }

@@ -28,8 +28,9 @@ struct Strategy {
 std::vector<Strategy> teacher_strategies(const TaskSpec& spec);
 
 // What a strategy does, as its files and the teacher's "Strategy:" lines say it: "one fused Triton
-// kernel, 1024-element blocks, 4 warps". Never whether it is wrong.
-std::string describe_strategy(const Strategy& strategy);
+// kernel, 1024-element blocks, 4 warps", "one fused Triton kernel, one row per program, 8 warps".
+// Never whether it is wrong.
+std::string describe_strategy(const TaskSpec& spec, const Strategy& strategy);
 
 // A KernelBench candidate file (ModelNew with Triton kernels) for the task in the strategy.
 std::string triton_solution(const TaskSpec& spec, const Strategy& strategy);

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/files.h"
 #include "curriculum/task_source.h"
 #include "support/temp_dir.h"
@@ -117,6 +119,29 @@ TEST(Teacher, WritesTheChosenSplitOneFolderPerStrategyWithItsListing) {
   EXPECT_EQ(correct, 3u) << "three fused block sizes are right; wrong_op and off_by_one are not";
   EXPECT_FALSE(std::filesystem::exists(out / "train"));
   EXPECT_EQ(write_teacher_solutions({train, heldout}, SplitChoice::both, dir.path() / "both"), 10u);
+}
+
+TEST(Teacher, AStrategyIsDescribedByWhatItDoesNotByItsName) {
+  TaskSpec chain;
+  chain.chain = {{"relu", 0}, {"scale", 2}};
+  TaskSpec rows;
+  rows.family = Family::rowwise;
+  rows.kind = "softmax";
+  rows.cols = 1024;
+  rows.chain = {{"gelu", 0}};
+  std::map<std::string, std::string> said;
+  for (const auto* spec : {&chain, &rows})
+    for (const auto& s : teacher_strategies(*spec))
+      said[s.name + (spec == &rows ? "/rows" : "")] = describe_strategy(*spec, s);
+  EXPECT_EQ(said["fused_b4096_w8"], "one fused Triton kernel, 4096-element blocks, 8 warps");
+  EXPECT_EQ(said["per_op"], "one Triton kernel launch per op, 1024-element blocks, 4 warps");
+  EXPECT_EQ(said["row_block_w8/rows"], "one fused Triton kernel, one row per program, 8 warps");
+  EXPECT_EQ(said["rows4_w4/rows"], "one fused Triton kernel, 4 rows per program, 4 warps");
+  EXPECT_EQ(said["per_op/rows"],
+            "one Triton kernel launch per prologue op, then the row op with one row per program, 4 warps");
+  // A wrong solution reads like the right one it was made from.
+  EXPECT_EQ(said["off_by_one"], said["fused_b1024_w4"]);
+  EXPECT_EQ(said["wrong_op/rows"], said["row_block_w4/rows"]);
 }
 
 }  // namespace teacher_test
