@@ -10,6 +10,8 @@
 #include "cli/checks.h"
 #include "cli/commands.h"
 #include "core/files.h"
+#include "core/setup_error.h"
+#include "llm/model_config.h"
 #include "text/tokenizer.h"
 
 namespace vinci::cli {
@@ -43,13 +45,36 @@ std::vector<int32_t> parse_ids(const std::string& text) {
   return ids;
 }
 
+// The checkpoint's context bounds prompt + new tokens: checked from config.json before the weights
+// load, and with the prompt once it is tokenized, so an impossible request fails at once instead of
+// allocating a cache for it.
+int64_t context_of(const GenerateOptions& o) {
+  const int64_t context = llm::load_model_config(o.backbone.model).max_position_embeddings;
+  if (context > 0 && o.max_new_tokens >= context)
+    throw core::SetupError(
+        fmt::format("--max-new-tokens {}: the model's context is {} tokens, prompt included; "
+                    "ask for fewer than {}",
+                    o.max_new_tokens, context, context));
+  return context;
+}
+
+void check_room(const GenerateOptions& o, int64_t context, size_t prompt) {
+  if (context > 0 && static_cast<int64_t>(prompt) + o.max_new_tokens > context)
+    throw core::SetupError(
+        fmt::format("--max-new-tokens {}: the model's context is {} tokens and the prompt has {}; ask for at most {}",
+                    o.max_new_tokens, context, prompt, std::max<int64_t>(0, context - static_cast<int64_t>(prompt))));
+}
+
 int run_generate(const GenerateOptions& o) {
   std::unique_ptr<llm::TrainableBackbone> native;
   std::unique_ptr<llm::Backbone> server;
-  if (o.server.url.empty())
+  int64_t context = 0;
+  if (o.server.url.empty()) {
+    context = context_of(o);
     native = open_backbone(o.backbone);
-  else
+  } else {
     server = open_server_backbone(o.server);
+  }
   llm::Backbone& backbone = native ? static_cast<llm::Backbone&>(*native) : *server;
   llm::GenerationRequest request;
   if (!o.prompt_ids.empty()) {
@@ -78,6 +103,10 @@ int run_generate(const GenerateOptions& o) {
   } else {
     throw std::runtime_error("--prompt needs the checkpoint's tokenizer: with --llm, give --messages or --prompt-ids");
   }
+  if (native)
+    check_room(o, context,
+               request.prompt_ids.empty() ? native->render_chat(request.messages, request.chat_extra, true).size()
+                                          : request.prompt_ids.size());
   auto& s = request.sampling;
   s.max_new_tokens = o.max_new_tokens;
   s.temperature = o.temperature;

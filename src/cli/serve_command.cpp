@@ -94,8 +94,14 @@ Action add_serve_command(CLI::App& app) {
   app.add_option("--gather-ms", o->gather_ms, "how long an idle server waits for more requests to batch with the first")
       ->check(at_least(0))
       ->capture_default_str();
-  app.add_option("--threads", o->server.threads, "connections served at once")
+  app.add_option("--threads", o->server.threads,
+                 "connections served at once (a thread starts per connection up to this; idle ones are dropped "
+                 "after --read-timeout)")
       ->check(at_least(1))
+      ->capture_default_str();
+  app.add_option("--read-timeout", o->server.read_timeout_s,
+                 "seconds a connection may send nothing while its request is read, before it is dropped")
+      ->check(CLI::Range(1, 3600))
       ->capture_default_str();
   app.add_option("--api-key-env", o->api_key_env,
                  "environment variable holding the key clients must send (default: none)");

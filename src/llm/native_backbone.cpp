@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
@@ -90,6 +91,7 @@ struct Sequence {
   size_t request = 0;
   std::vector<int32_t> prompt;
   const SamplingParams* params = nullptr;
+  int max_new_tokens = 0;  // the request's, cut to the room the model's context leaves
   std::optional<at::Generator> generator;
   std::vector<int32_t> stop_ids;
   std::string raw_text;  // token bytes so far, for stop strings (may end inside a UTF-8 sequence)
@@ -111,7 +113,9 @@ class NativeBackbone final : public TrainableBackbone {
         chat_(std::move(chat)),
         no_chat_reason_(std::move(no_chat_reason)),
         max_shard_bytes_(max_shard_bytes),
-        shared_generator_(make_generator(model_.options().device, 0x5eed)) {}
+        // Unseeded requests draw from a generator seeded afresh each start, as other samplers do: a
+        // restart must not replay the same samples. A request's own seed makes it reproducible.
+        shared_generator_(make_generator(model_.options().device, std::random_device{}())) {}
 
   std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) override;
   std::string model_name() const override {
@@ -194,7 +198,7 @@ bool NativeBackbone::finished(Sequence& seq) const {
     }
   }
   seq.result.finish_reason = FinishReason::length;
-  return static_cast<int>(seq.result.token_ids.size()) >= seq.params->max_new_tokens;
+  return static_cast<int>(seq.result.token_ids.size()) >= seq.max_new_tokens;
 }
 
 std::string NativeBackbone::text_of(std::span<const int32_t> ids) const {
@@ -217,12 +221,25 @@ std::vector<GenerationResult> NativeBackbone::generate(std::span<const Generatio
     seq.prompt = prompt_of(requests[i]);
     seq.params = &requests[i].sampling;
     if (seq.params->max_new_tokens < 1) throw std::invalid_argument("max_new_tokens must be at least 1");
+    // The cache holds prompt + new tokens: a request beyond the context would allocate for tokens
+    // the model cannot place (positions past max_position_embeddings), so it ends there, "length".
+    const int64_t room = config_.max_position_embeddings - static_cast<int64_t>(seq.prompt.size());
+    if (config_.max_position_embeddings > 0 && room < 1) {
+      results[i].prompt_ids = seq.prompt;
+      results[i].error =
+          GenerationError{"refused", fmt::format("the prompt has {} tokens, which fills the model's context of {}",
+                                                 seq.prompt.size(), config_.max_position_embeddings)};
+      continue;
+    }
+    seq.max_new_tokens = config_.max_position_embeddings > 0
+                             ? static_cast<int>(std::min<int64_t>(seq.params->max_new_tokens, room))
+                             : seq.params->max_new_tokens;
     if (seq.params->seed) seq.generator = make_generator(device, *seq.params->seed);
     if (!seq.params->ignore_eos) seq.stop_ids = config_.eos_token_ids;
     seq.stop_ids.insert(seq.stop_ids.end(), seq.params->stop_token_ids.begin(), seq.params->stop_token_ids.end());
     seq.result.prompt_ids = seq.prompt;
     longest_prompt = std::max<int64_t>(longest_prompt, seq.prompt.size());
-    capacity = std::max<int64_t>(capacity, seq.prompt.size() + seq.params->max_new_tokens);
+    capacity = std::max<int64_t>(capacity, seq.prompt.size() + seq.max_new_tokens);
     active.push_back(std::move(seq));
   }
   if (active.empty()) return results;

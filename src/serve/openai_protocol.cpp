@@ -1,5 +1,8 @@
 #include "serve/openai_protocol.h"
 
+#include <climits>
+#include <set>
+
 #include <fmt/format.h>
 
 #include "text/tokenizer.h"
@@ -43,7 +46,11 @@ std::optional<double> number(const ordered_json& body, const char* key) {
 
 std::optional<int64_t> integer(const ordered_json& body, const char* key) {
   const auto* v = field(body, key, ordered_json::value_t::number_integer, "an integer");
-  return v ? std::optional(v->get<int64_t>()) : std::nullopt;
+  if (!v) return std::nullopt;
+  // JSON parses 2**63 and above as unsigned; as int64 they would wrap to negatives.
+  if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    bad(key, fmt::format("'{}' is {}, beyond any range this server accepts", key, v->dump()));
+  return v->get<int64_t>();
 }
 
 bool flag(const ordered_json& body, const char* key) {
@@ -89,7 +96,61 @@ ordered_json text_messages(const ordered_json& messages) {
   return out;
 }
 
+// Every field a request may carry: what is served, what is refused unless it asks for the default,
+// and what changes nothing here (user, metadata, store, service_tier). Anything else is refused by
+// name rather than silently ignored: a client relying on response_format or a new field must learn
+// that it was not honoured.
+const std::set<std::string>& known_fields(Endpoint endpoint) {
+  static const std::set<std::string> common = {"model",
+                                               "max_tokens",
+                                               "temperature",
+                                               "top_p",
+                                               "top_k",
+                                               "seed",
+                                               "stop",
+                                               "stop_token_ids",
+                                               "n",
+                                               "logprobs",
+                                               "return_token_ids",
+                                               "return_tokens_as_token_ids",
+                                               "ignore_eos",
+                                               "stream",
+                                               "stream_options",
+                                               "presence_penalty",
+                                               "frequency_penalty",
+                                               "repetition_penalty",
+                                               "logit_bias",
+                                               "user",
+                                               "metadata",
+                                               "store",
+                                               "service_tier"};
+  static const std::set<std::string> chat = [] {
+    auto s = common;
+    s.insert({"messages", "max_completion_tokens", "top_logprobs", "chat_template_kwargs", "tools", "tool_choice",
+              "parallel_tool_calls", "response_format"});
+    return s;
+  }();
+  static const std::set<std::string> completions = [] {
+    auto s = common;
+    s.insert({"prompt", "echo", "best_of", "suffix"});
+    return s;
+  }();
+  return endpoint == Endpoint::chat ? chat : completions;
+}
+
 void refuse_unsupported(const ordered_json& body, Endpoint endpoint) {
+  for (const auto& [key, value] : body.items())
+    if (!known_fields(endpoint).contains(key))
+      bad(key, fmt::format("'{}' is not supported by vinci serve; leave it out", key));
+  if (const auto* v = field(body, "response_format", ordered_json::value_t::object, "an object");
+      v && v->value("type", "") != "text")
+    bad("response_format", "'response_format' is not supported (only {\"type\": \"text\"}): no JSON mode or schema");
+  if (const auto it = body.find("tool_choice");
+      it != body.end() && !it->is_null() && !(it->is_string() && (*it == "auto" || *it == "none")))
+    bad("tool_choice", "'tool_choice' is not supported beyond \"auto\" and \"none\": no call is forced");
+  if (const auto v = integer(body, "best_of"); v && *v != 1) bad("best_of", "'best_of' is not supported (only 1)");
+  if (const auto* v = field(body, "suffix", ordered_json::value_t::string, "a string"); v && !v->empty())
+    bad("suffix", "'suffix' is not supported");
   if (flag(body, "stream")) bad("stream", "vinci serve does not stream: send stream=false (the default)");
   for (const char* key : {"presence_penalty", "frequency_penalty"})
     if (const auto v = number(body, key); v && *v != 0.0) bad(key, fmt::format("'{}' is not supported (only 0)", key));
@@ -110,16 +171,16 @@ void refuse_unsupported(const ordered_json& body, Endpoint endpoint) {
 llm::SamplingParams sampling_of(const ordered_json& body) {
   llm::SamplingParams s;
   if (const auto t = number(body, "temperature")) {
-    if (*t < 0) bad("temperature", "'temperature' must be >= 0");
+    if (*t < 0) bad("temperature", fmt::format("'temperature' is {}; it must be 0 (greedy) or more", *t));
     s.temperature = *t;
     s.greedy = *t == 0.0;
   }
   if (const auto p = number(body, "top_p")) {
-    if (*p <= 0 || *p > 1) bad("top_p", "'top_p' must be in (0, 1]");
+    if (*p <= 0 || *p > 1) bad("top_p", fmt::format("'top_p' is {}; it must be in (0, 1]", *p));
     s.top_p = *p;
   }
   if (const auto k = integer(body, "top_k")) {
-    if (*k < -1) bad("top_k", "'top_k' must be -1 or 0 (no limit) or positive");
+    if (*k < -1) bad("top_k", fmt::format("'top_k' is {}; it must be -1 or 0 (no limit) or positive", *k));
     s.top_k = *k < 0 ? 0 : static_cast<int>(*k);
   }
   if (const auto seed = integer(body, "seed")) s.seed = static_cast<uint64_t>(*seed);
@@ -162,7 +223,7 @@ ParsedRequest parse_request(Endpoint endpoint, const std::string& text, const Se
   out.return_token_ids = flag(body, "return_token_ids");
   out.tokens_as_ids = flag(body, "return_tokens_as_token_ids");
   const int64_t n = integer(body, "n").value_or(1);
-  if (n < 1 || n > model.max_n) bad("n", fmt::format("'n' must be in [1, {}]", model.max_n));
+  if (n < 1 || n > model.max_n) bad("n", fmt::format("'n' is {}; it must be in [1, {}]", n, model.max_n));
 
   llm::SamplingParams sampling = sampling_of(body);
   const int32_t vocab = model.vocab_size > 0 ? model.vocab_size : model.tokenizer->vocab_size();
@@ -205,11 +266,14 @@ ParsedRequest parse_request(Endpoint endpoint, const std::string& text, const Se
     const int64_t room = model.max_model_len - static_cast<int64_t>(prompt.size());
     // vLLM's defaults: 16 new tokens on the completions endpoint, the rest of the context on chat.
     const int64_t wanted = max_tokens.value_or(endpoint == Endpoint::chat ? room : 16);
-    if (wanted < 1)
-      bad("max_tokens", fmt::format("'max_tokens' must be at least 1 (the prompt has {} tokens)", prompt.size()));
-    if (wanted > room)
-      bad("max_tokens", fmt::format("this model's context is {} tokens; the prompt has {} and max_tokens asks {} more",
-                                    model.max_model_len, prompt.size(), wanted));
+    if (room < 1)
+      bad(endpoint == Endpoint::chat ? "messages" : "prompt",
+          fmt::format("the prompt has {} tokens, which fills this model's context of {}", prompt.size(),
+                      model.max_model_len));
+    if (wanted < 1 || wanted > room)
+      bad("max_tokens", fmt::format("'max_tokens' is {}; it must be in [1, {}]: the context is {} tokens and the "
+                                    "prompt has {}",
+                                    wanted, room, model.max_model_len, prompt.size()));
     for (int64_t k = 0; k < n; ++k) {
       llm::GenerationRequest r;
       r.prompt_ids = prompt;

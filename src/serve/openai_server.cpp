@@ -2,11 +2,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 #include <httplib.h>
 #include <spdlog/spdlog.h>
+
+#include "serve/elastic_task_queue.h"
 
 namespace vinci::serve {
 
@@ -29,6 +33,20 @@ void send_error(httplib::Response& res, int status, const std::string& type, con
   send_json(res, status, error_body(status, type, param, message));
 }
 
+// The routes and the one method each answers, for a 405 naming it.
+const std::map<std::string, std::string> kRoutes = {
+    {"/health", "GET"}, {"/v1/models", "GET"}, {"/v1/chat/completions", "POST"}, {"/v1/completions", "POST"}};
+
+class ElasticQueue final : public httplib::TaskQueue {
+ public:
+  explicit ElasticQueue(size_t max_threads) : queue_(max_threads) {}
+  void enqueue(std::function<void()> fn) override { queue_.enqueue(std::move(fn)); }
+  void shutdown() override { queue_.shutdown(); }
+
+ private:
+  ElasticTaskQueue queue_;
+};
+
 }  // namespace
 
 struct OpenAiServer::Impl {
@@ -43,9 +61,10 @@ struct OpenAiServer::Impl {
                 }),
         ids(std::random_device{}()) {
     const size_t threads = std::max<size_t>(1, this->options.threads);
-    server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-    // Long generations hold their connection; a client's own timeout is the one that matters.
-    server.set_read_timeout(std::chrono::minutes(10));
+    server.new_task_queue = [threads] { return new ElasticQueue(threads); };
+    // A request arrives in seconds; a socket that sends nothing for this long is dropped, so idle
+    // ones free their thread. A long generation is not a read: the client's own timeout rules it.
+    server.set_read_timeout(std::chrono::seconds(this->options.read_timeout_s));
     server.set_write_timeout(std::chrono::minutes(10));
     server.set_payload_max_length(64u << 20);
     // httplib's default sets SO_REUSEPORT, which lets a second server bind a port one already
@@ -74,7 +93,11 @@ struct OpenAiServer::Impl {
     });
     server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
       if (!res.body.empty()) return;  // a handler's own error
-      if (res.status == 404)
+      if (const auto route = kRoutes.find(req.path); res.status == 404 && route != kRoutes.end()) {
+        res.set_header("Allow", route->second);
+        send_error(res, 405, "MethodNotAllowedError", "",
+                   fmt::format("{} is not allowed on {}; use {}", req.method, req.path, route->second));
+      } else if (res.status == 404)
         send_error(res, 404, "NotFoundError", "",
                    fmt::format("no route {} {}; vinci serve answers /v1/chat/completions, "
                                "/v1/completions, /v1/models and /health",
@@ -132,8 +155,19 @@ OpenAiServer::OpenAiServer(llm::Backbone& backbone, ServedModel model, ServerOpt
 
 OpenAiServer::~OpenAiServer() = default;
 
+std::optional<std::string> exposure_warning(const ServerOptions& options) {
+  static const std::set<std::string> loopback = {"127.0.0.1", "localhost", "::1"};
+  if (!options.api_key.empty() || loopback.contains(options.host) || options.host.starts_with("127."))
+    return std::nullopt;
+  return fmt::format(
+      "listening on {} without an API key: anyone who reaches this port can use the model; pass --api-key-env, or "
+      "--host 127.0.0.1",
+      options.host);
+}
+
 int OpenAiServer::bind() {
   const auto& o = impl_->options;
+  if (const auto warning = exposure_warning(o)) spdlog::warn("{}", *warning);
   const int port =
       o.port == 0 ? impl_->server.bind_to_any_port(o.host) : (impl_->server.bind_to_port(o.host, o.port) ? o.port : -1);
   if (port <= 0)

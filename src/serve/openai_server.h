@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "serve/openai_protocol.h"
@@ -13,11 +14,18 @@ namespace vinci::serve {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8000;      // 0: any free port (bind() says which)
-  size_t threads = 64;  // connections served at once; each waits on its batch
+  int port = 8000;  // 0: any free port (bind() says which)
+  // Connections served at once, each on a thread started as it arrives (an idle socket holds one
+  // until read_timeout_s drops it); further connections wait for a thread.
+  size_t threads = 512;
+  int read_timeout_s = 15;  // a socket that sends nothing for this long while its request is read
   BatcherOptions batching;
   std::string api_key;  // when set, /v1 requests need "Authorization: Bearer <key>"
 };
+
+// Binding beyond loopback without an API key serves the model to whoever reaches the port: the
+// warning bind() logs, or nothing on loopback or with a key.
+std::optional<std::string> exposure_warning(const ServerOptions& options);
 
 class OpenAiServer {
  public:

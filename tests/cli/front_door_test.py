@@ -40,6 +40,29 @@ rc, out, err, _ = vinci("generate", "--model", ROOT / "tests" / "fixtures" / "ll
                         "--prompt", "hi", "--max-new-tokens", "-3")
 check(rc == 64 and "-3" in err and "at least 1" in err and len(err) < 300, f"--max-new-tokens -3: {rc} {err!r}")
 
+# A length beyond the model's context fails at once, before the weights load or a cache is sized
+# for it (it used to grow to 24 GB); with the prompt counted, it says how many tokens fit.
+QWEN2 = ROOT / "tests" / "fixtures" / "llm" / "models" / "qwen2"  # a 512-token context
+rc, out, err, seconds = vinci("generate", "--model", QWEN2, "--device", "cpu", "--prompt", "hi",
+                              "--max-new-tokens", "100000000")
+check(rc == 4 and "context is 512 tokens" in err and len(err) < 300, f"--max-new-tokens 1e8: {rc} {err!r}")
+check(seconds < 30, f"--max-new-tokens 1e8 took {seconds:.0f} s to fail")
+rc, out, err, _ = vinci("generate", "--model", QWEN2, "--device", "cpu", "--prompt", "hi", "--max-new-tokens", "511")
+check(rc == 4 and "ask for at most" in err, f"--max-new-tokens 511 with a prompt: {rc} {err!r}")
+
+
+def sampled(*seed):
+    rc, out, err, _ = vinci("generate", "--model", QWEN2, "--device", "cpu", "--prompt", "hi", "--max-new-tokens", "8",
+                            "--temperature", "1", *seed)
+    check(rc == 0, f"generate {seed}: {rc} {err[-500:]!r}")
+    return out
+
+
+# Unseeded sampling differs from one start to the next (8 tokens of a near-uniform 1024-token model
+# agree by chance with probability ~1e-24); a seed reproduces.
+check(sampled() != sampled(), "two unseeded runs sampled the same tokens: the default seed is fixed")
+check(sampled("--seed", "7") == sampled("--seed", "7"), "the same --seed sampled different tokens")
+
 for k in ("0", "-1"):
     rc, out, err, _ = vinci("skills", "search", "-k", k, "softmax")
     check(rc == 64 and "at least 1" in err, f"skills search -k {k}: {rc} {err!r}")

@@ -156,6 +156,41 @@ TEST(OpenAiProtocol, RefusalsNameTheirField) {
   EXPECT_EQ(refusal(Endpoint::completions, R"({})"), "400 prompt");
   EXPECT_EQ(refusal(Endpoint::completions, R"({"prompt":[1],"logprobs":5})"), "400 logprobs");
   EXPECT_EQ(refusal(Endpoint::completions, R"({"prompt":[1],"echo":true})"), "400 echo");
+  // Fields this server does not honour are refused by name, not silently ignored.
+  EXPECT_EQ(chat(R"(,"response_format":{"type":"json_object"})"), "400 response_format");
+  EXPECT_EQ(chat(R"(,"response_format":{"type":"text"})"), "accepted");
+  EXPECT_EQ(chat(R"(,"tool_choice":"required")"), "400 tool_choice");
+  EXPECT_EQ(chat(R"(,"tool_choice":"auto","metadata":{"k":"v"},"store":false)"), "accepted");
+  EXPECT_EQ(chat(R"(,"min_p":0.1)"), "400 min_p");
+  EXPECT_EQ(chat(R"(,"functions":[])"), "400 functions");
+  EXPECT_EQ(chat(R"(,"echo":false)"), "400 echo") << "a completions field on the chat endpoint";
+  EXPECT_EQ(refusal(Endpoint::completions, R"({"prompt":[1],"best_of":3})"), "400 best_of");
+  EXPECT_EQ(refusal(Endpoint::completions, R"({"prompt":[1],"suffix":"end"})"), "400 suffix");
+  EXPECT_EQ(refusal(Endpoint::completions, R"({"prompt":[1],"messages":[]})"), "400 messages");
+  // 2**63 parses as an unsigned number; it must not wrap to a negative max_tokens.
+  EXPECT_EQ(chat(R"(,"max_tokens":9223372036854775808)"), "400 max_tokens");
+}
+
+TEST(OpenAiProtocol, RangeErrorsSayTheRange) {
+  const auto message = [](const std::string& extra) {
+    try {
+      vinci::serve::parse_request(Endpoint::chat, R"({"messages":[{"role":"user","content":"hi"}])" + extra + "}",
+                                  served().model);
+    } catch (const vinci::serve::ProtocolError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const size_t prompt =
+      parse(Endpoint::chat, {{"messages", {{{"role", "user"}, {"content", "hi"}}}}}).requests[0].prompt_ids.size();
+  EXPECT_EQ(message(R"(,"max_tokens":600)"),
+            fmt::format("'max_tokens' is 600; it must be in [1, {}]: the context is 512 tokens and the prompt has {}",
+                        512 - prompt, prompt));
+  EXPECT_EQ(message(R"(,"max_tokens":9223372036854775808)"),
+            "'max_tokens' is 9223372036854775808, beyond any range this server accepts");
+  EXPECT_EQ(message(R"(,"n":9)"), "'n' is 9; it must be in [1, 8]");
+  EXPECT_EQ(message(R"(,"top_p":1.5)"), "'top_p' is 1.5; it must be in (0, 1]");
+  EXPECT_EQ(message(R"(,"temperature":-1)"), "'temperature' is -1; it must be 0 (greedy) or more");
 }
 
 vinci::llm::GenerationResult result(std::vector<int32_t> ids, std::vector<float> logprobs, std::string text,

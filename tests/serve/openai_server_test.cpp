@@ -1,11 +1,18 @@
 // `vinci serve` over HTTP, on the routes and refusals that need no model: /health, /v1/models,
-// the API key, unknown routes, requests refused before generation, and a port already taken.
+// the API key, unknown routes and wrong methods, requests refused before generation, a port already
+// taken, idle sockets that must not stall the server, and the warning for an unguarded address.
 // (Completions themselves are covered end to end by tests/serve/openai_client_test.py.)
 #include "serve/openai_server.h"
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -22,13 +29,13 @@ using vinci::core::HttpResponse;
 // A server on a free loopback port, serving on its own thread until the test ends.
 class RunningServer {
  public:
-  explicit RunningServer(std::string api_key = "") {
+  explicit RunningServer(std::string api_key = "", size_t threads = 2) {
     ServedModel model;
     model.name = "tiny";
     model.max_model_len = 4096;
     ServerOptions options;
     options.port = 0;
-    options.threads = 2;
+    options.threads = threads;
     options.api_key = std::move(api_key);
     server_ = std::make_unique<OpenAiServer>(backbone_, model, options);
     port_ = server_->bind();
@@ -43,14 +50,15 @@ class RunningServer {
   int port() const { return port_; }
 
   HttpResponse send(const std::string& method, const std::string& path, const std::string& body = "",
-                    std::map<std::string, std::string> headers = {}) const {
+                    std::map<std::string, std::string> headers = {},
+                    std::chrono::milliseconds timeout = std::chrono::seconds(10)) const {
     HttpRequest r;
     r.method = method;
     r.url = fmt::format("http://127.0.0.1:{}{}", port_, path);
     r.body = body;
     r.headers = std::move(headers);
     r.headers["Content-Type"] = "application/json";
-    r.timeout = std::chrono::seconds(10);
+    r.timeout = timeout;
     return vinci::core::http_send(r);
   }
 
@@ -93,6 +101,63 @@ TEST(OpenAiServer, UnknownRoutesAndMethodsAnswerInOpenAisErrorShape) {
   EXPECT_EQ(error["code"], 404);
   EXPECT_EQ(error["param"], nullptr);
   EXPECT_NE(error["message"].get<std::string>().find("no route GET /v1/embeddings"), std::string::npos) << error;
+}
+
+TEST(OpenAiServer, AWrongMethodOnARouteIs405NamingTheRightOne) {
+  const RunningServer server;
+  for (const auto& [method, path, allowed] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"GET", "/v1/chat/completions", "POST"},
+                                                                      {"GET", "/v1/completions", "POST"},
+                                                                      {"POST", "/health", "GET"},
+                                                                      {"DELETE", "/v1/models", "GET"}}) {
+    const HttpResponse r = server.send(method, path, method == "GET" ? "" : "{}");
+    EXPECT_EQ(r.status, 405) << method << " " << path;
+    const json error = json::parse(r.body)["error"];
+    EXPECT_EQ(error["code"], 405);
+    EXPECT_EQ(error["message"], fmt::format("{} is not allowed on {}; use {}", method, path, allowed));
+  }
+}
+
+// A socket to the server that sends part of a request head and then nothing.
+struct IdleSocket {
+  int fd = -1;
+  explicit IdleSocket(int port) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) ADD_FAILURE() << "connect failed";
+    const char head[] = "POST /v1/completions HTTP/1.1\r\nHost: x\r\n";
+    if (::send(fd, head, sizeof head - 1, 0) < 0) ADD_FAILURE() << "send failed";
+  }
+  ~IdleSocket() { ::close(fd); }
+  IdleSocket(const IdleSocket&) = delete;
+  IdleSocket& operator=(const IdleSocket&) = delete;
+};
+
+TEST(OpenAiServer, SixtyFourIdleSocketsLeaveHealthAnswering) {
+  const RunningServer server("", ServerOptions{}.threads);
+  std::vector<std::unique_ptr<IdleSocket>> idle;
+  for (int i = 0; i < 64; ++i) idle.push_back(std::make_unique<IdleSocket>(server.port()));
+  // Under a pool of 64 fixed threads the idle sockets held every one for the read timeout; now each
+  // connection gets a thread of its own as it arrives. A second is the bound: nothing here is slow.
+  EXPECT_EQ(server.send("GET", "/health", "", {}, std::chrono::seconds(1)).status, 200);
+  EXPECT_EQ(server.send("GET", "/v1/models", "", {}, std::chrono::seconds(1)).status, 200);
+}
+
+TEST(OpenAiServer, ServingBeyondLoopbackWithoutAKeyIsWarnedOf) {
+  ServerOptions options;
+  EXPECT_FALSE(exposure_warning(options).has_value()) << "127.0.0.1";
+  options.host = "localhost";
+  EXPECT_FALSE(exposure_warning(options).has_value());
+  options.host = "0.0.0.0";
+  const auto warning = exposure_warning(options);
+  ASSERT_TRUE(warning.has_value());
+  EXPECT_NE(warning->find("listening on 0.0.0.0 without an API key"), std::string::npos) << *warning;
+  EXPECT_NE(warning->find("--api-key-env"), std::string::npos) << *warning;
+  options.api_key = "k";
+  EXPECT_FALSE(exposure_warning(options).has_value()) << "a key guards it";
 }
 
 TEST(OpenAiServer, MalformedRequestsAreRefusedBeforeGeneration) {
