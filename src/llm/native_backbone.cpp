@@ -221,19 +221,15 @@ std::vector<GenerationResult> NativeBackbone::generate(std::span<const Generatio
     seq.prompt = prompt_of(requests[i]);
     seq.params = &requests[i].sampling;
     if (seq.params->max_new_tokens < 1) throw std::invalid_argument("max_new_tokens must be at least 1");
-    // The cache holds prompt + new tokens: a request beyond the context would allocate for tokens
-    // the model cannot place (positions past max_position_embeddings), so it ends there, "length".
-    const int64_t room = config_.max_position_embeddings - static_cast<int64_t>(seq.prompt.size());
-    if (config_.max_position_embeddings > 0 && room < 1) {
-      results[i].prompt_ids = seq.prompt;
-      results[i].error =
-          GenerationError{"refused", fmt::format("the prompt has {} tokens, which fills the model's context of {}",
-                                                 seq.prompt.size(), config_.max_position_embeddings)};
-      continue;
-    }
-    seq.max_new_tokens = config_.max_position_embeddings > 0
-                             ? static_cast<int>(std::min<int64_t>(seq.params->max_new_tokens, room))
-                             : seq.params->max_new_tokens;
+    // The cache holds prompt + new tokens, sized by the request: new tokens stop where the context
+    // ends ("length"), so 10^8 asked are not 10^8 allocated. A prompt already past the context (the
+    // agents' long prompts on a small model) still continues, as transformers' generate does, for at
+    // most a context's worth of tokens.
+    const int64_t context = config_.max_position_embeddings;
+    const int64_t room = context - static_cast<int64_t>(seq.prompt.size());
+    seq.max_new_tokens =
+        context > 0 ? static_cast<int>(std::min<int64_t>(seq.params->max_new_tokens, room >= 1 ? room : context))
+                    : seq.params->max_new_tokens;
     if (seq.params->seed) seq.generator = make_generator(device, *seq.params->seed);
     if (!seq.params->ignore_eos) seq.stop_ids = config_.eos_token_ids;
     seq.stop_ids.insert(seq.stop_ids.end(), seq.params->stop_token_ids.begin(), seq.params->stop_token_ids.end());
