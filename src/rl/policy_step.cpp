@@ -17,6 +17,14 @@ int64_t masked_tokens(const TrainingSample& s) {
 
 }  // namespace
 
+std::string_view to_string(OldLogprobs source) { return source == OldLogprobs::trainer ? "trainer" : "sampler"; }
+
+OldLogprobs old_logprobs_from_string(std::string_view name) {
+  if (name == "trainer") return OldLogprobs::trainer;
+  if (name == "sampler") return OldLogprobs::sampler;
+  throw std::invalid_argument(fmt::format("old_logprobs '{}': expected trainer or sampler", name));
+}
+
 PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std::span<const TrainingSample> all,
                                            const PolicyStepConfig& config, const DataParallel& parallel) {
   std::vector<const TrainingSample*> samples;
@@ -69,10 +77,12 @@ PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std
       const auto n = static_cast<int64_t>(s.rollout_logprobs.size());
       const std::span<const float> mine(trainer_values + offset, static_cast<size_t>(n));
       for (int64_t t = 0; t < n; ++t) abs_diff += std::abs(mine[t] - s.rollout_logprobs[t]);
-      const bool keep = !config.mrs || masked_rejection(mine, s.rollout_logprobs, config.mrs_config).keep;
+      const std::span<const float> old =
+          config.old_logprobs == OldLogprobs::trainer ? mine : std::span<const float>(s.rollout_logprobs);
+      const bool keep = !config.mrs || masked_rejection(mine, old, config.mrs_config).keep;
       if (keep) {
         for (int64_t t = 0; t < n; ++t) keep_index.push_back(offset + t);
-        kept_rollout.insert(kept_rollout.end(), s.rollout_logprobs.begin(), s.rollout_logprobs.end());
+        kept_rollout.insert(kept_rollout.end(), old.begin(), old.end());
         kept_lengths.push_back(n);
         kept_advantages.push_back(s.advantage);
       } else {

@@ -13,6 +13,8 @@
 // of the whole batch, and every rank then takes the same AdamW step.
 #pragma once
 
+#include <string_view>
+
 #include <cstdint>
 #include <span>
 
@@ -25,8 +27,21 @@
 
 namespace vinci::rl {
 
+// The old policy of the PPO ratio and of MRS.
+//  trainer: the trainer's own forward before the update. Right when the rollouts were sampled by these
+//    very weights (vinci train rl's native sampler): the sampler's logprobs then differ from the
+//    trainer's only by numerics (in bf16, KV-cache decode against one full forward: ~0.011 a token,
+//    enough for MRS's +-0.001 band to drop half the batch), so ratios start at exactly 1, MRS has
+//    nothing to reject, and |trainer - sampler| stays a diagnostic (mean_abs_logprob_diff).
+//  sampler: the rollout's own logprobs, for a sampler whose weights may lag the trainer's (a server);
+//    MRS then guards that drift.
+enum class OldLogprobs { trainer, sampler };
+std::string_view to_string(OldLogprobs source);
+OldLogprobs old_logprobs_from_string(std::string_view name);  // throws std::invalid_argument naming it
+
 struct PolicyStepConfig {
   PolicyLossConfig loss;
+  OldLogprobs old_logprobs = OldLogprobs::trainer;
   bool mrs = true;
   MrsConfig mrs_config;
   int64_t micro_batch_tokens = 16384;  // sequence tokens per forward/backward; 0: the whole batch at once

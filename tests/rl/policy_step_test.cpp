@@ -1,6 +1,6 @@
 // The update step (src/rl/policy_step): gradient accumulation in micro-batches must give the update
 // of the whole batch at once, for each aggregation; MRS drops a sequence whose rollout logprobs
-// are off and keeps its place in the denominator.
+// are off and keeps its place in the denominator; with the trainer's own old logprobs, ratios are 1.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -49,7 +49,8 @@ std::vector<vinci::rl::TrainingSample> samples(vinci::llm::TrainableBackbone& ba
 }
 
 std::vector<at::Tensor> after_one_step(int64_t micro_batch_tokens, LossAggregation aggregation, float drift_of_last,
-                                       vinci::rl::PolicyStepStats* stats = nullptr) {
+                                       vinci::rl::PolicyStepStats* stats = nullptr,
+                                       vinci::rl::OldLogprobs old = vinci::rl::OldLogprobs::sampler) {
   auto backbone = model();
   vinci::rl::AdamWConfig adam;
   adam.lr.peak = 1e-3;
@@ -58,6 +59,7 @@ std::vector<at::Tensor> after_one_step(int64_t micro_batch_tokens, LossAggregati
   config.micro_batch_tokens = micro_batch_tokens;
   config.loss.aggregation = aggregation;
   config.loss.constant = 50;
+  config.old_logprobs = old;
   config.mrs_config.delta = 0.1;  // the offsets above are on-policy enough; a drift of 1 is not
   const auto batch = samples(*backbone, drift_of_last);
   const auto s = vinci::rl::policy_step(*backbone, optimizer, batch, config);
@@ -104,6 +106,28 @@ TEST(PolicyStep, MrsDropsTheDriftedSequence) {
   EXPECT_EQ(stats.mrs_rejected, 1u);
   EXPECT_EQ(stats.sequences, 3u);
   EXPECT_GT(stats.optimizer.step, 0);
+}
+
+TEST(PolicyStep, WithTheTrainersOwnOldLogprobsRatiosStartAtOneAndNothingIsDropped) {
+  vinci::rl::PolicyStepStats stats;
+  after_one_step(0, LossAggregation::token_mean, 1.0f, &stats, vinci::rl::OldLogprobs::trainer);
+  EXPECT_EQ(stats.mrs_rejected, 0u) << "the drifted sampler is a diagnostic, not the old policy";
+  EXPECT_EQ(stats.clip_fraction_low + stats.clip_fraction_high, 0.0);
+  // Every ratio is 1, so the token-mean PPO loss is minus the token-weighted mean advantage.
+  const auto golden = nlohmann::json::parse(vinci::core::read_file(kFixtures / "models/qwen3/golden.json"));
+  const double advantages[3] = {0.9, -0.4, 1.3};
+  double weighted = 0, tokens = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    const size_t length = golden["forced"][i].size(), n = length - length / 2;
+    weighted += advantages[i] * static_cast<double>(n);
+    tokens += static_cast<double>(n);
+  }
+  // Old logprobs are kept in fp32, as a sampler's are: against this fp64 model a ratio is 1 to ~1e-7.
+  EXPECT_NEAR(stats.loss, -weighted / tokens, 1e-6);
+  EXPECT_GT(stats.mean_abs_logprob_diff, 0.02) << "|trainer - sampler| is still reported";
+  EXPECT_EQ(vinci::rl::old_logprobs_from_string(vinci::rl::to_string(vinci::rl::OldLogprobs::sampler)),
+            vinci::rl::OldLogprobs::sampler);
+  EXPECT_THROW(vinci::rl::old_logprobs_from_string("rollout"), std::invalid_argument);
 }
 
 }  // namespace policy_step_test
