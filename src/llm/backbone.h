@@ -10,10 +10,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -51,6 +53,11 @@ struct GenerationRequest {
   nlohmann::ordered_json messages;
   nlohmann::ordered_json chat_extra = nlohmann::ordered_json::object();  // enable_thinking, tools...
   SamplingParams sampling;
+  // Streaming: called after each new token with the text so far (a matched stop token left out, not
+  // yet cut at a stop string; it may end inside a UTF-8 character). Returning false cancels the
+  // request (a client that went away): it ends there, with what it has. Backbones that cannot
+  // stream (a server) never call it.
+  std::function<bool(std::string_view text_so_far)> on_text;
 };
 
 enum class FinishReason { stop, length };

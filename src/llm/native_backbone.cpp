@@ -269,6 +269,12 @@ std::vector<GenerationResult> NativeBackbone::generate(std::span<const Generatio
       seq.result.token_ids.push_back(sampled.ids[b]);
       seq.result.logprobs.push_back(sampled.logprobs[b]);
       seq.done = finished(seq);
+      if (const auto& on_text = requests[seq.request].on_text; on_text && tokenizer_) {
+        std::span<const int32_t> so_far(seq.result.token_ids);
+        if (seq.result.finish_reason == FinishReason::stop && !seq.stop_string_at)
+          so_far = so_far.first(so_far.size() - 1);
+        if (!on_text(text_of(so_far))) seq.done = true;  // cancelled: it ends with what it has
+      }
       if (!seq.done) keep.push_back(static_cast<int64_t>(b));
     }
     if (keep.size() != active.size()) {

@@ -151,7 +151,14 @@ void refuse_unsupported(const ordered_json& body, Endpoint endpoint) {
   if (const auto v = integer(body, "best_of"); v && *v != 1) bad("best_of", "'best_of' is not supported (only 1)");
   if (const auto* v = field(body, "suffix", ordered_json::value_t::string, "a string"); v && !v->empty())
     bad("suffix", "'suffix' is not supported");
-  if (flag(body, "stream")) bad("stream", "vinci serve does not stream: send stream=false (the default)");
+  if (flag(body, "stream")) {
+    // What a chunk does not carry is refused rather than dropped from the stream.
+    if (endpoint == Endpoint::chat ? flag(body, "logprobs") : integer(body, "logprobs").has_value())
+      bad("logprobs", "logprobs are not streamed: send stream=false to get them");
+    if (flag(body, "return_token_ids")) bad("return_token_ids", "token ids are not streamed: send stream=false");
+  } else if (const auto* v = field(body, "stream_options", ordered_json::value_t::object, "an object"); v) {
+    bad("stream_options", "'stream_options' is only allowed with stream=true");
+  }
   for (const char* key : {"presence_penalty", "frequency_penalty"})
     if (const auto v = number(body, key); v && *v != 0.0) bad(key, fmt::format("'{}' is not supported (only 0)", key));
   if (const auto v = number(body, "repetition_penalty"); v && *v != 1.0)
@@ -222,6 +229,9 @@ ParsedRequest parse_request(Endpoint endpoint, const std::string& text, const Se
   out.logprobs = endpoint == Endpoint::chat ? flag(body, "logprobs") : integer(body, "logprobs").has_value();
   out.return_token_ids = flag(body, "return_token_ids");
   out.tokens_as_ids = flag(body, "return_tokens_as_token_ids");
+  out.stream = flag(body, "stream");
+  if (const auto* options = field(body, "stream_options", ordered_json::value_t::object, "an object"))
+    out.include_usage = options->contains("include_usage") && flag(*options, "include_usage");
   const int64_t n = integer(body, "n").value_or(1);
   if (n < 1 || n > model.max_n) bad("n", fmt::format("'n' is {}; it must be in [1, {}]", n, model.max_n));
 
@@ -392,6 +402,53 @@ ordered_json models_body(const ServedModel& model, int64_t created) {
              {"root", model.name},
              {"parent", nullptr},
              {"max_model_len", model.max_model_len}}}}};
+}
+
+ordered_json stream_chunk(const ParsedRequest& request, const ServedModel& model, const std::string& id,
+                          int64_t created, size_t index, const std::string& delta, bool first,
+                          std::optional<llm::FinishReason> finish) {
+  const bool chat = request.endpoint == Endpoint::chat;
+  ordered_json choice = {{"index", index}};
+  if (chat) {
+    ordered_json d = ordered_json::object();
+    if (first) d["role"] = "assistant";
+    if (!delta.empty() || (first && !finish)) d["content"] = delta;
+    choice["delta"] = d;
+    choice["logprobs"] = nullptr;
+  } else {
+    choice["text"] = delta;
+    choice["logprobs"] = nullptr;
+  }
+  choice["finish_reason"] = finish ? ordered_json(std::string(llm::to_string(*finish))) : ordered_json(nullptr);
+  return {{"id", id},
+          {"object", chat ? "chat.completion.chunk" : "text_completion"},
+          {"created", created},
+          {"model", model.name},
+          {"choices", ordered_json::array({choice})}};
+}
+
+ordered_json stream_usage_chunk(const ParsedRequest& request, const std::vector<llm::GenerationResult>& results,
+                                const ServedModel& model, const std::string& id, int64_t created) {
+  return {{"id", id},
+          {"object", request.endpoint == Endpoint::chat ? "chat.completion.chunk" : "text_completion"},
+          {"created", created},
+          {"model", model.name},
+          {"choices", ordered_json::array()},
+          {"usage", usage_of(request, results)}};
+}
+
+size_t streamable_length(std::string_view text, size_t holdback) {
+  size_t n = text.size() > holdback ? text.size() - holdback : 0;
+  size_t start = n;  // the last character's first byte
+  while (start > 0 && (static_cast<unsigned char>(text[start - 1]) & 0xC0) == 0x80) --start;
+  if (start > 0) {
+    const auto lead = static_cast<unsigned char>(text[start - 1]);
+    const size_t width = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (n - (start - 1) < width) n = start - 1;
+  }
+  // A decoder that replaces an unfinished character with U+FFFD would change it once the rest comes.
+  while (n >= 3 && text.substr(n - 3, 3) == "\xEF\xBF\xBD") n -= 3;
+  return n;
 }
 
 }  // namespace vinci::serve

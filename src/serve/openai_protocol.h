@@ -10,8 +10,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -61,6 +63,8 @@ struct ParsedRequest {
   bool logprobs = false;
   bool return_token_ids = false;
   bool tokens_as_ids = false;
+  bool stream = false;         // server-sent events, one chunk per text delta
+  bool include_usage = false;  // stream_options.include_usage: a last chunk with the usage
 };
 
 // Throws ProtocolError naming the field at fault.
@@ -69,6 +73,21 @@ ParsedRequest parse_request(Endpoint endpoint, const std::string& body, const Se
 // The response body for the results of parse_request's requests, in order.
 nlohmann::ordered_json render_response(const ParsedRequest& request, const std::vector<llm::GenerationResult>& results,
                                        const ServedModel& model, const std::string& id, int64_t created);
+
+// How much of a streamed choice's text so far can be sent: all but its last `holdback` bytes (the
+// longest stop string less one: they could still become a stop string, which the final text cuts)
+// and a UTF-8 character whose bytes have not all come (or a U+FFFD a decoder put in its place).
+size_t streamable_length(std::string_view text, size_t holdback);
+
+// One server-sent event's body of a stream: choice `index`'s new text (the first chunk of a chat
+// choice carries the assistant role), and its finish reason on the last.
+nlohmann::ordered_json stream_chunk(const ParsedRequest& request, const ServedModel& model, const std::string& id,
+                                    int64_t created, size_t index, const std::string& delta, bool first,
+                                    std::optional<llm::FinishReason> finish);
+// The stream's last chunk when include_usage: no choices, the request's usage.
+nlohmann::ordered_json stream_usage_chunk(const ParsedRequest& request,
+                                          const std::vector<llm::GenerationResult>& results, const ServedModel& model,
+                                          const std::string& id, int64_t created);
 
 nlohmann::ordered_json error_body(int status, const std::string& type, const std::string& param,
                                   const std::string& message);

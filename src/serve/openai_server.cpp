@@ -2,9 +2,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -36,6 +40,20 @@ void send_error(httplib::Response& res, int status, const std::string& type, con
 // The routes and the one method each answers, for a 405 naming it.
 const std::map<std::string, std::string> kRoutes = {
     {"/health", "GET"}, {"/v1/models", "GET"}, {"/v1/chat/completions", "POST"}, {"/v1/completions", "POST"}};
+
+// One streamed response: the events the generation pushes and the connection's thread writes.
+struct Stream {
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<std::string> events;
+  bool finished = false;
+  std::atomic<bool> gone = false;  // the client stopped reading: its sequences are cancelled
+  void push(const ordered_json& body) {
+    std::lock_guard lock(mutex);
+    events.push_back("data: " + body.dump(-1, ' ', false, ordered_json::error_handler_t::replace) + "\n\n");
+    ready.notify_one();
+  }
+};
 
 class ElasticQueue final : public httplib::TaskQueue {
  public:
@@ -111,7 +129,13 @@ struct OpenAiServer::Impl {
     const auto start = std::chrono::steady_clock::now();
     std::string outcome;
     try {
-      const ParsedRequest parsed = parse_request(endpoint, req.body, model);
+      ParsedRequest parsed = parse_request(endpoint, req.body, model);
+      if (parsed.stream) {
+        const size_t choices = parsed.requests.size();
+        stream(std::move(parsed), res);
+        spdlog::info("{} {} 200: streaming {} choices", req.method, req.path, choices);
+        return;
+      }
       const auto results = batcher.generate(parsed.requests);
       for (const auto& r : results)
         if (r.error)
@@ -136,6 +160,95 @@ struct OpenAiServer::Impl {
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), outcome);
   }
 
+  // Answers with server-sent events: a role chunk per choice, text deltas as tokens come, each
+  // choice's last delta with its finish reason, the usage when asked, then [DONE]. The generation
+  // runs on its own thread through the batcher; this connection's thread writes what it pushes, and
+  // a failed write (the client went away) cancels the request's sequences at their next token.
+  void stream(ParsedRequest parsed, httplib::Response& res) {
+    auto state = std::make_shared<Stream>();
+    const std::string id = next_id(parsed.endpoint);
+    const int64_t created = unix_now();
+    size_t holdback = 0;
+    for (const auto& stop : parsed.requests.front().sampling.stop_strings)
+      holdback = std::max(holdback, stop.size() - 1);
+    auto sent = std::make_shared<std::vector<std::string>>(parsed.requests.size());
+    auto request = std::make_shared<ParsedRequest>(std::move(parsed));
+    for (size_t k = 0; k < request->requests.size(); ++k) {
+      state->push(stream_chunk(*request, model, id, created, k, "", true, std::nullopt));
+      request->requests[k].on_text = [this, state, sent, request, k, holdback, id, created](std::string_view text) {
+        if (state->gone) return false;
+        std::string& mine = (*sent)[k];
+        const size_t n = streamable_length(text, holdback);
+        if (n > mine.size() && text.substr(0, mine.size()) == mine) {
+          state->push(stream_chunk(*request, model, id, created, k,
+                                   std::string(text.substr(mine.size(), n - mine.size())), false, std::nullopt));
+          mine.assign(text.substr(0, n));
+        }
+        return true;
+      };
+    }
+    {
+      std::lock_guard lock(streams_mutex);
+      ++streams;
+    }
+    std::thread([this, state, sent, request, id, created] {
+      try {
+        const auto results = batcher.generate(request->requests);
+        for (size_t k = 0; k < results.size(); ++k) {
+          const auto& r = results[k];
+          if (r.error)
+            throw std::runtime_error(fmt::format("generation failed ({}): {}", r.error->kind, r.error->message));
+          const std::string& mine = (*sent)[k];
+          const std::string rest = r.text.starts_with(mine) ? r.text.substr(mine.size()) : std::string();
+          state->push(stream_chunk(*request, model, id, created, k, rest, false, r.finish_reason));
+        }
+        if (request->include_usage) state->push(stream_usage_chunk(*request, results, model, id, created));
+      } catch (const std::exception& e) {
+        state->push(error_body(500, "InternalServerError", "", e.what()));
+        spdlog::error("stream {}: {}", id, e.what());
+      }
+      {
+        std::lock_guard lock(state->mutex);
+        state->finished = true;
+        state->ready.notify_one();
+      }
+      std::lock_guard lock(streams_mutex);
+      --streams;
+      streams_ended.notify_all();
+    }).detach();
+    res.set_header("Cache-Control", "no-cache");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [state](size_t, httplib::DataSink& sink) {
+          std::unique_lock lock(state->mutex);
+          state->ready.wait(lock, [&] { return !state->events.empty() || state->finished; });
+          while (!state->events.empty()) {
+            const std::string event = std::move(state->events.front());
+            state->events.pop_front();
+            lock.unlock();
+            if (!sink.write(event.data(), event.size())) {
+              state->gone = true;
+              return false;
+            }
+            lock.lock();
+          }
+          if (state->finished) {
+            lock.unlock();
+            static const std::string done = "data: [DONE]\n\n";
+            sink.write(done.data(), done.size());
+            sink.done();
+          }
+          return true;
+        },
+        [state](bool) { state->gone = true; });
+  }
+
+  ~Impl() {
+    // The streams' generation threads use the batcher: they finish before it goes.
+    std::unique_lock lock(streams_mutex);
+    streams_ended.wait(lock, [this] { return streams == 0; });
+  }
+
   std::string next_id(Endpoint endpoint) {
     std::lock_guard lock(id_mutex);
     return fmt::format("{}-{:016x}{:016x}", endpoint == Endpoint::chat ? "chatcmpl" : "cmpl", ids(), ids());
@@ -148,6 +261,9 @@ struct OpenAiServer::Impl {
   int64_t started = unix_now();
   std::mutex id_mutex;
   std::mt19937_64 ids;
+  std::mutex streams_mutex;
+  std::condition_variable streams_ended;
+  size_t streams = 0;
 };
 
 OpenAiServer::OpenAiServer(llm::Backbone& backbone, ServedModel model, ServerOptions options)

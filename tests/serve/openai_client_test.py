@@ -5,7 +5,9 @@ vinci serve runs the tiny Qwen2 fixture on the CPU; the client is a real peer we
 Checked: the model list; greedy completions against transformers' golden ids (golden.json);
 chat prompts against transformers' apply_chat_template ids (chat_golden.json); vLLM's token-id
 fields and logprobs; concurrent clients batched together with answers equal to their solo ones;
-seeded sampling; the errors a bad request gets, each as the client's typed exception; and
+seeded sampling; streaming (chunks reassembling to the non-streamed answer, n=2, the usage chunk,
+and a client that leaves mid-stream cancelling its sequence); the errors a bad request gets, each
+as the client's typed exception; and
 vinci's own client (`vinci generate --llm`) getting token-exact, trainable results from it.
 Usage: openai_client_test.py VINCI FIXTURES_DIR   (FIXTURES_DIR: tests/fixtures/llm)
 """
@@ -150,7 +152,8 @@ try:
 
     raises(openai.NotFoundError, "model", model="gpt-4o")
     raises(openai.BadRequestError, "messages", messages=[])
-    raises(openai.BadRequestError, "stream", stream=True)
+    raises(openai.BadRequestError, "logprobs", stream=True, logprobs=True)
+    raises(openai.BadRequestError, "stream_options", stream_options={"include_usage": True})
     raises(openai.BadRequestError, "max_tokens", max_tokens=100000)
     raises(openai.BadRequestError, "n", n=0)
     raises(openai.BadRequestError, "temperature", temperature=-1)
@@ -177,6 +180,40 @@ try:
         check(got["ids"] == want[:cut] and got["prompt_ids"] == prompt and got["token_ids_known"] is True,
               f"vinci's client: ids {got['ids']} (known: {got['token_ids_known']}) != transformers' {want[:cut]}")
         check(len(got["logprobs"]) == cut, "vinci's client: one logprob per token")
+
+    # streaming: server-sent chunks through the client reassemble to the non-streamed answer
+    whole = client.chat.completions.create(model=NAME, messages=case["messages"], max_tokens=24, temperature=0)
+    parts, finish, usage, roles = {}, {}, None, 0
+    for chunk in client.chat.completions.create(model=NAME, messages=case["messages"], max_tokens=24, temperature=0,
+                                                stream=True, stream_options={"include_usage": True}):
+        usage = chunk.usage or usage
+        for c in chunk.choices:
+            roles += c.delta.role == "assistant"
+            parts[c.index] = parts.get(c.index, "") + (c.delta.content or "")
+            finish[c.index] = c.finish_reason or finish.get(c.index)
+    check(parts.get(0) == whole.choices[0].message.content,
+          f"streamed chat text {parts.get(0)!r} != {whole.choices[0].message.content!r}")
+    check(finish.get(0) == whole.choices[0].finish_reason and roles == 1, f"stream finish {finish}, role chunks {roles}")
+    check(usage is not None and usage.completion_tokens == whole.usage.completion_tokens
+          and usage.prompt_tokens == whole.usage.prompt_tokens, f"include_usage: {usage} vs {whole.usage}")
+    seeded = dict(model=NAME, prompt=golden["prompts"][1], max_tokens=12, temperature=1.0, seed=3, n=2)
+    plain = client.completions.create(**seeded)
+    texts = {}
+    for chunk in client.completions.create(**seeded, stream=True):
+        for c in chunk.choices:
+            texts[c.index] = texts.get(c.index, "") + c.text
+    check([texts.get(0), texts.get(1)] == [c.text for c in sorted(plain.choices, key=lambda c: c.index)],
+          f"streamed n=2 seeded completions {texts} != {[c.text for c in plain.choices]}")
+    # a client that goes away mid-stream cancels its sequence: 400 tokens asked, far fewer made
+    stream = client.chat.completions.create(model=NAME, messages=case["messages"], max_tokens=400, temperature=1.0,
+                                            stream=True, extra_body={"ignore_eos": True})
+    pieces = iter(stream)
+    next(pieces), next(pieces)
+    stream.close()
+    check(client.models.list().data[0].id == NAME, "alive after a client left mid-stream")
+    log.flush()
+    rounds = [int(m.group(1)) for m in re.finditer(r"batch: 1 requests from 1 clients, (\d+) new tokens", open(log.name).read())]
+    check(bool(rounds) and rounds[-1] < 400, f"the abandoned stream's round made {rounds[-1:]} of 400 tokens")
 
     # the server still answers after all that
     check(client.models.list().data[0].id == NAME, "alive after the errors")

@@ -137,7 +137,9 @@ TEST(OpenAiProtocol, RefusalsNameTheirField) {
             "400 messages[0].content");
   EXPECT_EQ(chat(R"(,"model":"gpt-4o")"), "404 model");
   EXPECT_EQ(chat(R"(,"model":"tiny")"), "accepted");
-  EXPECT_EQ(chat(R"(,"stream":true)"), "400 stream");
+  EXPECT_EQ(chat(R"(,"stream":true,"stream_options":{"include_usage":true})"), "accepted");
+  EXPECT_EQ(chat(R"(,"stream":true,"logprobs":true)"), "400 logprobs") << "logprobs are not streamed";
+  EXPECT_EQ(chat(R"(,"stream":false,"stream_options":{"include_usage":true})"), "400 stream_options");
   EXPECT_EQ(chat(R"(,"n":0)"), "400 n");
   EXPECT_EQ(chat(R"(,"n":9)"), "400 n");
   EXPECT_EQ(chat(R"(,"n":"2")"), "400 n");
@@ -304,6 +306,20 @@ TEST(OpenAiProtocol, ErrorAndModelBodies) {
   EXPECT_EQ(models["object"], "list");
   EXPECT_EQ(models["data"][0]["id"], "tiny");
   EXPECT_EQ(models["data"][0]["max_model_len"], 512);
+}
+
+TEST(OpenAiProtocol, AStreamHoldsBackWhatCouldStillChange) {
+  using vinci::serve::streamable_length;
+  EXPECT_EQ(streamable_length("hello", 0), 5u);
+  EXPECT_EQ(streamable_length("hello", 3), 2u) << "a stop string of 4 bytes could still end in 'llo'";
+  EXPECT_EQ(streamable_length("hi", 5), 0u);
+  const std::string e_acute = "caf\xC3\xA9";  // "café": the é is 2 bytes
+  EXPECT_EQ(streamable_length(e_acute, 0), 5u);
+  EXPECT_EQ(streamable_length(e_acute.substr(0, 4), 0), 3u) << "half an é waits for its second byte";
+  const std::string snowman = "a\xE2\x98\x83";  // U+2603, 3 bytes
+  EXPECT_EQ(streamable_length(snowman.substr(0, 3), 0), 1u);
+  EXPECT_EQ(streamable_length(snowman, 0), 4u);
+  EXPECT_EQ(streamable_length("ab\xEF\xBF\xBD", 0), 2u) << "a replacement character may be a half character";
 }
 
 }  // namespace openai_protocol_test
