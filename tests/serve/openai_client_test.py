@@ -6,7 +6,7 @@ Checked: the model list; greedy completions against transformers' golden ids (go
 chat prompts against transformers' apply_chat_template ids (chat_golden.json); vLLM's token-id
 fields and logprobs; concurrent clients batched together with answers equal to their solo ones;
 seeded sampling; streaming (chunks reassembling to the non-streamed answer, n=2, the usage chunk,
-and a client that leaves mid-stream cancelling its sequence); the errors a bad request gets, each
+and a client that leaves mid-stream); the errors a bad request gets, each
 as the client's typed exception; and
 vinci's own client (`vinci generate --llm`) getting token-exact, trainable results from it.
 Usage: openai_client_test.py VINCI FIXTURES_DIR   (FIXTURES_DIR: tests/fixtures/llm)
@@ -204,16 +204,14 @@ try:
             texts[c.index] = texts.get(c.index, "") + c.text
     check([texts.get(0), texts.get(1)] == [c.text for c in sorted(plain.choices, key=lambda c: c.index)],
           f"streamed n=2 seeded completions {texts} != {[c.text for c in plain.choices]}")
-    # a client that goes away mid-stream cancels its sequence: 400 tokens asked, far fewer made
+    # a client that goes away mid-stream leaves the server serving (that its sequence is cancelled is
+    # checked without a race in OpenAiServer.AClientThatLeavesMidStreamCancelsItsSequence)
     stream = client.chat.completions.create(model=NAME, messages=case["messages"], max_tokens=400, temperature=1.0,
                                             stream=True, extra_body={"ignore_eos": True})
     pieces = iter(stream)
     next(pieces), next(pieces)
     stream.close()
     check(client.models.list().data[0].id == NAME, "alive after a client left mid-stream")
-    log.flush()
-    rounds = [int(m.group(1)) for m in re.finditer(r"batch: 1 requests from 1 clients, (\d+) new tokens", open(log.name).read())]
-    check(bool(rounds) and rounds[-1] < 400, f"the abandoned stream's round made {rounds[-1:]} of 400 tokens")
 
     # the server still answers after all that
     check(client.models.list().data[0].id == NAME, "alive after the errors")

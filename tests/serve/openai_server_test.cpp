@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <filesystem>
 #include <thread>
 #include <tuple>
 
@@ -19,6 +21,7 @@
 
 #include "core/http_client.h"
 #include "support/fake_backbone.h"
+#include "text/tokenizer.h"
 
 namespace openai_server_test {
 using namespace vinci::serve;
@@ -203,4 +206,56 @@ TEST(OpenAiServer, AnAddressNotOfThisMachineIsNamedInTheError) {
     EXPECT_NE(std::string(e.what()).find("cannot listen on 192.0.2.1:18000"), std::string::npos) << e.what();
   }
 }
+// Generates one character at a time until the request's on_text says stop, for at most 10 s: a
+// stream whose client left must say stop. Nothing here is timed; the bound only ends a failing run.
+class EndlessBackbone final : public vinci::llm::Backbone {
+ public:
+  std::vector<vinci::llm::GenerationResult> generate(std::span<const vinci::llm::GenerationRequest> requests) override {
+    std::vector<vinci::llm::GenerationResult> out(requests.size());
+    std::string text;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      text += "x";
+      if (!requests[0].on_text(text)) {
+        cancelled = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    out[0].text = text;
+    out[0].token_ids.assign(text.size(), 1);
+    return out;
+  }
+  std::string model_name() const override { return "endless"; }
+  std::atomic<bool> cancelled = false;
+};
+
+TEST(OpenAiServer, AClientThatLeavesMidStreamCancelsItsSequence) {
+  EndlessBackbone backbone;
+  ServedModel model;
+  model.name = "endless";
+  model.max_model_len = 1 << 20;
+  const vinci::text::Tokenizer tokenizer = vinci::text::Tokenizer::from_file(
+      std::filesystem::path(VINCI_SOURCE_ROOT) / "tests/fixtures/llm/models/qwen2/tokenizer.json");
+  model.tokenizer = &tokenizer;
+  ServerOptions options;
+  options.port = 0;
+  OpenAiServer server(backbone, model, options);
+  const int port = server.bind();
+  std::thread serving([&] { server.run(); });
+  {
+    IdleSocket client(port);  // its request head is sent below, whole
+    const std::string body = R"({"prompt": [1, 2], "max_tokens": 1000000, "stream": true})";
+    const std::string rest =
+        fmt::format("Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{}", body.size(), body);
+    ASSERT_GT(::send(client.fd, rest.data(), rest.size(), 0), 0);
+    char buffer[256];
+    ASSERT_GT(::recv(client.fd, buffer, sizeof buffer, 0), 0) << "the stream's first bytes";
+  }  // the client closes its socket
+  for (int i = 0; i < 1000 && !backbone.cancelled; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(backbone.cancelled) << "the sequence ran on after its client left";
+  server.stop();
+  serving.join();
+}
+
 }  // namespace openai_server_test
