@@ -88,9 +88,10 @@ struct OpenAiServer::Impl {
     // httplib's default sets SO_REUSEPORT, which lets a second server bind a port one already
     // listens on (the kernel then splits the connections between them): SO_REUSEADDR alone still
     // allows a restart over connections in TIME_WAIT, and bind() refuses a port in use.
-    server.set_socket_options([](socket_t sock) {
+    server.set_socket_options([this](socket_t sock) {
       int yes = 1;
       ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+      listen_socket = sock;
     });
     server.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
       if (this->options.api_key.empty() || req.path.rfind("/v1/", 0) != 0)
@@ -264,6 +265,7 @@ struct OpenAiServer::Impl {
   std::mutex streams_mutex;
   std::condition_variable streams_ended;
   size_t streams = 0;
+  socket_t listen_socket = INVALID_SOCKET;
 };
 
 OpenAiServer::OpenAiServer(llm::Backbone& backbone, ServedModel model, ServerOptions options)
@@ -286,6 +288,9 @@ int OpenAiServer::bind() {
   if (const auto warning = exposure_warning(o)) spdlog::warn("{}", *warning);
   const int port =
       o.port == 0 ? impl_->server.bind_to_any_port(o.host) : (impl_->server.bind_to_port(o.host, o.port) ? o.port : -1);
+  // Debian's httplib listens with a backlog of 5: a burst of connections (64 idle clients, then
+  // /health) overflowed it, and the kernel dropped SYNs that clients retry only after a second.
+  if (port > 0 && impl_->listen_socket != INVALID_SOCKET) ::listen(impl_->listen_socket, 1024);
   if (port <= 0)
     throw std::runtime_error(
         fmt::format("cannot listen on {}:{} (taken, or not an address of this machine); pick "

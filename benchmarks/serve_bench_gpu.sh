@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Serving under load (issue 17, item 4): `vinci serve` against `transformers serve` on the same GPU,
+# model and requests, in one call. The model: a random-weight Qwen2.5-0.5B shape (24 layers, hidden
+# 896) in bf16, written by `vinci init-model` with the fixture's tokenizer and a ChatML template. The
+# load: 32 concurrent clients, each sending 2 streamed chat requests with mixed prompt lengths
+# (about 50 to 1000 tokens) and answer lengths (32 to 256 new tokens, sampled at temperature 1, so
+# random weights stop wherever they stop: throughput counts the tokens each server actually made,
+# re-tokenized by the same tokenizer). Reported: requests/s, completion tokens/s, p50/p99 latency and
+# time to the first content chunk. transformers serve needs fastapi, uvicorn, pydantic,
+# opentelemetry-api and openai (with httpx2), carried as wheels in .device-deps/wheels; the clients are
+# plain urllib.
+# Usage (repository root): benchmarks/serve_bench_gpu.sh [OUT_DIR]
+set -uo pipefail
+OUT=${1:-serve-bench-out}
+mkdir -p "$OUT"
+BUILD=${BUILD:-build-gpu}
+source benchmarks/gpu_host_setup.sh
+gpu_build -DVINCI_BUILD_TESTS=OFF -DVINCI_BUILD_BENCHMARKS=OFF vinci
+VINCI="$BUILD/src/cli/vinci"
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .device-deps/wheels/*.whl 2>&1 | tail -2
+export PYTHONPATH=/tmp/site
+
+TOK=/tmp/serve-bench-tok MODEL=/tmp/serve-bench-model
+rm -rf $TOK $MODEL && mkdir -p $TOK
+cp tests/fixtures/llm/models/qwen2/tokenizer.json tests/fixtures/llm/models/qwen2/tokenizer_config.json $TOK/
+cp tests/fixtures/llm/templates/qwen2_5.jinja $TOK/chat_template.jinja
+cat > /tmp/serve-bench-config.json <<'JSON'
+{"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+ "num_attention_heads": 14, "num_key_value_heads": 2, "max_position_embeddings": 32768, "rope_theta": 1000000.0,
+ "rms_norm_eps": 1e-06, "tie_word_embeddings": true, "use_sliding_window": false, "hidden_act": "silu"}
+JSON
+"$VINCI" init-model --config /tmp/serve-bench-config.json --tokenizer $TOK --out $MODEL --dtype bfloat16 \
+  --max-shard-mib 2048 | head -1
+
+"$VINCI" serve --model $MODEL --device cuda --served-model-name bench --port 8130 --max-batch 64 \
+  >"$OUT/vinci-serve.txt" 2>"$OUT/vinci-serve.log" &
+vinci_pid=$!
+transformers serve $MODEL --port 8131 --host 127.0.0.1 --device cuda:0 --dtype bfloat16 \
+  >"$OUT/transformers-serve.log" 2>&1 &
+hf_pid=$!
+for _ in $(seq 180); do
+  curl -sf http://127.0.0.1:8130/health >/dev/null && curl -sf http://127.0.0.1:8131/v1/models >/dev/null && break
+  sleep 1
+done
+
+python3 - "$MODEL" "$OUT" <<'PY'
+import concurrent.futures, json, random, statistics, sys, time, urllib.request
+from tokenizers import Tokenizer
+
+model_dir, out = sys.argv[1], sys.argv[2]
+tok = Tokenizer.from_file(f"{model_dir}/tokenizer.json")
+rng = random.Random(0)
+words = "tensor kernel block warp fused memory bandwidth latency softmax reduce row column tile shared".split()
+jobs = []
+for client in range(32):
+    for k in range(2):
+        n_words = rng.choice([40, 150, 400, 800])
+        jobs.append((client, [{"role": "user", "content": " ".join(rng.choice(words) for _ in range(n_words))}],
+                     rng.choice([32, 64, 128, 256])))
+
+def one(base, name, messages, max_tokens):
+    """One streamed chat request, read as server-sent events: (latency, time to first content, tokens)."""
+    body = json.dumps({"model": name, "messages": messages, "max_tokens": max_tokens, "temperature": 1.0,
+                       "stream": True}).encode()
+    request = urllib.request.Request(base + "/chat/completions", data=body, headers={"Content-Type": "application/json"})
+    start = time.perf_counter()
+    first = None
+    text = ""
+    with urllib.request.urlopen(request, timeout=600) as response:
+        for raw in response:
+            line = raw.decode("utf-8", "replace").strip()
+            if not line.startswith("data:") or line == "data: [DONE]":
+                continue
+            for c in json.loads(line[5:]).get("choices", []):
+                piece = (c.get("delta") or {}).get("content")
+                if piece:
+                    first = first or time.perf_counter()
+                    text += piece
+    end = time.perf_counter()
+    return end - start, (first or end) - start, len(tok.encode(text, add_special_tokens=False).ids)
+
+def run(base, name):
+    one(base, name, jobs[0][1], 8)  # warm-up (transformers serve loads the model on first use)
+    by_client = {}
+    for c, m, t in jobs:
+        by_client.setdefault(c, []).append((m, t))
+    start = time.perf_counter()
+    def client_loop(reqs):
+        return [one(base, name, m, t) for m, t in reqs]
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        results = [r for rs in pool.map(client_loop, by_client.values()) for r in rs]
+    wall = time.perf_counter() - start
+    lat = sorted(r[0] for r in results)
+    ttft = sorted(r[1] for r in results)
+    tokens = sum(r[2] for r in results)
+    pct = lambda xs, p: xs[min(len(xs) - 1, int(p * len(xs)))]
+    return {"requests": len(results), "wall_s": wall, "req_per_s": len(results) / wall, "tokens": tokens,
+            "tokens_per_s": tokens / wall, "p50_s": pct(lat, 0.5), "p99_s": pct(lat, 0.99),
+            "ttft_p50_s": pct(ttft, 0.5), "ttft_p99_s": pct(ttft, 0.99)}
+
+rows = {}
+for label, base, name in (("vinci serve", "http://127.0.0.1:8130/v1", "bench"),
+                          ("transformers serve", "http://127.0.0.1:8131/v1", model_dir)):
+    try:
+        rows[label] = run(base, name)
+    except Exception as e:
+        print(f"{label}: failed: {type(e).__name__}: {e}")
+json.dump(rows, open(f"{out}/serve_bench.json", "w"), indent=2)
+print(f"{'server':>18} {'requests':>8} {'wall s':>7} {'req/s':>6} {'tokens':>7} {'tok/s':>7} {'p50 s':>6} {'p99 s':>6} {'TTFT p50':>8} {'TTFT p99':>8}")
+for label, r in rows.items():
+    print(f"{label:>18} {r['requests']:>8} {r['wall_s']:>7.1f} {r['req_per_s']:>6.2f} {r['tokens']:>7} {r['tokens_per_s']:>7.0f} "
+          f"{r['p50_s']:>6.2f} {r['p99_s']:>6.2f} {r['ttft_p50_s']:>8.2f} {r['ttft_p99_s']:>8.2f}")
+PY
+kill $vinci_pid $hf_pid 2>/dev/null
+wait 2>/dev/null
+grep -E "batch:" "$OUT/vinci-serve.log" | tail -3
+tail -5 "$OUT/transformers-serve.log"
