@@ -91,6 +91,10 @@ Action add_serve_command(CLI::App& app) {
   app.add_option("--max-batch", o->server.batching.max_batch, "requests generated together at most")
       ->check(at_least(1))
       ->capture_default_str();
+  app.add_option("--max-queued", o->server.batching.max_queued,
+                 "requests waiting for a round at most; beyond it a request gets 503 with Retry-After")
+      ->check(at_least(1))
+      ->capture_default_str();
   app.add_option("--gather-ms", o->gather_ms, "how long an idle server waits for more requests to batch with the first")
       ->check(at_least(0))
       ->capture_default_str();

@@ -149,6 +149,10 @@ struct OpenAiServer::Impl {
     } catch (const ProtocolError& e) {
       send_error(res, e.status(), e.type(), e.param(), e.what());
       outcome = e.what();
+    } catch (const Busy& e) {
+      res.set_header("Retry-After", "1");
+      send_error(res, 503, "ServiceUnavailableError", "", e.what());
+      outcome = e.what();
     } catch (const std::invalid_argument& e) {  // what the backbone refuses in a request
       send_error(res, 400, "BadRequestError", "", e.what());
       outcome = e.what();
@@ -166,6 +170,9 @@ struct OpenAiServer::Impl {
   // runs on its own thread through the batcher; this connection's thread writes what it pushes, and
   // a failed write (the client went away) cancels the request's sequences at their next token.
   void stream(ParsedRequest parsed, httplib::Response& res) {
+    // A full queue is answered 503 before the stream opens (the generation thread's own refusal,
+    // should the queue fill in between, arrives as an error event).
+    batcher.check_room(parsed.requests.size());
     auto state = std::make_shared<Stream>();
     const std::string id = next_id(parsed.endpoint);
     const int64_t created = unix_now();

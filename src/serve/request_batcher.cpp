@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 namespace vinci::serve {
 
 RequestBatcher::RequestBatcher(llm::Backbone& backbone, BatcherOptions options,
@@ -28,11 +30,35 @@ std::vector<llm::GenerationResult> RequestBatcher::generate(std::vector<llm::Gen
   {
     std::lock_guard lock(mutex_);
     if (stopping_) throw std::runtime_error("the server is shutting down");
+    refuse_beyond_room(requests.size());
     queue_.push_back({std::move(requests), {}});
     result = queue_.back().done.get_future();
   }
   arrived_.notify_all();
   return result.get();
+}
+
+size_t RequestBatcher::queued_rows() const {
+  size_t rows = 0;
+  for (const auto& s : queue_) rows += s.requests.size();
+  return rows;
+}
+
+void RequestBatcher::refuse_beyond_room(size_t rows) const {
+  const size_t waiting = queued_rows();
+  if (waiting > 0 && waiting + rows > options_.max_queued)
+    throw Busy(
+        fmt::format("{} requests are waiting for a round (at most {}); retry shortly", waiting, options_.max_queued));
+}
+
+void RequestBatcher::check_room(size_t rows) const {
+  std::lock_guard lock(mutex_);
+  refuse_beyond_room(rows);
+}
+
+size_t RequestBatcher::queued() const {
+  std::lock_guard lock(mutex_);
+  return queued_rows();
 }
 
 void RequestBatcher::loop() {
@@ -43,11 +69,6 @@ void RequestBatcher::loop() {
     // The first request of an idle spell waits briefly for its company: concurrent clients rarely
     // arrive within the same microsecond, and one round of 8 costs about what one request does.
     const auto deadline = std::chrono::steady_clock::now() + options_.gather_window;
-    const auto queued_rows = [&] {
-      size_t rows = 0;
-      for (const auto& s : queue_) rows += s.requests.size();
-      return rows;
-    };
     arrived_.wait_until(lock, deadline, [&] { return stopping_ || queued_rows() >= options_.max_batch; });
     if (stopping_) return;
 

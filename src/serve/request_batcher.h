@@ -12,6 +12,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct BatcherOptions {
   size_t max_batch = 64;  // requests per generate call; a larger submission runs alone, whole
   // How long a round waits after its first request for others to join, when the backbone is idle.
   std::chrono::milliseconds gather_window{10};
+  // Requests waiting for a round, at most: beyond it a submission is refused (Busy) rather than
+  // queued without bound behind rounds that may take minutes. One submission alone always queues.
+  size_t max_queued = 1024;
 };
 
 struct BatchStats {
@@ -30,6 +34,12 @@ struct BatchStats {
   size_t requests = 0;     // rows generated
   size_t new_tokens = 0;
   double seconds = 0;
+};
+
+// A submission refused because max_queued requests are already waiting; the server answers 503.
+class Busy : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 class RequestBatcher {
@@ -43,7 +53,12 @@ class RequestBatcher {
   // Blocks until the requests are generated; one result per request, in order. A submission is
   // never split across rounds. If the backbone throws on a round of several submissions, each is
   // retried alone so that only the one at fault gets the exception (rethrown here).
+  // Throws Busy when the queue is full.
   std::vector<llm::GenerationResult> generate(std::vector<llm::GenerationRequest> requests);
+
+  size_t queued() const;  // requests waiting for a round
+  // Throws Busy when `rows` more requests would not be queued now (a stream asks before it opens).
+  void check_room(size_t rows) const;
 
  private:
   struct Submission {
@@ -51,12 +66,14 @@ class RequestBatcher {
     std::promise<std::vector<llm::GenerationResult>> done;
   };
   void loop();
+  size_t queued_rows() const;                  // under mutex_
+  void refuse_beyond_room(size_t rows) const;  // under mutex_
   void run_round(std::vector<Submission>& round);
 
   llm::Backbone& backbone_;
   BatcherOptions options_;
   std::function<void(const BatchStats&)> on_round_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable arrived_;
   std::deque<Submission> queue_;
   bool stopping_ = false;

@@ -1,7 +1,9 @@
 // The batcher of `vinci serve`: concurrent callers share generate calls, each gets its own results
-// back in order, and one caller's bad request fails only that caller.
+// back in order, one caller's bad request fails only that caller, and a full queue refuses more.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -118,6 +120,60 @@ TEST(RequestBatcher, ReportsEachRound) {
   EXPECT_EQ(rounds[0].submissions, 1u);
   EXPECT_EQ(rounds[0].requests, 2u);
   EXPECT_EQ(rounds[0].new_tokens, 4u);  // two token ids echoed per request
+}
+
+// Blocks every generate call until released, so a test can hold a round in flight.
+class GatedBackbone final : public vinci::llm::Backbone {
+ public:
+  std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) override {
+    std::unique_lock lock(mutex_);
+    ++running_;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return open_; });
+    return std::vector<GenerationResult>(requests.size());
+  }
+  std::string model_name() const override { return "gated"; }
+  void wait_running() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return running_ > 0; });
+  }
+  void open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int running_ = 0;
+  bool open_ = false;
+};
+
+TEST(RequestBatcher, AFullQueueRefusesWhatWouldOverflowIt) {
+  GatedBackbone backbone;
+  BatcherOptions options;
+  options.max_queued = 3;
+  options.gather_window = std::chrono::milliseconds(0);
+  RequestBatcher batcher(backbone, options);
+  std::vector<std::thread> callers;
+  callers.emplace_back([&] { batcher.generate(requests_for({1})); });
+  backbone.wait_running();  // the first round holds the backbone; what follows waits in the queue
+  callers.emplace_back([&] { batcher.generate(requests_for({2, 3})); });
+  for (int i = 0; i < 1000 && batcher.queued() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(batcher.queued(), 2u);
+  EXPECT_NO_THROW(batcher.check_room(1)) << "2 waiting + 1 fits a queue of 3";
+  EXPECT_THROW(batcher.check_room(2), vinci::serve::Busy);
+  try {
+    batcher.generate(requests_for({4, 5}));
+    ADD_FAILURE() << "a submission beyond the queue was accepted";
+  } catch (const vinci::serve::Busy& e) {
+    EXPECT_NE(std::string(e.what()).find("2 requests are waiting for a round (at most 3)"), std::string::npos)
+        << e.what();
+  }
+  backbone.open();
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(batcher.generate(requests_for({6, 7, 8, 9, 10})).size(), 5u) << "alone, any submission queues";
 }
 
 }  // namespace request_batcher_test
