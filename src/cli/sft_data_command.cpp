@@ -3,7 +3,6 @@
 // real evaluation: DIR/sft.jsonl (rl/sft_data.h's format, for `vinci train sft`), DIR/episodes.jsonl
 // (every call, as `vinci train rl` writes them) and DIR/candidates/. Each task's lines are appended
 // as it finishes, so an interrupted run keeps the tasks it did.
-#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -69,9 +68,7 @@ int run_sft_data(SftDataOptions& o) {
   for (size_t i = 0; i < total; ++i) {
     const auto& task = suite[i];
     spdlog::info("[{}/{}] {}", i + 1, total, task.id);
-    std::string folder = task.id;
-    std::replace(folder.begin(), folder.end(), '/', '_');
-    agents::PolicyTask policy_task{task, core::read_file(task.file), out / "candidates" / folder};
+    agents::PolicyTask policy_task{task, core::read_file(task.file), out / "candidates" / eval::flat_id(task.id)};
     fs::create_directories(policy_task.candidates_dir);
     agents::OptimizeSettings settings = o.settings;
     settings.seed = o.settings.seed * 1000003 + i;

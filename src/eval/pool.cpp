@@ -306,9 +306,8 @@ fs::path EvaluatorPool::candidate_copy(const Job& job) const {
 
 // One log per candidate and step, so a candidate that prints a flood fills only its own (capped) file.
 fs::path EvaluatorPool::candidate_log(const Job& job, const char* step) const {
-  std::string task = job.task.id;
-  std::replace(task.begin(), task.end(), '/', '_');
-  return config_.cache_dir / "logs" / fmt::format("{}-{}-{}.log", step, job.candidate.hash.substr(0, 16), task);
+  return config_.cache_dir / "logs" /
+         fmt::format("{}-{}-{}.log", step, job.candidate.hash.substr(0, 16), flat_id(job.task.id));
 }
 
 std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs,

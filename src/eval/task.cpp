@@ -13,6 +13,12 @@ namespace vinci::eval {
 
 namespace fs = std::filesystem;
 
+std::string flat_id(const std::string& task_id) {
+  std::string out = task_id;
+  std::replace(out.begin(), out.end(), '/', '_');
+  return out;
+}
+
 int level_of_folder(const std::string& folder) {
   static const std::regex re(R"(level_?(\d+))");
   std::smatch m;

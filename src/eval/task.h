@@ -36,6 +36,10 @@ Task task_from_file(const std::filesystem::path& file);
 // the file, the line and what is wrong, so a command stops before any agent or worker starts.
 void check_task_source(const Task& task, const std::string& python);
 
+// The id as one path component ("level1/1_Matmul" -> "level1_1_Matmul"), for the files and folders
+// named after a task.
+std::string flat_id(const std::string& task_id);
+
 // "levelN" -> N, otherwise -1.
 int level_of_folder(const std::string& folder);
 

@@ -64,12 +64,6 @@ struct Moments {
   }
 };
 
-std::string folder_name(const std::string& task_id) {
-  std::string out = task_id;
-  std::replace(out.begin(), out.end(), '/', '_');
-  return out;
-}
-
 // The library as the last flush before this step left it; before any flush, the store as it is
 // (its seed skills). A resumed run thus sees its checkpoint's library, not skills admitted by steps
 // it is about to redo.
@@ -183,7 +177,7 @@ CoevolutionBatch CoevolutionOrchestrator::rollout(int64_t step, int epoch, std::
   for (const size_t i : rank_tasks(tasks.size(), parallel_.rank(), parallel_.world_size())) {
     const eval::Task& task = *tasks[i];
     agents::PolicyTask policy_task{task, core::read_file(task.file),
-                                   out_ / "candidates" / fmt::format("step-{}", step) / folder_name(task.id)};
+                                   out_ / "candidates" / fmt::format("step-{}", step) / eval::flat_id(task.id)};
     fs::create_directories(policy_task.candidates_dir);
     agents::OptimizeSettings settings = config_.agents;
     settings.seed = config_.seed * 1000003 + static_cast<uint64_t>(step) * 1009 + i;

@@ -194,4 +194,9 @@ TEST(TaskFile, TheSourceCheckNamesTheLineOrWhatIsMissing) {
   EXPECT_NE(m.find(missing.string() + ": it defines no get_inputs, get_init_inputs at top level"), std::string::npos)
       << m;
 }
+
+TEST(Task, AFlatIdIsOnePathComponent) {
+  EXPECT_EQ(vinci::eval::flat_id("level1/1_Matmul"), "level1_1_Matmul");
+  EXPECT_EQ(vinci::eval::flat_id("custom"), "custom");
+}
 }  // namespace task_test
