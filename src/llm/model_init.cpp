@@ -11,6 +11,7 @@
 #include "core/setup_error.h"
 #include "llm/native_backbone.h"
 #include "llm/safetensors.h"
+#include "text/chat_template.h"
 #include "text/tokenizer.h"
 
 namespace vinci::llm {
@@ -38,11 +39,15 @@ json read_json(const fs::path& file) {
 }
 
 // The id of a token tokenizer_config.json names ("eos_token": "<|im_end|>", or {"content": ...}).
-std::optional<int32_t> named_token(const json& tokenizer_config, const char* field, const text::Tokenizer& tokenizer,
-                                   const fs::path& file) {
-  if (!tokenizer_config.contains(field) || tokenizer_config[field].is_null()) return std::nullopt;
-  const json& token = tokenizer_config[field];
-  const std::string content = token.is_object() ? token.value("content", "") : token.get<std::string>();
+std::optional<int32_t> named_token(const nlohmann::ordered_json& tokenizer_config, const char* field,
+                                   const text::Tokenizer& tokenizer, const fs::path& file) {
+  std::string content;
+  try {
+    content = text::special_token(tokenizer_config, field, file);
+  } catch (const text::ChatTemplateError& e) {
+    throw core::SetupError(e.what());
+  }
+  if (content.empty()) return std::nullopt;
   const auto id = tokenizer.token_to_id(content);
   if (!id)
     throw core::SetupError(fmt::format("{}: {}: '{}' is not a token of tokenizer.json", file.string(), field, content));
@@ -68,7 +73,8 @@ json complete_model_config(json config, const fs::path& config_file, const fs::p
                                        (tokenizer_dir / "tokenizer.json").string()));
   }
   const fs::path tokenizer_config_file = tokenizer_dir / "tokenizer_config.json";
-  const json tokenizer_config = fs::exists(tokenizer_config_file) ? read_json(tokenizer_config_file) : json::object();
+  const nlohmann::ordered_json tokenizer_config =
+      fs::exists(tokenizer_config_file) ? read_json(tokenizer_config_file) : json::object();
   if (!config.contains("eos_token_id")) {
     const auto eos = named_token(tokenizer_config, "eos_token", tokenizer, tokenizer_config_file);
     if (!eos)

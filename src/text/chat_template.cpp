@@ -21,17 +21,6 @@ nlohmann::ordered_json read_json(const fs::path& file) {
   }
 }
 
-// tokenizer_config.json writes a special token as a string, or as an AddedToken object.
-std::string special_token(const nlohmann::ordered_json& config, const char* key, const fs::path& file) {
-  if (!config.contains(key) || config[key].is_null()) return "";
-  const auto& token = config[key];
-  if (token.is_string()) return token.get<std::string>();
-  if (token.is_object() && token.contains("content") && token["content"].is_string())
-    return token["content"].get<std::string>();
-  throw ChatTemplateError(
-      fmt::format("{}: \"{}\" must be a string or an object with a \"content\" string", file.string(), key));
-}
-
 // apply_chat_template drops the fields whose value is None, then (render_jinja_template)
 // copies the reasoning under "thinking" and "reasoning_content", the names templates read.
 nlohmann::ordered_json prepare_message(const nlohmann::ordered_json& message, size_t index) {
@@ -53,6 +42,16 @@ nlohmann::ordered_json prepare_message(const nlohmann::ordered_json& message, si
 }
 
 }  // namespace
+
+std::string special_token(const nlohmann::ordered_json& config, const char* key, const fs::path& file) {
+  if (!config.contains(key) || config[key].is_null()) return "";
+  const auto& token = config[key];
+  if (token.is_string()) return token.get<std::string>();
+  if (token.is_object() && token.contains("content") && token["content"].is_string())
+    return token["content"].get<std::string>();
+  throw ChatTemplateError(
+      fmt::format("{}: \"{}\" must be a string or an object with a \"content\" string", file.string(), key));
+}
 
 void ChatTemplate::add(const std::string& name, const std::string& source, const std::string& origin) {
   try {

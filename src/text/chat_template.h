@@ -22,6 +22,11 @@ class ChatTemplateError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A special token as tokenizer_config.json writes it: a string, or an AddedToken object with a
+// "content" string; "" when the key is absent or null. Throws ChatTemplateError naming the file
+// and key for any other form.
+std::string special_token(const nlohmann::ordered_json& config, const char* key, const std::filesystem::path& file);
+
 struct ChatOptions {
   bool add_generation_prompt = false;
   // The template's extra variables (enable_thinking, date_string, ...); "tools" and "documents"

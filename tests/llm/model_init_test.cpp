@@ -70,6 +70,12 @@ TEST(ModelInit, ErrorsNameTheFileAndTheField) {
             }).find("small.json: eos_token_id: missing"),
             std::string::npos)
       << "no tokenizer_config.json to take the eos token from";
+  core::write_file_atomic(dir.path() / "tok" / "tokenizer_config.json", R"({"eos_token": {"special": true}})");
+  EXPECT_NE(error_of([&] {
+              llm::complete_model_config(small_config(), "small.json", dir.path() / "tok", "float32");
+            }).find("tokenizer_config.json: \"eos_token\" must be a string or an object with a \"content\" string"),
+            std::string::npos)
+      << "an AddedToken without content";
   EXPECT_NE(error_of([&] {
               llm::complete_model_config(small_config(), "small.json", dir.path(), "float32");
             }).find("no tokenizer.json"),
