@@ -183,12 +183,15 @@ struct OpenAiServer::Impl {
     auto request = std::make_shared<ParsedRequest>(std::move(parsed));
     for (size_t k = 0; k < request->requests.size(); ++k) {
       state->push(stream_chunk(*request, model, id, created, k, "", true, std::nullopt));
-      request->requests[k].on_text = [this, state, sent, request, k, holdback, id, created](std::string_view text) {
+      // The request owns this callback, so it holds the request by pointer (a shared_ptr would keep
+      // both alive for ever); the generation thread that calls it owns the request meanwhile.
+      const ParsedRequest* owner = request.get();
+      request->requests[k].on_text = [this, state, sent, owner, k, holdback, id, created](std::string_view text) {
         if (state->gone) return false;
         std::string& mine = (*sent)[k];
         const size_t n = streamable_length(text, holdback);
         if (n > mine.size() && text.substr(0, mine.size()) == mine) {
-          state->push(stream_chunk(*request, model, id, created, k,
+          state->push(stream_chunk(*owner, model, id, created, k,
                                    std::string(text.substr(mine.size(), n - mine.size())), false, std::nullopt));
           mine.assign(text.substr(0, n));
         }
