@@ -25,7 +25,8 @@ Role role_from_string(std::string_view s) { return core::enum_from_string(kRoles
 AgentCall record_call(Role role, const llm::GenerationRequest& request, const llm::GenerationResult& result) {
   AgentCall c;
   c.role = role;
-  c.messages = request.messages;
+  // A request sent as raw ids (no messages) keeps none.
+  if (!request.messages.is_null()) c.messages = llm::chat_messages_from_json(request.messages, "the agent's request");
   c.prompt_ids = result.prompt_ids;
   c.response_ids = result.token_ids;
   c.logprobs = result.logprobs;
@@ -77,7 +78,7 @@ json to_json(const AgentCall& c) {
   j["logprobs"] = c.logprobs;
   j["loss_mask"] = c.loss_mask;
   j["trainable"] = c.trainable;
-  j["messages"] = c.messages;
+  j["messages"] = llm::to_json(c.messages);
   j["response_text"] = c.response_text;
   j["parse_failure"] = c.parse_failure;
   j["result"] = c.result ? eval::to_json(*c.result) : json(nullptr);
@@ -88,7 +89,20 @@ json to_json(const AgentCall& c) {
 json to_json(const Episode& e) {
   json calls = json::array();
   for (const auto& c : e.calls) calls.push_back(to_json(c));
-  return {{"id", e.id}, {"task", e.task}, {"model", e.model}, {"meta", e.meta}, {"calls", std::move(calls)}};
+  return {{"id", e.id}, {"task", e.task}, {"model", e.model}, {"meta", to_json(e.meta)}, {"calls", std::move(calls)}};
+}
+
+json to_json(const EpisodeMeta& m) {
+  json j = {{"protocol", m.protocol}, {"turns", m.turns}, {"samples", m.samples}, {"seed", m.seed}};
+  if (!m.strategy.empty()) j["strategy"] = m.strategy;
+  if (m.protocol != "kernelbench") {
+    j["schemes"] = m.schemes;
+    j["skills_shown"] = m.skills_shown;
+    j["library_size"] = m.library_size;
+  }
+  if (m.temperature) j["temperature"] = *m.temperature;
+  if (m.max_new_tokens) j["max_new_tokens"] = *m.max_new_tokens;
+  return j;
 }
 
 namespace {
@@ -201,7 +215,7 @@ AgentCall call_from_json(const json& j, const std::string& where) {
   c.logprobs = field<std::vector<float>>(j, "logprobs", where);
   c.loss_mask = field<std::vector<uint8_t>>(j, "loss_mask", where);
   c.trainable = field<bool>(j, "trainable", where);
-  c.messages = nlohmann::ordered_json::parse(field<json>(j, "messages", where).dump());
+  c.messages = llm::chat_messages_from_json(nlohmann::ordered_json::parse(field<json>(j, "messages", where).dump()), where);
   c.response_text = field<std::string>(j, "response_text", where);
   c.parse_failure = field<std::string>(j, "parse_failure", where);
   if (const json r = field<json>(j, "result", where); !r.is_null()) {
@@ -223,6 +237,37 @@ AgentCall call_from_json(const json& j, const std::string& where) {
   return c;
 }
 
+template <typename T>
+void optional_field(const json& j, const char* key, const std::string& where, T& into) {
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  try {
+    if constexpr (requires { typename T::value_type; into.has_value(); })
+      into = it->get<typename T::value_type>();
+    else
+      into = it->get<T>();
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(fmt::format("{}: meta.{} is malformed ({})", where, key, e.what()));
+  }
+}
+
+// Every key is optional: the record is informational, and older files lack "protocol".
+EpisodeMeta meta_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) throw std::invalid_argument(where + ": 'meta' is not an object");
+  EpisodeMeta m;
+  optional_field(j, "protocol", where, m.protocol);
+  optional_field(j, "strategy", where, m.strategy);
+  optional_field(j, "turns", where, m.turns);
+  optional_field(j, "samples", where, m.samples);
+  optional_field(j, "schemes", where, m.schemes);
+  optional_field(j, "seed", where, m.seed);
+  optional_field(j, "skills_shown", where, m.skills_shown);
+  optional_field(j, "library_size", where, m.library_size);
+  optional_field(j, "temperature", where, m.temperature);
+  optional_field(j, "max_new_tokens", where, m.max_new_tokens);
+  return m;
+}
+
 }  // namespace
 
 Episode episode_from_json(const json& j) {
@@ -232,7 +277,7 @@ Episode episode_from_json(const json& j) {
   const std::string where = "episode " + e.id;
   e.task = field<std::string>(j, "task", where);
   e.model = field<std::string>(j, "model", where);
-  e.meta = field<json>(j, "meta", where);
+  e.meta = meta_from_json(field<json>(j, "meta", where), where);
   const json calls = field<json>(j, "calls", where);
   if (!calls.is_array()) throw std::invalid_argument(where + ": 'calls' is not an array");
   for (size_t i = 0; i < calls.size(); ++i)

@@ -17,6 +17,7 @@
 #include "agents/reward_inputs.h"
 #include "eval/result.h"
 #include "llm/backbone.h"
+#include "llm/chat_message.h"
 
 namespace vinci::agents {
 
@@ -36,7 +37,7 @@ struct AgentCall {
   std::vector<uint8_t> loss_mask;  // one per response id: 1 where the model's own token is trained
   bool trainable = true;           // false when the backbone returned no token ids
 
-  nlohmann::ordered_json messages = nlohmann::ordered_json::array();  // the prompt, as sent
+  std::vector<llm::ChatMessage> messages;  // the prompt, as sent
   std::string response_text;
   std::string parse_failure;  // output_parser's classification; empty when the answer was usable
 
@@ -44,12 +45,27 @@ struct AgentCall {
   RewardInputs reward_inputs;          // the record of the call's role
 };
 
+// How the episode was run, for people and scripts reading episodes.jsonl; training reads none of it.
+struct EpisodeMeta {
+  std::string protocol;  // "optimize" (vinci optimize, co-evolution) or "kernelbench" (bench-model)
+  std::string strategy;  // optimize's search strategy; empty under kernelbench
+  int turns = 0;
+  int samples = 0;
+  int schemes = 0;  // skill schemes tried; 0 under kernelbench, which injects none
+  uint64_t seed = 0;
+  std::vector<std::string> skills_shown;  // the skill headers selection saw
+  size_t library_size = 0;
+  std::optional<double> temperature;  // kernelbench's sampling
+  std::optional<int> max_new_tokens;
+  bool operator==(const EpisodeMeta&) const = default;
+};
+
 struct Episode {
   std::string id;
   std::string task;
   std::string model;
   std::vector<AgentCall> calls;
-  nlohmann::json meta = nlohmann::json::object();  // strategy, skills snapshot, seeds
+  EpisodeMeta meta;
 };
 
 // The record of one backbone call: its ids and logprobs, every response token masked in (the
@@ -58,6 +74,7 @@ AgentCall record_call(Role role, const llm::GenerationRequest& request, const ll
 
 nlohmann::json to_json(const AgentCall& call);
 nlohmann::json to_json(const Episode& episode);
+nlohmann::json to_json(const EpisodeMeta& meta);
 // Throws std::invalid_argument naming the missing or malformed field, and which call holds it.
 // reward_inputs are read by the call's role; a policy or verify record without "verdict" (an older
 // form) takes it from the call's result.

@@ -51,12 +51,12 @@ Episode bench_episode(const BenchTask& b, const std::string& model, const BenchS
   e.id = core::content_hash({b.task.task.id, model, std::to_string(settings.seed), "bench-model"}).substr(0, 16);
   for (const auto& r : b.samples)
     for (const auto& c : r.calls) e.calls.push_back(c);
-  e.meta = {{"protocol", "kernelbench"},
-            {"samples", settings.samples},
-            {"turns", turns},
-            {"seed", settings.seed},
-            {"temperature", settings.policy.sampling.temperature},
-            {"max_new_tokens", settings.policy.sampling.max_new_tokens}};
+  e.meta.protocol = "kernelbench";
+  e.meta.turns = turns;
+  e.meta.samples = settings.samples;
+  e.meta.seed = settings.seed;
+  e.meta.temperature = settings.policy.sampling.temperature;
+  e.meta.max_new_tokens = settings.policy.sampling.max_new_tokens;
   return e;
 }
 

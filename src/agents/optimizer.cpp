@@ -200,13 +200,15 @@ OptimizeOutcome optimize(llm::Backbone& backbone, KernelEvaluator& evaluator, co
   out.episode.id = core::content_hash({task.task.id, backbone.model_name(), std::to_string(settings.seed),
                                        to_string(settings.strategy)})
                        .substr(0, 16);
-  out.episode.meta = {{"strategy", to_string(settings.strategy)},
-                      {"turns", turns},
-                      {"samples", settings.samples},
-                      {"schemes", out.schemes.size()},
-                      {"seed", settings.seed},
-                      {"skills_shown", out.shown},
-                      {"library_size", library.size()}};
+  EpisodeMeta& meta = out.episode.meta;
+  meta.protocol = "optimize";
+  meta.strategy = to_string(settings.strategy);
+  meta.turns = turns;
+  meta.samples = settings.samples;
+  meta.schemes = static_cast<int>(out.schemes.size());
+  meta.seed = settings.seed;
+  meta.skills_shown = out.shown;
+  meta.library_size = library.size();
   return out;
 }
 

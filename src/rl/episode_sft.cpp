@@ -33,7 +33,7 @@ std::vector<ordered_json> sft_records(const agents::Episode& episode) {
   std::vector<ordered_json> out;
   for (const auto& call : episode.calls) {
     if (!kept(call)) continue;
-    ordered_json messages = call.messages;
+    ordered_json messages = llm::to_json(call.messages);
     messages.push_back({{"role", "assistant"}, {"content", call.response_text}});
     const bool policy = call.role == agents::Role::policy || call.role == agents::Role::verify;
     ordered_json record = {{"messages", std::move(messages)}};

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <variant>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -22,7 +23,14 @@ Episode sample_episode() {
   e.id = "ep-1";
   e.task = "level1/4_Softmax";
   e.model = "tiny";
-  e.meta = {{"strategy", "serial"}, {"snapshot", 3}};
+  e.meta.protocol = "optimize";
+  e.meta.strategy = "serial";
+  e.meta.turns = 3;
+  e.meta.samples = 2;
+  e.meta.schemes = 1;
+  e.meta.seed = 7;
+  e.meta.skills_shown = {"tiling"};
+  e.meta.library_size = 4;
   AgentCall select;
   select.role = Role::selection;
   select.scheme = 0;
@@ -30,7 +38,7 @@ Episode sample_episode() {
   select.response_ids = {7, 8};
   select.logprobs = {-0.5f, -0.25f};
   select.loss_mask = {1, 1};
-  select.messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", "pick skills"}}});
+  select.messages = {{"user", "pick skills"}};
   select.response_text = "{\"think\": \"\", \"selected_skills\": []}";
   AgentCall policy;
   policy.role = Role::policy;
@@ -72,6 +80,40 @@ TEST(Episode, JsonRoundTripKeepsEveryTokenAndResult) {
   EXPECT_EQ(back.calls[1].result->speedup_eager, 1.25);
   EXPECT_FALSE(back.calls[2].trainable);
   EXPECT_EQ(back.calls[2].parse_failure, "no_tool_call");
+  EXPECT_EQ(back.calls[0].messages, (std::vector<vinci::llm::ChatMessage>{{"user", "pick skills"}}));
+  EXPECT_EQ(back.meta, e.meta);
+}
+
+// The meta and message forms on disk, written out by hand; a kernelbench episode has no schemes.
+TEST(Episode, MetaAndMessagesKeepTheirJsonForm) {
+  Episode e = sample_episode();
+  json j = to_json(e);
+  EXPECT_EQ(j["meta"], json::parse(R"({"protocol": "optimize", "turns": 3, "samples": 2, "seed": 7,
+      "strategy": "serial", "schemes": 1, "skills_shown": ["tiling"], "library_size": 4})"));
+  EXPECT_EQ(j["calls"][0]["messages"], json::parse(R"([{"role": "user", "content": "pick skills"}])"));
+  e.meta = {};
+  e.meta.protocol = "kernelbench";
+  e.meta.turns = 1;
+  e.meta.samples = 4;
+  e.meta.temperature = 0.5;
+  e.meta.max_new_tokens = 64;
+  j = to_json(e);
+  EXPECT_EQ(j["meta"], json::parse(R"({"protocol": "kernelbench", "turns": 1, "samples": 4, "seed": 0,
+      "temperature": 0.5, "max_new_tokens": 64})"));
+  EXPECT_EQ(episode_from_json(j).meta, e.meta);
+
+  j["meta"] = json::parse(R"({"strategy": "beam", "turns": 2})");  // an older file: no protocol
+  EXPECT_EQ(episode_from_json(j).meta.strategy, "beam");
+  j["meta"]["turns"] = "two";
+  EXPECT_THAT([&] { episode_from_json(j); },
+              testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("meta.turns is malformed")));
+  j["meta"]["turns"] = 2;
+  j["calls"][0]["messages"] = json::parse(R"([{"role": "user", "content": [{"type": "text"}]}])");
+  EXPECT_THAT([&] { episode_from_json(j); },
+              testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("call 0: messages[0]: 'content' must be a string")));
+  j["calls"][0]["messages"] = json::parse(R"([{"role": "assistant", "content": "", "tool_calls": []}])");
+  EXPECT_THAT([&] { episode_from_json(j); },
+              testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("field 'tool_calls' is not kept")));
 }
 
 // Each role's record in the JSON form episode files have always had, written out by hand.

@@ -255,7 +255,7 @@ TEST(ModelBench, ChunksTasksAndSummarizesPassAtKAndFastP) {
   ASSERT_EQ(episodes[1].calls.size(), 2u);
   EXPECT_EQ(episodes[1].calls[1].sample, 1);
   EXPECT_EQ(episodes[1].calls[1].scheme, -1);
-  EXPECT_EQ(episodes[1].meta["protocol"], "kernelbench");
+  EXPECT_EQ(episodes[1].meta.protocol, "kernelbench");
   const json summary = json::parse(vinci::core::read_file(dir / "summary.json"));
   EXPECT_DOUBLE_EQ(summary["pass_at_k"]["1"].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(summary["pass_at_k"]["2"].get<double>(), 2.0 / 3);

@@ -68,8 +68,12 @@ TEST(TeacherBackbone, AnInjectedSkillIsFollowedAsOftenAsTold) {
       }
     }
     ASSERT_GT(turns, 0u) << "selection injected the only skill";
-    if (follow == 1.0) EXPECT_EQ(followed, turns) << "every turn follows it";
-    if (follow == 0.0) EXPECT_LT(followed, turns) << "turns pick among the three correct row strategies";
+    if (follow == 1.0) {
+      EXPECT_EQ(followed, turns) << "every turn follows it";
+    }
+    if (follow == 0.0) {
+      EXPECT_LT(followed, turns) << "turns pick among the three correct row strategies";
+    }
   }
 }
 

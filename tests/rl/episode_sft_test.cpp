@@ -20,7 +20,7 @@ agents::AgentCall call(agents::Role role, const std::string& answer, std::option
                        const std::string& parse_failure = "") {
   agents::AgentCall c;
   c.role = role;
-  c.messages = ordered_json::array({{{"role", "system"}, {"content", "sys"}}, {{"role", "user"}, {"content", "task"}}});
+  c.messages = {{"system", "sys"}, {"user", "task"}};
   c.response_text = answer;
   c.parse_failure = parse_failure;
   if (verdict) {
