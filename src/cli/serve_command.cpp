@@ -92,7 +92,7 @@ Action add_serve_command(CLI::App& app) {
       ->check(at_least(1))
       ->capture_default_str();
   app.add_option("--max-queued", o->server.batching.max_queued,
-                 "requests waiting for a round at most; beyond it a request gets 503 with Retry-After")
+                 "requests waiting to join the running batch, at most; beyond it a request gets 503 with Retry-After")
       ->check(at_least(1))
       ->capture_default_str();
   app.add_option("--gather-ms", o->gather_ms, "how long an idle server waits for more requests to batch with the first")

@@ -317,6 +317,7 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs,
   Shared shared;
   std::vector<std::string> keys(jobs.size());
   std::vector<Clock::time_point> started(jobs.size(), Clock::now());
+  std::vector<std::vector<size_t>> twins(jobs.size());  // later jobs of the same pair, by their first
   std::atomic<bool> stopping{false};
 
   auto emit = [&](size_t i, Result r) {
@@ -347,12 +348,38 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs,
     results[i] = r;
     done[i] = true;
     if (on_result) on_result(results[i]);
+    // Its twins in this run (the same task and source, e.g. two samples that wrote the same
+    // file) get this result rather than a measurement of their own: one pair, one answer.
+    for (const size_t twin : twins[i]) {
+      Result copy = results[i];
+      copy.candidate = jobs[twin].candidate.file.string();
+      copy.cached = true;
+      {
+        std::lock_guard s(stats_mu_);
+        ++stats_.results;
+        ++stats_.result_cache_hits;
+      }
+      results[twin] = std::move(copy);
+      done[twin] = true;
+      if (on_result) on_result(results[twin]);
+    }
   };
 
   // Cached results first; everything else is copied into the content-addressed candidate store.
   std::vector<size_t> to_build;
+  std::map<std::string, size_t> first_of_key;
+  std::vector<bool> is_twin(jobs.size(), false);
   for (size_t i = 0; i < jobs.size(); ++i) {
     keys[i] = result_key(jobs[i]);
+    if (jobs[i].fresh) continue;
+    const auto [first, inserted] = first_of_key.emplace(keys[i], i);
+    if (!inserted) {
+      twins[first->second].push_back(i);  // answered when its first is
+      is_twin[i] = true;
+    }
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (is_twin[i]) continue;
     if (config_.use_cache && !jobs[i].fresh) {
       if (auto hit = results_.get(keys[i]); hit && hit->value("cache_key", "") == keys[i]) {
         try {
@@ -439,6 +466,9 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs,
     }
   };
 
+  // An interrupt or a deadline already due stops the run before any job starts: the watcher below
+  // would notice it only after the threads had taken their first jobs.
+  if ((deadline_ && Clock::now() >= *deadline_) || (interrupt_ && *interrupt_)) stopping = true;
   std::vector<std::thread> threads;
   const int nbuild =
       to_build.empty() ? 0 : std::max(1, std::min<int>(config_.build_jobs, static_cast<int>(to_build.size())));

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -104,6 +105,24 @@ struct LogprobOptions {
   at::Tensor* entropy = nullptr;
 };
 
+// Where a serving backbone takes its requests from, for iteration-level scheduling (continuous
+// batching, as vLLM does it): between two decode steps the backbone admits what has arrived into
+// the running batch, and hands each request back the moment it finishes.
+class RequestFeed {
+ public:
+  struct Admitted {
+    size_t ticket = 0;                          // the feed's name for the request
+    const GenerationRequest* request = nullptr;  // the feed's; alive until completed or failed
+  };
+  virtual ~RequestFeed() = default;
+  // Up to `room` requests to start now. While `idle` (nothing running) it blocks until one arrives
+  // or the feed closes; an empty answer while idle ends serve(). Otherwise it answers at once.
+  virtual std::vector<Admitted> admit(size_t room, bool idle) = 0;
+  virtual void complete(size_t ticket, GenerationResult result) = 0;
+  // The request could not be generated (a bad prompt, or the model failed): only its caller learns.
+  virtual void fail(size_t ticket, std::exception_ptr error) = 0;
+};
+
 // What the agents need: generation, one result per request, in order.
 class Backbone {
  public:
@@ -111,6 +130,11 @@ class Backbone {
 
   virtual std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) = 0;
   virtual std::string model_name() const = 0;
+
+  // Serves the feed until it closes, at most max_batch requests at once. This default runs rounds
+  // (a round's generate() ends before the next admits anything), for backbones that cannot add a
+  // row mid-flight; a round that throws is retried request by request, so only the bad one fails.
+  virtual void serve(RequestFeed& feed, size_t max_batch);
 };
 
 // A backbone the trainer can update: the native model.

@@ -88,7 +88,8 @@ constexpr const char* kCompanionFiles[] = {"generation_config.json",
 
 // One request in flight: what it has produced, and when it must stop.
 struct Sequence {
-  size_t request = 0;
+  size_t ticket = 0;
+  const GenerationRequest* request = nullptr;
   std::vector<int32_t> prompt;
   const SamplingParams* params = nullptr;
   int max_new_tokens = 0;  // the request's, cut to the room the model's context leaves
@@ -100,6 +101,7 @@ struct Sequence {
   bool done = false;
 
   int64_t position() const { return static_cast<int64_t>(prompt.size() + result.token_ids.size()) - 1; }
+  int64_t capacity() const { return static_cast<int64_t>(prompt.size()) + max_new_tokens; }  // cache slots it needs
 };
 
 class NativeBackbone final : public TrainableBackbone {
@@ -118,6 +120,7 @@ class NativeBackbone final : public TrainableBackbone {
         shared_generator_(make_generator(model_.options().device, std::random_device{}())) {}
 
   std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) override;
+  void serve(RequestFeed& feed, size_t max_batch) override;
   std::string model_name() const override {
     return (dir_.has_filename() ? dir_ : dir_.parent_path()).filename().string();
   }
@@ -145,7 +148,13 @@ class NativeBackbone final : public TrainableBackbone {
 
  private:
   std::vector<int32_t> prompt_of(const GenerationRequest& request) const;
-  bool finished(Sequence& seq) const;  // also sets the finish reason
+  Sequence start_sequence(const RequestFeed::Admitted& admitted) const;  // throws on a bad request
+  at::Tensor prefill(std::span<const Sequence> joining, KvCache& cache) const;  // their first tokens' logits
+  at::Tensor decode(std::span<const Sequence> running, KvCache& cache) const;   // one step; next logits
+  // Samples one token for every row, hands the finished ones back and drops their cache rows.
+  void sample_step(const at::Tensor& logits, std::vector<Sequence>& active, RequestFeed& feed, KvCache& cache);
+  GenerationResult finish(Sequence& seq) const;  // the result, its text cut at the stop
+  bool finished(Sequence& seq) const;            // also sets the finish reason
   // Checkpoints pad the embedding matrix past the tokenizer (Qwen: 151936 rows for 151665
   // tokens), so a sampled id may have no text; it decodes to nothing, as in transformers.
   std::string bytes_of(int32_t id) const { return id < tokenizer_->vocab_size() ? tokenizer_->token_bytes(id) : ""; }
@@ -208,116 +217,215 @@ std::string NativeBackbone::text_of(std::span<const int32_t> ids) const {
   return tokenizer_->decode(known);
 }
 
-std::vector<GenerationResult> NativeBackbone::generate(std::span<const GenerationRequest> requests) {
-  c10::InferenceMode inference;
+Sequence NativeBackbone::start_sequence(const RequestFeed::Admitted& admitted) const {
+  const GenerationRequest& request = *admitted.request;
+  Sequence seq;
+  seq.ticket = admitted.ticket;
+  seq.request = &request;
+  seq.prompt = prompt_of(request);
+  seq.params = &request.sampling;
+  if (seq.params->max_new_tokens < 1) throw std::invalid_argument("max_new_tokens must be at least 1");
+  // The cache holds prompt + new tokens, sized by the request: new tokens stop where the context
+  // ends ("length"), so 10^8 asked are not 10^8 allocated. A prompt already past the context (the
+  // agents' long prompts on a small model) still continues, as transformers' generate does, for at
+  // most a context's worth of tokens.
+  const int64_t context = config_.max_position_embeddings;
+  const int64_t room = context - static_cast<int64_t>(seq.prompt.size());
+  seq.max_new_tokens =
+      context > 0 ? static_cast<int>(std::min<int64_t>(seq.params->max_new_tokens, room >= 1 ? room : context))
+                  : seq.params->max_new_tokens;
+  if (seq.params->seed) seq.generator = make_generator(model_.options().device, *seq.params->seed);
+  if (!seq.params->ignore_eos) seq.stop_ids = config_.eos_token_ids;
+  seq.stop_ids.insert(seq.stop_ids.end(), seq.params->stop_token_ids.begin(), seq.params->stop_token_ids.end());
+  seq.result.prompt_ids = seq.prompt;
+  return seq;
+}
+
+at::Tensor NativeBackbone::prefill(std::span<const Sequence> joining, KvCache& cache) const {
+  // Prompts right-padded into one batch. Causal attention keeps padding out of every real
+  // position, and decode slots past a prompt overwrite its padding before anyone reads it.
   const auto device = model_.options().device;
   const auto long_options = at::TensorOptions().dtype(at::kLong);
-  std::vector<GenerationResult> results(requests.size());
-  std::vector<Sequence> active;
-  int64_t longest_prompt = 0, capacity = 0;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    Sequence seq;
-    seq.request = i;
-    seq.prompt = prompt_of(requests[i]);
-    seq.params = &requests[i].sampling;
-    if (seq.params->max_new_tokens < 1) throw std::invalid_argument("max_new_tokens must be at least 1");
-    // The cache holds prompt + new tokens, sized by the request: new tokens stop where the context
-    // ends ("length"), so 10^8 asked are not 10^8 allocated. A prompt already past the context (the
-    // agents' long prompts on a small model) still continues, as transformers' generate does, for at
-    // most a context's worth of tokens.
-    const int64_t context = config_.max_position_embeddings;
-    const int64_t room = context - static_cast<int64_t>(seq.prompt.size());
-    seq.max_new_tokens =
-        context > 0 ? static_cast<int>(std::min<int64_t>(seq.params->max_new_tokens, room >= 1 ? room : context))
-                    : seq.params->max_new_tokens;
-    if (seq.params->seed) seq.generator = make_generator(device, *seq.params->seed);
-    if (!seq.params->ignore_eos) seq.stop_ids = config_.eos_token_ids;
-    seq.stop_ids.insert(seq.stop_ids.end(), seq.params->stop_token_ids.begin(), seq.params->stop_token_ids.end());
-    seq.result.prompt_ids = seq.prompt;
-    longest_prompt = std::max<int64_t>(longest_prompt, seq.prompt.size());
-    capacity = std::max<int64_t>(capacity, seq.prompt.size() + seq.max_new_tokens);
-    active.push_back(std::move(seq));
-  }
-  if (active.empty()) return results;
-
-  // Prefill: prompts right-padded into one batch. Causal attention keeps padding out of every
-  // real position, and decode slots past a prompt overwrite its padding before anyone reads it.
-  const int64_t batch = static_cast<int64_t>(active.size());
-  std::vector<int64_t> ids(batch * longest_prompt, 0), last(batch);
+  const auto batch = static_cast<int64_t>(joining.size());
+  int64_t longest = 0;
+  for (const auto& seq : joining) longest = std::max<int64_t>(longest, seq.prompt.size());
+  std::vector<int64_t> ids(batch * longest, 0), last(batch);
   for (int64_t b = 0; b < batch; ++b) {
-    std::copy(active[b].prompt.begin(), active[b].prompt.end(), ids.begin() + b * longest_prompt);
-    last[b] = b * longest_prompt + static_cast<int64_t>(active[b].prompt.size()) - 1;
+    std::copy(joining[b].prompt.begin(), joining[b].prompt.end(), ids.begin() + b * longest);
+    last[b] = b * longest + static_cast<int64_t>(joining[b].prompt.size()) - 1;
   }
-  auto cache = model_.make_cache(batch, capacity);
-  auto ids_tensor = at::tensor(ids, long_options).view({batch, longest_prompt}).to(device);
-  auto positions = at::arange(longest_prompt, long_options.device(device)).unsqueeze(0).expand({batch, longest_prompt});
-  auto hidden = model_.hidden(ids_tensor, positions, AttentionSpec{}, &cache);  // causal prefill
-  auto logits = model_.logits(
-      hidden.reshape({batch * longest_prompt, -1}).index_select(0, at::tensor(last, long_options).to(device)));
+  auto ids_tensor = at::tensor(ids, long_options).view({batch, longest}).to(device);
+  auto positions = at::arange(longest, long_options.device(device)).unsqueeze(0).expand({batch, longest});
+  auto hidden = model_.hidden(ids_tensor, positions, AttentionSpec{}, &cache);
+  return model_.logits(hidden.reshape({batch * longest, -1}).index_select(0, at::tensor(last, long_options).to(device)));
+}
 
-  while (true) {
-    std::vector<const SamplingParams*> params;
-    std::vector<at::Generator*> generators;
-    for (auto& seq : active) {
-      params.push_back(seq.params);
-      generators.push_back(seq.generator ? &*seq.generator : nullptr);
-    }
-    auto sampled = sample(logits, params, generators, shared_generator_);
-    std::vector<int64_t> keep;
-    for (size_t b = 0; b < active.size(); ++b) {
-      auto& seq = active[b];
-      seq.result.token_ids.push_back(sampled.ids[b]);
-      seq.result.logprobs.push_back(sampled.logprobs[b]);
-      seq.done = finished(seq);
-      if (const auto& on_text = requests[seq.request].on_text; on_text && tokenizer_) {
-        std::span<const int32_t> so_far(seq.result.token_ids);
-        if (seq.result.finish_reason == FinishReason::stop && !seq.stop_string_at)
-          so_far = so_far.first(so_far.size() - 1);
-        if (!on_text(text_of(so_far))) seq.done = true;  // cancelled: it ends with what it has
-      }
-      if (!seq.done) keep.push_back(static_cast<int64_t>(b));
-    }
-    if (keep.size() != active.size()) {
-      std::vector<Sequence> still;
-      for (size_t b = 0; b < active.size(); ++b) {
-        auto& seq = active[b];
-        if (!seq.done) {
-          still.push_back(std::move(seq));
-          continue;
-        }
-        auto& result = seq.result;
-        if (tokenizer_) {
-          std::span<const int32_t> text_ids(result.token_ids);
-          if (result.finish_reason == FinishReason::stop && !seq.stop_string_at)
-            text_ids = text_ids.first(text_ids.size() - 1);
-          result.text = text_of(text_ids);
-          if (seq.stop_string_at) {
-            const size_t cut = result.text.find(result.matched_stop);
-            if (cut != std::string::npos) result.text.resize(cut);
-          }
-        }
-        results[seq.request] = std::move(result);
-      }
-      active = std::move(still);
-      if (active.empty()) break;
-      cache.select_rows(at::tensor(keep, long_options).to(device));
-    }
-    std::vector<int64_t> next(active.size()), pos(active.size());
-    for (size_t b = 0; b < active.size(); ++b) {
-      next[b] = active[b].result.token_ids.back();
-      pos[b] = active[b].position();
-    }
-    const auto rows = static_cast<int64_t>(active.size());
-    auto step_ids = at::tensor(next, long_options).view({rows, 1}).to(device);
-    auto step_pos = at::tensor(pos, long_options).view({rows, 1}).to(device);
-    const int64_t kv_length = *std::max_element(pos.begin(), pos.end()) + 1;
-    AttentionSpec decode;
-    decode.kind = AttentionSpec::Kind::kDecode;
-    decode.kv_length = kv_length;
-    hidden = model_.hidden(step_ids, step_pos, decode, &cache);
-    logits = model_.logits(hidden.view({rows, -1}));
+at::Tensor NativeBackbone::decode(std::span<const Sequence> running, KvCache& cache) const {
+  const auto device = model_.options().device;
+  const auto long_options = at::TensorOptions().dtype(at::kLong);
+  std::vector<int64_t> next(running.size()), pos(running.size());
+  for (size_t b = 0; b < running.size(); ++b) {
+    next[b] = running[b].result.token_ids.back();
+    pos[b] = running[b].position();
   }
-  return results;
+  const auto rows = static_cast<int64_t>(running.size());
+  AttentionSpec spec;
+  spec.kind = AttentionSpec::Kind::kDecode;
+  spec.kv_length = *std::max_element(pos.begin(), pos.end()) + 1;
+  auto hidden = model_.hidden(at::tensor(next, long_options).view({rows, 1}).to(device),
+                              at::tensor(pos, long_options).view({rows, 1}).to(device), spec, &cache);
+  return model_.logits(hidden.view({rows, -1}));
+}
+
+GenerationResult NativeBackbone::finish(Sequence& seq) const {
+  auto& result = seq.result;
+  if (tokenizer_) {
+    std::span<const int32_t> text_ids(result.token_ids);
+    if (result.finish_reason == FinishReason::stop && !seq.stop_string_at) text_ids = text_ids.first(text_ids.size() - 1);
+    result.text = text_of(text_ids);
+    if (seq.stop_string_at) {
+      const size_t cut = result.text.find(result.matched_stop);
+      if (cut != std::string::npos) result.text.resize(cut);
+    }
+  }
+  return std::move(result);
+}
+
+// Iteration-level scheduling: each pass admits what has arrived (prefilled as one padded batch and
+// appended to the cache), runs one decode step for the rows already running, samples every row
+// once, and hands back the rows that finished, whose cache rows leave at once. A row's tokens do
+// not depend on which others share its steps: attention is per row, and a seeded request draws
+// from its own generator.
+void NativeBackbone::serve(RequestFeed& feed, size_t max_batch) {
+  c10::InferenceMode inference;
+  max_batch = std::max<size_t>(1, max_batch);
+  std::vector<Sequence> active;
+  std::optional<KvCache> cache;
+  const auto fail_all = [&](std::vector<Sequence>& rows, std::exception_ptr error) {
+    for (auto& seq : rows) feed.fail(seq.ticket, error);
+    rows.clear();
+  };
+  for (;;) {
+    std::vector<Sequence> joining;
+    if (active.size() < max_batch) {
+      const auto admitted = feed.admit(max_batch - active.size(), /*idle=*/active.empty());
+      if (admitted.empty() && active.empty()) return;
+      for (const auto& a : admitted) {
+        try {
+          joining.push_back(start_sequence(a));
+        } catch (...) {
+          feed.fail(a.ticket, std::current_exception());  // a bad prompt fails its own caller only
+        }
+      }
+      if (joining.empty() && active.empty()) continue;
+    }
+    try {
+      at::Tensor logits;
+      if (!active.empty()) logits = decode(active, *cache);
+      if (!joining.empty()) {
+        int64_t capacity = 0;
+        for (const auto& seq : joining) capacity = std::max<int64_t>(capacity, seq.capacity());
+        KvCache fresh = model_.make_cache(static_cast<int64_t>(joining.size()), capacity);
+        const at::Tensor first = prefill(joining, fresh);
+        logits = logits.defined() ? at::cat({logits, first}) : first;
+        if (cache)
+          cache->append_rows(fresh);
+        else
+          cache = std::move(fresh);
+        for (auto& seq : joining) active.push_back(std::move(seq));
+        joining.clear();
+      }
+      sample_step(logits, active, feed, *cache);
+      if (active.empty()) cache.reset();
+    } catch (...) {
+      // The model itself failed (out of memory, a device error): every row in flight fails with it,
+      // and the server goes on with what arrives next.
+      const auto error = std::current_exception();
+      fail_all(active, error);
+      fail_all(joining, error);
+      cache.reset();
+    }
+  }
+}
+
+void NativeBackbone::sample_step(const at::Tensor& logits, std::vector<Sequence>& active, RequestFeed& feed,
+                                 KvCache& cache) {
+  std::vector<const SamplingParams*> params;
+  std::vector<at::Generator*> generators;
+  for (auto& seq : active) {
+    params.push_back(seq.params);
+    generators.push_back(seq.generator ? &*seq.generator : nullptr);
+  }
+  auto sampled = sample(logits, params, generators, shared_generator_);
+  std::vector<int64_t> keep;
+  int64_t capacity = 0;
+  for (size_t b = 0; b < active.size(); ++b) {
+    auto& seq = active[b];
+    seq.result.token_ids.push_back(sampled.ids[b]);
+    seq.result.logprobs.push_back(sampled.logprobs[b]);
+    seq.done = finished(seq);
+    if (const auto& on_text = seq.request->on_text; on_text && tokenizer_) {
+      std::span<const int32_t> so_far(seq.result.token_ids);
+      if (seq.result.finish_reason == FinishReason::stop && !seq.stop_string_at) so_far = so_far.first(so_far.size() - 1);
+      if (!on_text(text_of(so_far))) seq.done = true;  // cancelled: it ends with what it has
+    }
+    if (!seq.done) {
+      keep.push_back(static_cast<int64_t>(b));
+      capacity = std::max(capacity, seq.capacity());
+    }
+  }
+  if (keep.size() == active.size()) return;
+  std::vector<Sequence> still;
+  for (auto& seq : active) {
+    if (!seq.done)
+      still.push_back(std::move(seq));
+    else
+      feed.complete(seq.ticket, finish(seq));
+  }
+  active = std::move(still);
+  // The cache keeps only the rows still running, and only the slots the longest of them can reach.
+  if (!active.empty())
+    cache.select_rows(at::tensor(keep, at::TensorOptions().dtype(at::kLong)).to(model_.options().device), capacity);
+}
+
+
+// generate() as a feed: every request admitted at once, each result put back in its place.
+class SpanFeed final : public RequestFeed {
+ public:
+  explicit SpanFeed(std::span<const GenerationRequest> requests) : requests_(requests), results_(requests.size()) {}
+  std::vector<Admitted> admit(size_t, bool) override {
+    std::vector<Admitted> out;
+    if (admitted_) return out;
+    admitted_ = true;
+    for (size_t i = 0; i < requests_.size(); ++i) out.push_back({i, &requests_[i]});
+    return out;
+  }
+  void complete(size_t ticket, GenerationResult result) override { results_[ticket] = std::move(result); }
+  void fail(size_t, std::exception_ptr error) override {
+    if (!error_) error_ = error;
+  }
+  std::vector<GenerationResult> take() {
+    if (error_) std::rethrow_exception(error_);
+    return std::move(results_);
+  }
+
+ private:
+  std::span<const GenerationRequest> requests_;
+  std::vector<GenerationResult> results_;
+  std::exception_ptr error_;
+  bool admitted_ = false;
+};
+
+
+std::vector<GenerationResult> NativeBackbone::generate(std::span<const GenerationRequest> requests) {
+  // Every prompt is checked before any is generated: a bad one fails the call at once.
+  for (const auto& r : requests) {
+    prompt_of(r);
+    if (r.sampling.max_new_tokens < 1) throw std::invalid_argument("max_new_tokens must be at least 1");
+  }
+  SpanFeed feed(requests);
+  serve(feed, std::max<size_t>(1, requests.size()));
+  return feed.take();
 }
 
 at::Tensor NativeBackbone::logprobs(std::span<const TrainSequence> sequences, const LogprobOptions& options) {

@@ -54,9 +54,23 @@ void for_each_linear(std::vector<DecoderLayer>& layers, Fn&& fn) {
 
 }  // namespace
 
-void KvCache::select_rows(const at::Tensor& rows) {
-  for (auto& k : keys) k = k.index_select(0, rows);
-  for (auto& v : values) v = v.index_select(0, rows);
+void KvCache::select_rows(const at::Tensor& rows, int64_t slots) {
+  slots = std::min(slots, capacity);
+  for (auto& k : keys) k = k.narrow(2, 0, slots).index_select(0, rows);
+  for (auto& v : values) v = v.narrow(2, 0, slots).index_select(0, rows);
+  capacity = slots;
+}
+
+void KvCache::append_rows(const KvCache& other) {
+  const int64_t slots = std::max(capacity, other.capacity);
+  const auto widened = [slots](const at::Tensor& t) {
+    return t.size(2) == slots ? t : at::constant_pad_nd(t, {0, 0, 0, slots - t.size(2)});
+  };
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = at::cat({widened(keys[i]), widened(other.keys[i])});
+    values[i] = at::cat({widened(values[i]), widened(other.values[i])});
+  }
+  capacity = slots;
 }
 
 Linear Transformer::build_linear(std::vector<std::pair<std::string, int64_t>> parts, int64_t in, bool bias) const {

@@ -27,8 +27,12 @@ struct KvCache {
   std::vector<at::Tensor> keys, values;
   int64_t capacity = 0;
 
-  // Keeps the given batch rows, in that order (finished requests leave the batch).
-  void select_rows(const at::Tensor& rows);
+  // Keeps the given batch rows, in that order, and the first `slots` of each (finished requests
+  // leave the batch, and the slots only they could reach go with them). The cache is copied compactly.
+  void select_rows(const at::Tensor& rows, int64_t slots);
+  // Adds another cache's rows after these (requests joining a running batch); the capacity becomes
+  // the larger of the two.
+  void append_rows(const KvCache& other);
 };
 
 // How positions attend. Positions are per token, so rows of one batch may be at different steps.

@@ -72,10 +72,9 @@ struct OpenAiServer::Impl {
       : model(std::move(model)),
         options(std::move(options)),
         batcher(backbone, this->options.batching,
-                [](const BatchStats& s) {
-                  spdlog::info("batch: {} requests from {} clients, {} new tokens in {:.2f} s ({:.1f} tokens/s)",
-                               s.requests, s.submissions, s.new_tokens, s.seconds,
-                               s.seconds > 0 ? s.new_tokens / s.seconds : 0.0);
+                [](const SubmissionStats& s) {
+                  spdlog::info("done: {} request(s), {} new tokens in {:.2f} s ({:.2f} s queued)", s.requests,
+                               s.new_tokens, s.seconds, s.queued_seconds);
                 }),
         ids(std::random_device{}()) {
     const size_t threads = std::max<size_t>(1, this->options.threads);

@@ -7,10 +7,10 @@
 namespace vinci::serve {
 
 RequestBatcher::RequestBatcher(llm::Backbone& backbone, BatcherOptions options,
-                               std::function<void(const BatchStats&)> on_round)
-    : backbone_(backbone), options_(options), on_round_(std::move(on_round)) {
+                               std::function<void(const SubmissionStats&)> on_done)
+    : backbone_(backbone), options_(options), on_done_(std::move(on_done)) {
   if (options_.max_batch == 0) options_.max_batch = 1;
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] { backbone_.serve(*this, options_.max_batch); });
 }
 
 RequestBatcher::~RequestBatcher() {
@@ -20,35 +20,36 @@ RequestBatcher::~RequestBatcher() {
   }
   arrived_.notify_all();
   thread_.join();
-  for (auto& s : queue_)
-    s.done.set_exception(std::make_exception_ptr(std::runtime_error("the server is shutting down")));
+  const auto error = std::make_exception_ptr(std::runtime_error("the server is shutting down"));
+  std::vector<std::shared_ptr<Submission>> failed;
+  for (auto& row : waiting_)
+    if (failed.empty() || failed.back() != row.submission) failed.push_back(row.submission);
+  for (auto& s : failed) s->done.set_exception(error);
 }
 
 std::vector<llm::GenerationResult> RequestBatcher::generate(std::vector<llm::GenerationRequest> requests) {
   if (requests.empty()) return {};
-  std::future<std::vector<llm::GenerationResult>> result;
+  auto submission = std::make_shared<Submission>();
+  submission->left = requests.size();
+  submission->results.resize(requests.size());
+  submission->requests = std::move(requests);
+  submission->submitted = std::chrono::steady_clock::now();
+  auto result = submission->done.get_future();
   {
     std::lock_guard lock(mutex_);
     if (stopping_) throw std::runtime_error("the server is shutting down");
-    refuse_beyond_room(requests.size());
-    queue_.push_back({std::move(requests), {}});
-    result = queue_.back().done.get_future();
+    refuse_beyond_room(submission->requests.size());
+    for (size_t i = 0; i < submission->requests.size(); ++i) waiting_.push_back({submission, i});
   }
   arrived_.notify_all();
   return result.get();
 }
 
-size_t RequestBatcher::queued_rows() const {
-  size_t rows = 0;
-  for (const auto& s : queue_) rows += s.requests.size();
-  return rows;
-}
-
 void RequestBatcher::refuse_beyond_room(size_t rows) const {
-  const size_t waiting = queued_rows();
+  const size_t waiting = waiting_.size();
   if (waiting > 0 && waiting + rows > options_.max_queued)
-    throw Busy(
-        fmt::format("{} requests are waiting for a round (at most {}); retry shortly", waiting, options_.max_queued));
+    throw Busy(fmt::format("{} requests are waiting to be admitted (at most {}); retry shortly", waiting,
+                           options_.max_queued));
 }
 
 void RequestBatcher::check_room(size_t rows) const {
@@ -58,65 +59,66 @@ void RequestBatcher::check_room(size_t rows) const {
 
 size_t RequestBatcher::queued() const {
   std::lock_guard lock(mutex_);
-  return queued_rows();
+  return waiting_.size();
 }
 
-void RequestBatcher::loop() {
+std::vector<llm::RequestFeed::Admitted> RequestBatcher::admit(size_t room, bool idle) {
   std::unique_lock lock(mutex_);
-  for (;;) {
-    arrived_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-    if (stopping_) return;
+  if (idle) {
+    arrived_.wait(lock, [&] { return stopping_ || !waiting_.empty(); });
     // The first request of an idle spell waits briefly for its company: concurrent clients rarely
-    // arrive within the same microsecond, and one round of 8 costs about what one request does.
+    // arrive within the same microsecond, and one prefill of 8 costs about what one of 1 does.
     const auto deadline = std::chrono::steady_clock::now() + options_.gather_window;
-    arrived_.wait_until(lock, deadline, [&] { return stopping_ || queued_rows() >= options_.max_batch; });
-    if (stopping_) return;
-
-    std::vector<Submission> round;
-    size_t rows = 0;
-    while (!queue_.empty() && (round.empty() || rows + queue_.front().requests.size() <= options_.max_batch)) {
-      rows += queue_.front().requests.size();
-      round.push_back(std::move(queue_.front()));
-      queue_.pop_front();
-    }
-    lock.unlock();
-    run_round(round);
-    lock.lock();
+    arrived_.wait_until(lock, deadline, [&] { return stopping_ || waiting_.size() >= room; });
   }
+  if (stopping_) return {};  // what runs finishes; what waits is failed by the destructor
+  std::vector<Admitted> out;
+  const auto now = std::chrono::steady_clock::now();
+  while (!waiting_.empty() && out.size() < room) {
+    Row row = std::move(waiting_.front());
+    waiting_.pop_front();
+    if (!row.submission->admitted) row.submission->admitted = now;
+    const size_t ticket = next_ticket_++;
+    out.push_back({ticket, &row.submission->requests[row.index]});
+    running_.emplace(ticket, std::move(row));
+  }
+  return out;
 }
 
-void RequestBatcher::run_round(std::vector<Submission>& round) {
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<llm::GenerationRequest> all;
-  for (const auto& s : round) all.insert(all.end(), s.requests.begin(), s.requests.end());
-  BatchStats stats{round.size(), all.size(), 0, 0};
-  try {
-    auto results = backbone_.generate(all);
-    if (results.size() != all.size())
-      throw std::logic_error("the backbone returned a result count unlike the request count");
-    size_t next = 0;
-    for (auto& s : round) {
-      std::vector<llm::GenerationResult> mine(std::make_move_iterator(results.begin() + next),
-                                              std::make_move_iterator(results.begin() + next + s.requests.size()));
-      next += s.requests.size();
-      for (const auto& r : mine) stats.new_tokens += r.token_ids.size();
-      s.done.set_value(std::move(mine));
-    }
-  } catch (...) {
-    if (round.size() == 1) {
-      round.front().done.set_exception(std::current_exception());
-    } else {
-      // One caller's bad request must not fail the others that shared its round.
-      for (auto& s : round) {
-        std::vector<Submission> alone;
-        alone.push_back(std::move(s));
-        run_round(alone);
-      }
-      return;
-    }
+void RequestBatcher::row_done(size_t ticket, const std::function<void(Submission&, size_t index)>& record) {
+  std::shared_ptr<Submission> finished;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = running_.find(ticket);
+    if (it == running_.end()) throw std::logic_error(fmt::format("the backbone finished unknown ticket {}", ticket));
+    Row row = std::move(it->second);
+    running_.erase(it);
+    record(*row.submission, row.index);
+    if (--row.submission->left == 0) finished = std::move(row.submission);
   }
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (on_round_) on_round_(stats);
+  if (!finished) return;
+  if (finished->error) {
+    finished->done.set_exception(finished->error);
+    return;
+  }
+  SubmissionStats stats;
+  stats.requests = finished->results.size();
+  for (const auto& r : finished->results) stats.new_tokens += r.token_ids.size();
+  const auto now = std::chrono::steady_clock::now();
+  stats.seconds = std::chrono::duration<double>(now - finished->submitted).count();
+  stats.queued_seconds = std::chrono::duration<double>(finished->admitted.value_or(now) - finished->submitted).count();
+  finished->done.set_value(std::move(finished->results));
+  if (on_done_) on_done_(stats);
+}
+
+void RequestBatcher::complete(size_t ticket, llm::GenerationResult result) {
+  row_done(ticket, [&](Submission& s, size_t index) { s.results[index] = std::move(result); });
+}
+
+void RequestBatcher::fail(size_t ticket, std::exception_ptr error) {
+  row_done(ticket, [&](Submission& s, size_t) {
+    if (!s.error) s.error = error;
+  });
 }
 
 }  // namespace vinci::serve

@@ -1,8 +1,10 @@
 // Many callers, one backbone: requests that arrive from concurrent callers (the HTTP clients of
-// `vinci serve`) are gathered into one Backbone::generate call, so a GPU decodes them as one batch.
+// `vinci serve`) share the backbone's running batch.
 //
-// This is batching by rounds, not continuous batching: a round runs until its last row finishes,
-// and what arrives meanwhile waits for the next round (which then takes all of it at once).
+// The batcher is the backbone's RequestFeed. A backbone that schedules by iteration (the native
+// model) admits a waiting request between two decode steps and hands each back as it finishes,
+// so a short answer never waits for a long one (continuous batching). One that cannot (a server
+// backbone) runs rounds through Backbone::serve's default.
 #pragma once
 
 #include <chrono>
@@ -11,6 +13,8 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -21,19 +25,20 @@
 namespace vinci::serve {
 
 struct BatcherOptions {
-  size_t max_batch = 64;  // requests per generate call; a larger submission runs alone, whole
-  // How long a round waits after its first request for others to join, when the backbone is idle.
+  size_t max_batch = 64;  // rows generated at once
+  // How long an idle backbone waits after the first request for others to join its first step.
   std::chrono::milliseconds gather_window{10};
-  // Requests waiting for a round, at most: beyond it a submission is refused (Busy) rather than
-  // queued without bound behind rounds that may take minutes. One submission alone always queues.
+  // Requests waiting to be admitted, at most: beyond it a submission is refused (Busy) rather than
+  // queued without bound. One submission alone always queues.
   size_t max_queued = 1024;
 };
 
-struct BatchStats {
-  size_t submissions = 0;  // callers served by the round
-  size_t requests = 0;     // rows generated
+// One caller's submission, once all its requests finished.
+struct SubmissionStats {
+  size_t requests = 0;
   size_t new_tokens = 0;
-  double seconds = 0;
+  double seconds = 0;         // from submission to its last result
+  double queued_seconds = 0;  // until its first request was admitted
 };
 
 // A submission refused because max_queued requests are already waiting; the server answers 503.
@@ -42,40 +47,53 @@ class Busy : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-class RequestBatcher {
+class RequestBatcher final : private llm::RequestFeed {
  public:
-  // on_round sees each finished round (logging); it runs on the batcher's thread.
-  RequestBatcher(llm::Backbone& backbone, BatcherOptions options, std::function<void(const BatchStats&)> on_round = {});
-  ~RequestBatcher();  // finishes the round in progress, fails what is still queued
+  // on_done sees each finished submission (logging); it runs on the batcher's thread.
+  RequestBatcher(llm::Backbone& backbone, BatcherOptions options,
+                 std::function<void(const SubmissionStats&)> on_done = {});
+  ~RequestBatcher();  // finishes what is running, fails what still waits
   RequestBatcher(const RequestBatcher&) = delete;
   RequestBatcher& operator=(const RequestBatcher&) = delete;
 
-  // Blocks until the requests are generated; one result per request, in order. A submission is
-  // never split across rounds. If the backbone throws on a round of several submissions, each is
-  // retried alone so that only the one at fault gets the exception (rethrown here).
+  // Blocks until the requests are generated; one result per request, in order. If the backbone
+  // fails one of them (a bad prompt), the caller gets that exception, and no other caller does.
   // Throws Busy when the queue is full.
   std::vector<llm::GenerationResult> generate(std::vector<llm::GenerationRequest> requests);
 
-  size_t queued() const;  // requests waiting for a round
+  size_t queued() const;  // requests waiting to be admitted
   // Throws Busy when `rows` more requests would not be queued now (a stream asks before it opens).
   void check_room(size_t rows) const;
 
  private:
   struct Submission {
     std::vector<llm::GenerationRequest> requests;
+    std::vector<llm::GenerationResult> results;
     std::promise<std::vector<llm::GenerationResult>> done;
+    std::exception_ptr error;
+    size_t left = 0;
+    std::chrono::steady_clock::time_point submitted;
+    std::optional<std::chrono::steady_clock::time_point> admitted;
   };
-  void loop();
-  size_t queued_rows() const;                  // under mutex_
+  struct Row {
+    std::shared_ptr<Submission> submission;
+    size_t index = 0;
+  };
+
+  std::vector<Admitted> admit(size_t room, bool idle) override;
+  void complete(size_t ticket, llm::GenerationResult result) override;
+  void fail(size_t ticket, std::exception_ptr error) override;
+  void row_done(size_t ticket, const std::function<void(Submission&, size_t index)>& record);
   void refuse_beyond_room(size_t rows) const;  // under mutex_
-  void run_round(std::vector<Submission>& round);
 
   llm::Backbone& backbone_;
   BatcherOptions options_;
-  std::function<void(const BatchStats&)> on_round_;
+  std::function<void(const SubmissionStats&)> on_done_;
   mutable std::mutex mutex_;
   std::condition_variable arrived_;
-  std::deque<Submission> queue_;
+  std::deque<Row> waiting_;
+  std::map<size_t, Row> running_;  // by ticket
+  size_t next_ticket_ = 0;
   bool stopping_ = false;
   std::thread thread_;
 };

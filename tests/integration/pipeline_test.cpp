@@ -21,6 +21,7 @@
 #include "eval/metrics.h"
 #include "eval/pool.h"
 #include "eval/task.h"
+#include "support/cpu_eval_config.h"
 #include "support/test_cache.h"
 
 namespace fs = std::filesystem;
@@ -33,24 +34,7 @@ using vinci::test::test_cache;
 
 const fs::path kRoot = VINCI_SOURCE_ROOT;
 
-EvalConfig cpu_config() {
-  EvalConfig c;
-  c.device = "cpu";
-  c.scale = 0.05;
-  c.compile_baseline = false;
-  c.timing.trials = 10;  // CI checks that timing works, not how fast CPU loops are
-  c.timing.min_trials = 5;
-  // Long enough that timing never stops before its 10th call on a loaded machine: every timed call
-  // is then opened, and a cache that is wrong on half the calls (cache_across_calls__*) is caught
-  // but for a 2^-10 chance. With 2 s, 5 calls were timed under load and one such cache passed.
-  c.timing.budget_s = 30;
-  c.use_cache = false;  // every test evaluates for real; the extension cache still spares rebuilds
-  c.cache_dir = test_cache();
-  c.run_timeout = std::chrono::seconds(60);
-  c.compile_timeout = std::chrono::seconds(1800);
-  c.worker_path = kRoot / "python";
-  return c;
-}
+EvalConfig cpu_config() { return vinci::test::cpu_eval_config(); }
 
 // The side effects a threat file names in "# vinci-check-absent: PATH" (PATH must not appear or
 // change; ~ is $HOME, ~/.cache/vinci the evaluator's cache) and "# vinci-check-no-process: NAME"
@@ -203,47 +187,6 @@ TEST(Pipeline, ContainmentAndBadInput) {
   expect_corpus(kRoot / "tests" / "adversarial" / "tasks", kRoot / "tests" / "adversarial" / "candidates", 15, c);
 }
 
-// Under --torch-ops allow a candidate without kernels of its own is timed like any other (the
-// containment corpus checks that forbid refuses the same file).
-TEST(Pipeline, PlainPytorchIsEvaluatedUnderAllow) {
-  const fs::path dir = kRoot / "tests" / "adversarial";
-  const Suite suite = load_suite(dir / "tasks");
-  const Candidate cand = load_candidate(dir / "candidates" / "plain_pytorch_add.py");
-  EvalConfig c = cpu_config();
-  c.torch_ops = "allow";
-  EvaluatorPool pool(c);
-  const auto results = pool.run({{suite.tasks.front(), cand}}, nullptr);
-  ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(results[0].verdict, Verdict::correct) << results[0].reason << ": " << results[0].message;
-  EXPECT_TRUE(results[0].timing && results[0].timing_check);
-  EXPECT_EQ(results[0].protocol, "vinci");
-}
-
-// A claim the judge cannot corroborate by less than charge_ms is not refused: the result is timed
-// by the judge's figure. The fake-clock threat claims ~10 us for an honest, slower matmul; the default
-// CPU charge (one trusted harness overhead, ~1.6 ms at this size) is far below the ~8 ms it hides, so
-// the threat corpus sees it refused.
-TEST(Pipeline, SmallUnclaimedTimeIsChargedNotRefused) {
-  const Suite suite = load_suite(kRoot / "tasks");
-  const Candidate cand = load_candidate(kRoot / "tests" / "threats" / "patch_interpreter__timer_module_globals.py");
-  ASSERT_TRUE(cand.task_header);
-  const auto task =
-      std::find_if(suite.tasks.begin(), suite.tasks.end(), [&](const Task& t) { return t.id == *cand.task_header; });
-  ASSERT_NE(task, suite.tasks.end());
-  EvalConfig c = cpu_config();
-  c.timing.charge_ms = 1e6;
-  EvaluatorPool pool(c);
-  const auto results = pool.run({{*task, cand}}, nullptr);
-  ASSERT_EQ(results.size(), 1u);
-  const Result& r = results[0];
-  ASSERT_EQ(r.verdict, Verdict::correct) << r.reason << ": " << r.message;
-  EXPECT_NE(std::find(r.flags.begin(), r.flags.end(), "timing_charged"), r.flags.end());
-  ASSERT_TRUE(r.timing && r.timing_check);
-  EXPECT_GT(r.timing_check->hidden_ms, r.timing_check->allowed_ms);  // else it would have verified
-  // Charging adds the median unclaimed time to every claim, so the median becomes the judge's figure.
-  EXPECT_NEAR(r.timing->median_ms, r.timing_check->forward_ms, 1e-9);
-}
-
 // vinci eval --deadline: what is in flight is killed, what finished is written and summarised.
 TEST(Pipeline, DeadlineKeepsWhatFinished) {
   const fs::path dir = test_cache() / "deadline-test";
@@ -288,38 +231,4 @@ TEST(Pipeline, DeadlineKeepsWhatFinished) {
   EXPECT_EQ(lines.find("b_hang.py"), std::string::npos) << lines;
 }
 
-TEST(Pipeline, ResultCacheReusesIdenticalPairs) {
-  const fs::path dir = kRoot / "tests" / "adversarial";
-  const Suite suite = load_suite(dir / "tasks");
-  Candidate cand = load_candidate(dir / "candidates" / "ok_add.py");
-  const Task task = suite.tasks.front();
-  EvalConfig c = cpu_config();
-  c.use_cache = true;
-  c.cache_dir = test_cache() / "result-cache-test";
-  fs::remove_all(c.cache_dir / "results");
-  fs::remove_all(c.cache_dir / "baselines");
-  fs::create_directories(c.cache_dir);
-  std::vector<Job> jobs{{task, cand}};
-  {
-    EvaluatorPool pool(c);
-    const auto first = pool.run(jobs, nullptr);
-    ASSERT_EQ(first[0].verdict, Verdict::correct) << first[0].message;
-    EXPECT_FALSE(first[0].cached);
-    EXPECT_EQ(pool.stats().builds, 1);
-  }
-  {
-    EvaluatorPool pool(c);
-    const auto second = pool.run(jobs, nullptr);
-    EXPECT_TRUE(second[0].cached);
-    EXPECT_EQ(second[0].verdict, Verdict::correct);
-    EXPECT_EQ(pool.stats().builds, 0);  // a cache hit neither builds nor starts a worker
-  }
-  {
-    c.use_cache = false;  // --no-cache evaluates again
-    EvaluatorPool pool(c);
-    const auto third = pool.run(jobs, nullptr);
-    EXPECT_FALSE(third[0].cached);
-    EXPECT_EQ(pool.stats().builds, 1);
-  }
-}
 }  // namespace pipeline_test

@@ -80,12 +80,14 @@ TEST(RequestBatcher, ConcurrentCallersShareOneGenerateCall) {
   EXPECT_EQ(got[2], (std::vector<std::string>{"4", "5"}));
 }
 
-TEST(RequestBatcher, ASubmissionLargerThanABatchRunsWhole) {
+// Rows are admitted max_batch at a time, whichever submission they belong to; the caller still
+// gets all its results at once, in order.
+TEST(RequestBatcher, ASubmissionLargerThanABatchIsSplitAndReturnedWhole) {
   EchoBackbone backbone;
-  RequestBatcher batcher(backbone, waiting_for(3));
+  RequestBatcher batcher(backbone, {3, std::chrono::milliseconds(0)});
   const auto got = texts(batcher.generate(requests_for({1, 2, 3, 4, 5, 6, 7})));
   EXPECT_EQ(got, (std::vector<std::string>{"1", "2", "3", "4", "5", "6", "7"}));
-  EXPECT_EQ(backbone.calls(), std::vector<size_t>{7});
+  EXPECT_EQ(backbone.calls(), (std::vector<size_t>{3, 3, 1}));
 }
 
 TEST(RequestBatcher, OnlyTheCallerWithTheBadRequestFails) {
@@ -108,18 +110,20 @@ TEST(RequestBatcher, OnlyTheCallerWithTheBadRequestFails) {
   EXPECT_EQ(backbone.calls(), (std::vector<size_t>{3, 1, 1, 1}));
 }
 
-TEST(RequestBatcher, ReportsEachRound) {
+TEST(RequestBatcher, ReportsEachSubmission) {
   EchoBackbone backbone;
-  std::vector<vinci::serve::BatchStats> rounds;
+  std::vector<vinci::serve::SubmissionStats> done;
   {
     RequestBatcher batcher(backbone, {8, std::chrono::milliseconds(0)},
-                           [&](const vinci::serve::BatchStats& s) { rounds.push_back(s); });
+                           [&](const vinci::serve::SubmissionStats& s) { done.push_back(s); });
     batcher.generate(requests_for({1, 2}));
+    batcher.generate(requests_for({3}));
   }
-  ASSERT_EQ(rounds.size(), 1u);
-  EXPECT_EQ(rounds[0].submissions, 1u);
-  EXPECT_EQ(rounds[0].requests, 2u);
-  EXPECT_EQ(rounds[0].new_tokens, 4u);  // two token ids echoed per request
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_EQ(done[0].requests, 2u);
+  EXPECT_EQ(done[0].new_tokens, 4u);  // two token ids echoed per request
+  EXPECT_EQ(done[1].requests, 1u);
+  EXPECT_LE(done[0].queued_seconds, done[0].seconds);
 }
 
 // Blocks every generate call until released, so a test can hold a round in flight.
@@ -168,7 +172,7 @@ TEST(RequestBatcher, AFullQueueRefusesWhatWouldOverflowIt) {
     batcher.generate(requests_for({4, 5}));
     ADD_FAILURE() << "a submission beyond the queue was accepted";
   } catch (const vinci::serve::Busy& e) {
-    EXPECT_NE(std::string(e.what()).find("2 requests are waiting for a round (at most 3)"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("2 requests are waiting to be admitted (at most 3)"), std::string::npos)
         << e.what();
   }
   backbone.open();

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <set>
 
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
@@ -21,7 +22,7 @@
 #include "text/tokenizer.h"
 
 namespace vinci::llm {
-namespace backbone_test {
+namespace native_backbone_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -308,6 +309,84 @@ TEST(Backbone, ChatMessagesAreRenderedWithTheTemplate) {
   EXPECT_NE(text.find("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"), std::string::npos) << text;
 }
 
+// A feed that hands its requests out on a schedule: request i joins at the admit() call
+// join_at[i] (each call comes between two decode steps), and the order results come back in is
+// kept. It closes once everything was admitted and nothing runs.
+class ScheduledFeed final : public RequestFeed {
+ public:
+  ScheduledFeed(std::vector<GenerationRequest> requests, std::vector<int> join_at)
+      : requests_(std::move(requests)), join_at_(std::move(join_at)), results_(requests_.size()) {}
+  std::vector<Admitted> admit(size_t room, bool) override {
+    std::vector<Admitted> out;
+    for (size_t i = 0; i < requests_.size() && out.size() < room; ++i)
+      if (!given_.count(i) && join_at_[i] <= calls_) {
+        given_.insert(i);
+        out.push_back({i, &requests_[i]});
+      }
+    ++calls_;
+    return out;
+  }
+  void complete(size_t ticket, GenerationResult result) override {
+    results_[ticket] = std::move(result);
+    order_.push_back(ticket);
+  }
+  void fail(size_t ticket, std::exception_ptr) override { failed_.push_back(ticket); }
+  const std::vector<GenerationResult>& results() const { return results_; }
+  const std::vector<size_t>& order() const { return order_; }
+  const std::vector<size_t>& failed() const { return failed_; }
+
+ private:
+  std::vector<GenerationRequest> requests_;
+  std::vector<int> join_at_;
+  std::vector<GenerationResult> results_;
+  std::set<size_t> given_;
+  std::vector<size_t> order_, failed_;
+  int calls_ = 0;
+};
+
+// Continuous batching: requests that join a running batch mid-flight, and leave it as they
+// finish, get exactly the greedy tokens they get alone; a short late one finishes before the long
+// early one; a bad request fails alone; and a full batch makes a newcomer wait for a free row.
+TEST(Backbone, RequestsJoiningMidFlightDecodeAsIfAlone) {
+  auto backbone = open("qwen2");
+  const auto truth = golden("qwen2");
+  std::vector<GenerationRequest> requests;
+  const std::vector<int> lengths{20, 4, 9, 6};
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    GenerationRequest r;
+    r.prompt_ids = truth["prompts"][i % truth["prompts"].size()].get<std::vector<int32_t>>();
+    if (i == 3) r.prompt_ids.push_back(5);  // another prompt length than request 0's
+    r.sampling.greedy = true;
+    r.sampling.ignore_eos = true;
+    r.sampling.max_new_tokens = lengths[i];
+    requests.push_back(std::move(r));
+  }
+  GenerationRequest bad = requests[1];
+  bad.prompt_ids = {1 << 30};  // outside the vocabulary
+  requests.push_back(bad);
+
+  std::vector<GenerationResult> alone;
+  for (const auto& r : requests) {
+    if (&r == &requests.back()) break;
+    alone.push_back(backbone->generate({&r, 1})[0]);
+  }
+  // Request 0 starts alone; 1 joins after 3 steps, 2 and the bad one after 5, 3 after 6 (when the
+  // batch of 3 is full until request 1 leaves).
+  ScheduledFeed feed(requests, {0, 3, 5, 6, 5});
+  backbone->serve(feed, 3);
+  EXPECT_EQ(feed.failed(), std::vector<size_t>{4});
+  for (size_t i = 0; i < alone.size(); ++i) {
+    EXPECT_EQ(feed.results()[i].token_ids, alone[i].token_ids) << "request " << i;
+    EXPECT_EQ(feed.results()[i].text, alone[i].text) << "request " << i;
+    ASSERT_EQ(feed.results()[i].logprobs.size(), alone[i].logprobs.size());
+    for (size_t t = 0; t < alone[i].logprobs.size(); ++t)
+      EXPECT_NEAR(feed.results()[i].logprobs[t], alone[i].logprobs[t], 1e-4) << "request " << i << ", token " << t;
+  }
+  // 1 joined at step 3 and ran 4 tokens; 2 joined at 5 and ran 9; 0 ran 20 from step 0; 3 waited for
+  // a free row (1's, at step 7) and ran 6.
+  EXPECT_EQ(feed.order(), (std::vector<size_t>{1, 3, 2, 0}));
+}
+
 TEST(Sampler, SeededRequestsRepeatWhateverTheirBatch) {
   auto backbone = open("llama");
   GenerationRequest a;
@@ -575,5 +654,5 @@ TEST(Checkpoints, MissingOrMisshapenTensorsAreNamed) {
   fs::remove_all(dir);
 }
 
-}  // namespace backbone_test
+}  // namespace native_backbone_test
 }  // namespace vinci::llm

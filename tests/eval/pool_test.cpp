@@ -1,0 +1,202 @@
+// The evaluator pool on this machine's CPU, with the real worker: what it reports per job, its
+// result cache, an interrupted run, and the device it refuses. (The judge's verdicts on the
+// corpora are pipeline_test's.)
+#include "eval/pool.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+
+#include "support/cpu_eval_config.h"
+#include "support/test_cache.h"
+
+namespace fs = std::filesystem;
+using namespace vinci::eval;
+
+namespace pool_test {
+
+using vinci::test::test_cache;
+
+const fs::path kRoot = VINCI_SOURCE_ROOT;
+EvalConfig cpu_config() { return vinci::test::cpu_eval_config(); }
+
+// Under --torch-ops allow a candidate without kernels of its own is timed like any other (the
+// containment corpus checks that forbid refuses the same file).
+TEST(Pool, PlainPytorchIsEvaluatedUnderAllow) {
+  const fs::path dir = kRoot / "tests" / "adversarial";
+  const Suite suite = load_suite(dir / "tasks");
+  const Candidate cand = load_candidate(dir / "candidates" / "plain_pytorch_add.py");
+  EvalConfig c = cpu_config();
+  c.torch_ops = "allow";
+  EvaluatorPool pool(c);
+  const auto results = pool.run({{suite.tasks.front(), cand}}, nullptr);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].verdict, Verdict::correct) << results[0].reason << ": " << results[0].message;
+  EXPECT_TRUE(results[0].timing && results[0].timing_check);
+  EXPECT_EQ(results[0].protocol, "vinci");
+}
+
+// A claim the judge cannot corroborate by less than charge_ms is not refused: the result is timed
+// by the judge's figure. The fake-clock threat claims ~10 us for an honest, slower matmul; the default
+// CPU charge (one trusted harness overhead, ~1.6 ms at this size) is far below the ~8 ms it hides, so
+// the threat corpus sees it refused.
+TEST(Pool, SmallUnclaimedTimeIsChargedNotRefused) {
+  const Suite suite = load_suite(kRoot / "tasks");
+  const Candidate cand = load_candidate(kRoot / "tests" / "threats" / "patch_interpreter__timer_module_globals.py");
+  ASSERT_TRUE(cand.task_header);
+  const auto task =
+      std::find_if(suite.tasks.begin(), suite.tasks.end(), [&](const Task& t) { return t.id == *cand.task_header; });
+  ASSERT_NE(task, suite.tasks.end());
+  EvalConfig c = cpu_config();
+  c.timing.charge_ms = 1e6;
+  EvaluatorPool pool(c);
+  const auto results = pool.run({{*task, cand}}, nullptr);
+  ASSERT_EQ(results.size(), 1u);
+  const Result& r = results[0];
+  ASSERT_EQ(r.verdict, Verdict::correct) << r.reason << ": " << r.message;
+  EXPECT_NE(std::find(r.flags.begin(), r.flags.end(), "timing_charged"), r.flags.end());
+  ASSERT_TRUE(r.timing && r.timing_check);
+  EXPECT_GT(r.timing_check->hidden_ms, r.timing_check->allowed_ms);  // else it would have verified
+  // Charging adds the median unclaimed time to every claim, so the median becomes the judge's figure.
+  EXPECT_NEAR(r.timing->median_ms, r.timing_check->forward_ms, 1e-9);
+}
+
+TEST(Pool, ResultCacheReusesIdenticalPairs) {
+  const fs::path dir = kRoot / "tests" / "adversarial";
+  const Suite suite = load_suite(dir / "tasks");
+  Candidate cand = load_candidate(dir / "candidates" / "ok_add.py");
+  const Task task = suite.tasks.front();
+  EvalConfig c = cpu_config();
+  c.use_cache = true;
+  c.cache_dir = test_cache() / "pool-result-cache-test";
+  fs::remove_all(c.cache_dir / "results");
+  fs::remove_all(c.cache_dir / "baselines");
+  fs::create_directories(c.cache_dir);
+  std::vector<Job> jobs{{task, cand}};
+  {
+    EvaluatorPool pool(c);
+    const auto first = pool.run(jobs, nullptr);
+    ASSERT_EQ(first[0].verdict, Verdict::correct) << first[0].message;
+    EXPECT_FALSE(first[0].cached);
+    EXPECT_EQ(pool.stats().builds, 1);
+  }
+  {
+    EvaluatorPool pool(c);
+    const auto second = pool.run(jobs, nullptr);
+    EXPECT_TRUE(second[0].cached);
+    EXPECT_EQ(second[0].verdict, Verdict::correct);
+    EXPECT_EQ(pool.stats().builds, 0);  // a cache hit neither builds nor starts a worker
+  }
+  {
+    c.use_cache = false;  // --no-cache evaluates again
+    EvaluatorPool pool(c);
+    const auto third = pool.run(jobs, nullptr);
+    EXPECT_FALSE(third[0].cached);
+    EXPECT_EQ(pool.stats().builds, 1);
+  }
+}
+
+// A fresh job is measured again even when the cache holds its pair (the verifier's repeats), and
+// another candidate's source is another question.
+TEST(Pool, FreshJobsAndOtherSourcesMissTheCache) {
+  const fs::path dir = kRoot / "tests" / "adversarial";
+  const Task task = load_suite(dir / "tasks").tasks.front();
+  const Candidate cand = load_candidate(dir / "candidates" / "ok_add.py");
+  Candidate edited = cand;
+  edited.source += "\n# an edit that changes nothing but the bytes\n";
+  EvalConfig c = cpu_config();
+  c.use_cache = true;
+  c.cache_dir = test_cache() / "pool-fresh-test";
+  fs::remove_all(c.cache_dir / "results");
+  fs::create_directories(c.cache_dir);
+  EvaluatorPool pool(c);
+  ASSERT_EQ(pool.run({{task, cand}}, nullptr)[0].verdict, Verdict::correct);
+  Job fresh{task, cand};
+  fresh.fresh = true;
+  const auto again = pool.run({fresh, {task, edited}, {task, cand}}, nullptr);
+  EXPECT_FALSE(again[0].cached) << "a fresh job is measured";
+  EXPECT_FALSE(again[1].cached) << "an edited source is another pair";
+  EXPECT_TRUE(again[2].cached) << "the same pair, not fresh, is the cache's";
+  EXPECT_EQ(pool.stats().result_cache_hits, 1);
+}
+
+// Two samples that wrote the same file are one question: the run measures it once, and both get
+// that answer, each under its own file name (RL's groups compare them, so they must not differ by
+// measurement noise). Without the result cache too: this is within one run.
+TEST(Pool, TwinsInOneRunAreMeasuredOnce) {
+  const fs::path dir = kRoot / "tests" / "adversarial";
+  const Task task = load_suite(dir / "tasks").tasks.front();
+  const Candidate a = load_candidate(dir / "candidates" / "ok_add.py");
+  Candidate twin = a;
+  twin.file = a.file.parent_path() / "ok_add_twin.py";
+  EvaluatorPool pool(cpu_config());
+  std::vector<std::string> reported;
+  const auto results = pool.run({{task, a}, {task, twin}}, [&](const Result& r) { reported.push_back(r.candidate); });
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].verdict, Verdict::correct) << results[0].reason << ": " << results[0].message;
+  EXPECT_FALSE(results[0].cached);
+  EXPECT_TRUE(results[1].cached);
+  EXPECT_EQ(results[1].candidate, twin.file.string());
+  ASSERT_TRUE(results[0].timing && results[1].timing);
+  EXPECT_EQ(results[1].timing->median_ms, results[0].timing->median_ms);
+  EXPECT_EQ(pool.stats().builds, 1);
+  EXPECT_EQ(reported, (std::vector<std::string>{a.file.string(), twin.file.string()}));
+}
+
+// An interrupt stops the run: every job still ends in a result, reported once through on_result,
+// and a job it stopped is never cached (a later run evaluates it).
+TEST(Pool, AnInterruptedRunReportsEveryJobOnceAndCachesNoneItStopped) {
+  const fs::path dir = kRoot / "tests" / "adversarial";
+  const Task task = load_suite(dir / "tasks").tasks.front();
+  const Candidate a = load_candidate(dir / "candidates" / "ok_add.py");
+  Candidate b = a;
+  b.source += "\n# the second job\n";
+  b.file = b.file.parent_path() / "ok_add_again.py";
+  EvalConfig c = cpu_config();
+  c.use_cache = true;
+  c.cache_dir = test_cache() / "pool-interrupt-test";
+  fs::remove_all(c.cache_dir / "results");
+  fs::create_directories(c.cache_dir);
+  std::atomic<bool> interrupt{true};
+  std::vector<std::string> reported;
+  {
+    EvaluatorPool pool(c);
+    pool.stop_at(std::nullopt, &interrupt);
+    const auto results = pool.run({{task, a}, {task, b}}, [&](const Result& r) { reported.push_back(r.candidate); });
+    ASSERT_EQ(results.size(), 2u);
+    for (const auto& r : results) {
+      EXPECT_EQ(r.verdict, Verdict::timeout) << r.reason << ": " << r.message;
+      EXPECT_EQ(r.reason, "not_evaluated");
+    }
+    EXPECT_EQ(reported.size(), 2u);
+    std::sort(reported.begin(), reported.end());
+    EXPECT_EQ(std::adjacent_find(reported.begin(), reported.end()), reported.end()) << "each job once";
+  }
+  EvaluatorPool pool(c);
+  const auto later = pool.run({{task, a}}, nullptr);
+  EXPECT_FALSE(later[0].cached) << "a stopped job left nothing in the cache";
+  EXPECT_EQ(later[0].verdict, Verdict::correct) << later[0].reason << ": " << later[0].message;
+}
+
+TEST(Pool, CudaWithoutAGpuIsRefusedByName) {
+  if (fs::exists("/proc/driver/nvidia/gpus") && !fs::is_empty("/proc/driver/nvidia/gpus"))
+    GTEST_SKIP() << "this machine has a GPU";
+  EvalConfig c = cpu_config();
+  c.device = "cuda";
+  EXPECT_THROW(
+      {
+        try {
+          EvaluatorPool pool(c);
+        } catch (const std::runtime_error& e) {
+          EXPECT_NE(std::string(e.what()).find("no NVIDIA GPU is visible"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      std::runtime_error);
+  c.device = "tpu";
+  EXPECT_THROW(EvaluatorPool{c}, std::runtime_error);
+}
+
+}  // namespace pool_test

@@ -1,0 +1,161 @@
+// The transformer's attention modes against each other, on the fixture's Qwen2 shape with random
+// fp32 weights: a causal forward over a whole sequence is the truth that a KV-cached decode, a
+// packed row and a padded batch must each reproduce. (Agreement with transformers' own logits is
+// native_backbone_test's Golden.*.)
+#include "llm/transformer.h"
+
+#include <filesystem>
+#include <set>
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+#include <gtest/gtest.h>
+
+#include "llm/model_config.h"
+
+namespace vinci::llm {
+namespace transformer_test {
+
+namespace fs = std::filesystem;
+
+constexpr double kTolerance = 1e-5;  // fp32, the same arithmetic in another order
+
+Transformer fixture_model(uint64_t seed = 7) {
+  const auto config = load_model_config(fs::path(VINCI_SOURCE_ROOT) / "tests/fixtures/llm/models/qwen2");
+  return Transformer::random(config, TransformerOptions{}, seed);
+}
+
+at::Tensor ids_of(std::vector<int64_t> ids) { return at::tensor(ids, at::kLong).unsqueeze(0); }
+at::Tensor positions_from(int64_t start, int64_t length) { return at::arange(start, start + length, at::kLong).unsqueeze(0); }
+
+// Hidden states [T, hidden] of one sequence run causally from position 0.
+at::Tensor alone(const Transformer& model, const std::vector<int64_t>& ids) {
+  const auto n = static_cast<int64_t>(ids.size());
+  return model.hidden(ids_of(ids), positions_from(0, n), AttentionSpec{}, nullptr).squeeze(0);
+}
+
+double max_difference(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
+const std::vector<int64_t> kFirst{5, 900, 17, 42, 311, 8, 99, 1000, 3, 64, 77, 12};
+const std::vector<int64_t> kSecond{600, 2, 2, 450, 31, 800, 16};
+
+TEST(Transformer, CachedDecodeReproducesTheFullForward) {
+  c10::InferenceMode guard;
+  const Transformer model = fixture_model();
+  const at::Tensor truth = alone(model, kFirst);
+  const int64_t prompt = 5, n = static_cast<int64_t>(kFirst.size());
+  KvCache cache = model.make_cache(1, n);
+  const std::vector<int64_t> head(kFirst.begin(), kFirst.begin() + prompt);
+  const at::Tensor prefill = model.hidden(ids_of(head), positions_from(0, prompt), AttentionSpec{}, &cache).squeeze(0);
+  EXPECT_LT(max_difference(prefill, truth.narrow(0, 0, prompt)), kTolerance);
+  for (int64_t t = prompt; t < n; ++t) {
+    AttentionSpec decode;
+    decode.kind = AttentionSpec::Kind::kDecode;
+    decode.kv_length = t + 1;
+    const at::Tensor step = model.hidden(ids_of({kFirst[t]}), positions_from(t, 1), decode, &cache).view({-1});
+    EXPECT_LT(max_difference(step, truth[t]), kTolerance) << "position " << t;
+  }
+}
+
+TEST(Transformer, RowsAtDifferentPositionsDecodeAsIfAloneAndLeaveTheBatchCleanly) {
+  c10::InferenceMode guard;
+  const Transformer model = fixture_model();
+  const at::Tensor first = alone(model, kFirst), second = alone(model, kSecond);
+  // Both prompts' first 4 tokens prefilled together (no padding), then the rows diverge: the first
+  // decodes 4 more tokens than the second has, so the second leaves the batch mid-way.
+  KvCache cache = model.make_cache(2, 16);
+  const at::Tensor prefill_ids = at::stack({ids_of({kFirst.begin(), kFirst.begin() + 4}).squeeze(0),
+                                            ids_of({kSecond.begin(), kSecond.begin() + 4}).squeeze(0)});
+  model.hidden(prefill_ids, positions_from(0, 4).expand({2, 4}), AttentionSpec{}, &cache);
+  std::vector<const std::vector<int64_t>*> rows{&kFirst, &kSecond};
+  for (int64_t t = 4; t < static_cast<int64_t>(kFirst.size()); ++t) {
+    if (rows.size() == 2 && t == static_cast<int64_t>(kSecond.size())) {
+      cache.select_rows(at::tensor(std::vector<int64_t>{0}, at::kLong), static_cast<int64_t>(kFirst.size()));
+      EXPECT_EQ(cache.keys[0].size(0), 1);
+      EXPECT_EQ(cache.capacity, static_cast<int64_t>(kFirst.size())) << "the slots the first row can reach";
+      rows.pop_back();
+    }
+    std::vector<int64_t> next;
+    for (const auto* r : rows) next.push_back((*r)[t]);
+    const auto batch = static_cast<int64_t>(rows.size());
+    AttentionSpec decode;
+    decode.kind = AttentionSpec::Kind::kDecode;
+    decode.kv_length = t + 1;
+    const at::Tensor step = model.hidden(at::tensor(next, at::kLong).view({batch, 1}),
+                                         at::full({batch, 1}, t, at::kLong), decode, &cache);
+    EXPECT_LT(max_difference(step[0].view({-1}), first[t]), kTolerance) << "first sequence, position " << t;
+    if (batch == 2) {
+      EXPECT_LT(max_difference(step[1].view({-1}), second[t]), kTolerance) << "second, position " << t;
+    }
+  }
+}
+
+TEST(Transformer, PackedSegmentsAndPaddedRowsEqualEachSequenceAlone) {
+  c10::InferenceMode guard;
+  const Transformer model = fixture_model();
+  const at::Tensor first = alone(model, kFirst), second = alone(model, kSecond);
+  const auto n1 = static_cast<int64_t>(kFirst.size()), n2 = static_cast<int64_t>(kSecond.size());
+
+  // One row holding both sequences and 3 padding slots; positions restart at each sequence.
+  std::vector<int64_t> ids(kFirst), positions, segments;
+  ids.insert(ids.end(), kSecond.begin(), kSecond.end());
+  ids.insert(ids.end(), {1, 1, 1});
+  for (int64_t t = 0; t < n1; ++t) positions.push_back(t), segments.push_back(0);
+  for (int64_t t = 0; t < n2; ++t) positions.push_back(t), segments.push_back(1);
+  for (int t = 0; t < 3; ++t) positions.push_back(0), segments.push_back(-1);
+  AttentionSpec packed;
+  packed.kind = AttentionSpec::Kind::kSegments;
+  packed.segments = at::tensor(segments, at::kLong).unsqueeze(0);
+  const at::Tensor row = model.hidden(ids_of(ids), at::tensor(positions, at::kLong).unsqueeze(0), packed, nullptr)[0];
+  EXPECT_LT(max_difference(row.narrow(0, 0, n1), first), kTolerance);
+  EXPECT_LT(max_difference(row.narrow(0, n1, n2), second), kTolerance);
+
+  // A right-padded batch: the padding ids are arbitrary and must not reach a real position.
+  std::vector<int64_t> padded(kSecond);
+  padded.resize(n1, 1023);
+  const at::Tensor batch = model.hidden(at::stack({ids_of(kFirst)[0], ids_of(padded)[0]}),
+                                        positions_from(0, n1).expand({2, n1}), AttentionSpec{}, nullptr);
+  EXPECT_LT(max_difference(batch[0], first), kTolerance);
+  EXPECT_LT(max_difference(batch[1].narrow(0, 0, n2), second), kTolerance);
+}
+
+TEST(Transformer, RandomWeightsAreSeededAndNamedAsTransformersNamesThem) {
+  c10::InferenceMode guard;
+  const Transformer a = fixture_model(7), b = fixture_model(7), c = fixture_model(8);
+  const auto wa = a.named_weights(), wb = b.named_weights(), wc = c.named_weights();
+  ASSERT_EQ(wa.size(), wb.size());
+  bool any_differs = false;
+  std::set<std::string> names;
+  for (size_t i = 0; i < wa.size(); ++i) {
+    EXPECT_TRUE(wa[i].second.equal(wb[i].second)) << wa[i].first;
+    any_differs = any_differs || !wa[i].second.equal(wc[i].second);
+    names.insert(wa[i].first);
+  }
+  EXPECT_TRUE(any_differs) << "another seed draws other weights";
+  const auto& config = a.config();
+  const int64_t hidden = config.hidden_size, kv = config.num_key_value_heads * config.head_dim;
+  // The fused q|k|v and gate|up layers split back into transformers' modules, with their shapes.
+  const std::map<std::string, std::vector<int64_t>> expected{
+      {"model.embed_tokens.weight", {config.vocab_size, hidden}},
+      {"model.layers.0.self_attn.q_proj.weight", {config.num_attention_heads * config.head_dim, hidden}},
+      {"model.layers.0.self_attn.k_proj.weight", {kv, hidden}},
+      {"model.layers.1.self_attn.v_proj.bias", {kv}},
+      {"model.layers.1.mlp.gate_proj.weight", {config.intermediate_size, hidden}},
+      {"model.layers.1.mlp.up_proj.weight", {config.intermediate_size, hidden}},
+      {"model.layers.1.mlp.down_proj.weight", {hidden, config.intermediate_size}},
+      {"model.norm.weight", {hidden}}};
+  for (const auto& [name, shape] : expected) {
+    ASSERT_TRUE(names.count(name)) << name;
+    for (const auto& [n, t] : wa) {
+      if (n == name) {
+        EXPECT_EQ(t.sizes().vec(), shape) << name;
+      }
+    }
+  }
+  EXPECT_FALSE(names.count("lm_head.weight")) << "the fixture ties its embeddings";
+  // 2 layers × (q, k, v weights and biases, o, gate, up, down, 2 norms) + embeddings + final norm.
+  EXPECT_EQ(wa.size(), 2u * 12u + 2u);
+}
+
+}  // namespace transformer_test
+}  // namespace vinci::llm
