@@ -73,8 +73,8 @@ struct OpenAiServer::Impl {
         options(std::move(options)),
         batcher(backbone, this->options.batching,
                 [](const SubmissionStats& s) {
-                  spdlog::info("done: {} request(s), {} new tokens in {:.2f} s ({:.2f} s queued)", s.requests,
-                               s.new_tokens, s.seconds, s.queued_seconds);
+                  spdlog::info("done: {} request(s), {} new tokens in {:.2f} s ({:.2f} s queued, joined a batch of {})",
+                               s.requests, s.new_tokens, s.seconds, s.queued_seconds, s.batch);
                 }),
         ids(std::random_device{}()) {
     const size_t threads = std::max<size_t>(1, this->options.threads);

@@ -73,15 +73,20 @@ std::vector<llm::RequestFeed::Admitted> RequestBatcher::admit(size_t room, bool 
   }
   if (stopping_) return {};  // what runs finishes; what waits is failed by the destructor
   std::vector<Admitted> out;
+  std::vector<Submission*> joined;
   const auto now = std::chrono::steady_clock::now();
   while (!waiting_.empty() && out.size() < room) {
     Row row = std::move(waiting_.front());
     waiting_.pop_front();
-    if (!row.submission->admitted) row.submission->admitted = now;
+    if (!row.submission->admitted) {
+      row.submission->admitted = now;
+      joined.push_back(row.submission.get());
+    }
     const size_t ticket = next_ticket_++;
     out.push_back({ticket, &row.submission->requests[row.index]});
     running_.emplace(ticket, std::move(row));
   }
+  for (Submission* s : joined) s->batch = running_.size();
   return out;
 }
 
@@ -107,6 +112,7 @@ void RequestBatcher::row_done(size_t ticket, const std::function<void(Submission
   const auto now = std::chrono::steady_clock::now();
   stats.seconds = std::chrono::duration<double>(now - finished->submitted).count();
   stats.queued_seconds = std::chrono::duration<double>(finished->admitted.value_or(now) - finished->submitted).count();
+  stats.batch = finished->batch;
   finished->done.set_value(std::move(finished->results));
   if (on_done_) on_done_(stats);
 }

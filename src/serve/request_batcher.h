@@ -39,6 +39,7 @@ struct SubmissionStats {
   size_t new_tokens = 0;
   double seconds = 0;         // from submission to its last result
   double queued_seconds = 0;  // until its first request was admitted
+  size_t batch = 0;           // rows running once its first request joined them, its own included
 };
 
 // A submission refused because max_queued requests are already waiting; the server answers 503.
@@ -74,6 +75,7 @@ class RequestBatcher final : private llm::RequestFeed {
     size_t left = 0;
     std::chrono::steady_clock::time_point submitted;
     std::optional<std::chrono::steady_clock::time_point> admitted;
+    size_t batch = 0;
   };
   struct Row {
     std::shared_ptr<Submission> submission;

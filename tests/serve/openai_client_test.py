@@ -108,8 +108,8 @@ try:
                                               extra_body={"return_token_ids": True}).choices[0].model_dump()["token_ids"]
 
     alone = [ask(k) for k in range(8)]
-    # A second server that starts a round only when 8 requests are queued (its gather window is
-    # longer than the test), so the 8 clients share one round however slowly they arrive.
+    # A second server whose idle backbone starts only when 8 requests are queued (its gather window
+    # is longer than the test), so the 8 clients join one batch however slowly they arrive.
     gathering, gathering_log, gathering_base = start_server("--max-batch", "8", "--gather-ms", "600000")
     try:
         other = openai.OpenAI(base_url=gathering_base, api_key="unused", max_retries=0, timeout=300)
@@ -124,8 +124,8 @@ try:
         stop_server(gathering)
     check(together == alone, f"concurrent answers {together} != solo answers {alone}")
     gathering_log.seek(0)
-    batches = [int(clients) for _, clients in re.findall(r"batch: (\d+) requests from (\d+) clients", gathering_log.read())]
-    check(batches == [8], f"the 8 clients shared one round (rounds' client counts: {batches})")
+    batches = [int(rows) for rows in re.findall(r"joined a batch of (\d+)\)", gathering_log.read())]
+    check(batches == [8] * 8, f"the 8 clients joined one batch of 8 (each one's batch: {batches})")
 
     # seeded sampling: n choices differ, and the same seed gives the same choices
     def sample():

@@ -124,6 +124,8 @@ TEST(RequestBatcher, ReportsEachSubmission) {
   EXPECT_EQ(done[0].new_tokens, 4u);  // two token ids echoed per request
   EXPECT_EQ(done[1].requests, 1u);
   EXPECT_LE(done[0].queued_seconds, done[0].seconds);
+  EXPECT_EQ(done[0].batch, 2u) << "its two rows ran together";
+  EXPECT_EQ(done[1].batch, 1u);
 }
 
 // Blocks every generate call until released, so a test can hold a round in flight.
