@@ -6,8 +6,13 @@ ranks (c10d over Gloo). The ranks deal the step's tasks out and exchange the epi
 two-rank run must write what the one-process run writes: the same episodes, the same metrics up
 to the order floating-point sums are taken in, and (nearly) the same trained weights. Rank 0
 alone writes: one metrics line per step, one episodes file, the checkpoints and the library.
-The fixture's random weights earn no reward, so the advantages and the update are zero here: that
-the summed gradient equals one process's is DataParallel.TwoRanksGiveOneRanksUpdate's to check.
+The fixture's random weights write no kernel, so every reward and advantage would be 0 and the
+update with them. The test first teaches the fixture, by `vinci train sft` on its own policy
+prompts, to answer with one of two torch-only ModelNew files, one right (relu) and one wrong
+(sigmoid), about equally often: rewards then differ within a group, and the update is not zero.
+Speed and coverage weigh nothing in the reward, identical answers in a run are measured once, and
+the second run reads the first's results from the evaluation cache, so both runs see the same
+rewards and the same feedback (which quotes timings) however loaded the machine is.
 Usage: train_rl_parallel_test.py VINCI FIXTURES_DIR ROOT
 """
 import json
@@ -36,15 +41,63 @@ checkpoint_every = 1
 schemes = 1
 samples = 2
 turns = 2
-max_new_tokens = 32
+max_new_tokens = 64
 selection_max_new_tokens = 32
 [model]
 training = "full"
 [optimizer]
 lr = 1e-3
+[reward]
+speedup_weight = 0.0
+coverage_weight = 0.0
+[rejection]
+prs = false
 """
+# The two answers the fixture is taught, in equal number: the reward of a correct one is
+# correct_weight (0.5), of a wrong one 0.
+ANSWER = """```python
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.{op}(x)
+```"""
 # Timing differs between runs, and the rank count is what differs on purpose.
 UNCOMPARED = {"generate_s", "evaluate_s", "train_s", "step_s", "tokens_per_s", "mfu", "ranks"}
+
+
+def teach_fixture(work, args, env):
+    """The fixture checkpoint, fine-tuned to answer its own turn-0 policy prompts with ANSWER."""
+    prep = work / "prep"
+    p = subprocess.run([VINCI, *args, "--model", FIXTURES / "models" / "qwen2", "--out", prep],
+                       capture_output=True, text=True, timeout=900, env=env)
+    check(p.returncode == 0, f"the prompt-collecting run exited {p.returncode}: {p.stderr[-3000:]}")
+    prompts = {}
+    for step in sorted((prep / "episodes").glob("step-*.jsonl")):
+        for line in step.read_text().splitlines():
+            episode = json.loads(line)
+            for c in episode["calls"]:
+                if c["role"] == "policy" and c["turn"] == 0:
+                    prompts[json.dumps(c["messages"])] = episode["task"]
+    check(len(prompts) >= 2, f"turn-0 policy prompts of both tasks: {len(prompts)}")
+    with open(work / "sft.jsonl", "w") as f:
+        for messages, task in sorted(prompts.items()):
+            for op in ("relu", "sigmoid"):
+                answer = {"role": "assistant", "content": ANSWER.format(op=op)}
+                f.write(json.dumps({"messages": json.loads(messages) + [answer],
+                                    "meta": {"task": task, "level": 1, "role": "policy"}}) + "\n")
+    taught = work / "taught"
+    p = subprocess.run([VINCI, "train", "sft", "--data", work / "sft.jsonl", "--model", FIXTURES / "models" / "qwen2",
+                        "--chat-template", FIXTURES / "templates" / "qwen2_5.jinja", "--device", "cpu",
+                        "--lora-rank", "0", "--lr", "5e-3", "--epochs", str(SFT_EPOCHS), "--no-filter",
+                        "--out", taught], capture_output=True, text=True, timeout=900, env=env)
+    check(p.returncode == 0, f"vinci train sft exited {p.returncode}: {p.stderr[-3000:]}")
+    return taught / "final"
+
+
+SFT_EPOCHS = int(os.environ.get("VINCI_TEST_SFT_EPOCHS", "30"))
 
 work = pathlib.Path(tempfile.mkdtemp(prefix="vinci-rl-dp-"))
 try:
@@ -54,11 +107,14 @@ try:
     source = ROOT / "tests" / "fixtures" / "agents" / "level1" / "1_RowwiseRelu.py"
     shutil.copy(source, tasks / "1_RowwiseRelu.py")
     shutil.copy(source, tasks / "2_RowwiseReluAgain.py")
-    args = ["train", "rl", "--config", work / "rl.toml", "--model", FIXTURES / "models" / "qwen2",
+    args = ["train", "rl", "--config", work / "rl.toml",
             "--chat-template", FIXTURES / "templates" / "qwen2_5.jinja", "--model-device", "cpu",
-            "--tasks", work / "tasks", "--device", "cpu", "--scale", "0.05", "--no-compile-baseline"]
+            "--tasks", work / "tasks", "--device", "cpu", "--scale", "0.05", "--no-compile-baseline",
+            "--torch-ops", "allow"]
     # One thread in both runs, so both do their arithmetic alike (torchrun's default per rank).
     env = dict(os.environ, OMP_NUM_THREADS="1")
+    model = teach_fixture(work, args, env)
+    args += ["--model", model]
 
     one, two = work / "one", work / "two"
     p1 = subprocess.run([VINCI, *args, "--out", one], capture_output=True, text=True, timeout=900, env=env)
@@ -82,7 +138,10 @@ try:
                 u, v = x[key], y.get(key)
                 same = math.isclose(u, v, rel_tol=1e-4, abs_tol=1e-6) if isinstance(u, float) else u == v
                 check(same, f"step {x['step']}: {key} is {u} in one process, {v} with two ranks")
-        check(a[0]["tasks"] == 2 and a[0]["samples"] == 2 * (1 + 2 * 2 * 2), f"two tasks' calls per step: {a[0]}")
+        check(a[0]["tasks"] == 2 and a[0]["samples"] >= 2 * (1 + 2 * 2 * 2), f"two tasks' calls per step: {a[0]}")
+        check(a[0]["reward_std_policy"] > 0, f"the taught fixture's answers differ in reward: {a[0]}")
+        # A step whose every (task, turn) group agrees has no advantage; the first never does here.
+        check(a[0]["grad_norm"] > 0, f"the first step's update is not zero: {[r['grad_norm'] for r in a]}")
 
         for step in (1, 2):
             e1 = [json.loads(l) for l in (one / "episodes" / f"step-{step}.jsonl").read_text().splitlines()]
@@ -100,8 +159,16 @@ try:
         worst = max(float(np.max(np.abs(w1[k].astype(np.float64) - w2[k].astype(np.float64)))) for k in w1)
         check(worst < 1e-5, f"the trained weights agree: max |difference| {worst:.3g}")
         print(f"max weight difference, 2 ranks vs 1 process: {worst:.3g}")
+        w0 = checkpoint_tensors(model)
+        moved = max(float(np.max(np.abs(w1[k].astype(np.float64) - w0[k].astype(np.float64)))) for k in w1)
+        check(moved > 1e-4, f"training moved the weights: max |change| {moved:.3g}")
+        print(f"max weight change over 2 steps: {moved:.3g}; policy reward std per step: "
+              f"{[round(r['reward_std_policy'], 3) for r in a]}; grad norms {[r['grad_norm'] for r in a]}")
 finally:
-    shutil.rmtree(work, ignore_errors=True)
+    if not os.environ.get("VINCI_KEEP_TEST_DIR"):
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"kept {work}")
 
 if failures:
     sys.exit(f"{len(failures)} checks failed")
