@@ -38,16 +38,25 @@ vinci_pid=$!
 transformers serve $MODEL --port 8131 --host 127.0.0.1 --device cuda:0 --dtype bfloat16 \
   >"$OUT/transformers-serve.log" 2>&1 &
 hf_pid=$!
+# transformers serve's own continuous batching, where this version has it: a third server.
+CB_FLAG=$(transformers serve --help 2>&1 | grep -o -- '--continuous[-_]batching' | head -1)
+cb_pid=
+if [ -n "$CB_FLAG" ]; then
+  transformers serve $MODEL --port 8132 --host 127.0.0.1 --device cuda:0 --dtype bfloat16 $CB_FLAG \
+    >"$OUT/transformers-serve-cb.log" 2>&1 &
+  cb_pid=$!
+fi
 for _ in $(seq 180); do
-  curl -sf http://127.0.0.1:8130/health >/dev/null && curl -sf http://127.0.0.1:8131/v1/models >/dev/null && break
+  curl -sf http://127.0.0.1:8130/health >/dev/null && curl -sf http://127.0.0.1:8131/v1/models >/dev/null &&
+    { [ -z "$cb_pid" ] || curl -sf http://127.0.0.1:8132/v1/models >/dev/null; } && break
   sleep 1
 done
 
-python3 - "$MODEL" "$OUT" <<'PY'
+python3 - "$MODEL" "$OUT" "${cb_pid:+8132}" <<'PY'
 import concurrent.futures, json, random, statistics, sys, time, urllib.request
 from tokenizers import Tokenizer
 
-model_dir, out = sys.argv[1], sys.argv[2]
+model_dir, out, cb_port = sys.argv[1], sys.argv[2], sys.argv[3]
 tok = Tokenizer.from_file(f"{model_dir}/tokenizer.json")
 rng = random.Random(0)
 words = "tensor kernel block warp fused memory bandwidth latency softmax reduce row column tile shared".split()
@@ -99,19 +108,24 @@ def run(base, name):
             "ttft_p50_s": pct(ttft, 0.5), "ttft_p99_s": pct(ttft, 0.99)}
 
 rows = {}
-for label, base, name in (("vinci serve", "http://127.0.0.1:8130/v1", "bench"),
-                          ("transformers serve", "http://127.0.0.1:8131/v1", model_dir)):
+servers = [("vinci serve", "http://127.0.0.1:8130/v1", "bench"),
+           ("transformers serve", "http://127.0.0.1:8131/v1", model_dir)]
+if cb_port:
+    servers.append(("transformers serve CB", f"http://127.0.0.1:{cb_port}/v1", model_dir))
+for label, base, name in servers:
     try:
         rows[label] = run(base, name)
     except Exception as e:
         print(f"{label}: failed: {type(e).__name__}: {e}")
 json.dump(rows, open(f"{out}/serve_bench.json", "w"), indent=2)
-print(f"{'server':>18} {'requests':>8} {'wall s':>7} {'req/s':>6} {'tokens':>7} {'tok/s':>7} {'p50 s':>6} {'p99 s':>6} {'TTFT p50':>8} {'TTFT p99':>8}")
+print(f"{'server':>21} {'requests':>8} {'wall s':>7} {'req/s':>6} {'tokens':>7} {'tok/s':>7} {'p50 s':>6} {'p99 s':>6} {'TTFT p50':>8} {'TTFT p99':>8}")
 for label, r in rows.items():
-    print(f"{label:>18} {r['requests']:>8} {r['wall_s']:>7.1f} {r['req_per_s']:>6.2f} {r['tokens']:>7} {r['tokens_per_s']:>7.0f} "
+    print(f"{label:>21} {r['requests']:>8} {r['wall_s']:>7.1f} {r['req_per_s']:>6.2f} {r['tokens']:>7} {r['tokens_per_s']:>7.0f} "
           f"{r['p50_s']:>6.2f} {r['p99_s']:>6.2f} {r['ttft_p50_s']:>8.2f} {r['ttft_p99_s']:>8.2f}")
 PY
-kill $vinci_pid $hf_pid 2>/dev/null
+kill $vinci_pid $hf_pid $cb_pid 2>/dev/null
 wait 2>/dev/null
-grep -E "batch:" "$OUT/vinci-serve.log" | tail -3
-tail -5 "$OUT/transformers-serve.log"
+echo "transformers serve continuous-batching flag: ${CB_FLAG:-none in this version}"
+grep -E "done:" "$OUT/vinci-serve.log" | awk '{for(i=1;i<=NF;i++) if($i=="of") b[$(i+1)]++} END {printf "vinci serve, batch each request joined:"; for(k in b) printf " %s×%d", k, b[k]; print ""}'
+tail -3 "$OUT/transformers-serve.log"
+[ -n "$cb_pid" ] && tail -3 "$OUT/transformers-serve-cb.log"
