@@ -91,6 +91,10 @@ Action add_serve_command(CLI::App& app) {
   app.add_option("--max-batch", o->server.batching.max_batch, "requests generated together at most")
       ->check(at_least(1))
       ->capture_default_str();
+  app.add_option("--prefill-chunk", o->server.batching.prefill_chunk,
+                 "prompt tokens a joining request prefills per step, so that a long prompt does not stall the "
+                 "requests decoding beside it (0: whole prompts)")
+      ->capture_default_str();
   app.add_option("--max-queued", o->server.batching.max_queued,
                  "requests waiting to join the running batch, at most; beyond it a request gets 503 with Retry-After")
       ->check(at_least(1))

@@ -15,9 +15,9 @@ constexpr std::array<core::EnumName<FinishReason>, 2> kFinishReasons{
 
 std::string_view to_string(FinishReason reason) { return core::enum_to_string(kFinishReasons, reason); }
 
-void Backbone::serve(RequestFeed& feed, size_t max_batch) {
+void Backbone::serve(RequestFeed& feed, const ServeLimits& limits) {
   for (;;) {
-    const auto round = feed.admit(std::max<size_t>(1, max_batch), /*idle=*/true);
+    const auto round = feed.admit(std::max<size_t>(1, limits.max_batch), /*idle=*/true);
     if (round.empty()) return;
     std::vector<GenerationRequest> requests;
     for (const auto& a : round) requests.push_back(*a.request);

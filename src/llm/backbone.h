@@ -123,6 +123,14 @@ class RequestFeed {
   virtual void fail(size_t ticket, std::exception_ptr error) = 0;
 };
 
+struct ServeLimits {
+  size_t max_batch = 64;  // requests generated at once
+  // Prompt tokens a joining request prefills per step: a longer prompt joins over several steps,
+  // between which the running requests go on decoding. 0: whole prompts (an offline batch, where
+  // nothing runs that could wait).
+  size_t prefill_chunk = 0;
+};
+
 // What the agents need: generation, one result per request, in order.
 class Backbone {
  public:
@@ -131,10 +139,10 @@ class Backbone {
   virtual std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) = 0;
   virtual std::string model_name() const = 0;
 
-  // Serves the feed until it closes, at most max_batch requests at once. This default runs rounds
-  // (a round's generate() ends before the next admits anything), for backbones that cannot add a
-  // row mid-flight; a round that throws is retried request by request, so only the bad one fails.
-  virtual void serve(RequestFeed& feed, size_t max_batch);
+  // Serves the feed until it closes. This default runs rounds (a round's generate() ends before the
+  // next admits anything), for backbones that cannot add a row mid-flight; a round that throws is
+  // retried request by request, so only the bad one fails.
+  virtual void serve(RequestFeed& feed, const ServeLimits& limits);
 };
 
 // A backbone the trainer can update: the native model.

@@ -102,6 +102,7 @@ struct Sequence {
 
   int64_t position() const { return static_cast<int64_t>(prompt.size() + result.token_ids.size()) - 1; }
   int64_t capacity() const { return static_cast<int64_t>(prompt.size()) + max_new_tokens; }  // cache slots it needs
+  int64_t prefilled = 0;  // prompt tokens already in the cache
 };
 
 class NativeBackbone final : public TrainableBackbone {
@@ -120,7 +121,7 @@ class NativeBackbone final : public TrainableBackbone {
         shared_generator_(make_generator(model_.options().device, std::random_device{}())) {}
 
   std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) override;
-  void serve(RequestFeed& feed, size_t max_batch) override;
+  void serve(RequestFeed& feed, const ServeLimits& limits) override;
   std::string model_name() const override {
     return (dir_.has_filename() ? dir_ : dir_.parent_path()).filename().string();
   }
@@ -149,7 +150,10 @@ class NativeBackbone final : public TrainableBackbone {
  private:
   std::vector<int32_t> prompt_of(const GenerationRequest& request) const;
   Sequence start_sequence(const RequestFeed::Admitted& admitted) const;  // throws on a bad request
-  at::Tensor prefill(std::span<const Sequence> joining, KvCache& cache) const;  // their first tokens' logits
+  // The next chunk (0: all) of every joining prompt; completed gets the rows whose prompt is now
+  // whole, and the result their first tokens' logits, in that order.
+  at::Tensor prefill_step(std::span<Sequence> joining, size_t chunk, KvCache& cache,
+                          std::vector<size_t>& completed) const;
   at::Tensor decode(std::span<const Sequence> running, KvCache& cache) const;   // one step; next logits
   // Samples one token for every row, hands the finished ones back and drops their cache rows.
   void sample_step(const at::Tensor& logits, std::vector<Sequence>& active, RequestFeed& feed, KvCache& cache);
@@ -241,23 +245,46 @@ Sequence NativeBackbone::start_sequence(const RequestFeed::Admitted& admitted) c
   return seq;
 }
 
-at::Tensor NativeBackbone::prefill(std::span<const Sequence> joining, KvCache& cache) const {
-  // Prompts right-padded into one batch. Causal attention keeps padding out of every real
-  // position, and decode slots past a prompt overwrite its padding before anyone reads it.
+at::Tensor NativeBackbone::prefill_step(std::span<Sequence> joining, size_t chunk, KvCache& cache,
+                                        std::vector<size_t>& completed) const {
+  // Each joining prompt's next chunk, right-padded into one batch. A batch that starts every
+  // prompt at slot 0 is plain causal attention; a later chunk attends to the slots before it too.
+  // Padding writes only slots past its row's chunk, which that row's own tokens overwrite before
+  // anyone reads them (the cache holds a chunk's worth of room beyond every row's need).
   const auto device = model_.options().device;
   const auto long_options = at::TensorOptions().dtype(at::kLong);
   const auto batch = static_cast<int64_t>(joining.size());
-  int64_t longest = 0;
-  for (const auto& seq : joining) longest = std::max<int64_t>(longest, seq.prompt.size());
-  std::vector<int64_t> ids(batch * longest, 0), last(batch);
+  std::vector<int64_t> take(batch);
+  int64_t width = 0, span = 0;
+  bool from_start = true;
   for (int64_t b = 0; b < batch; ++b) {
-    std::copy(joining[b].prompt.begin(), joining[b].prompt.end(), ids.begin() + b * longest);
-    last[b] = b * longest + static_cast<int64_t>(joining[b].prompt.size()) - 1;
+    const auto& seq = joining[b];
+    const int64_t left = static_cast<int64_t>(seq.prompt.size()) - seq.prefilled;
+    take[b] = chunk > 0 ? std::min<int64_t>(left, static_cast<int64_t>(chunk)) : left;
+    width = std::max(width, take[b]);
+    from_start = from_start && seq.prefilled == 0;
   }
-  auto ids_tensor = at::tensor(ids, long_options).view({batch, longest}).to(device);
-  auto positions = at::arange(longest, long_options.device(device)).unsqueeze(0).expand({batch, longest});
-  auto hidden = model_.hidden(ids_tensor, positions, AttentionSpec{}, &cache);
-  return model_.logits(hidden.reshape({batch * longest, -1}).index_select(0, at::tensor(last, long_options).to(device)));
+  std::vector<int64_t> ids(batch * width, 0), positions(batch * width), last;
+  for (int64_t b = 0; b < batch; ++b) {
+    auto& seq = joining[b];
+    std::copy_n(seq.prompt.begin() + seq.prefilled, take[b], ids.begin() + b * width);
+    for (int64_t t = 0; t < width; ++t) positions[b * width + t] = seq.prefilled + t;
+    span = std::max(span, seq.prefilled + width);
+    seq.prefilled += take[b];
+    if (seq.prefilled == static_cast<int64_t>(seq.prompt.size())) {
+      completed.push_back(static_cast<size_t>(b));
+      last.push_back(b * width + take[b] - 1);
+    }
+  }
+  AttentionSpec spec;
+  if (!from_start) {
+    spec.kind = AttentionSpec::Kind::kDecode;
+    spec.kv_length = span;
+  }
+  auto hidden = model_.hidden(at::tensor(ids, long_options).view({batch, width}).to(device),
+                              at::tensor(positions, long_options).view({batch, width}).to(device), spec, &cache);
+  if (last.empty()) return {};
+  return model_.logits(hidden.reshape({batch * width, -1}).index_select(0, at::tensor(last, long_options).to(device)));
 }
 
 at::Tensor NativeBackbone::decode(std::span<const Sequence> running, KvCache& cache) const {
@@ -291,59 +318,92 @@ GenerationResult NativeBackbone::finish(Sequence& seq) const {
   return std::move(result);
 }
 
-// Iteration-level scheduling: each pass admits what has arrived (prefilled as one padded batch and
-// appended to the cache), runs one decode step for the rows already running, samples every row
-// once, and hands back the rows that finished, whose cache rows leave at once. A row's tokens do
-// not depend on which others share its steps: attention is per row, and a seeded request draws
-// from its own generator.
-void NativeBackbone::serve(RequestFeed& feed, size_t max_batch) {
+// Iteration-level scheduling: each pass admits what has arrived, runs one decode step for the rows
+// already running, prefills the next chunk of every joining prompt, samples every row that has a
+// next token (the running ones and the prompts just completed), and hands back the rows that
+// finished, whose cache rows leave at once. A row's tokens do not depend on which others share its
+// steps: attention is per row, and a seeded request draws from its own generator.
+void NativeBackbone::serve(RequestFeed& feed, const ServeLimits& limits) {
   c10::InferenceMode inference;
-  max_batch = std::max<size_t>(1, max_batch);
-  std::vector<Sequence> active;
-  std::optional<KvCache> cache;
+  const size_t max_batch = std::max<size_t>(1, limits.max_batch);
+  const auto long_options = at::TensorOptions().dtype(at::kLong);
+  const auto device = model_.options().device;
+  std::vector<Sequence> running, joining;
+  std::optional<KvCache> cache, joining_cache;
   const auto fail_all = [&](std::vector<Sequence>& rows, std::exception_ptr error) {
     for (auto& seq : rows) feed.fail(seq.ticket, error);
     rows.clear();
   };
   for (;;) {
-    std::vector<Sequence> joining;
-    if (active.size() < max_batch) {
-      const auto admitted = feed.admit(max_batch - active.size(), /*idle=*/active.empty());
-      if (admitted.empty() && active.empty()) return;
+    const size_t busy = running.size() + joining.size();
+    if (busy < max_batch) {
+      const auto admitted = feed.admit(max_batch - busy, /*idle=*/busy == 0);
+      if (admitted.empty() && busy == 0) return;
+      std::vector<Sequence> arrived;
       for (const auto& a : admitted) {
         try {
-          joining.push_back(start_sequence(a));
+          arrived.push_back(start_sequence(a));
         } catch (...) {
           feed.fail(a.ticket, std::current_exception());  // a bad prompt fails its own caller only
         }
       }
-      if (joining.empty() && active.empty()) continue;
+      if (!arrived.empty()) {
+        int64_t capacity = 0;
+        for (const auto& seq : arrived) capacity = std::max<int64_t>(capacity, seq.capacity());
+        KvCache fresh = model_.make_cache(static_cast<int64_t>(arrived.size()),
+                                          capacity + static_cast<int64_t>(limits.prefill_chunk));
+        if (joining_cache)
+          joining_cache->append_rows(fresh);
+        else
+          joining_cache = std::move(fresh);
+        for (auto& seq : arrived) joining.push_back(std::move(seq));
+      }
+      if (running.empty() && joining.empty()) continue;
     }
     try {
       at::Tensor logits;
-      if (!active.empty()) logits = decode(active, *cache);
+      if (!running.empty()) logits = decode(running, *cache);
       if (!joining.empty()) {
-        int64_t capacity = 0;
-        for (const auto& seq : joining) capacity = std::max<int64_t>(capacity, seq.capacity());
-        KvCache fresh = model_.make_cache(static_cast<int64_t>(joining.size()), capacity);
-        const at::Tensor first = prefill(joining, fresh);
-        logits = logits.defined() ? at::cat({logits, first}) : first;
-        if (cache)
-          cache->append_rows(fresh);
-        else
-          cache = std::move(fresh);
-        for (auto& seq : joining) active.push_back(std::move(seq));
-        joining.clear();
+        std::vector<size_t> completed;
+        const at::Tensor first = prefill_step(joining, limits.prefill_chunk, *joining_cache, completed);
+        if (!completed.empty()) {
+          // The completed prompts move to the running cache and get their first token below.
+          logits = logits.defined() ? at::cat({logits, first}) : first;
+          KvCache moved = *joining_cache;
+          moved.select_rows(at::tensor(std::vector<int64_t>(completed.begin(), completed.end()), long_options).to(device),
+                            joining_cache->capacity);
+          if (cache)
+            cache->append_rows(moved);
+          else
+            cache = std::move(moved);
+          std::vector<int64_t> keep;
+          std::vector<Sequence> still;
+          for (size_t b = 0, c = 0; b < joining.size(); ++b) {
+            if (c < completed.size() && completed[c] == b) {
+              running.push_back(std::move(joining[b]));
+              ++c;
+            } else {
+              keep.push_back(static_cast<int64_t>(b));
+              still.push_back(std::move(joining[b]));
+            }
+          }
+          joining = std::move(still);
+          if (joining.empty())
+            joining_cache.reset();
+          else
+            joining_cache->select_rows(at::tensor(keep, long_options).to(device), joining_cache->capacity);
+        }
       }
-      sample_step(logits, active, feed, *cache);
-      if (active.empty()) cache.reset();
+      if (logits.defined()) sample_step(logits, running, feed, *cache);
+      if (running.empty()) cache.reset();
     } catch (...) {
       // The model itself failed (out of memory, a device error): every row in flight fails with it,
       // and the server goes on with what arrives next.
       const auto error = std::current_exception();
-      fail_all(active, error);
+      fail_all(running, error);
       fail_all(joining, error);
       cache.reset();
+      joining_cache.reset();
     }
   }
 }
@@ -424,7 +484,9 @@ std::vector<GenerationResult> NativeBackbone::generate(std::span<const Generatio
     if (r.sampling.max_new_tokens < 1) throw std::invalid_argument("max_new_tokens must be at least 1");
   }
   SpanFeed feed(requests);
-  serve(feed, std::max<size_t>(1, requests.size()));
+  ServeLimits limits;
+  limits.max_batch = std::max<size_t>(1, requests.size());
+  serve(feed, limits);
   return feed.take();
 }
 

@@ -363,20 +363,27 @@ at::Tensor Transformer::attention(const DecoderLayer& layer, int64_t index, cons
   at::Tensor out;
   if (spec.kind == AttentionSpec::Kind::kDecode) {
     if (!cache) throw std::logic_error("decode attention needs a KV cache");
-    // One query per row, each row at its own position: write the new key and value at that slot,
-    // then attend to slots 0..position. Grouped heads are a reshape, never a copy of the cache.
-    auto slots = positions.select(1, 0);
-    auto index_shape = slots.view({batch, 1, 1, 1}).expand({batch, kv_heads, 1, dim});
+    // Each row's new tokens at their own positions (one per row in a decode step, the next chunk of
+    // a prompt in a chunked prefill): write their keys and values at those slots, then attend to
+    // slots 0..position.
+    auto index_shape = positions.view({batch, 1, length, 1}).expand({batch, kv_heads, length, dim});
     cache->keys[index].scatter_(2, index_shape, k);
     cache->values[index].scatter_(2, index_shape, v);
     const int64_t span = spec.kv_length;
     auto keys = cache->keys[index].narrow(2, 0, span);
     auto values = cache->values[index].narrow(2, 0, span);
-    auto grouped = q.reshape({batch, kv_heads, heads / kv_heads, dim});
-    auto scores = at::matmul(grouped, keys.transpose(-1, -2)).to(at::kFloat) * scale;  // [B, kv, group, span]
-    scores = scores.masked_fill(spec.hidden_keys, -std::numeric_limits<float>::infinity());
-    auto probs = scores.softmax(-1).to(options_.dtype);
-    out = at::matmul(probs, values).reshape({batch, heads, 1, dim});
+    if (length == 1) {
+      // A decode step: grouped heads are a reshape, never a copy of the cache.
+      auto grouped = q.reshape({batch, kv_heads, heads / kv_heads, dim});
+      auto scores = at::matmul(grouped, keys.transpose(-1, -2)).to(at::kFloat) * scale;  // [B, kv, group, span]
+      scores = scores.masked_fill(spec.hidden_keys.view({batch, 1, 1, span}), -std::numeric_limits<float>::infinity());
+      auto probs = scores.softmax(-1).to(options_.dtype);
+      out = at::matmul(probs, values).reshape({batch, heads, 1, dim});
+    } else {
+      // A chunk: the fused attention with a mask, which never holds [T, span] scores per head.
+      out = at::scaled_dot_product_attention(q, keys, values, spec.hidden_keys.logical_not(), 0.0, false, scale,
+                                             /*enable_gqa=*/true);
+    }
   } else {
     if (cache) {  // prefill: the prompt occupies slots 0..length-1
       cache->keys[index].narrow(2, 0, length).copy_(k);
@@ -514,9 +521,9 @@ at::Tensor Transformer::hidden(const at::Tensor& ids, const at::Tensor& position
                                KvCache* cache) const {
   AttentionSpec spec = given;
   if (spec.kind == AttentionSpec::Kind::kDecode) {  // the same for every layer: built once
-    auto slots = positions.select(1, 0);
-    spec.hidden_keys = (at::arange(spec.kv_length, positions.options()).unsqueeze(0) > slots.unsqueeze(1))
-                           .view({ids.size(0), 1, 1, spec.kv_length});
+    spec.hidden_keys = (at::arange(spec.kv_length, positions.options()).view({1, 1, spec.kv_length}) >
+                        positions.unsqueeze(2))
+                           .unsqueeze(1);  // [B, 1, T, kv_length]
   }
   auto x = at::embedding(compute(embed_tokens_), ids);
   auto [cos, sin] = rope_tables(positions);

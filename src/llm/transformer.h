@@ -40,12 +40,13 @@ struct AttentionSpec {
   enum class Kind {
     kCausal,    // each row one sequence, right-padded; padded positions are never read as keys
     kSegments,  // rows pack several sequences: segments[b, t] names the sequence, -1 is padding
-    kDecode,    // one new token per row, attending to cache slots 0..positions[b]
+    kDecode,    // new tokens at their positions (one per row, or a chunk of a prompt), written into
+                // the cache and attending to its slots 0..position
   } kind = Kind::kCausal;
   at::Tensor segments;     // kSegments only
   int64_t kv_length = 0;   // kDecode only: 1 + the largest position, known on the host (reading it
                            // back from the device would stall the launch queue at every layer)
-  at::Tensor hidden_keys;  // kDecode: [B, 1, 1, kv_length], true past a row's position (set by hidden())
+  at::Tensor hidden_keys;  // kDecode: [B, 1, T, kv_length], true past a token's position (set by hidden())
 };
 
 // One HF linear layer, or several fused along the output dimension (q|k|v, gate|up): a decode

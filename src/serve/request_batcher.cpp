@@ -10,7 +10,12 @@ RequestBatcher::RequestBatcher(llm::Backbone& backbone, BatcherOptions options,
                                std::function<void(const SubmissionStats&)> on_done)
     : backbone_(backbone), options_(options), on_done_(std::move(on_done)) {
   if (options_.max_batch == 0) options_.max_batch = 1;
-  thread_ = std::thread([this] { backbone_.serve(*this, options_.max_batch); });
+  thread_ = std::thread([this] {
+    llm::ServeLimits limits;
+    limits.max_batch = options_.max_batch;
+    limits.prefill_chunk = options_.prefill_chunk;
+    backbone_.serve(*this, limits);
+  });
 }
 
 RequestBatcher::~RequestBatcher() {

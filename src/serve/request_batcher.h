@@ -31,6 +31,9 @@ struct BatcherOptions {
   // Requests waiting to be admitted, at most: beyond it a submission is refused (Busy) rather than
   // queued without bound. One submission alone always queues.
   size_t max_queued = 1024;
+  // Prompt tokens a joining request prefills per step, so that a long prompt does not stall the
+  // requests decoding beside it (0: whole prompts).
+  size_t prefill_chunk = 512;
 };
 
 // One caller's submission, once all its requests finished.

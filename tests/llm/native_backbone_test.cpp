@@ -373,7 +373,9 @@ TEST(Backbone, RequestsJoiningMidFlightDecodeAsIfAlone) {
   // Request 0 starts alone; 1 joins after 3 steps, 2 and the bad one after 5, 3 after 6 (when the
   // batch of 3 is full until request 1 leaves).
   ScheduledFeed feed(requests, {0, 3, 5, 6, 5});
-  backbone->serve(feed, 3);
+  ServeLimits limits;
+  limits.max_batch = 3;
+  backbone->serve(feed, limits);
   EXPECT_EQ(feed.failed(), std::vector<size_t>{4});
   for (size_t i = 0; i < alone.size(); ++i) {
     EXPECT_EQ(feed.results()[i].token_ids, alone[i].token_ids) << "request " << i;
@@ -385,6 +387,61 @@ TEST(Backbone, RequestsJoiningMidFlightDecodeAsIfAlone) {
   // 1 joined at step 3 and ran 4 tokens; 2 joined at 5 and ran 9; 0 ran 20 from step 0; 3 waited for
   // a free row (1's, at step 7) and ran 6.
   EXPECT_EQ(feed.order(), (std::vector<size_t>{1, 3, 2, 0}));
+}
+
+// Chunked prefill, 4 prompt tokens per step: an 8-token prompt starts decoding at step 1; a
+// 93-token one that joins at step 2 goes in over 24 steps while the first decodes a token at each
+// (unchunked, it would take one step and the first would wait for it); a 90-token one ends on a
+// short chunk. Each gets the greedy tokens it gets alone.
+TEST(Backbone, ALongPromptJoinsInChunksWhileOthersDecode) {
+  auto backbone = open("qwen2");
+  const auto truth = golden("qwen2");
+  std::vector<GenerationRequest> requests(3);
+  const std::vector<size_t> prompt_of{1, 3, 3};
+  const std::vector<int> lengths{27, 6, 5};
+  for (size_t i = 0; i < requests.size(); ++i) {
+    requests[i].prompt_ids = truth["prompts"][prompt_of[i]].get<std::vector<int32_t>>();
+    requests[i].sampling.greedy = true;
+    requests[i].sampling.ignore_eos = true;
+    requests[i].sampling.max_new_tokens = lengths[i];
+  }
+  requests[2].prompt_ids.resize(90);  // 22 chunks of 4, then one of 2
+  std::vector<GenerationResult> alone;
+  for (const auto& r : requests) alone.push_back(backbone->generate({&r, 1})[0]);
+
+  // Every streamed token, in order: which request, and how many tokens it has.
+  std::vector<std::pair<size_t, size_t>> events;
+  for (size_t i = 0; i < requests.size(); ++i)
+    requests[i].on_text = [&events, i, n = size_t{0}](std::string_view) mutable {
+      events.emplace_back(i, ++n);
+      return true;
+    };
+  ScheduledFeed feed(requests, {0, 2, 2});
+  ServeLimits limits;
+  limits.max_batch = 4;
+  limits.prefill_chunk = 4;
+  backbone->serve(feed, limits);
+  ASSERT_TRUE(feed.failed().empty());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(feed.results()[i].token_ids, alone[i].token_ids) << "request " << i;
+    ASSERT_EQ(feed.results()[i].logprobs.size(), alone[i].logprobs.size());
+    for (size_t t = 0; t < alone[i].logprobs.size(); ++t)
+      EXPECT_NEAR(feed.results()[i].logprobs[t], alone[i].logprobs[t], 1e-4) << "request " << i << ", token " << t;
+  }
+  // Step k gives request 0 its k-th token; request 1's prompt is whole at step 25 (chunks at steps
+  // 2..25), and request 2's at step 24: each then gets its first token in that step, after request
+  // 0's. Request 0 ends at step 27, request 2 at 28, request 1 at 30.
+  const auto first_of = [&](size_t request) {
+    return std::find(events.begin(), events.end(), std::pair<size_t, size_t>{request, 1}) - events.begin();
+  };
+  const auto zeroth_at = [&](size_t n) {
+    return std::find(events.begin(), events.end(), std::pair<size_t, size_t>{0, n}) - events.begin();
+  };
+  EXPECT_GT(first_of(1), zeroth_at(25));
+  EXPECT_LT(first_of(1), zeroth_at(26));
+  EXPECT_GT(first_of(2), zeroth_at(24));
+  EXPECT_LT(first_of(2), zeroth_at(25));
+  EXPECT_EQ(feed.order(), (std::vector<size_t>{0, 2, 1}));
 }
 
 TEST(Sampler, SeededRequestsRepeatWhateverTheirBatch) {

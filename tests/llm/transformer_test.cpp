@@ -57,6 +57,42 @@ TEST(Transformer, CachedDecodeReproducesTheFullForward) {
   }
 }
 
+// A chunked prefill: the prompt's first 3 tokens from slot 0, then chunks of 4 and 5 written at
+// their positions and attending to every slot before them, in a batch whose second row is padded.
+TEST(Transformer, ChunksAfterTheFirstReproduceTheFullForward) {
+  c10::InferenceMode guard;
+  const Transformer model = fixture_model();
+  const at::Tensor truth = alone(model, kFirst), other = alone(model, kSecond);
+  KvCache cache = model.make_cache(2, 16);
+  const auto chunk = [](const std::vector<int64_t>& ids, int64_t from, int64_t n, int64_t width) {
+    std::vector<int64_t> out(ids.begin() + from, ids.begin() + from + n);
+    out.resize(width, 0);
+    return at::tensor(out, at::kLong);
+  };
+  model.hidden(at::stack({chunk(kFirst, 0, 3, 3), chunk(kSecond, 0, 3, 3)}), positions_from(0, 3).expand({2, 3}),
+               AttentionSpec{}, &cache);
+  int64_t at_first = 3, at_second = 3;
+  for (const auto& [n_first, n_second] : {std::pair<int64_t, int64_t>{4, 4}, {5, 0}}) {
+    const int64_t width = std::max(n_first, n_second);
+    AttentionSpec spec;
+    spec.kind = AttentionSpec::Kind::kDecode;
+    spec.kv_length = std::max(at_first, at_second) + width;
+    const at::Tensor positions = at::stack({positions_from(at_first, width)[0], positions_from(at_second, width)[0]});
+    const at::Tensor hidden = model.hidden(
+        at::stack({chunk(kFirst, at_first, n_first, width),
+                   n_second > 0 ? chunk(kSecond, at_second, n_second, width) : at::zeros({width}, at::kLong)}),
+        positions, spec, &cache);
+    EXPECT_LT(max_difference(hidden[0].narrow(0, 0, n_first), truth.narrow(0, at_first, n_first)), kTolerance)
+        << "the first row's chunk at " << at_first;
+    if (n_second > 0) {
+      EXPECT_LT(max_difference(hidden[1].narrow(0, 0, n_second), other.narrow(0, at_second, n_second)), kTolerance)
+          << "the second row's chunk at " << at_second;
+    }
+    at_first += n_first;
+    at_second += n_second;
+  }
+}
+
 TEST(Transformer, RowsAtDifferentPositionsDecodeAsIfAloneAndLeaveTheBatchCleanly) {
   c10::InferenceMode guard;
   const Transformer model = fixture_model();
