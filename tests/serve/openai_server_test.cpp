@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <filesystem>
 #include <thread>
 #include <tuple>
@@ -257,6 +259,98 @@ TEST(OpenAiServer, AClientThatLeavesMidStreamCancelsItsSequence) {
   EXPECT_TRUE(backbone.cancelled) << "the sequence ran on after its client left";
   server.stop();
   serving.join();
+}
+
+// Holds every generate call until opened: the first request keeps the backbone busy while the
+// next ones queue.
+class GatedBackbone final : public vinci::llm::Backbone {
+ public:
+  std::vector<vinci::llm::GenerationResult> generate(std::span<const vinci::llm::GenerationRequest> requests) override {
+    std::unique_lock lock(mutex_);
+    ++running_;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return open_; });
+    std::vector<vinci::llm::GenerationResult> out(requests.size());
+    for (auto& r : out) {
+      r.text = "ok";
+      r.token_ids = {5};
+      r.logprobs = {-0.5f};
+    }
+    return out;
+  }
+  std::string model_name() const override { return "gated"; }
+  // False after 30 s without a generate call (the request never reached the backbone).
+  bool wait_running() {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::seconds(30), [&] { return running_ > 0; });
+  }
+  void open() {
+    std::lock_guard lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int running_ = 0;
+  bool open_ = false;
+};
+
+// The raw response to one completion request, headers included.
+std::string raw_completion(int port) {
+  IdleSocket socket(port);  // sends the request line and Host
+  const std::string body = R"({"prompt": [1, 2], "max_tokens": 2})";
+  const std::string rest = fmt::format("Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                                       body.size(), body);
+  if (::send(socket.fd, rest.data(), rest.size(), 0) < 0) return "send failed";
+  std::string response;
+  char buffer[4096];
+  for (ssize_t n; (n = ::recv(socket.fd, buffer, sizeof buffer, 0)) > 0;) response.append(buffer, static_cast<size_t>(n));
+  return response;
+}
+
+// --max-queued 1: one request generating, one waiting to join; the third is refused with 503 and
+// Retry-After (which of the two later ones waits is up to their arrival) and the others complete.
+TEST(OpenAiServer, AFullQueueIsAnswered503WithRetryAfter) {
+  GatedBackbone backbone;
+  ServedModel model;
+  model.name = "gated";
+  model.max_model_len = 4096;
+  const vinci::text::Tokenizer tokenizer = vinci::text::Tokenizer::from_file(
+      std::filesystem::path(VINCI_SOURCE_ROOT) / "tests/fixtures/llm/models/qwen2/tokenizer.json");
+  model.tokenizer = &tokenizer;
+  ServerOptions options;
+  options.port = 0;
+  options.batching.max_queued = 1;
+  options.batching.gather_window = std::chrono::milliseconds(0);
+  OpenAiServer server(backbone, model, options);
+  const int port = server.bind();
+  std::thread serving([&] { server.run(); });
+  std::string first;
+  std::thread holding([&] { first = raw_completion(port); });
+  EXPECT_TRUE(backbone.wait_running()) << "the first request never reached the backbone";
+  std::vector<std::string> later(2);
+  std::atomic<int> refused = 0;
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < later.size(); ++i)
+    clients.emplace_back([&, i] {
+      later[i] = raw_completion(port);
+      if (later[i].rfind("HTTP/1.1 503", 0) == 0) ++refused;
+    });
+  for (int i = 0; i < 1000 && refused == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  backbone.open();
+  for (auto& c : clients) c.join();
+  holding.join();
+  server.stop();
+  serving.join();
+  EXPECT_EQ(first.rfind("HTTP/1.1 200", 0), 0u) << first;
+  ASSERT_EQ(refused, 1) << later[0] << "\n---\n" << later[1];
+  const std::string& busy = later[0].rfind("HTTP/1.1 503", 0) == 0 ? later[0] : later[1];
+  const std::string& served = &busy == &later[0] ? later[1] : later[0];
+  EXPECT_NE(busy.find("Retry-After: 1"), std::string::npos) << busy;
+  EXPECT_NE(busy.find("1 requests are waiting to be admitted (at most 1)"), std::string::npos) << busy;
+  EXPECT_EQ(served.rfind("HTTP/1.1 200", 0), 0u) << served;
 }
 
 }  // namespace openai_server_test
