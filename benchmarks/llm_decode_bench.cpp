@@ -53,10 +53,13 @@ int main(int argc, char** argv) {
   app.add_option("--prompt", prompt);
   app.add_option("--new", new_tokens);
   app.add_option("--repeats", repeats, "runs per measurement; the median is reported");
+  bool eager = false;
+  app.add_flag("--no-cuda-graphs", eager, "launch every decode step's kernels one by one");
   CLI11_PARSE(app, argc, argv);
 
   vinci::llm::NativeOptions options;
   options.device = device;
+  options.cuda_graphs = !eager;
   options.random_weights_seed = 1;
   auto load_start = Clock::now();
   auto backbone = vinci::llm::open_native_backbone(config_dir, options);
@@ -102,7 +105,7 @@ int main(int argc, char** argv) {
     const double total = median(batch, new_tokens);
     const double decode = total - prefill;
     const double step = decode / (new_tokens - 1);
-    nlohmann::json line = {{"engine", "vinci"},
+    nlohmann::json line = {{"engine", eager ? "vinci eager" : "vinci"},
                            {"batch", batch},
                            {"prompt", prompt},
                            {"new_tokens", new_tokens},

@@ -3,7 +3,8 @@
 #   1. the backbone tests, whose bf16 GPU cases run only here (logits, logprobs, greedy vs fp32 truth);
 #   2. checkpoints saved by vinci, loaded by transformers: same logits;
 #   3. decode throughput of a Qwen2.5-7B-shaped model (random bf16 weights), vinci vs transformers'
-#      generate, batch 1/16/64, prompt 512, 256 new tokens; the batch-1 roofline share.
+#      generate, batch 1/16/64, prompt 512, 256 new tokens, with and without CUDA-graph decode; the
+#      batch-1 roofline share.
 # Usage (repository root): benchmarks/llm_gpu.sh [OUT_DIR] [BATCHES]
 set -uo pipefail
 OUT=${1:-bench-out}
@@ -29,20 +30,26 @@ python3 tests/fixtures/llm/check_saved_checkpoint.py /tmp/vinci-export | tee "$O
 echo "== 3. decode throughput"
 "$BUILD/benchmarks/llm_decode_bench" --config-dir benchmarks/llm/qwen2_5_7b --batch "$BATCHES" \
   >"$OUT/decode_vinci.jsonl" 2>"$OUT/decode_vinci.err" || { tail -20 "$OUT/decode_vinci.err"; FAILED+=("vinci decode bench"); }
+"$BUILD/benchmarks/llm_decode_bench" --config-dir benchmarks/llm/qwen2_5_7b --batch "$BATCHES" --no-cuda-graphs \
+  >"$OUT/decode_vinci_eager.jsonl" 2>"$OUT/decode_vinci_eager.err" ||
+  { tail -20 "$OUT/decode_vinci_eager.err"; FAILED+=("vinci decode bench without CUDA graphs"); }
 python3 benchmarks/llm_decode_hf.py --config-dir benchmarks/llm/qwen2_5_7b --batch "$BATCHES" \
   >"$OUT/decode_hf.jsonl" 2>"$OUT/decode_hf.err" || { tail -20 "$OUT/decode_hf.err"; FAILED+=("HF decode bench"); }
 python3 - "$OUT" <<'PY'
 import json, sys, pathlib
 out = pathlib.Path(sys.argv[1])
 load = lambda name: {r["batch"]: r for r in map(json.loads, (out / name).read_text().split("\n")[:-1] if (out / name).exists() else [])}
-ours, hf = load("decode_vinci.jsonl"), load("decode_hf.jsonl")
-print(f"{'batch':>5} {'vinci tok/s':>12} {'HF tok/s':>10} {'ratio':>6} {'vinci step ms':>14} {'HF step ms':>11} {'roofline':>9}")
-for b in sorted(set(ours) | set(hf)):
-    o, h = ours.get(b, {}), hf.get(b, {})
-    ratio = o.get("decode_tokens_per_s", 0) / h["decode_tokens_per_s"] if h and o else float("nan")
-    print(f"{b:>5} {o.get('decode_tokens_per_s', float('nan')):>12.1f} {h.get('decode_tokens_per_s', float('nan')):>10.1f} "
-          f"{ratio:>6.2f} {o.get('step_ms', float('nan')):>14.2f} {h.get('step_ms', float('nan')):>11.2f} "
-          f"{o.get('roofline_share', float('nan')):>9.2f}")
+ours, eager, hf = load("decode_vinci.jsonl"), load("decode_vinci_eager.jsonl"), load("decode_hf.jsonl")
+nan = float("nan")
+print(f"{'batch':>5} {'vinci tok/s':>12} {'eager tok/s':>12} {'HF tok/s':>10} {'vs HF':>6} {'step ms':>8} "
+      f"{'eager ms':>9} {'HF ms':>7} {'roofline':>9} {'eager':>6}")
+for b in sorted(set(ours) | set(hf) | set(eager)):
+    o, e, h = ours.get(b, {}), eager.get(b, {}), hf.get(b, {})
+    ratio = o.get("decode_tokens_per_s", 0) / h["decode_tokens_per_s"] if h and o else nan
+    print(f"{b:>5} {o.get('decode_tokens_per_s', nan):>12.1f} {e.get('decode_tokens_per_s', nan):>12.1f} "
+          f"{h.get('decode_tokens_per_s', nan):>10.1f} {ratio:>6.2f} {o.get('step_ms', nan):>8.2f} "
+          f"{e.get('step_ms', nan):>9.2f} {h.get('step_ms', nan):>7.2f} {o.get('roofline_share', nan):>9.2f} "
+          f"{e.get('roofline_share', nan):>6.2f}")
 PY
 if (( ${#FAILED[@]} )); then
   printf 'FAILED: %s\n' "${FAILED[@]}"

@@ -54,6 +54,16 @@ find_path(VINCI_CUDA_RUNTIME_INCLUDE_DIR crt/host_config.h
           PATHS ${_vinci_toolkit_include} /usr/local/cuda/include ${VINCI_NVIDIA_INCLUDE_DIRS} NO_DEFAULT_PATH)
 find_path(VINCI_CUDA_RUNTIME_INCLUDE_DIR crt/host_config.h)
 find_library(VINCI_C10_CUDA_LIB c10_cuda PATHS ${VINCI_TORCH_ROOT}/lib NO_DEFAULT_PATH)
+# CUDA graphs (llm/cuda_graph) need libtorch_cuda, c10_cuda and the CUDA runtime (headers and
+# library: the wheels ship only its versioned name).
+find_library(VINCI_CUDART_LIB NAMES cudart libcudart.so.13 libcudart.so.12
+             PATHS ${_vinci_nvidia_root}/cu13/lib ${_vinci_nvidia_root}/cuda_runtime/lib NO_DEFAULT_PATH)
+find_library(VINCI_CUDART_LIB NAMES cudart PATHS /usr/local/cuda/lib64)
+if(VINCI_TORCH_CUDA_LIB AND VINCI_C10_CUDA_LIB AND VINCI_CUDA_RUNTIME_INCLUDE_DIR AND VINCI_CUDART_LIB)
+  set(VINCI_WITH_CUDA_GRAPHS ON)
+else()
+  set(VINCI_WITH_CUDA_GRAPHS OFF)
+endif()
 if(VINCI_TORCH_CUDA_LIB AND VINCI_C10_CUDA_LIB AND VINCI_NCCL_INCLUDE_DIR AND VINCI_CUDA_RUNTIME_INCLUDE_DIR)
   set(VINCI_WITH_NCCL ON)
   message(STATUS "vinci: data parallelism over NCCL (${VINCI_NCCL_INCLUDE_DIR}) and Gloo")

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
+#include "llm/cuda_graph.h"
 #include "llm/model_config.h"
 #include "llm/safetensors.h"
 #include "llm/sampler.h"
@@ -108,7 +109,8 @@ struct Sequence {
 class NativeBackbone final : public TrainableBackbone {
  public:
   NativeBackbone(fs::path dir, ModelConfig config, Transformer model, std::optional<text::Tokenizer> tokenizer,
-                 std::optional<text::ChatTemplate> chat, std::string no_chat_reason, std::size_t max_shard_bytes)
+                 std::optional<text::ChatTemplate> chat, std::string no_chat_reason, std::size_t max_shard_bytes,
+                 bool cuda_graphs)
       : dir_(std::move(dir)),
         config_(std::move(config)),
         model_(std::move(model)),
@@ -118,7 +120,8 @@ class NativeBackbone final : public TrainableBackbone {
         max_shard_bytes_(max_shard_bytes),
         // Unseeded requests draw from a generator seeded afresh each start, as other samplers do: a
         // restart must not replay the same samples. A request's own seed makes it reproducible.
-        shared_generator_(make_generator(model_.options().device, std::random_device{}())) {}
+        shared_generator_(make_generator(model_.options().device, std::random_device{}())),
+        use_graphs_(cuda_graphs && model_.options().device.is_cuda() && CapturedStep::available()) {}
 
   std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) override;
   void serve(RequestFeed& feed, const ServeLimits& limits) override;
@@ -154,7 +157,8 @@ class NativeBackbone final : public TrainableBackbone {
   // whole, and the result their first tokens' logits, in that order.
   at::Tensor prefill_step(std::span<Sequence> joining, size_t chunk, KvCache& cache,
                           std::vector<size_t>& completed) const;
-  at::Tensor decode(std::span<const Sequence> running, KvCache& cache) const;   // one step; next logits
+  at::Tensor decode(std::span<const Sequence> running, KvCache& cache);  // one step; the next logits
+  at::Tensor decode_replayed(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache);
   // Samples one token for every row, hands the finished ones back and drops their cache rows.
   void sample_step(const at::Tensor& logits, std::vector<Sequence>& active, RequestFeed& feed, KvCache& cache);
   GenerationResult finish(Sequence& seq) const;  // the result, its text cut at the stop
@@ -172,6 +176,16 @@ class NativeBackbone final : public TrainableBackbone {
   std::string no_chat_reason_;
   std::size_t max_shard_bytes_;
   at::Generator shared_generator_;
+  // Decode steps from a CUDA graph (cuda_graph.h): on a GPU, up to kGraphMaxRows rows, where a step
+  // is bound by kernel launches; larger batches are bound by their bytes and run eagerly.
+  static constexpr int64_t kGraphMaxRows = 16;
+  bool use_graphs_ = false;
+  struct DecodeGraph {
+    std::vector<const void*> storage;  // the cache it was captured on
+    at::Tensor ids, positions;         // its inputs, refilled before each replay
+    std::unique_ptr<CapturedStep> step;
+  };
+  std::optional<DecodeGraph> graph_;
 };
 
 std::vector<int32_t> NativeBackbone::prompt_of(const GenerationRequest& request) const {
@@ -287,7 +301,7 @@ at::Tensor NativeBackbone::prefill_step(std::span<Sequence> joining, size_t chun
   return model_.logits(hidden.reshape({batch * width, -1}).index_select(0, at::tensor(last, long_options).to(device)));
 }
 
-at::Tensor NativeBackbone::decode(std::span<const Sequence> running, KvCache& cache) const {
+at::Tensor NativeBackbone::decode(std::span<const Sequence> running, KvCache& cache) {
   const auto device = model_.options().device;
   const auto long_options = at::TensorOptions().dtype(at::kLong);
   std::vector<int64_t> next(running.size()), pos(running.size());
@@ -296,12 +310,44 @@ at::Tensor NativeBackbone::decode(std::span<const Sequence> running, KvCache& ca
     pos[b] = running[b].position();
   }
   const auto rows = static_cast<int64_t>(running.size());
+  const at::Tensor ids = at::tensor(next, long_options).view({rows, 1});
+  const at::Tensor positions = at::tensor(pos, long_options).view({rows, 1});
+  if (use_graphs_ && rows <= kGraphMaxRows) return decode_replayed(ids, positions, cache);
   AttentionSpec spec;
   spec.kind = AttentionSpec::Kind::kDecode;
   spec.kv_length = *std::max_element(pos.begin(), pos.end()) + 1;
-  auto hidden = model_.hidden(at::tensor(next, long_options).view({rows, 1}).to(device),
-                              at::tensor(pos, long_options).view({rows, 1}).to(device), spec, &cache);
+  auto hidden = model_.hidden(ids.to(device), positions.to(device), spec, &cache);
   return model_.logits(hidden.view({rows, -1}));
+}
+
+at::Tensor NativeBackbone::decode_replayed(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache) {
+  // A graph holds the addresses it was captured with: it serves while the batch keeps its rows and
+  // its cache (a row joining or leaving makes a new cache, and a new graph). Its step attends to
+  // the whole cache under the mask, so that its shapes do not change from step to step.
+  std::vector<const void*> storage;
+  for (size_t i = 0; i < cache.keys.size(); ++i) {
+    storage.push_back(cache.keys[i].data_ptr());
+    storage.push_back(cache.values[i].data_ptr());
+  }
+  if (!graph_ || graph_->storage != storage || graph_->ids.size(0) != ids.size(0)) {
+    graph_.reset();
+    DecodeGraph g;
+    g.storage = std::move(storage);
+    g.ids = ids.to(model_.options().device);
+    g.positions = positions.to(model_.options().device);
+    AttentionSpec spec;
+    spec.kind = AttentionSpec::Kind::kDecode;
+    spec.kv_length = cache.capacity;
+    const int64_t rows = ids.size(0);
+    at::Tensor first;
+    g.step = CapturedStep::capture(
+        [&] { return model_.logits(model_.hidden(g.ids, g.positions, spec, &cache).view({rows, -1})); }, first);
+    graph_ = std::move(g);
+    return first;
+  }
+  graph_->ids.copy_(ids, /*non_blocking=*/true);
+  graph_->positions.copy_(positions, /*non_blocking=*/true);
+  return graph_->step->replay();
 }
 
 GenerationResult NativeBackbone::finish(Sequence& seq) const {
@@ -601,6 +647,7 @@ void NativeBackbone::save(const fs::path& dir) const {
 }
 
 void NativeBackbone::load(const fs::path& dir) {
+  graph_.reset();  // weights are copied in place, but a graph must never outlive what it was captured on
   if (fs::exists(dir / "adapter_config.json")) {
     model_.load_adapters(SafetensorsFile::open(dir / "adapter_model.safetensors"));
     return;
@@ -661,7 +708,7 @@ std::unique_ptr<TrainableBackbone> open_native_backbone(const fs::path& model_di
   }
   return std::make_unique<NativeBackbone>(
       model_dir, std::move(config), std::move(model), std::move(tokenizer), std::move(chat), std::move(no_chat_reason),
-      options.max_shard_bytes ? options.max_shard_bytes : shard_limit_of(model_dir));
+      options.max_shard_bytes ? options.max_shard_bytes : shard_limit_of(model_dir), options.cuda_graphs);
 }
 
 }  // namespace vinci::llm

@@ -25,6 +25,8 @@ struct NativeOptions {
   // layout the checkpoint was read in, its largest shard when sharded (so a model started in 16 MiB
   // shards keeps them through every checkpoint of its training), else save_pretrained's 5 GB.
   std::size_t max_shard_bytes = 0;
+  // On a GPU, small-batch decode steps are replayed from CUDA graphs (where the build has them).
+  bool cuda_graphs = true;
 };
 
 // A data-parallel rank's device: "auto" and "cuda" become cuda:<local_rank> where CUDA is present

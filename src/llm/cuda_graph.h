@@ -1,0 +1,26 @@
+// A computation replayed from a CUDA graph. At small batch a decode step is ~30 small kernels per
+// layer, and launching them costs more than running them; a graph launches the whole step at once
+// (gpt-fast reaches ~70% of the memory roofline this way). Compiled in where libtorch has CUDA and
+// the CUDA runtime's headers are found (cmake/VinciTorch.cmake); elsewhere available() is false.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include <ATen/core/Tensor.h>
+
+namespace vinci::llm {
+
+class CapturedStep {
+ public:
+  static bool available();
+  // Runs `step` once eagerly on a side stream and returns its result in `first`, then captures it:
+  // each replay() runs it again on the current stream. `step` must read its inputs from tensors
+  // that outlive the capture and that the caller refills in place before each replay.
+  static std::unique_ptr<CapturedStep> capture(const std::function<at::Tensor()>& step, at::Tensor& first);
+  virtual ~CapturedStep() = default;
+  // The captured step's output, the same tensor every time: read it before the next replay.
+  virtual at::Tensor replay() = 0;
+};
+
+}  // namespace vinci::llm
