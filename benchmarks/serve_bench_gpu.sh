@@ -10,6 +10,10 @@
 # opentelemetry-api and openai (with httpx2), carried as wheels in .device-deps/wheels; the clients are
 # plain urllib.
 # Usage (repository root): benchmarks/serve_bench_gpu.sh [OUT_DIR]
+#   PEERS="plain cb" (the default) runs transformers serve both without and with its continuous
+#   batching; PEERS=cb only with (the plain one takes ~4 minutes of the call).
+#   VARIANTS="label=args;label=args" adds vinci servers started with extra arguments (ablations),
+#   e.g. VARIANTS="no graphs=--no-cuda-graphs;whole prompts=--prefill-chunk 0".
 set -uo pipefail
 OUT=${1:-serve-bench-out}
 mkdir -p "$OUT"
@@ -35,28 +39,49 @@ JSON
 "$VINCI" serve --model $MODEL --device cuda --served-model-name bench --port 8130 --max-batch 64 \
   >"$OUT/vinci-serve.txt" 2>"$OUT/vinci-serve.log" &
 vinci_pid=$!
-transformers serve $MODEL --port 8131 --host 127.0.0.1 --device cuda:0 --dtype bfloat16 \
-  >"$OUT/transformers-serve.log" 2>&1 &
-hf_pid=$!
-# transformers serve's own continuous batching, where this version has it: a third server.
+PEERS=${PEERS:-plain cb}
+variant_pids=() variant_list=""
+port=8140
+IFS=';' read -ra variants <<<"${VARIANTS:-}"
+for v in "${variants[@]}"; do
+  [ -z "$v" ] && continue
+  # shellcheck disable=SC2086  # the arguments are meant to split
+  "$VINCI" serve --model $MODEL --device cuda --served-model-name bench --port $port --max-batch 64 ${v#*=} \
+    >"$OUT/vinci-serve-$port.txt" 2>"$OUT/vinci-serve-$port.log" &
+  variant_pids+=($!)
+  variant_list+="${v%%=*}=$port;"
+  port=$((port + 1))
+done
+hf_pid=
+if [[ " $PEERS " == *" plain "* ]]; then
+  transformers serve $MODEL --port 8131 --host 127.0.0.1 --device cuda:0 --dtype bfloat16 \
+    >"$OUT/transformers-serve.log" 2>&1 &
+  hf_pid=$!
+fi
+# transformers serve's own continuous batching, where this version has it.
 CB_FLAG=$(transformers serve --help 2>&1 | grep -o -- '--continuous[-_]batching' | head -1)
 cb_pid=
-if [ -n "$CB_FLAG" ]; then
+if [ -n "$CB_FLAG" ] && [[ " $PEERS " == *" cb "* ]]; then
   transformers serve $MODEL --port 8132 --host 127.0.0.1 --device cuda:0 --dtype bfloat16 $CB_FLAG \
     >"$OUT/transformers-serve-cb.log" 2>&1 &
   cb_pid=$!
 fi
+variants_up() {
+  local p
+  for p in $(seq 8140 $((port - 1))); do curl -sf http://127.0.0.1:$p/health >/dev/null || return 1; done
+}
 for _ in $(seq 180); do
-  curl -sf http://127.0.0.1:8130/health >/dev/null && curl -sf http://127.0.0.1:8131/v1/models >/dev/null &&
-    { [ -z "$cb_pid" ] || curl -sf http://127.0.0.1:8132/v1/models >/dev/null; } && break
+  curl -sf http://127.0.0.1:8130/health >/dev/null &&
+    { [ -z "$hf_pid" ] || curl -sf http://127.0.0.1:8131/v1/models >/dev/null; } &&
+    { [ -z "$cb_pid" ] || curl -sf http://127.0.0.1:8132/v1/models >/dev/null; } && variants_up && break
   sleep 1
 done
 
-python3 - "$MODEL" "$OUT" "${cb_pid:+8132}" <<'PY'
+python3 - "$MODEL" "$OUT" "${hf_pid:+8131}" "${cb_pid:+8132}" "$variant_list" <<'PY'
 import concurrent.futures, json, random, statistics, sys, time, urllib.request
 from tokenizers import Tokenizer
 
-model_dir, out, cb_port = sys.argv[1], sys.argv[2], sys.argv[3]
+model_dir, out, plain_port, cb_port, variant_list = sys.argv[1:6]
 tok = Tokenizer.from_file(f"{model_dir}/tokenizer.json")
 rng = random.Random(0)
 words = "tensor kernel block warp fused memory bandwidth latency softmax reduce row column tile shared".split()
@@ -108,8 +133,12 @@ def run(base, name):
             "ttft_p50_s": pct(ttft, 0.5), "ttft_p99_s": pct(ttft, 0.99)}
 
 rows = {}
-servers = [("vinci serve", "http://127.0.0.1:8130/v1", "bench"),
-           ("transformers serve", "http://127.0.0.1:8131/v1", model_dir)]
+servers = [("vinci serve", "http://127.0.0.1:8130/v1", "bench")]
+for item in filter(None, variant_list.split(";")):
+    label, port = item.rsplit("=", 1)
+    servers.append((f"vinci {label}", f"http://127.0.0.1:{port}/v1", "bench"))
+if plain_port:
+    servers.append(("transformers serve", f"http://127.0.0.1:{plain_port}/v1", model_dir))
 if cb_port:
     servers.append(("transformers serve CB", f"http://127.0.0.1:{cb_port}/v1", model_dir))
 for label, base, name in servers:
@@ -117,13 +146,13 @@ for label, base, name in servers:
         rows[label] = run(base, name)
     except Exception as e:
         print(f"{label}: failed: {type(e).__name__}: {e}")
-json.dump(rows, open(f"{out}/serve_bench.json", "w"), indent=2)
+    json.dump(rows, open(f"{out}/serve_bench.json", "w"), indent=2)  # after each: a timeout keeps the rest
 print(f"{'server':>21} {'requests':>8} {'wall s':>7} {'req/s':>6} {'tokens':>7} {'tok/s':>7} {'p50 s':>6} {'p99 s':>6} {'TTFT p50':>8} {'TTFT p99':>8}")
 for label, r in rows.items():
     print(f"{label:>21} {r['requests']:>8} {r['wall_s']:>7.1f} {r['req_per_s']:>6.2f} {r['tokens']:>7} {r['tokens_per_s']:>7.0f} "
           f"{r['p50_s']:>6.2f} {r['p99_s']:>6.2f} {r['ttft_p50_s']:>8.2f} {r['ttft_p99_s']:>8.2f}")
 PY
-kill $vinci_pid $hf_pid $cb_pid 2>/dev/null
+kill $vinci_pid $hf_pid $cb_pid "${variant_pids[@]}" 2>/dev/null
 wait 2>/dev/null
 echo "transformers serve continuous-batching flag: ${CB_FLAG:-none in this version}"
 grep -E "done:" "$OUT/vinci-serve.log" | awk '{for(i=1;i<=NF;i++) if($i=="of") b[$(i+1)]++} END {printf "vinci serve, batch each request joined:"; for(k in b) printf " %s×%d", k, b[k]; print ""}'

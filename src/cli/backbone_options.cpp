@@ -14,6 +14,8 @@ CLI::Option* add_backbone_options(CLI::App& app, BackboneOptions& options, bool 
       ->capture_default_str();
   app.add_option("--chat-template", options.chat_template, "a Jinja chat template overriding the checkpoint's")
       ->check(CLI::ExistingFile);
+  app.add_flag("--no-cuda-graphs", options.no_cuda_graphs,
+               "on a GPU, launch each decode step's kernels one by one instead of replaying a CUDA graph");
   return model;
 }
 
@@ -22,6 +24,7 @@ std::unique_ptr<llm::TrainableBackbone> open_backbone(const BackboneOptions& opt
   native.device = options.device;
   native.dtype = options.dtype;
   native.chat_template = options.chat_template;
+  native.cuda_graphs = !options.no_cuda_graphs;
   spdlog::info("loading {} ({}, {})", options.model, options.device, options.dtype);
   return llm::open_native_backbone(options.model, native);
 }

@@ -13,6 +13,7 @@ namespace vinci::cli {
 
 struct BackboneOptions {
   std::string model, device = "auto", dtype = "auto", chat_template;
+  bool no_cuda_graphs = false;
 };
 
 // model_required: false where --llm may stand in for --model.
