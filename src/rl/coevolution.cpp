@@ -42,6 +42,9 @@ CoevolutionMetrics step_metrics(const CoevolutionBatch& b, const TrainStats& t, 
   m.ranks = ranks;
   m.generate_s = b.generate_s;
   m.evaluate_s = b.evaluate_s;
+  m.candidates = b.candidates;
+  m.candidates_measured = b.measured;
+  m.candidates_per_min = b.evaluate_s > 0 ? 60.0 * static_cast<double>(b.candidates) / b.evaluate_s : 0.0;
   m.train_s = t.seconds;
   m.policy = b.policy;
   m.selection = b.selection;

@@ -23,6 +23,9 @@ struct CoevolutionBatch {
   size_t solved = 0;  // tasks whose best turn beat eager
   RoleStats policy, selection, summary;
   double generate_s = 0, evaluate_s = 0;  // the slowest rank's
+  // Kernels sent to the evaluator over every rank, and those it measured (neither a cache hit nor
+  // a twin of another in the same run).
+  size_t candidates = 0, measured = 0;
 };
 
 }  // namespace vinci::rl

@@ -34,7 +34,10 @@ nlohmann::json to_json(const CoevolutionMetrics& m) {
                       {"generate_s", m.generate_s},
                       {"evaluate_s", m.evaluate_s},
                       {"train_s", m.train_s},
-                      {"step_s", m.step_s}};
+                      {"step_s", m.step_s},
+                      {"candidates", m.candidates},
+                      {"candidates_measured", m.candidates_measured},
+                      {"candidates_per_min", m.candidates_per_min}};
   const std::pair<const char*, const RoleStats*> roles[] = {
       {"policy", &m.policy}, {"selection", &m.selection}, {"summary", &m.summary}};
   for (const auto& [role, stats] : roles) {

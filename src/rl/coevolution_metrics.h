@@ -34,6 +34,10 @@ struct CoevolutionMetrics {
   double tokens_per_s = 0, mfu = 0;
   int ranks = 1;
   double generate_s = 0, evaluate_s = 0, train_s = 0, step_s = 0;
+  // Evaluation throughput (issue 16): kernels evaluated, those measured rather than answered from
+  // the cache or a twin, and candidates per minute of the slowest rank's evaluation time.
+  size_t candidates = 0, candidates_measured = 0;
+  double candidates_per_min = 0;
   RoleStats policy, selection, summary;
 };
 

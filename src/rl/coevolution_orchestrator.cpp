@@ -44,10 +44,13 @@ class TimedEvaluator final : public agents::KernelEvaluator {
     const auto start = Clock::now();
     auto out = inner_.evaluate(jobs);
     seconds += elapsed_s(start);
+    candidates += out.size();
+    for (const auto& r : out) measured += r.cached ? 0 : 1;
     return out;
   }
   std::string device() const override { return inner_.device(); }
   double seconds = 0;
+  size_t candidates = 0, measured = 0;
 
  private:
   agents::KernelEvaluator& inner_;
@@ -201,6 +204,10 @@ CoevolutionBatch CoevolutionOrchestrator::rollout(int64_t step, int epoch, std::
   const auto slowest = parallel_.max({timed_model.seconds, timed_evaluator.seconds});
   batch.generate_s = slowest[0];
   batch.evaluate_s = slowest[1];
+  const auto counted = parallel_.sum({static_cast<double>(timed_evaluator.candidates),
+                                      static_cast<double>(timed_evaluator.measured)});
+  batch.candidates = static_cast<size_t>(counted[0]);
+  batch.measured = static_cast<size_t>(counted[1]);
   return batch;
 }
 

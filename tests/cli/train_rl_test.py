@@ -38,7 +38,10 @@ training = "full"
 [optimizer]
 lr = 1e-3
 """
-TIMING = {"generate_s", "evaluate_s", "train_s", "step_s", "tokens_per_s", "mfu"}
+# What depends on timing, or on what the evaluation cache already held (a resumed run finds the
+# whole run's results there).
+TIMING = {"generate_s", "evaluate_s", "train_s", "step_s", "tokens_per_s", "mfu", "candidates_measured",
+          "candidates_per_min"}
 
 work = pathlib.Path(tempfile.mkdtemp(prefix="vinci-rl-"))
 try:
@@ -62,11 +65,16 @@ try:
         check([r["step"] for r in rows] == [1, 2], f"one metrics line per step: {[r.get('step') for r in rows]}")
         for key in ("reward_mean_policy", "reward_std_selection", "fast_1", "pg_loss", "clip_fraction_high", "grad_norm",
                     "lr", "logprob_diff", "entropy", "mrs_rejected", "prs_rejected", "response_tokens_policy", "skills_proposed", "mfu",
-                    "skills_admitted", "library_size", "tokens_per_s", "generate_s", "evaluate_s", "train_s"):
+                    "skills_admitted", "library_size", "tokens_per_s", "generate_s", "evaluate_s", "train_s",
+                    "candidates", "candidates_measured", "candidates_per_min"):
             check(key in rows[0], f"metrics field {key}")
         check(rows[0]["library_size"] == 57, f"the seeded library is flushed as the step's snapshot: {rows[0]['library_size']}")
         check(rows[0]["samples"] == 1 + 2 * 2 * 2, f"1 selection + 2 schemes x 2 samples x 2 turns: {rows[0]['samples']}")
         check(rows[0]["untrainable_calls"] == 0, "every native call is trainable")
+        check(rows[0]["candidates_measured"] <= rows[0]["candidates"] and
+              (rows[0]["candidates"] == 0) == (rows[0]["candidates_per_min"] == 0),
+              f"evaluation throughput: {rows[0]['candidates']} candidates, {rows[0]['candidates_measured']} measured, "
+              f"{rows[0]['candidates_per_min']} per minute")
         episode = json.loads((whole / "episodes" / "step-1.jsonl").read_text().splitlines()[0])
         roles = sorted({c["role"] for c in episode["calls"]})
         check(roles == ["policy", "selection"], f"the episode's roles: {roles}")

@@ -38,6 +38,9 @@ TEST(CoevolutionMetrics, TheLineHoldsEveryFieldUnderItsKey) {
   m.evaluate_s = 20;
   m.train_s = 2;
   m.step_s = 33;
+  m.candidates = 24;
+  m.candidates_measured = 20;
+  m.candidates_per_min = 72;
   m.policy = {1.5, 0.5, 300};
   m.selection = {0.25, 0.125, 40};
   m.summary = {2.0, 0.0, 120};
@@ -47,11 +50,12 @@ TEST(CoevolutionMetrics, TheLineHoldsEveryFieldUnderItsKey) {
     "logprob_diff": 0.01, "entropy": 0.75, "mrs_rejected": 2, "prs_rejected": 7, "skills_proposed": 5,
     "skills_verified": 3, "skills_admitted": 1, "library_size": 12, "train_tokens": 9000, "tokens_per_s": 4500.0,
     "mfu": 0.375, "ranks": 2, "generate_s": 10.0, "evaluate_s": 20.0, "train_s": 2.0, "step_s": 33.0,
+    "candidates": 24, "candidates_measured": 20, "candidates_per_min": 72.0,
     "reward_mean_policy": 1.5, "reward_std_policy": 0.5, "response_tokens_policy": 300.0,
     "reward_mean_selection": 0.25, "reward_std_selection": 0.125, "response_tokens_selection": 40.0,
     "reward_mean_summary": 2.0, "reward_std_summary": 0.0, "response_tokens_summary": 120.0})");
   const json line = to_json(m);
-  EXPECT_EQ(line.size(), 37u);
+  EXPECT_EQ(line.size(), 40u);
   for (const auto& [key, value] : expected.items()) {
     ASSERT_TRUE(line.contains(key)) << key;
     EXPECT_DOUBLE_EQ(line[key].get<double>(), value.get<double>()) << key;

@@ -95,6 +95,9 @@ TEST(CoevolutionOrchestrator, RunsEveryTaskInBatchOrderAndRecordsTheStep) {
   // bypass is screened out before any rerun).
   EXPECT_EQ(batch.skills_proposed, 4u);
   EXPECT_EQ(batch.skills_verified, 2u);
+  EXPECT_EQ(batch.candidates, static_cast<size_t>(s.evaluator.evaluated)) << "every kernel sent to the evaluator";
+  EXPECT_EQ(batch.measured, batch.candidates) << "the scripted evaluator caches nothing";
+  EXPECT_GT(batch.candidates, 0u);
   EXPECT_EQ(batch.samples.size(), batch.built) << "PRS is off: every built sample is trained";
   EXPECT_EQ(batch.prs_rejected, 0u);
   EXPECT_EQ(batch.untrainable, 0u);
