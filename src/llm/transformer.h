@@ -46,7 +46,8 @@ struct AttentionSpec {
   at::Tensor segments;     // kSegments only
   int64_t kv_length = 0;   // kDecode only: 1 + the largest position, known on the host (reading it
                            // back from the device would stall the launch queue at every layer)
-  at::Tensor hidden_keys;  // kDecode: [B, 1, T, kv_length], true past a token's position (set by hidden())
+  at::Tensor hidden_keys;   // kDecode: [B, 1, T, kv_length], true past a token's position (set by hidden())
+  at::Tensor visible_keys;  // kDecode: its negation, the fused attention's mask
 };
 
 // One HF linear layer, or several fused along the output dimension (q|k|v, gate|up): a decode
