@@ -215,7 +215,8 @@ AgentCall call_from_json(const json& j, const std::string& where) {
   c.logprobs = field<std::vector<float>>(j, "logprobs", where);
   c.loss_mask = field<std::vector<uint8_t>>(j, "loss_mask", where);
   c.trainable = field<bool>(j, "trainable", where);
-  c.messages = llm::chat_messages_from_json(nlohmann::ordered_json::parse(field<json>(j, "messages", where).dump()), where);
+  c.messages =
+      llm::chat_messages_from_json(nlohmann::ordered_json::parse(field<json>(j, "messages", where).dump()), where);
   c.response_text = field<std::string>(j, "response_text", where);
   c.parse_failure = field<std::string>(j, "parse_failure", where);
   if (const json r = field<json>(j, "result", where); !r.is_null()) {
@@ -238,11 +239,16 @@ AgentCall call_from_json(const json& j, const std::string& where) {
 }
 
 template <typename T>
+struct is_optional : std::false_type {};
+template <typename T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
+template <typename T>
 void optional_field(const json& j, const char* key, const std::string& where, T& into) {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;
   try {
-    if constexpr (requires { typename T::value_type; into.has_value(); })
+    if constexpr (is_optional<T>::value)
       into = it->get<typename T::value_type>();
     else
       into = it->get<T>();

@@ -127,8 +127,8 @@ void write_optimize_outputs(const fs::path& out_dir, const PolicyTask& task, con
     fs::remove(best);
 
   std::string md = fmt::format("# vinci optimize: {}\n\n", task.task.id);
-  md += fmt::format("Model `{}`, strategy {}, {} schemes.\n\n```\n{}```\n\n", o.episode.model,
-                    o.episode.meta.strategy, o.schemes.size(), summary_table(o));
+  md += fmt::format("Model `{}`, strategy {}, {} schemes.\n\n```\n{}```\n\n", o.episode.model, o.episode.meta.strategy,
+                    o.schemes.size(), summary_table(o));
   md += "## Attempts\n\n| attempt | skills | strategy | outcome |\n|---|---|---|---|\n";
   for (const auto& [r, t] : unique_attempts(o)) {
     const std::string file =

@@ -34,7 +34,8 @@ void Backbone::serve(RequestFeed& feed, const ServeLimits& limits) {
       for (const auto& a : round) {
         try {
           auto alone = generate(std::span<const GenerationRequest>(a.request, 1));
-          if (alone.size() != 1) throw std::logic_error("the backbone returned a result count unlike the request count");
+          if (alone.size() != 1)
+            throw std::logic_error("the backbone returned a result count unlike the request count");
           feed.complete(a.ticket, std::move(alone.front()));
         } catch (...) {
           feed.fail(a.ticket, std::current_exception());

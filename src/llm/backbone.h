@@ -111,7 +111,7 @@ struct LogprobOptions {
 class RequestFeed {
  public:
   struct Admitted {
-    size_t ticket = 0;                          // the feed's name for the request
+    size_t ticket = 0;                           // the feed's name for the request
     const GenerationRequest* request = nullptr;  // the feed's; alive until completed or failed
   };
   virtual ~RequestFeed() = default;

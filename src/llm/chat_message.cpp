@@ -25,7 +25,8 @@ std::vector<ChatMessage> chat_messages_from_json(const ordered_json& messages, s
     };
     if (!m.is_object()) throw bad("not an object");
     for (const auto& [key, value] : m.items())
-      if (key != "role" && key != "content") throw bad(fmt::format("field '{}' is not kept (role and content only)", key));
+      if (key != "role" && key != "content")
+        throw bad(fmt::format("field '{}' is not kept (role and content only)", key));
     const auto role = m.find("role");
     const auto content = m.find("content");
     if (role == m.end() || !role->is_string()) throw bad("'role' must be a string");

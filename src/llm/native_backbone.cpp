@@ -249,9 +249,9 @@ Sequence NativeBackbone::start_sequence(const RequestFeed::Admitted& admitted) c
   // most a context's worth of tokens.
   const int64_t context = config_.max_position_embeddings;
   const int64_t room = context - static_cast<int64_t>(seq.prompt.size());
-  seq.max_new_tokens =
-      context > 0 ? static_cast<int>(std::min<int64_t>(seq.params->max_new_tokens, room >= 1 ? room : context))
-                  : seq.params->max_new_tokens;
+  seq.max_new_tokens = context > 0
+                           ? static_cast<int>(std::min<int64_t>(seq.params->max_new_tokens, room >= 1 ? room : context))
+                           : seq.params->max_new_tokens;
   if (seq.params->seed) seq.generator = make_generator(model_.options().device, *seq.params->seed);
   if (!seq.params->ignore_eos) seq.stop_ids = config_.eos_token_ids;
   seq.stop_ids.insert(seq.stop_ids.end(), seq.params->stop_token_ids.begin(), seq.params->stop_token_ids.end());
@@ -341,7 +341,10 @@ at::Tensor NativeBackbone::decode_replayed(const at::Tensor& ids, const at::Tens
     const int64_t rows = ids.size(0);
     at::Tensor first;
     g.step = CapturedStep::capture(
-        [&] { return model_.logits(model_.hidden(g.ids, g.positions, spec, &cache).view({rows, -1})); }, first);
+        [&] {
+          return model_.logits(model_.hidden(g.ids, g.positions, spec, &cache).view({rows, -1}));
+        },
+        first);
     graph_ = std::move(g);
     return first;
   }
@@ -354,7 +357,8 @@ GenerationResult NativeBackbone::finish(Sequence& seq) const {
   auto& result = seq.result;
   if (tokenizer_) {
     std::span<const int32_t> text_ids(result.token_ids);
-    if (result.finish_reason == FinishReason::stop && !seq.stop_string_at) text_ids = text_ids.first(text_ids.size() - 1);
+    if (result.finish_reason == FinishReason::stop && !seq.stop_string_at)
+      text_ids = text_ids.first(text_ids.size() - 1);
     result.text = text_of(text_ids);
     if (seq.stop_string_at) {
       const size_t cut = result.text.find(result.matched_stop);
@@ -416,8 +420,9 @@ void NativeBackbone::serve(RequestFeed& feed, const ServeLimits& limits) {
           // The completed prompts move to the running cache and get their first token below.
           logits = logits.defined() ? at::cat({logits, first}) : first;
           KvCache moved = *joining_cache;
-          moved.select_rows(at::tensor(std::vector<int64_t>(completed.begin(), completed.end()), long_options).to(device),
-                            joining_cache->capacity);
+          moved.select_rows(
+              at::tensor(std::vector<int64_t>(completed.begin(), completed.end()), long_options).to(device),
+              joining_cache->capacity);
           if (cache)
             cache->append_rows(moved);
           else
@@ -472,7 +477,8 @@ void NativeBackbone::sample_step(const at::Tensor& logits, std::vector<Sequence>
     seq.done = finished(seq);
     if (const auto& on_text = seq.request->on_text; on_text && tokenizer_) {
       std::span<const int32_t> so_far(seq.result.token_ids);
-      if (seq.result.finish_reason == FinishReason::stop && !seq.stop_string_at) so_far = so_far.first(so_far.size() - 1);
+      if (seq.result.finish_reason == FinishReason::stop && !seq.stop_string_at)
+        so_far = so_far.first(so_far.size() - 1);
       if (!on_text(text_of(so_far))) seq.done = true;  // cancelled: it ends with what it has
     }
     if (!seq.done) {
@@ -493,7 +499,6 @@ void NativeBackbone::sample_step(const at::Tensor& logits, std::vector<Sequence>
   if (!active.empty())
     cache.select_rows(at::tensor(keep, at::TensorOptions().dtype(at::kLong)).to(model_.options().device), capacity);
 }
-
 
 // generate() as a feed: every request admitted at once, each result put back in its place.
 class SpanFeed final : public RequestFeed {
@@ -521,7 +526,6 @@ class SpanFeed final : public RequestFeed {
   std::exception_ptr error_;
   bool admitted_ = false;
 };
-
 
 std::vector<GenerationResult> NativeBackbone::generate(std::span<const GenerationRequest> requests) {
   // Every prompt is checked before any is generated: a bad one fails the call at once.

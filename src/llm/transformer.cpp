@@ -522,9 +522,9 @@ at::Tensor Transformer::hidden(const at::Tensor& ids, const at::Tensor& position
                                KvCache* cache) const {
   AttentionSpec spec = given;
   if (spec.kind == AttentionSpec::Kind::kDecode) {  // the same for every layer: built once
-    spec.hidden_keys = (at::arange(spec.kv_length, positions.options()).view({1, 1, spec.kv_length}) >
-                        positions.unsqueeze(2))
-                           .unsqueeze(1);  // [B, 1, T, kv_length]
+    spec.hidden_keys =
+        (at::arange(spec.kv_length, positions.options()).view({1, 1, spec.kv_length}) > positions.unsqueeze(2))
+            .unsqueeze(1);  // [B, 1, T, kv_length]
     spec.visible_keys = spec.hidden_keys.logical_not();
   }
   auto x = at::embedding(compute(embed_tokens_), ids);

@@ -43,9 +43,9 @@ struct AttentionSpec {
     kDecode,    // new tokens at their positions (one per row, or a chunk of a prompt), written into
                 // the cache and attending to its slots 0..position
   } kind = Kind::kCausal;
-  at::Tensor segments;     // kSegments only
-  int64_t kv_length = 0;   // kDecode only: 1 + the largest position, known on the host (reading it
-                           // back from the device would stall the launch queue at every layer)
+  at::Tensor segments;      // kSegments only
+  int64_t kv_length = 0;    // kDecode only: 1 + the largest position, known on the host (reading it
+                            // back from the device would stall the launch queue at every layer)
   at::Tensor hidden_keys;   // kDecode: [B, 1, T, kv_length], true past a token's position (set by hidden())
   at::Tensor visible_keys;  // kDecode: its negation, the fused attention's mask
 };

@@ -204,8 +204,8 @@ CoevolutionBatch CoevolutionOrchestrator::rollout(int64_t step, int epoch, std::
   const auto slowest = parallel_.max({timed_model.seconds, timed_evaluator.seconds});
   batch.generate_s = slowest[0];
   batch.evaluate_s = slowest[1];
-  const auto counted = parallel_.sum({static_cast<double>(timed_evaluator.candidates),
-                                      static_cast<double>(timed_evaluator.measured)});
+  const auto counted =
+      parallel_.sum({static_cast<double>(timed_evaluator.candidates), static_cast<double>(timed_evaluator.measured)});
   batch.candidates = static_cast<size_t>(counted[0]);
   batch.measured = static_cast<size_t>(counted[1]);
   return batch;

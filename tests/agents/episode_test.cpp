@@ -109,8 +109,8 @@ TEST(Episode, MetaAndMessagesKeepTheirJsonForm) {
               testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("meta.turns is malformed")));
   j["meta"]["turns"] = 2;
   j["calls"][0]["messages"] = json::parse(R"([{"role": "user", "content": [{"type": "text"}]}])");
-  EXPECT_THAT([&] { episode_from_json(j); },
-              testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("call 0: messages[0]: 'content' must be a string")));
+  EXPECT_THAT([&] { episode_from_json(j); }, testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr(
+                                                 "call 0: messages[0]: 'content' must be a string")));
   j["calls"][0]["messages"] = json::parse(R"([{"role": "assistant", "content": "", "tool_calls": []}])");
   EXPECT_THAT([&] { episode_from_json(j); },
               testing::ThrowsMessage<std::invalid_argument>(testing::HasSubstr("field 'tool_calls' is not kept")));

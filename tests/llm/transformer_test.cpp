@@ -26,7 +26,9 @@ Transformer fixture_model(uint64_t seed = 7) {
 }
 
 at::Tensor ids_of(std::vector<int64_t> ids) { return at::tensor(ids, at::kLong).unsqueeze(0); }
-at::Tensor positions_from(int64_t start, int64_t length) { return at::arange(start, start + length, at::kLong).unsqueeze(0); }
+at::Tensor positions_from(int64_t start, int64_t length) {
+  return at::arange(start, start + length, at::kLong).unsqueeze(0);
+}
 
 // Hidden states [T, hidden] of one sequence run causally from position 0.
 at::Tensor alone(const Transformer& model, const std::vector<int64_t>& ids) {
@@ -117,8 +119,8 @@ TEST(Transformer, RowsAtDifferentPositionsDecodeAsIfAloneAndLeaveTheBatchCleanly
     AttentionSpec decode;
     decode.kind = AttentionSpec::Kind::kDecode;
     decode.kv_length = t + 1;
-    const at::Tensor step = model.hidden(at::tensor(next, at::kLong).view({batch, 1}),
-                                         at::full({batch, 1}, t, at::kLong), decode, &cache);
+    const at::Tensor step =
+        model.hidden(at::tensor(next, at::kLong).view({batch, 1}), at::full({batch, 1}, t, at::kLong), decode, &cache);
     EXPECT_LT(max_difference(step[0].view({-1}), first[t]), kTolerance) << "first sequence, position " << t;
     if (batch == 2) {
       EXPECT_LT(max_difference(step[1].view({-1}), second[t]), kTolerance) << "second, position " << t;

@@ -13,8 +13,8 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <mutex>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 #include <tuple>
 
@@ -301,12 +301,13 @@ class GatedBackbone final : public vinci::llm::Backbone {
 std::string raw_completion(int port) {
   IdleSocket socket(port);  // sends the request line and Host
   const std::string body = R"({"prompt": [1, 2], "max_tokens": 2})";
-  const std::string rest = fmt::format("Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
-                                       body.size(), body);
+  const std::string rest = fmt::format(
+      "Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}", body.size(), body);
   if (::send(socket.fd, rest.data(), rest.size(), 0) < 0) return "send failed";
   std::string response;
   char buffer[4096];
-  for (ssize_t n; (n = ::recv(socket.fd, buffer, sizeof buffer, 0)) > 0;) response.append(buffer, static_cast<size_t>(n));
+  for (ssize_t n; (n = ::recv(socket.fd, buffer, sizeof buffer, 0)) > 0;)
+    response.append(buffer, static_cast<size_t>(n));
   return response;
 }
 
