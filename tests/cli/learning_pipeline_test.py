@@ -2,11 +2,12 @@
 """Issue 16's pipeline at toy scale on the CPU, through the same commands a learning run uses:
 `vinci curriculum`, scripts/train_tokenizer.py, `vinci init-model`, `vinci sft-data` (the teacher
 through the agents; Triton does not run on a CPU, so its policy turns fail and only the selection
-answers become targets), `vinci train sft` for 2 steps from the random model, and `vinci bench-model`
-of the trained model on the held-out suite. Checked: each stage's files, that the SFT data is in the
+answers become targets), `vinci train sft` for 2 steps from the random model, one `vinci train rl` step from it on two
+training tasks, and `vinci bench-model` of the SFT model on the held-out suite. Checked: each stage's files, that the SFT data is in the
 agents' format, that training moved the weights with a finite loss, and that bench-model scored
 every held-out task. What this cannot show on a CPU (a model that writes kernels, RL with a
-non-zero update) is the GPU run's (benchmarks/sft_data_gpu.sh, benchmarks/mrs_gpu.sh).
+non-zero update from them) is the GPU run's (benchmarks/sft_data_gpu.sh, benchmarks/mrs_gpu.sh); a
+non-zero update on the CPU is Cli.TrainRlDataParallel's, from a taught fixture.
 
     learning_pipeline_test.py VINCI SOURCE_ROOT
 """
@@ -70,6 +71,22 @@ def main() -> int:
         before, after = checkpoint_tensors(model), checkpoint_tensors(trained)
         moved = max(float(np.max(np.abs(after[k].astype(np.float64) - before[k]))) for k in before)
         check(moved > 0, "the SFT steps moved the weights")
+
+        # One co-evolution step from the SFT model on two training tasks: the toy model writes no
+        # kernel on a CPU, so its rewards (and update) are 0 here; Cli.TrainRlDataParallel is where
+        # a taught model earns a non-zero one.
+        (work / "rl.toml").write_text("[run]\nsteps = 1\ntasks_per_step = 2\n[agents]\nschemes = 1\nsamples = 2\n"
+                                      "turns = 1\nmax_new_tokens = 32\nselection_max_new_tokens = 32\n"
+                                      "[model]\ntraining = \"full\"\n")
+        run(VINCI, "train", "rl", "--config", work / "rl.toml", "--model", trained, "--model-device", "cpu",
+            "--tasks", cur / "train", "--device", "cpu", "--scale", "0.05", "--no-compile-baseline", "--trials", "3",
+            "--out", work / "rl", env=env)
+        rl = [json.loads(line) for line in (work / "rl" / "metrics.jsonl").read_text().splitlines()] \
+            if (work / "rl" / "metrics.jsonl").exists() else []
+        check(len(rl) == 1 and rl[0]["tasks"] == 2 and rl[0]["samples"] > 0 and math.isfinite(rl[0]["grad_norm"]),
+              f"one RL step over 2 training tasks: {rl}")
+        check((work / "rl" / "final").is_dir() and (work / "rl" / "episodes" / "step-1.jsonl").exists(),
+              "the RL run's final model and episodes")
 
         run(VINCI, "bench-model", "--model", trained, "--tasks", cur / "heldout", "--device", "cpu",
             "--scale", "0.05", "--no-compile-baseline", "--trials", "3", "--max-new-tokens", "32", "--batch-tasks", "4",
