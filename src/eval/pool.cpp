@@ -368,18 +368,14 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs,
   // Cached results first; everything else is copied into the content-addressed candidate store.
   std::vector<size_t> to_build;
   std::map<std::string, size_t> first_of_key;
-  std::vector<bool> is_twin(jobs.size(), false);
   for (size_t i = 0; i < jobs.size(); ++i) {
     keys[i] = result_key(jobs[i]);
     if (jobs[i].fresh) continue;
     const auto [first, inserted] = first_of_key.emplace(keys[i], i);
-    if (!inserted) {
-      twins[first->second].push_back(i);  // answered when its first is
-      is_twin[i] = true;
-    }
+    if (!inserted) twins[first->second].push_back(i);  // answered when its first is
   }
   for (size_t i = 0; i < jobs.size(); ++i) {
-    if (is_twin[i]) continue;
+    if (!jobs[i].fresh && first_of_key.at(keys[i]) != i) continue;  // a twin
     if (config_.use_cache && !jobs[i].fresh) {
       if (auto hit = results_.get(keys[i]); hit && hit->value("cache_key", "") == keys[i]) {
         try {

@@ -21,10 +21,14 @@ void Backbone::serve(RequestFeed& feed, const ServeLimits& limits) {
     if (round.empty()) return;
     std::vector<GenerationRequest> requests;
     for (const auto& a : round) requests.push_back(*a.request);
-    try {
-      auto results = generate(requests);
-      if (results.size() != requests.size())
+    const auto generated = [this](std::span<const GenerationRequest> asked) {
+      auto results = generate(asked);
+      if (results.size() != asked.size())
         throw std::logic_error("the backbone returned a result count unlike the request count");
+      return results;
+    };
+    try {
+      auto results = generated(requests);
       for (size_t i = 0; i < round.size(); ++i) feed.complete(round[i].ticket, std::move(results[i]));
     } catch (...) {
       if (round.size() == 1) {
@@ -33,10 +37,7 @@ void Backbone::serve(RequestFeed& feed, const ServeLimits& limits) {
       }
       for (const auto& a : round) {
         try {
-          auto alone = generate(std::span<const GenerationRequest>(a.request, 1));
-          if (alone.size() != 1)
-            throw std::logic_error("the backbone returned a result count unlike the request count");
-          feed.complete(a.ticket, std::move(alone.front()));
+          feed.complete(a.ticket, std::move(generated(std::span<const GenerationRequest>(a.request, 1)).front()));
         } catch (...) {
           feed.fail(a.ticket, std::current_exception());
         }

@@ -104,6 +104,11 @@ struct Sequence {
   int64_t position() const { return static_cast<int64_t>(prompt.size() + result.token_ids.size()) - 1; }
   int64_t capacity() const { return static_cast<int64_t>(prompt.size()) + max_new_tokens; }  // cache slots it needs
   int64_t prefilled = 0;  // prompt tokens already in the cache
+  // The tokens its text is made of: a matched stop token is not (a stop string is cut from the text).
+  std::span<const int32_t> text_ids() const {
+    const std::span<const int32_t> ids(result.token_ids);
+    return result.finish_reason == FinishReason::stop && !stop_string_at ? ids.first(ids.size() - 1) : ids;
+  }
 };
 
 class NativeBackbone final : public TrainableBackbone {
@@ -356,10 +361,7 @@ at::Tensor NativeBackbone::decode_replayed(const at::Tensor& ids, const at::Tens
 GenerationResult NativeBackbone::finish(Sequence& seq) const {
   auto& result = seq.result;
   if (tokenizer_) {
-    std::span<const int32_t> text_ids(result.token_ids);
-    if (result.finish_reason == FinishReason::stop && !seq.stop_string_at)
-      text_ids = text_ids.first(text_ids.size() - 1);
-    result.text = text_of(text_ids);
+    result.text = text_of(seq.text_ids());
     if (seq.stop_string_at) {
       const size_t cut = result.text.find(result.matched_stop);
       if (cut != std::string::npos) result.text.resize(cut);
@@ -476,10 +478,7 @@ void NativeBackbone::sample_step(const at::Tensor& logits, std::vector<Sequence>
     seq.result.logprobs.push_back(sampled.logprobs[b]);
     seq.done = finished(seq);
     if (const auto& on_text = seq.request->on_text; on_text && tokenizer_) {
-      std::span<const int32_t> so_far(seq.result.token_ids);
-      if (seq.result.finish_reason == FinishReason::stop && !seq.stop_string_at)
-        so_far = so_far.first(so_far.size() - 1);
-      if (!on_text(text_of(so_far))) seq.done = true;  // cancelled: it ends with what it has
+      if (!on_text(text_of(seq.text_ids()))) seq.done = true;  // cancelled: it ends with what it has
     }
     if (!seq.done) {
       keep.push_back(static_cast<int64_t>(b));

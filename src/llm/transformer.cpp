@@ -521,11 +521,13 @@ at::Tensor Transformer::layer_forward(size_t index, const at::Tensor& x, const a
 at::Tensor Transformer::hidden(const at::Tensor& ids, const at::Tensor& positions, const AttentionSpec& given,
                                KvCache* cache) const {
   AttentionSpec spec = given;
-  if (spec.kind == AttentionSpec::Kind::kDecode) {  // the same for every layer: built once
-    spec.hidden_keys =
-        (at::arange(spec.kv_length, positions.options()).view({1, 1, spec.kv_length}) > positions.unsqueeze(2))
-            .unsqueeze(1);  // [B, 1, T, kv_length]
-    spec.visible_keys = spec.hidden_keys.logical_not();
+  if (spec.kind == AttentionSpec::Kind::kDecode) {  // the same for every layer: built once, in the form it is used
+    const auto slots = at::arange(spec.kv_length, positions.options()).view({1, 1, spec.kv_length});
+    const auto past = positions.unsqueeze(2);
+    if (ids.size(1) == 1)
+      spec.hidden_keys = (slots > past).unsqueeze(1);  // [B, 1, 1, kv_length]
+    else
+      spec.visible_keys = (slots <= past).unsqueeze(1);  // [B, 1, T, kv_length]
   }
   auto x = at::embedding(compute(embed_tokens_), ids);
   auto [cos, sin] = rope_tables(positions);

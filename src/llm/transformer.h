@@ -43,11 +43,13 @@ struct AttentionSpec {
     kDecode,    // new tokens at their positions (one per row, or a chunk of a prompt), written into
                 // the cache and attending to its slots 0..position
   } kind = Kind::kCausal;
-  at::Tensor segments;      // kSegments only
-  int64_t kv_length = 0;    // kDecode only: 1 + the largest position, known on the host (reading it
-                            // back from the device would stall the launch queue at every layer)
-  at::Tensor hidden_keys;   // kDecode: [B, 1, T, kv_length], true past a token's position (set by hidden())
-  at::Tensor visible_keys;  // kDecode: its negation, the fused attention's mask
+  at::Tensor segments;    // kSegments only
+  int64_t kv_length = 0;  // kDecode only: 1 + the largest position, known on the host (reading it
+                          // back from the device would stall the launch queue at every layer)
+  // Set by hidden() for kDecode: one token per row, [B, 1, 1, kv_length], true past the row's
+  // position (the unfused attention's mask); a chunk, [B, 1, T, kv_length], true up to each
+  // token's position (the fused attention's).
+  at::Tensor hidden_keys, visible_keys;
 };
 
 // One HF linear layer, or several fused along the output dimension (q|k|v, gate|up): a decode
