@@ -22,16 +22,29 @@ using vinci::test::test_cache;
 const fs::path kRoot = VINCI_SOURCE_ROOT;
 EvalConfig cpu_config() { return vinci::test::cpu_eval_config(); }
 
+const fs::path kAdversarial = kRoot / "tests" / "adversarial";
+Task adversarial_task() { return load_suite(kAdversarial / "tasks").tasks.front(); }
+Candidate ok_add() { return load_candidate(kAdversarial / "candidates" / "ok_add.py"); }
+
+// The CPU settings with the result cache on, in a folder of the test's own emptied of earlier runs.
+EvalConfig cached_config(const std::string& folder) {
+  EvalConfig c = cpu_config();
+  c.use_cache = true;
+  c.cache_dir = test_cache() / folder;
+  fs::remove_all(c.cache_dir / "results");
+  fs::remove_all(c.cache_dir / "baselines");
+  fs::create_directories(c.cache_dir);
+  return c;
+}
+
 // Under --torch-ops allow a candidate without kernels of its own is timed like any other (the
 // containment corpus checks that forbid refuses the same file).
 TEST(Pool, PlainPytorchIsEvaluatedUnderAllow) {
-  const fs::path dir = kRoot / "tests" / "adversarial";
-  const Suite suite = load_suite(dir / "tasks");
-  const Candidate cand = load_candidate(dir / "candidates" / "plain_pytorch_add.py");
+  const Candidate cand = load_candidate(kAdversarial / "candidates" / "plain_pytorch_add.py");
   EvalConfig c = cpu_config();
   c.torch_ops = "allow";
   EvaluatorPool pool(c);
-  const auto results = pool.run({{suite.tasks.front(), cand}}, nullptr);
+  const auto results = pool.run({{adversarial_task(), cand}}, nullptr);
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0].verdict, Verdict::correct) << results[0].reason << ": " << results[0].message;
   EXPECT_TRUE(results[0].timing && results[0].timing_check);
@@ -64,17 +77,8 @@ TEST(Pool, SmallUnclaimedTimeIsChargedNotRefused) {
 }
 
 TEST(Pool, ResultCacheReusesIdenticalPairs) {
-  const fs::path dir = kRoot / "tests" / "adversarial";
-  const Suite suite = load_suite(dir / "tasks");
-  Candidate cand = load_candidate(dir / "candidates" / "ok_add.py");
-  const Task task = suite.tasks.front();
-  EvalConfig c = cpu_config();
-  c.use_cache = true;
-  c.cache_dir = test_cache() / "pool-result-cache-test";
-  fs::remove_all(c.cache_dir / "results");
-  fs::remove_all(c.cache_dir / "baselines");
-  fs::create_directories(c.cache_dir);
-  std::vector<Job> jobs{{task, cand}};
+  EvalConfig c = cached_config("pool-result-cache-test");
+  std::vector<Job> jobs{{adversarial_task(), ok_add()}};
   {
     EvaluatorPool pool(c);
     const auto first = pool.run(jobs, nullptr);
@@ -101,17 +105,11 @@ TEST(Pool, ResultCacheReusesIdenticalPairs) {
 // A fresh job is measured again even when the cache holds its pair (the verifier's repeats), and
 // another candidate's source is another question.
 TEST(Pool, FreshJobsAndOtherSourcesMissTheCache) {
-  const fs::path dir = kRoot / "tests" / "adversarial";
-  const Task task = load_suite(dir / "tasks").tasks.front();
-  const Candidate cand = load_candidate(dir / "candidates" / "ok_add.py");
+  const Task task = adversarial_task();
+  const Candidate cand = ok_add();
   Candidate edited = cand;
   edited.source += "\n# an edit that changes nothing but the bytes\n";
-  EvalConfig c = cpu_config();
-  c.use_cache = true;
-  c.cache_dir = test_cache() / "pool-fresh-test";
-  fs::remove_all(c.cache_dir / "results");
-  fs::create_directories(c.cache_dir);
-  EvaluatorPool pool(c);
+  EvaluatorPool pool(cached_config("pool-fresh-test"));
   ASSERT_EQ(pool.run({{task, cand}}, nullptr)[0].verdict, Verdict::correct);
   Job fresh{task, cand};
   fresh.fresh = true;
@@ -126,9 +124,8 @@ TEST(Pool, FreshJobsAndOtherSourcesMissTheCache) {
 // that answer, each under its own file name (RL's groups compare them, so they must not differ by
 // measurement noise). Without the result cache too: this is within one run.
 TEST(Pool, TwinsInOneRunAreMeasuredOnce) {
-  const fs::path dir = kRoot / "tests" / "adversarial";
-  const Task task = load_suite(dir / "tasks").tasks.front();
-  const Candidate a = load_candidate(dir / "candidates" / "ok_add.py");
+  const Task task = adversarial_task();
+  const Candidate a = ok_add();
   Candidate twin = a;
   twin.file = a.file.parent_path() / "ok_add_twin.py";
   EvaluatorPool pool(cpu_config());
@@ -148,17 +145,12 @@ TEST(Pool, TwinsInOneRunAreMeasuredOnce) {
 // An interrupt stops the run: every job still ends in a result, reported once through on_result,
 // and a job it stopped is never cached (a later run evaluates it).
 TEST(Pool, AnInterruptedRunReportsEveryJobOnceAndCachesNoneItStopped) {
-  const fs::path dir = kRoot / "tests" / "adversarial";
-  const Task task = load_suite(dir / "tasks").tasks.front();
-  const Candidate a = load_candidate(dir / "candidates" / "ok_add.py");
+  const Task task = adversarial_task();
+  const Candidate a = ok_add();
   Candidate b = a;
   b.source += "\n# the second job\n";
   b.file = b.file.parent_path() / "ok_add_again.py";
-  EvalConfig c = cpu_config();
-  c.use_cache = true;
-  c.cache_dir = test_cache() / "pool-interrupt-test";
-  fs::remove_all(c.cache_dir / "results");
-  fs::create_directories(c.cache_dir);
+  const EvalConfig c = cached_config("pool-interrupt-test");
   std::atomic<bool> interrupt{true};
   std::vector<std::string> reported;
   {

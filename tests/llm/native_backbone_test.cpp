@@ -19,6 +19,7 @@
 #include "llm/safetensors.h"
 #include "llm/sampler.h"
 #include "llm/transformer.h"
+#include "support/finite_difference.h"
 #include "text/tokenizer.h"
 
 namespace vinci::llm {
@@ -495,17 +496,7 @@ TEST(Training, LogprobGradientsMatchFiniteDifferences) {
       auto grad = params[i].grad().view(-1);
       for (int trial = 0; trial < 2; ++trial) {
         const int64_t j = std::uniform_int_distribution<int64_t>(0, flat.numel() - 1)(rng);
-        const double eps = 1e-6, saved = flat[j].item<double>();
-        double plus, minus;
-        {
-          c10::NoGradGuard no_grad;
-          flat[j].fill_(saved + eps);
-          plus = loss().item<double>();
-          flat[j].fill_(saved - eps);
-          minus = loss().item<double>();
-          flat[j].fill_(saved);
-        }
-        const double numeric = (plus - minus) / (2 * eps), analytic = grad[j].item<double>();
+        const double numeric = vinci::test::central_difference(flat, j, loss), analytic = grad[j].item<double>();
         EXPECT_NEAR(analytic, numeric, 1e-6 + 1e-5 * std::abs(numeric)) << "parameter " << i << " index " << j;
         ++checked;
       }

@@ -14,6 +14,7 @@
 #include "llm/native_backbone.h"
 #include "rl/policy_loss.h"
 #include "support/expect_near.h"
+#include "support/finite_difference.h"
 
 namespace policy_loss_test {
 
@@ -151,17 +152,7 @@ TEST(PolicyLoss, GradientsThroughTheModelMatchFiniteDifferences) {
     auto flat = params[i].view(-1);
     auto grad = params[i].grad().view(-1);
     const int64_t j = std::uniform_int_distribution<int64_t>(0, flat.numel() - 1)(rng);
-    const double eps = 1e-6, saved = flat[j].item<double>();
-    double plus, minus;
-    {
-      c10::NoGradGuard no_grad;
-      flat[j].fill_(saved + eps);
-      plus = loss().item<double>();
-      flat[j].fill_(saved - eps);
-      minus = loss().item<double>();
-      flat[j].fill_(saved);
-    }
-    const double numeric = (plus - minus) / (2 * eps);
+    const double numeric = vinci::test::central_difference(flat, j, loss);
     EXPECT_NEAR(grad[j].item<double>(), numeric, 1e-7 + 1e-5 * std::abs(numeric))
         << "parameter " << i << " index " << j;
     ++checked;

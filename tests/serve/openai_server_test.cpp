@@ -12,9 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <filesystem>
-#include <mutex>
 #include <thread>
 #include <tuple>
 
@@ -23,6 +21,7 @@
 
 #include "core/http_client.h"
 #include "support/fake_backbone.h"
+#include "support/gated_backbone.h"
 #include "text/tokenizer.h"
 
 namespace openai_server_test {
@@ -261,42 +260,6 @@ TEST(OpenAiServer, AClientThatLeavesMidStreamCancelsItsSequence) {
   serving.join();
 }
 
-// Holds every generate call until opened: the first request keeps the backbone busy while the
-// next ones queue.
-class GatedBackbone final : public vinci::llm::Backbone {
- public:
-  std::vector<vinci::llm::GenerationResult> generate(std::span<const vinci::llm::GenerationRequest> requests) override {
-    std::unique_lock lock(mutex_);
-    ++running_;
-    changed_.notify_all();
-    changed_.wait(lock, [&] { return open_; });
-    std::vector<vinci::llm::GenerationResult> out(requests.size());
-    for (auto& r : out) {
-      r.text = "ok";
-      r.token_ids = {5};
-      r.logprobs = {-0.5f};
-    }
-    return out;
-  }
-  std::string model_name() const override { return "gated"; }
-  // False after 30 s without a generate call (the request never reached the backbone).
-  bool wait_running() {
-    std::unique_lock lock(mutex_);
-    return changed_.wait_for(lock, std::chrono::seconds(30), [&] { return running_ > 0; });
-  }
-  void open() {
-    std::lock_guard lock(mutex_);
-    open_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int running_ = 0;
-  bool open_ = false;
-};
-
 // The raw response to one completion request, headers included.
 std::string raw_completion(int port) {
   IdleSocket socket(port);  // sends the request line and Host
@@ -314,7 +277,7 @@ std::string raw_completion(int port) {
 // --max-queued 1: one request generating, one waiting to join; the third is refused with 503 and
 // Retry-After (which of the two later ones waits is up to their arrival) and the others complete.
 TEST(OpenAiServer, AFullQueueIsAnswered503WithRetryAfter) {
-  GatedBackbone backbone;
+  vinci::test::GatedBackbone backbone;
   ServedModel model;
   model.name = "gated";
   model.max_model_len = 4096;

@@ -3,12 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 
 #include "serve/request_batcher.h"
+#include "support/gated_backbone.h"
 
 namespace request_batcher_test {
 
@@ -128,43 +128,16 @@ TEST(RequestBatcher, ReportsEachSubmission) {
   EXPECT_EQ(done[1].batch, 1u);
 }
 
-// Blocks every generate call until released, so a test can hold a round in flight.
-class GatedBackbone final : public vinci::llm::Backbone {
- public:
-  std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) override {
-    std::unique_lock lock(mutex_);
-    ++running_;
-    changed_.notify_all();
-    changed_.wait(lock, [&] { return open_; });
-    return std::vector<GenerationResult>(requests.size());
-  }
-  std::string model_name() const override { return "gated"; }
-  void wait_running() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return running_ > 0; });
-  }
-  void open() {
-    std::lock_guard lock(mutex_);
-    open_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int running_ = 0;
-  bool open_ = false;
-};
-
 TEST(RequestBatcher, AFullQueueRefusesWhatWouldOverflowIt) {
-  GatedBackbone backbone;
+  vinci::test::GatedBackbone backbone;
   BatcherOptions options;
   options.max_queued = 3;
   options.gather_window = std::chrono::milliseconds(0);
   RequestBatcher batcher(backbone, options);
   std::vector<std::thread> callers;
   callers.emplace_back([&] { batcher.generate(requests_for({1})); });
-  backbone.wait_running();  // the first round holds the backbone; what follows waits in the queue
+  // The first round holds the backbone; what follows waits in the queue.
+  ASSERT_TRUE(backbone.wait_running()) << "the first request never reached the backbone";
   callers.emplace_back([&] { batcher.generate(requests_for({2, 3})); });
   for (int i = 0; i < 1000 && batcher.queued() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ASSERT_EQ(batcher.queued(), 2u);
