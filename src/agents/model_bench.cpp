@@ -49,9 +49,12 @@ Episode bench_episode(const BenchTask& b, const std::string& model, const BenchS
   e.task = b.task.task.id;
   e.model = model;
   e.id = core::content_hash({b.task.task.id, model, std::to_string(settings.seed), "bench-model"}).substr(0, 16);
+  e.calls = b.selection_calls;
   for (const auto& r : b.samples)
     for (const auto& c : r.calls) e.calls.push_back(c);
-  e.meta.protocol = "kernelbench";
+  e.meta.protocol = settings.library ? "kernelbench+skills" : "kernelbench";
+  e.meta.skills_shown = b.skills_shown;
+  if (settings.library) e.meta.library_size = settings.library->size();
   e.meta.turns = turns;
   e.meta.samples = settings.samples;
   e.meta.seed = settings.seed;
@@ -75,6 +78,24 @@ json bench_attempt_json(const BenchTask& b, const Rollout& r, const PolicyTurn& 
       {"outcome", res ? outcome_line(*res) : "no usable answer (" + t.parse_failure + ")"},
       {"speedup", t.speedup()},
       {"speedup_compile", res && res->correct() && res->speedup_compile ? json(*res->speedup_compile) : json(nullptr)}};
+}
+
+std::string which_tasks(size_t first, size_t last, size_t total) {
+  return last == first + 1 ? fmt::format("task {} of {}", last, total)
+                           : fmt::format("tasks {}-{} of {}", first + 1, last, total);
+}
+
+// One selection call per sample (the k-th sampled scheme goes to sample k), seeded per task.
+void inject_skills(BenchTask& b, const BenchSettings& settings, llm::Backbone& backbone, const Prompts& prompts) {
+  SelectionSettings selection = settings.selection;
+  selection.schemes = settings.samples;
+  selection.seed = bench_task_seed(settings.seed, b.task.task.id);
+  SelectionOutcome selected = select_skills(backbone, prompts, *settings.library, b.task.task, selection);
+  b.selection_calls = std::move(selected.calls);
+  b.skills_shown = std::move(selected.shown);
+  for (auto& r : b.samples)
+    for (const SkillScheme& s : selected.schemes)
+      if (!s.null_scheme && s.index == r.sample) r.skills = skills_of(*settings.library, s);
 }
 
 }  // namespace
@@ -104,6 +125,10 @@ BenchOutcome bench_model(llm::Backbone& backbone, KernelEvaluator& evaluator, co
         r.label = fmt::format("sample{}", k);
       }
     }
+    if (settings.library) {
+      if (progress) progress(fmt::format("{}: selecting skills", which_tasks(first, last, tasks.size())));
+      for (size_t i = first; i < last; ++i) inject_skills(out.tasks[i], settings, backbone, prompts);
+    }
     std::vector<StrategyMemory> memories((last - first) * settings.samples);  // one per sample (BenchTask)
     std::vector<PolicySlot> slots;
     for (size_t i = first; i < last; ++i) {
@@ -111,8 +136,7 @@ BenchOutcome bench_model(llm::Backbone& backbone, KernelEvaluator& evaluator, co
       const uint64_t seed = bench_task_seed(settings.seed, b.task.task.id);
       for (auto& r : b.samples) slots.push_back({&b.task, &r, &memories[slots.size()], seed});
     }
-    const std::string which = last == first + 1 ? fmt::format("task {} of {}", last, tasks.size())
-                                                : fmt::format("tasks {}-{} of {}", first + 1, last, tasks.size());
+    const std::string which = which_tasks(first, last, tasks.size());
     for (int t = 0; t < out.turns; ++t) {
       if (progress) progress(fmt::format("{}, turn {}/{}: {} answers", which, t + 1, out.turns, slots.size()));
       policy_turn(backbone, evaluator, prompts, slots, settings.policy);

@@ -1,8 +1,9 @@
 // `vinci bench-model`: a backbone over a task suite under the KernelBench protocol, the numbers
-// papers report for a model: pass@k and fast_p. Each task gets `samples` independent rollouts
-// without skills; with turns > 1 each is refined serially with the evaluator's feedback, as the
-// policy agent does in `vinci optimize`. Tasks run in chunks of batch_tasks: every turn of a chunk
-// is one batched generation and one batched evaluation over all its tasks' samples.
+// papers report for a model: pass@k and fast_p. Each task gets `samples` independent rollouts,
+// without skills unless a library is given (then the selection agent picks each sample's skills,
+// as daVinci-kernel evaluates with skill injection); with turns > 1 each is refined serially with the evaluator's
+// feedback, as the policy agent does in `vinci optimize`. Tasks run in chunks of batch_tasks: every turn of a chunk is
+// one batched generation and one batched evaluation over all its tasks' samples.
 //
 // What the run leaves in its output folder (write_bench_outputs):
 //   results.jsonl   every evaluated attempt as an eval::Result line (vinci report, read_results_jsonl)
@@ -24,6 +25,7 @@
 #include "agents/optimizer.h"
 #include "agents/policy_agent.h"
 #include "agents/prompts.h"
+#include "agents/selection_agent.h"
 #include "eval/metrics.h"
 #include "eval/task.h"
 #include "llm/backbone.h"
@@ -41,6 +43,10 @@ struct BenchSettings {
     return p;
   }();
   uint64_t seed = 0;
+  // Skill injection: with a library, sample k of a task carries the skills of the selection agent's
+  // k-th sampled scheme (selection.schemes is set to samples); without one, no sample carries skills.
+  const skills::Library* library = nullptr;
+  SelectionSettings selection;
 };
 
 // One task's samples. Rollout::sample is the sample's index; the samples share nothing, not even
@@ -48,8 +54,10 @@ struct BenchSettings {
 struct BenchTask {
   PolicyTask task;
   std::vector<Rollout> samples;
-  Episode episode;              // every call of every sample, sample by sample
-  int correct_samples() const;  // samples with at least one correct turn
+  std::vector<AgentCall> selection_calls;  // when skills were injected: one per sample
+  std::vector<std::string> skills_shown;   // what the selection agent saw
+  Episode episode;                         // the selection calls, then every sample's calls
+  int correct_samples() const;             // samples with at least one correct turn
 };
 
 struct BenchOutcome {

@@ -30,13 +30,6 @@ const PolicyTurn* OptimizeOutcome::best_turn() const {
 
 namespace {
 
-std::vector<skills::Skill> skills_of(const skills::Library& library, const SkillScheme& scheme) {
-  std::vector<skills::Skill> out;
-  for (const auto& name : scheme.skills)
-    if (const skills::Skill* s = library.find(name)) out.push_back(*s);
-  return out;
-}
-
 Rollout new_rollout(const SkillScheme& scheme, int sample, std::vector<skills::Skill> skills) {
   Rollout r;
   r.scheme = scheme.index;

@@ -132,4 +132,11 @@ SelectionOutcome select_skills(llm::Backbone& backbone, const Prompts& prompts, 
   return out;
 }
 
+std::vector<skills::Skill> skills_of(const skills::Library& library, const SkillScheme& scheme) {
+  std::vector<skills::Skill> out;
+  for (const auto& name : scheme.skills)
+    if (const skills::Skill* s = library.find(name)) out.push_back(*s);
+  return out;
+}
+
 }  // namespace vinci::agents

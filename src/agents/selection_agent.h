@@ -44,6 +44,9 @@ struct SelectionOutcome {
 // The select_skills tool as an OpenAI function schema.
 nlohmann::ordered_json select_skills_tool();
 
+// The library's full text of a scheme's skills, in the scheme's order.
+std::vector<skills::Skill> skills_of(const skills::Library& library, const SkillScheme& scheme);
+
 SelectionOutcome select_skills(llm::Backbone& backbone, const Prompts& prompts, const skills::Library& library,
                                const eval::Task& task, const SelectionSettings& settings,
                                const skills::SearchFilter& filter = {});

@@ -1,9 +1,11 @@
 // vinci bench-model --tasks DIR: a backbone over a task suite under the KernelBench protocol (one
-// sample per task, one turn, no skills, by default), then pass@k and fast_p. Against a local
+// sample per task, one turn, no skills, by default; --library injects skills the selection agent
+// picks), then pass@k and fast_p. Against a local
 // checkpoint or an OpenAI-compatible server; everything lands in --out, and a run that was stopped
 // continues with --resume.
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <regex>
 
 #include <fmt/format.h>
@@ -17,6 +19,7 @@
 #include "cli/commands.h"
 #include "core/files.h"
 #include "eval/pool.h"
+#include "skills/skill_jsonl.h"
 
 namespace vinci::cli {
 
@@ -27,6 +30,8 @@ namespace fs = std::filesystem;
 struct BenchModelOptions {
   std::string tasks, out, prompts, filter;
   std::vector<int> levels;
+  std::vector<std::string> library;  // skill JSONL files; empty: no skill injection
+  int selection_max_new_tokens = 2048;
   // The backbone.
   AgentModelOptions backbone;
   // The protocol.
@@ -48,6 +53,8 @@ nlohmann::json bench_run_settings(const BenchModelOptions& o, const std::vector<
           {"temperature", o.temperature},
           {"max_new_tokens", o.max_new_tokens},
           {"seed", s.seed},
+          {"library", o.library},
+          {"selection_max_new_tokens", o.selection_max_new_tokens},
           {"device", o.eval.config.device},
           {"scale", o.eval.config.scale},
           {"compile_baseline", o.eval.config.compile_baseline}};
@@ -71,11 +78,21 @@ int run_bench_model(BenchModelOptions& o) {
   s.policy.sampling.temperature = o.temperature;
   s.policy.sampling.max_new_tokens = o.max_new_tokens;
   const agents::Prompts prompts(o.prompts);
+  std::optional<skills::Library> library;
+  if (!o.library.empty()) {
+    std::vector<skills::Skill> all;
+    for (const auto& file : o.library)
+      for (auto& skill : skills::read_skills_jsonl(file)) all.push_back(std::move(skill));
+    library.emplace(std::move(all));
+    s.library = &*library;
+    s.selection.sampling.temperature = o.temperature;
+    s.selection.sampling.max_new_tokens = o.selection_max_new_tokens;
+  }
   eval::EvaluatorPool pool(o.eval.resolved());
 
-  spdlog::info("benchmarking {} on {} task(s) of {} ({}): {} sample(s), {} turn(s), {} tasks per batch",
-               model->model_name(), tasks.size(), o.tasks, pool.device_name(), s.samples, s.policy.turns,
-               s.batch_tasks);
+  spdlog::info("benchmarking {} on {} task(s) of {} ({}): {} sample(s), {} turn(s), {} tasks per batch, {}",
+               model->model_name(), tasks.size(), o.tasks, pool.device_name(), s.samples, s.policy.turns, s.batch_tasks,
+               library ? fmt::format("skills picked from a library of {}", library->size()) : "no skills");
   agents::PoolEvaluator evaluator(pool, [](const eval::Result& r) {
     spdlog::info("  {} {}: {}", r.task, fs::path(r.candidate).filename().string(), agents::outcome_line(r));
   });
@@ -127,6 +144,13 @@ Action add_bench_model_command(CLI::App& app) {
   app.add_option("--temperature", o->temperature, "sampling temperature; 0 decodes greedily")->capture_default_str();
   app.add_option("--max-new-tokens", o->max_new_tokens, "tokens per answer")->check(at_least(1))->capture_default_str();
   app.add_option("--seed", s.seed, "seed of every sampled call (each task, sample and turn draws its own)")
+      ->capture_default_str();
+  app.add_option("--library", o->library,
+                 "skill JSONL files: each sample carries the skills the selection agent picks from them (default: "
+                 "no skills, KernelBench's protocol)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--selection-max-new-tokens", o->selection_max_new_tokens, "tokens per selection answer")
+      ->check(at_least(1))
       ->capture_default_str();
   app.add_option("--prompts", o->prompts, "a folder of prompt files overriding the shipped ones (prompts/policy_*.md)")
       ->check(CLI::ExistingDirectory);

@@ -293,6 +293,53 @@ TEST(ModelBench, TurnsRefineEachSampleOnItsOwn) {
   EXPECT_EQ(out.tasks[0].episode.calls.size(), 4u);
 }
 
+vinci::skills::Skill admitted_skill(const std::string& name, const std::string& description) {
+  vinci::skills::Skill s;
+  s.name = name;
+  s.description = description;
+  s.content = "## Key Idea\nthe idea of " + name + "\n";
+  s.status = vinci::skills::Status::admitted;
+  return s;
+}
+
+std::string select_answer(const std::string& skill) {
+  return fmt::format(R"({{"think": "t", "selected_skills": [{{"name": "{}", "reason": "r"}}]}})", skill);
+}
+
+TEST(ModelBench, ALibraryGivesEachSampleTheSkillsItsSelectionPicked) {
+  const Suite suite({"level1/1_A"});
+  const Prompts prompts;
+  const vinci::skills::Library library({admitted_skill("fuse_the_model", "fuse the Model pass into one kernel"),
+                                        admitted_skill("tile_the_model", "tile the Model pass in shared memory")});
+  vinci::test::FakeBackbone fake;
+  CountingBackbone model(fake);
+  vinci::test::ScriptedEvaluator evaluator;
+  fake.push_text(select_answer("tile_the_model"));
+  fake.push_text(select_answer("fuse_the_model"));
+  fake.push_text(kernel("zero", "eager=1.2"));
+  fake.push_text(kernel("one", "eager=0.9"));
+  BenchSettings s;
+  s.samples = 2;
+  s.library = &library;
+  const BenchOutcome out = bench_model(model, evaluator, prompts, suite.tasks, suite.dir / "candidates", s);
+  EXPECT_EQ(model.batches, (std::vector<size_t>{2, 2}));  // one selection call per sample, then one turn
+  const auto system_of = [&](size_t i) { return fake.requests()[i].messages.front()["content"].get<std::string>(); };
+  EXPECT_NE(system_of(2).find("the idea of tile_the_model"), std::string::npos) << system_of(2);
+  EXPECT_EQ(system_of(2).find("the idea of fuse_the_model"), std::string::npos);
+  EXPECT_NE(system_of(3).find("the idea of fuse_the_model"), std::string::npos) << system_of(3);
+  ASSERT_EQ(out.tasks[0].samples[0].skills.size(), 1u);
+  EXPECT_EQ(out.tasks[0].samples[0].skills[0].name, "tile_the_model");
+  // The episode holds the selection calls first, and says skills were injected.
+  const Episode& e = out.tasks[0].episode;
+  ASSERT_EQ(e.calls.size(), 4u);
+  EXPECT_EQ(e.calls[0].role, Role::selection);
+  EXPECT_EQ(e.calls[2].role, Role::policy);
+  EXPECT_EQ(e.meta.protocol, "kernelbench+skills");
+  EXPECT_EQ(e.meta.library_size, 2u);
+  EXPECT_EQ(e.meta.skills_shown.size(), 2u);
+  EXPECT_EQ(summarize_bench(out).correct_attempts, 2);
+}
+
 TEST(ModelBench, ResumedRunIsAnsweredFromItsJournal) {
   const Suite suite({"level1/1_A", "level1/2_B"});
   const Prompts prompts;
