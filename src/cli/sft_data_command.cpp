@@ -2,9 +2,11 @@
 // (agents/teacher_backbone.h) run through vinci's own agents on a curriculum's training tasks, with
 // real evaluation: DIR/sft.jsonl (rl/sft_data.h's format, for `vinci train sft`), DIR/episodes.jsonl
 // (every call, as `vinci train rl` writes them) and DIR/candidates/. Each task's lines are appended
-// as it finishes, so an interrupted run keeps the tasks it did.
+// as it finishes, its episode last, so an interrupted run keeps the tasks it did and --resume goes
+// on with the others (a GPU job of limited length does a long run in parts).
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -40,12 +42,43 @@ struct SftDataOptions {
     return s;
   }();
   int max_tasks = 0;
+  bool resume = false;
   AgentEvalOptions eval;
 };
 
+// The tasks an earlier run of --out finished (those whose episode line landed), with sft.jsonl cut
+// back to their records: a task interrupted after some of its records were appended starts over.
+std::set<std::string> finished_tasks(const fs::path& out) {
+  std::set<std::string> done;
+  const auto parse = [](const fs::path& file, const core::JsonlLine& line) {
+    try {
+      return nlohmann::json::parse(line.text);
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error(fmt::format("{}:{}: not JSON ({}); the file is damaged, start a new --out",
+                                           file.string(), line.number, e.what()));
+    }
+  };
+  std::string episodes, sft;
+  for (const auto& line : core::read_jsonl_lines(out / "episodes.jsonl")) {
+    done.insert(parse(out / "episodes.jsonl", line).at("task").get<std::string>());
+    episodes += line.text + "\n";
+  }
+  if (fs::exists(out / "sft.jsonl"))
+    for (const auto& line : core::read_jsonl_lines(out / "sft.jsonl"))
+      if (done.contains(parse(out / "sft.jsonl", line).at("meta").at("task").get<std::string>()))
+        sft += line.text + "\n";
+  core::write_file_atomic(out / "episodes.jsonl", episodes);
+  core::write_file_atomic(out / "sft.jsonl", sft);
+  return done;
+}
+
 int run_sft_data(SftDataOptions& o) {
-  if (fs::exists(o.out))
-    throw core::SetupError(fmt::format("{}: exists; name a folder that does not exist yet", o.out));
+  const fs::path out(o.out);
+  if (!o.resume && fs::exists(out))
+    throw core::SetupError(
+        fmt::format("{}: exists; name a folder that does not exist yet, or pass --resume to go on with it", o.out));
+  if (o.resume && !fs::exists(out / "episodes.jsonl"))
+    throw core::SetupError(fmt::format("{}: no episodes.jsonl to resume from; run without --resume", o.out));
   const auto manifest = curriculum::read_manifest(o.curriculum);
   const auto suite = eval::load_suite(fs::path(o.curriculum) / o.split).tasks;
   std::vector<skills::Skill> library_skills;
@@ -59,31 +92,35 @@ int run_sft_data(SftDataOptions& o) {
     spdlog::info("  {}: {}", fs::path(r.candidate).filename().string(), agents::outcome_line(r));
   });
 
-  const fs::path out(o.out);
+  const std::set<std::string> finished = o.resume ? finished_tasks(out) : std::set<std::string>{};
   fs::create_directories(out / "candidates");
-  core::LineWriter sft(out / "sft.jsonl", false), episodes(out / "episodes.jsonl", false);
+  core::LineWriter sft(out / "sft.jsonl", o.resume), episodes(out / "episodes.jsonl", o.resume);
   std::map<std::string, size_t> by_role;
   size_t done = 0, solved = 0;
   const size_t total = o.max_tasks > 0 ? std::min<size_t>(o.max_tasks, suite.size()) : suite.size();
+  if (o.resume) spdlog::info("resuming: {} of {} tasks were done in {}", finished.size(), total, out.string());
   for (size_t i = 0; i < total; ++i) {
     const auto& task = suite[i];
+    if (finished.contains(task.id)) continue;
     spdlog::info("[{}/{}] {}", i + 1, total, task.id);
     agents::PolicyTask policy_task{task, core::read_file(task.file), out / "candidates" / eval::flat_id(task.id)};
     fs::create_directories(policy_task.candidates_dir);
     agents::OptimizeSettings settings = o.settings;
     settings.seed = o.settings.seed * 1000003 + i;
     const auto outcome = agents::optimize(teacher, evaluator, prompts, library, policy_task, settings);
-    episodes.write_line(
-        agents::to_json(outcome.episode).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     for (const auto& record : rl::sft_records(outcome.episode)) {
       sft.write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
       ++by_role[record["meta"]["role"].get<std::string>()];
     }
+    // Last: the episode line is what marks the task finished for --resume.
+    episodes.write_line(
+        agents::to_json(outcome.episode).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     ++done;
     if (const auto* best = outcome.best_turn(); best && best->speedup() > 1.0) ++solved;
   }
-  fmt::print("{} tasks ({} beat eager): {} policy, {} selection and {} summary conversations in {}\n", done, solved,
-             by_role["policy"], by_role["selection"], by_role["summary"], (out / "sft.jsonl").string());
+  fmt::print("{} tasks{} ({} beat eager): {} policy, {} selection and {} summary conversations added to {}\n", done,
+             finished.empty() ? "" : fmt::format(" after the {} resumed", finished.size()), solved, by_role["policy"],
+             by_role["selection"], by_role["summary"], (out / "sft.jsonl").string());
   return 0;
 }
 
@@ -122,6 +159,8 @@ Action add_sft_data_command(CLI::App& app) {
       ->check(CLI::Range(0, 1 << 30));
   app.add_option("--seed", o->settings.seed, "the teacher's and the agents' draws")->capture_default_str();
   app.add_option("--prompts", o->prompts, "a folder of prompt files overriding the shipped ones");
+  app.add_flag("--resume", o->resume,
+               "go on with the run in --out: tasks whose episode it holds are kept, the others are run");
   add_agent_eval_options(app, o->eval);
   return [o] {
     o->teacher.seed = o->settings.seed;
