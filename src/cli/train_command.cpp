@@ -204,9 +204,13 @@ struct RlCommandOptions {
   AgentEvalOptions eval;
   int64_t steps = 0;
   bool resume = false;
+  double deadline_s = 0;
 };
 
 int run_rl(RlCommandOptions& o) {
+  // The deadline counts from the start, model loading and the evaluator's set-up included.
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = std::chrono::milliseconds(static_cast<int64_t>(o.deadline_s * 1000));
   const fs::path out(o.out);
   rl::refuse_earlier_run(out, o.resume);
   auto file = o.config.empty() ? rl::parse_coevolution_config("", "(defaults)") : rl::load_coevolution_config(o.config);
@@ -261,13 +265,20 @@ int run_rl(RlCommandOptions& o) {
         m.step, m.policy.reward_mean, m.selection.reward_mean, m.summary.reward_mean, m.fast_1, m.pg_loss,
         m.trained_samples, m.skills_proposed, m.skills_admitted, m.library_size, m.generate_s, m.evaluate_s, m.train_s);
   };
-  const rl::CoevolutionRun run{.out = out,
-                               .resume = o.resume,
-                               .model = llm::load_model_config(o.model),
-                               .on_step = log_step,
-                               .progress = [](const std::string& line) { spdlog::info("{}", line); }};
-  rl::train_coevolution(*backbone, evaluator, prompts, *store, tasks, file.run, run, parallel);
-  if (!main) return 0;
+  const rl::CoevolutionRun run{
+      .out = out,
+      .resume = o.resume,
+      .model = llm::load_model_config(o.model),
+      .on_step = log_step,
+      .progress = [](const std::string& line) { spdlog::info("{}", line); },
+      .stop_requested = [&] { return o.deadline_s > 0 && std::chrono::steady_clock::now() >= started + deadline; }};
+  const int ended_at = rl::train_coevolution(*backbone, evaluator, prompts, *store, tasks, file.run, run, parallel);
+  if (!main) return ended_at < file.run.steps ? 3 : 0;
+  if (ended_at < file.run.steps) {
+    fmt::print("stopped by --deadline after step {} of {}: model in {}; continue with --resume\n", ended_at,
+               file.run.steps, (out / "final").string());
+    return 3;
+  }
   fmt::print("co-evolution done: {} steps; metrics in {}, model in {}\n", file.run.steps,
              (out / "metrics.jsonl").string(), (out / "final").string());
   return 0;
@@ -297,6 +308,10 @@ Action add_rl_command(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   app.add_option("--steps", o->steps, "override [run] steps");
   app.add_flag("--resume", o->resume, "continue the run in --out from its newest checkpoint");
+  app.add_option("--deadline", o->deadline_s,
+                 "seconds after which no step starts (a job's time limit): the step in flight finishes, is "
+                 "checkpointed with final/, and the command exits 3; --resume goes on")
+      ->check(CLI::PositiveNumber);
   add_agent_eval_options(app, o->eval);
   return [o] { return run_rl(*o); };
 }

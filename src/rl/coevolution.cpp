@@ -54,9 +54,9 @@ CoevolutionMetrics step_metrics(const CoevolutionBatch& b, const TrainStats& t, 
 
 }  // namespace
 
-void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator,
-                       const agents::Prompts& prompts, skills::SkillStore& store, std::span<const eval::Task> tasks,
-                       const CoevolutionConfig& config, const CoevolutionRun& run, const DataParallel& parallel) {
+int train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator,
+                      const agents::Prompts& prompts, skills::SkillStore& store, std::span<const eval::Task> tasks,
+                      const CoevolutionConfig& config, const CoevolutionRun& run, const DataParallel& parallel) {
   const TaskSchedule schedule(tasks, config.tasks_per_step, config.seed);
   CoevolutionTrainer trainer(backbone, config, run, parallel);
   RunPosition position = trainer.start(schedule.suite_hash());
@@ -67,7 +67,14 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
     metrics.emplace(run.out / "metrics.jsonl", /*append=*/true);
   }
 
+  // Ranks may read their clocks apart: one that says stop stops them all.
+  const auto stop = [&] { return parallel.max({run.stop_requested() ? 1.0 : 0.0})[0] > 0.0; };
+  const int first_step = position.step;
   while (position.step < config.steps) {
+    if (run.stop_requested && stop()) {
+      if (position.step > first_step) trainer.checkpoint(position, store.path().string(), /*force=*/true);
+      break;
+    }
     const auto step_start = std::chrono::steady_clock::now();
     ++position.step;
     const auto step_tasks = schedule.next(position.tasks);
@@ -83,6 +90,7 @@ void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator
     if (run.on_step) run.on_step(m);
   }
   trainer.finish();
+  return position.step;
 }
 
 }  // namespace vinci::rl

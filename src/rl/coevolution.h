@@ -68,12 +68,16 @@ struct CoevolutionRun {
   std::optional<llm::ModelConfig> model;  // the model's shape, for the update's MFU
   std::function<void(const CoevolutionMetrics&)> on_step;  // each step's metrics, on rank 0 only
   agents::ProgressFn progress;
+  // Asked before each step (e.g. a job's time limit has come): when it says so, no step starts, the
+  // run checkpoints the step it finished last and saves final/, and --resume goes on from there.
+  // Every rank stops at the same step when any rank's says so.
+  std::function<bool()> stop_requested;
 };
 
-// Runs config.steps steps (fewer remain after a resume), each a line of out/metrics.jsonl, and
-// saves the model to out/final.
-void train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator,
-                       const agents::Prompts& prompts, skills::SkillStore& store, std::span<const eval::Task> tasks,
-                       const CoevolutionConfig& config, const CoevolutionRun& run, const DataParallel& parallel = {});
+// Runs config.steps steps (fewer remain after a resume, or the deadline stops it), each a line of
+// out/metrics.jsonl, and saves the model to out/final. Returns the step the run ended at.
+int train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator,
+                      const agents::Prompts& prompts, skills::SkillStore& store, std::span<const eval::Task> tasks,
+                      const CoevolutionConfig& config, const CoevolutionRun& run, const DataParallel& parallel = {});
 
 }  // namespace vinci::rl

@@ -60,10 +60,11 @@ TrainStats CoevolutionTrainer::train(const CoevolutionBatch& batch) {
   return out;
 }
 
-void CoevolutionTrainer::checkpoint(const RunPosition& position, const std::string& library) {
-  const bool due =
-      position.step == config_.steps || (config_.checkpoint_every > 0 && position.step % config_.checkpoint_every == 0);
-  if (!parallel_.is_main() || !due) return;
+void CoevolutionTrainer::checkpoint(const RunPosition& position, const std::string& library, bool force) {
+  const bool due = force || position.step == config_.steps ||
+                   (config_.checkpoint_every > 0 && position.step % config_.checkpoint_every == 0);
+  if (!parallel_.is_main() || !due || saved_step_ == position.step) return;
+  saved_step_ = position.step;
   save_checkpoint(run_.out / "checkpoints", position.step, backbone_, optimizer_,
                   {{"epoch", position.tasks.epoch},
                    {"position", position.tasks.position},

@@ -44,8 +44,9 @@ class CoevolutionTrainer {
 
   TrainStats train(const CoevolutionBatch& batch);
 
-  // A checkpoint at every checkpoint_every-th step and at the last one (rank 0).
-  void checkpoint(const RunPosition& position, const std::string& library);
+  // A checkpoint at every checkpoint_every-th step and at the last one (rank 0); with force, at
+  // this step whatever the schedule (a run stopped by its deadline).
+  void checkpoint(const RunPosition& position, const std::string& library, bool force = false);
 
   // The trained model as --out/final (rank 0).
   void finish();
@@ -57,6 +58,7 @@ class CoevolutionTrainer {
   const DataParallel& parallel_;
   AdamW optimizer_;
   std::string suite_hash_;
+  int saved_step_ = -1;  // the step last checkpointed, so that a forced checkpoint never writes it twice
 };
 
 }  // namespace vinci::rl

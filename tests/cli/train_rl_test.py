@@ -6,7 +6,8 @@ with the real evaluator: every step must run selection over the seeded library a
 build the mixed batch, update, flush the library's snapshot, write its metrics line, its episodes
 and a checkpoint. Random weights write no kernel, so no reward and no summary: the stages that
 need a correct kernel are covered by the optimize test and the training-sample tests. A run
-stopped after step 1 and resumed must write the same step 2 as the uninterrupted run.
+stopped after step 1 and resumed must write the same step 2 as the uninterrupted run, and so must
+a run stopped by --deadline before its first step.
 Usage: train_rl_test.py VINCI FIXTURES_DIR ROOT
 """
 import json
@@ -96,6 +97,19 @@ try:
         strip = lambda r: {k: v for k, v in r.items() if k not in TIMING}
         check(len(a) == len(b) and all(strip(x) == strip(y) for x, y in zip(a, b)),
               f"a resumed run writes the uninterrupted run's steps:\n{a}\n{b}")
+
+    # A job's time limit: --deadline stops the run before a step starts (here before the first),
+    # saves final/ and exits 3; --resume then writes the uninterrupted run's steps.
+    late = work / "late"
+    p = subprocess.run(base + ["--out", late, "--deadline", "0.001"], capture_output=True, text=True, timeout=600)
+    check(p.returncode == 3 and "stopped by --deadline after step 0 of 2" in p.stdout,
+          f"--deadline: exit {p.returncode}: {p.stdout[-300:]} {p.stderr[-600:]}")
+    check((late / "final").is_dir() and not (late / "metrics.jsonl").read_text(), "final/ and no step")
+    train(late, "--resume")
+    if (late / "metrics.jsonl").exists() and (whole / "metrics.jsonl").exists():
+        strip = lambda r: {k: v for k, v in r.items() if k not in TIMING}
+        check([strip(r) for r in metrics(late)] == [strip(r) for r in metrics(whole)],
+              "a run stopped by its deadline and resumed writes the uninterrupted run's steps")
 
     # a config with a typo is refused before anything runs, naming the file, line and key
     (work / "bad.toml").write_text("[run]\nsteps = 2\n\n[agents]\nturn = 3\n")
