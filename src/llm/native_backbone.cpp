@@ -24,6 +24,11 @@
 namespace vinci::llm {
 
 namespace {
+constexpr std::size_t kSavePretrainedDefault = 5'000'000'000;  // transformers' save_pretrained
+constexpr const char* kShardLimitKey = "vinci_max_shard_bytes";
+}  // namespace
+
+namespace {
 
 namespace fs = std::filesystem;
 
@@ -638,7 +643,11 @@ void NativeBackbone::save(const fs::path& dir) const {
     return;
   }
   for (const auto& [name, tensor] : model_.named_weights()) host.add(name, tensor);
-  write_checkpoint(dir, host.views, max_shard_bytes_);
+  // A shard limit someone chose (init-model's) travels in the files' metadata, so that a model saved
+  // in one file under it (bf16 weights) still splits when a later save grows (fp32 masters).
+  std::map<std::string, std::string> metadata{{"format", "pt"}};
+  if (max_shard_bytes_ != kSavePretrainedDefault) metadata[kShardLimitKey] = std::to_string(max_shard_bytes_);
+  write_checkpoint(dir, host.views, max_shard_bytes_, metadata);
   // Saved in the parameters' own dtype (fp32 masters stay fp32), so load() restores them exactly.
   nlohmann::json config = config_.raw;
   const char* dtype = hf_dtype_name(host.keep.front().scalar_type());
@@ -676,7 +685,13 @@ namespace {
 // The shard size a checkpoint was written with: its largest shard, or save_pretrained's default
 // for a single file.
 std::size_t shard_limit_of(const fs::path& model_dir) {
-  constexpr std::size_t kSavePretrainedDefault = 5'000'000'000;
+  for (const auto& e : fs::directory_iterator(model_dir))
+    if (e.path().extension() == ".safetensors") {
+      const auto file = SafetensorsFile::open(e.path());
+      if (const auto it = file.metadata().find(kShardLimitKey); it != file.metadata().end())
+        return std::stoull(it->second);
+      break;
+    }
   if (!fs::exists(model_dir / "model.safetensors.index.json")) return kSavePretrainedDefault;
   std::size_t largest = 0;
   for (const auto& e : fs::directory_iterator(model_dir))

@@ -22,8 +22,9 @@ struct NativeOptions {
   // Weights drawn at random instead of read from disk (speed measurements need no real weights).
   std::optional<uint64_t> random_weights_seed;
   // The largest safetensors file a save writes, sharding beyond it as save_pretrained does. 0: the
-  // layout the checkpoint was read in, its largest shard when sharded (so a model started in 16 MiB
-  // shards keeps them through every checkpoint of its training), else save_pretrained's 5 GB.
+  // limit the checkpoint's metadata records (a save under a chosen limit records it), else its
+  // largest shard when sharded, else save_pretrained's 5 GB. So a model started in 16 MiB files
+  // keeps them through every checkpoint of its training, even one that began as a single file.
   std::size_t max_shard_bytes = 0;
   // On a GPU, small-batch decode steps are replayed from CUDA graphs (where the build has them).
   bool cuda_graphs = true;

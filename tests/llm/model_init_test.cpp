@@ -129,4 +129,30 @@ TEST(ModelInit, WritesShardsWithinTheLimitThatLaterSavesKeep) {
     EXPECT_EQ(core::read_file(dir.path() / "model" / name), core::read_file(spec.out / name)) << name;
 }
 
+TEST(ModelInit, AModelBegunInOneFileKeepsTheLimitWhenItsSavesGrow) {
+  test::TempDir dir("model-init");
+  core::write_file_atomic(dir.path() / "small.json", small_config().dump());
+  // 395 kB of bf16 weights fit one file of 500 kB; trained with fp32 masters they are 789 kB.
+  llm::ModelInitSpec spec{.config = dir.path() / "small.json",
+                          .tokenizer = kTokenizer,
+                          .out = dir.path() / "model",
+                          .seed = 7,
+                          .dtype = "bfloat16",
+                          .max_shard_bytes = 500'000};
+  llm::init_model(spec);
+  ASSERT_EQ(safetensors_files(spec.out), std::vector<std::string>{"model.safetensors"});
+  llm::NativeOptions options;
+  options.device = "cpu";
+  options.dtype = "float32";
+  auto model = llm::open_native_backbone(spec.out, options);
+  model->save(dir.path() / "saved");
+  const auto saved = safetensors_files(dir.path() / "saved");
+  EXPECT_EQ(saved.size(), 2u);
+  for (const auto& name : saved) EXPECT_LE(fs::file_size(dir.path() / "saved" / name), 500'000u + 4096) << name;
+  // And the next save, from the sharded one, still knows the limit, not just its largest shard.
+  auto again = llm::open_native_backbone(dir.path() / "saved", options);
+  again->save(dir.path() / "again");
+  EXPECT_EQ(safetensors_files(dir.path() / "again"), saved);
+}
+
 }  // namespace model_init_test
