@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Issue 16's learning run on one GPU, through vinci's own commands: a curriculum, a tokenizer and a
+# model from nothing, SFT data from the procedural teacher (real Triton evaluation), SFT, then
+# co-evolution RL on the training tasks, and bench-model on the held-out tasks for four models: SFT
+# and RL, each with skills picked from a library and without. benchmarks/learning_report.py turns
+# the four summaries into docs/learning.json's table.
+#
+# The run is longer than one GPU job may be, so it goes in stages, each skipped once done, and any
+# invocation does what its time allows: sft-data and bench-model resume where a killed run left
+# off, and train rl stops at --deadline with final/ saved. A job ends by packing the state (no
+# optimizer state, no caches but the evaluation results) into $OUT/state.tgz.part-* of 15 MiB; the
+# next job gets them back as STATE_IN (see docs/learning.md for the commands).
+# Usage (repository root): benchmarks/learning_gpu.sh OUT_DIR
+# Environment: BUDGET (seconds this job may spend, 540), STATE_IN (a folder of state.tgz.part-*),
+# SEED (0), ELEMENTWISE (12), ROWWISE (12), HELDOUT (0.33), SAMPLES (2, sft-data rollouts per scheme),
+# RL_STEPS (4), RL_LR (3e-5),
+# SFT_EPOCHS (40), SFT_LR (1e-3), TRIALS (20).
+set -uo pipefail
+OUT=${1:-learning-out}
+mkdir -p "$OUT"
+T0=$(date +%s)
+BUDGET=${BUDGET:-540}
+left() { echo $((BUDGET - ($(date +%s) - T0))); }
+BUILD=${BUILD:-build-gpu}
+source benchmarks/gpu_host_setup.sh
+gpu_build -DVINCI_BUILD_TESTS=OFF -DVINCI_BUILD_BENCHMARKS=OFF vinci vinci-sandbox vinci-cpu-sampler
+VINCI=$(realpath "$BUILD/src/cli/vinci")
+S=$(realpath -m "$BUILD/learning")
+mkdir -p "$S"
+if [ -n "${STATE_IN:-}" ] && ls "$STATE_IN"/state.tgz.part-* >/dev/null 2>&1; then
+  cat "$STATE_IN"/state.tgz.part-* | tar xzf - -C "$S" || { echo "the carried state does not unpack"; exit 1; }
+fi
+export VINCI_CACHE=$S/cache
+SEED=${SEED:-0}
+EVAL=(--device cuda --no-compile-baseline --trials "${TRIALS:-20}" --time-budget 1)
+done_() { [ -e "$S/done.$1" ]; }
+mark() { touch "$S/done.$1"; echo "stage $1 done at $(($(date +%s) - T0)) s"; }
+# Runs a command with what is left of the job (less 45 s to pack the state); 124 when none is left.
+bounded() {
+  local t=$(($(left) - 45))
+  [ "$t" -gt 20 ] || return 124
+  timeout "$t" "$@"
+}
+
+if ! done_ setup; then
+  rm -rf "$S"/{cur,teach,tok,model0,skills.db}
+  $VINCI curriculum --out "$S/cur" --seed "$SEED" --elementwise "${ELEMENTWISE:-12}" --rowwise "${ROWWISE:-12}" \
+    --heldout-share "${HELDOUT:-0.33}" >"$S/curriculum.log" 2>&1 || { tail "$S/curriculum.log"; exit 1; }
+  # The tokenizer learns from the task files (prompts quote them), the training tasks' solutions
+  # (never the held-out ones'), the prompts and the skills.
+  $VINCI teach --curriculum "$S/cur" --out "$S/teach" --split train >/dev/null || exit 1
+  python3 scripts/train_tokenizer.py --corpus "$S/cur" "$S/teach" prompts skills --vocab-size 4096 --out "$S/tok" ||
+    exit 1
+  cat >"$S/config.json" <<'JSON'
+{"model_type": "qwen2", "hidden_size": 256, "intermediate_size": 768, "num_hidden_layers": 6,
+ "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 8192,
+ "tie_word_embeddings": true, "rope_theta": 100000.0}
+JSON
+  $VINCI init-model --config "$S/config.json" --tokenizer "$S/tok" --out "$S/model0" --seed "$SEED" \
+    --dtype bfloat16 || exit 1
+  $VINCI skills --db "$S/skills.db" import skills/seed.jsonl >/dev/null &&
+    $VINCI skills --db "$S/skills.db" import skills/curriculum.jsonl >/dev/null || exit 1
+  mark setup
+fi
+
+if ! done_ sftdata; then
+  resume=()
+  [ -e "$S/sft/episodes.jsonl" ] && resume=(--resume) || rm -rf "$S/sft"
+  bounded "$VINCI" sft-data --curriculum "$S/cur" --out "$S/sft" --turns 2 --schemes 1 --samples "${SAMPLES:-2}" --seed "$SEED" \
+    "${EVAL[@]}" "${resume[@]}" >>"$S/sft-data.log" 2>&1 && mark sftdata
+  tail -1 "$S/sft-data.log"
+fi
+
+if done_ sftdata && ! done_ sft && [ "$(left)" -gt 150 ]; then
+  rm -rf "$S/sft-run"
+  bounded "$VINCI" train sft --data "$S/sft/sft.jsonl" --model "$S/model0" --out "$S/sft-run" --device cuda \
+    --lora-rank 0 --epochs "${SFT_EPOCHS:-40}" --lr "${SFT_LR:-1e-3}" --warmup-steps 20 --batch-tokens 32768 \
+    --row-tokens 8192 --max-sequence-tokens 8192 --no-filter --seed "$SEED" >"$S/sft.log" 2>&1 && mark sft
+  tail -1 "$S/sft.log"
+fi
+
+# bench NAME MODEL [--library FILE ...]: greedy, one answer per held-out task.
+bench() {
+  local name=$1 model=$2
+  shift 2
+  done_ "bench-$name" && return 0
+  local resume=()
+  [ -e "$S/bench-$name/run.json" ] && resume=(--resume)
+  bounded "$VINCI" bench-model --model "$model" --model-device cuda --tasks "$S/cur/heldout" --out "$S/bench-$name" \
+    --temperature 0 --max-new-tokens 1024 --selection-max-new-tokens 256 --seed "$SEED" "${EVAL[@]}" "$@" \
+    "${resume[@]}" >"$S/bench-$name.txt" 2>"$S/bench-$name.log" && mark "bench-$name"
+}
+if done_ sft; then
+  bench sft "$S/sft-run/final" --library skills/seed.jsonl skills/curriculum.jsonl
+  bench sft_no_skills "$S/sft-run/final"
+fi
+
+if done_ bench-sft_no_skills && ! done_ rl && [ "$(left)" -gt 300 ]; then
+  cat >"$S/rl.toml" <<TOML
+[run]
+steps = ${RL_STEPS:-4}
+tasks_per_step = 4
+seed = $SEED
+checkpoint_every = 1000
+[agents]
+schemes = 1
+samples = 1
+turns = 2
+max_new_tokens = 1024
+selection_max_new_tokens = 256
+summary_max_new_tokens = 1024
+verify_repeats = 1
+[model]
+training = "full"
+[optimizer]
+lr = ${RL_LR:-3e-5}
+TOML
+  rm -rf "$S/rl"
+  # A step takes minutes: none starts with less than 210 s of the job left, so that the step in
+  # flight ends before the job does (a killed run would leave no final/).
+  bounded "$VINCI" train rl --config "$S/rl.toml" --model "$S/sft-run/final" --model-device cuda \
+    --tasks "$S/cur/train" --out "$S/rl" --skills "$S/skills.db" --deadline $(($(left) - 210)) "${EVAL[@]}" \
+    >"$S/rl.txt" 2>"$S/rl.log"
+  rc=$?
+  # 3: the deadline stopped it after the steps it finished, final/ saved; they are the run.
+  { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && [ -d "$S/rl/final" ] && mark rl
+  tail -1 "$S/rl.txt"
+  $VINCI skills --db "$S/skills.db" export -o "$S/rl-library.jsonl"
+fi
+if done_ rl; then
+  bench rl "$S/rl/final" --library "$S/rl-library.jsonl"
+  bench rl_no_skills "$S/rl/final"
+fi
+
+python3 benchmarks/learning_report.py "$S" "$OUT/gpu.txt" "$OUT/learning.json" >"$OUT/report.md"
+for f in sft-run/metrics.jsonl rl/metrics.jsonl; do
+  [ -s "$S/$f" ] && $VINCI plot "$S/$f" --out "$OUT/$(dirname $f)_metrics.svg" >/dev/null
+done
+# The state the next job needs, without optimizer state, model snapshots or evaluation scratch.
+rm -f "$OUT"/state.tgz.part-*
+tar czf - -C "$S" --exclude=./cache/logs --exclude=./cache/scratch --exclude=./cache/ext --exclude=./cache/candidates \
+  --exclude='./*/checkpoints' --exclude=./teach $(done_ sft && echo --exclude=./model0) \
+  $(done_ rl && echo --exclude=./sft-run/final) $(done_ bench-rl_no_skills && echo --exclude=./rl/final) . |
+  split -b 15m - "$OUT/state.tgz.part-"
+ls "$S" | grep '^done\.' | tr '\n' ' '
+echo
+cat "$OUT/report.md"
+echo "job: $(($(date +%s) - T0)) s"

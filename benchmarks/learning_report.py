@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""The table of issue 16's learning run (benchmarks/learning_gpu.sh) from what its stages left in the
+state folder: bench-model's summary and attempts of the four models on the held-out tasks, the SFT
+and RL runs' metrics, and the skills the RL run's summaries had admitted. Prints Markdown and
+writes docs/learning.json's form:
+  {"sft": {...}, "rl": {...}, "rl_no_skills": {...}, "sft_no_skills": {...}}
+each with correct, fast_1, fast_1_5 (fractions of the held-out tasks), mean_speedup (the arithmetic
+mean over the correct answers of the speedup over eager; null without one), geomean_speedup,
+tasks and gpu. A model whose bench has not run yet is left out.
+
+    learning_report.py STATE_DIR GPU_TXT OUT_JSON
+"""
+import json
+import pathlib
+import sys
+
+MODELS = [("sft", "SFT, skills injected"), ("sft_no_skills", "SFT, no skills"), ("rl", "RL, skills injected"),
+          ("rl_no_skills", "RL, no skills")]
+
+
+def jsonl(path: pathlib.Path) -> list:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def model_entry(bench: pathlib.Path, gpu: str) -> dict | None:
+    if not (bench / "summary.json").exists():
+        return None
+    summary = json.loads((bench / "summary.json").read_text())
+    overall = summary["fast_p"]["eager"]["overall"]
+    speedups = [a["speedup"] for a in jsonl(bench / "attempts.jsonl") if a["class"] == "correct" and a["speedup"]]
+    return {"correct": summary["counts"]["solved_tasks"] / summary["tasks"] if summary["tasks"] else 0.0,
+            "fast_1": overall.get("fast_1"), "fast_1_5": overall.get("fast_1.5"),
+            "mean_speedup": sum(speedups) / len(speedups) if speedups else None,
+            "geomean_speedup": overall.get("geomean_speedup"), "tasks": summary["tasks"], "gpu": gpu}
+
+
+def pct(v) -> str:
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+
+def ratio(v) -> str:
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def main() -> int:
+    state, gpu_txt, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+    gpu = gpu_txt.read_text().strip().split(",")[0] if gpu_txt.exists() else "unknown"
+    table = {}
+    for key, _ in MODELS:
+        if entry := model_entry(state / f"bench-{key}", gpu):
+            table[key] = entry
+    out.write_text(json.dumps(table, indent=2) + "\n")
+
+    print(f"## Held-out tasks, greedy, one answer each ({gpu})\n")
+    print("| model | tasks | correct | fast_1 | fast_1.5 | mean speedup | geomean speedup |")
+    print("|---|---|---|---|---|---|---|")
+    for key, label in MODELS:
+        if e := table.get(key):
+            print(f"| {label} | {e['tasks']} | {pct(e['correct'])} | {pct(e['fast_1'])} | {pct(e['fast_1_5'])} | "
+                  f"{ratio(e['mean_speedup'])} | {ratio(e['geomean_speedup'])} |")
+
+    sft = jsonl(state / "sft-run" / "metrics.jsonl")
+    if sft:
+        print(f"\nSFT: {len(sft)} steps, loss {sft[0]['loss']:.3f} -> {sft[-1]['loss']:.3f}")
+    rl = jsonl(state / "rl" / "metrics.jsonl")
+    if rl:
+        print("\n| RL step | policy reward | fast_1 (train) | trained samples | grad norm | skills proposed | admitted | "
+              "library | candidates | per min | step s |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for m in rl:
+            print(f"| {m['step']} | {m['reward_mean_policy']:.3f} | {m['fast_1']:.2f} | {m['trained_samples']} | "
+                  f"{m['grad_norm']:.3g} | {m['skills_proposed']} | {m['skills_admitted']} | {m['library_size']} | "
+                  f"{m['candidates']} | {m['candidates_per_min']:.1f} | {m['step_s']:.0f} |")
+    seeded = {s["name"] for f in ("skills/seed.jsonl", "skills/curriculum.jsonl") for s in jsonl(pathlib.Path(f))}
+    grown = [s for s in jsonl(state / "rl-library.jsonl") if s["name"] not in seeded]
+    if (state / "rl-library.jsonl").exists():
+        print(f"\nSkills the RL run admitted: {len(grown)}")
+        for s in grown:
+            v = s.get("verification") or {}
+            print(f"- {s['name']}: {s.get('description', '')[:100]} (verification: {json.dumps(v)[:160]})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
