@@ -2,15 +2,24 @@
 """Issue 16's pipeline at toy scale on the CPU, through the same commands a learning run uses:
 `vinci curriculum`, scripts/train_tokenizer.py, `vinci init-model`, `vinci sft-data` (the teacher
 through the agents; Triton does not run on a CPU, so its policy turns fail and only the selection
-answers become targets), `vinci train sft` for 2 steps from the random model, one `vinci train rl` step from it on two
-training tasks, and `vinci bench-model` of the SFT model on the held-out suite. Checked: each stage's files, that the SFT data is in the
-agents' format, that training moved the weights with a finite loss, and that bench-model scored
-every held-out task. What this cannot show on a CPU (a model that writes kernels, RL with a
-non-zero update from them) is the GPU run's (benchmarks/sft_data_gpu.sh, benchmarks/mrs_gpu.sh); a
-non-zero update on the CPU is Cli.TrainRlDataParallel's, from a taught fixture.
+answers become targets), `vinci train sft` for 2 steps from the random model, one `vinci train rl`
+step from it on two training tasks, and `vinci bench-model` of the SFT model on the held-out suite.
+Checked: each stage's files, that the SFT data is in the agents' format, that training moved the
+weights with a finite loss, and that bench-model scored every held-out task.
+
+The SFT model writes no kernel, so that RL step's rewards are all equal and its update is 0. To see
+a non-zero update, the SFT model is then taught (tests/support/taught_fixture.py: `vinci train sft`
+on that step's own turn-0 policy prompts) to answer each task with one of two torch-only ModelNew
+files, about equally often: a right one (the task's Model, renamed) and a wrong one (its output + 1).
+One more RL step from the taught model, under --torch-ops allow with speed and coverage weighing
+nothing (no measured time decides a reward), then has rewards that differ within a group: its
+grad_norm is > 0 and its final model's weights differ from the taught model's. What this cannot show
+on a CPU (a model that writes kernels) is the GPU run's (benchmarks/sft_data_gpu.sh,
+benchmarks/mrs_gpu.sh).
 
     learning_pipeline_test.py VINCI SOURCE_ROOT
 """
+import ast
 import json
 import math
 import pathlib
@@ -24,11 +33,57 @@ VINCI, ROOT = sys.argv[1], pathlib.Path(sys.argv[2])
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 from checkpoint_files import checkpoint_tensors  # noqa: E402
 from checks import check, failures  # noqa: E402
+from taught_fixture import policy_prompts, teach  # noqa: E402
 
 # A model small enough for two CPU steps, with room for the agents' prompts.
 TOY = {"model_type": "qwen2", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
        "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 16384,
        "tie_word_embeddings": True, "rope_theta": 100000.0}
+
+# The RL steps: one step of two training tasks, 4 policy answers each. The taught answers are at most
+# ~145 tokens under the toy tokenizer (checked below). The toy model learns them to ~0.02 nats a
+# token; sampled at temperature 1 about half come out garbled, at 0.5 whole, while the taught even
+# choice between right and wrong stays about even. Speed and coverage weigh nothing in the reward,
+# so a right answer earns correct_weight and a wrong one 0, however loaded the machine is; PRS would
+# drop torch-only answers (coverage 0).
+MAX_NEW_TOKENS = 160
+RL_CONFIG = f"""
+[run]
+steps = 1
+tasks_per_step = 2
+[agents]
+schemes = 1
+samples = 2
+turns = 1
+max_new_tokens = {MAX_NEW_TOKENS}
+selection_max_new_tokens = 32
+temperature = 0.5
+[model]
+training = "full"
+[optimizer]
+lr = 1e-3
+[reward]
+speedup_weight = 0.0
+coverage_weight = 0.0
+[rejection]
+prs = false
+"""
+TEACH_EPOCHS, TEACH_LR = 80, 1e-2  # the toy model starts near random: more and faster than the fixture's
+
+
+def taught_answers(tasks):
+    """answers(task): a right and a wrong torch-only ModelNew for a curriculum task under tasks. The
+    right one is the task's Model class renamed (an elementwise chain or a row-wise reduction, ending
+    `return v`); the wrong one returns v + 1, of the right shape."""
+    def answers(task):
+        source = (tasks / f"{task}.py").read_text()
+        model = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "Model")
+        body = "\n".join(source.splitlines()[model.lineno - 1:model.end_lineno])
+        check(body.endswith("        return v"), f"{task}: Model.forward ends with `return v`: {body}")
+        body = body.replace("class Model(", "class ModelNew(", 1)
+        head = "```python\nimport torch\nimport torch.nn as nn\n\n\n"
+        return [f"{head}{body}\n```", f"{head}{body} + 1\n```"]
+    return answers
 
 
 def run(*args, **kwargs):
@@ -73,20 +128,43 @@ def main() -> int:
         check(moved > 0, "the SFT steps moved the weights")
 
         # One co-evolution step from the SFT model on two training tasks: the toy model writes no
-        # kernel on a CPU, so its rewards (and update) are 0 here; Cli.TrainRlDataParallel is where
-        # a taught model earns a non-zero one.
-        (work / "rl.toml").write_text("[run]\nsteps = 1\ntasks_per_step = 2\n[agents]\nschemes = 1\nsamples = 2\n"
-                                      "turns = 1\nmax_new_tokens = 32\nselection_max_new_tokens = 32\n"
-                                      "[model]\ntraining = \"full\"\n")
-        run(VINCI, "train", "rl", "--config", work / "rl.toml", "--model", trained, "--model-device", "cpu",
-            "--tasks", cur / "train", "--device", "cpu", "--scale", "0.05", "--no-compile-baseline", "--trials", "3",
-            "--out", work / "rl", env=env)
-        rl = [json.loads(line) for line in (work / "rl" / "metrics.jsonl").read_text().splitlines()] \
-            if (work / "rl" / "metrics.jsonl").exists() else []
+        # kernel on a CPU, so its rewards (and update) are 0. It is also the run whose turn-0 policy
+        # prompts the SFT model is then taught to answer.
+        (work / "rl.toml").write_text(RL_CONFIG)
+        rl_args = ["train", "rl", "--config", work / "rl.toml", "--model-device", "cpu", "--tasks", cur / "train",
+                   "--device", "cpu", "--scale", "0.05", "--no-compile-baseline", "--trials", "3",
+                   "--torch-ops", "allow"]
+        answers = taught_answers(cur / "train")
+        taught, prep = teach(VINCI, rl_args, trained, work / "teach", answers, env, TEACH_EPOCHS, lr=TEACH_LR)
+        rl = [json.loads(line) for line in (prep / "metrics.jsonl").read_text().splitlines()] \
+            if (prep / "metrics.jsonl").exists() else []
         check(len(rl) == 1 and rl[0]["tasks"] == 2 and rl[0]["samples"] > 0 and math.isfinite(rl[0]["grad_norm"]),
               f"one RL step over 2 training tasks: {rl}")
-        check((work / "rl" / "final").is_dir() and (work / "rl" / "episodes" / "step-1.jsonl").exists(),
+        check((prep / "final").is_dir() and (prep / "episodes" / "step-1.jsonl").exists(),
               "the RL run's final model and episodes")
+        for task in sorted(set(policy_prompts(prep).values())):
+            for answer in answers(task):
+                p = run(VINCI, "tokenize", "--model", trained, "--text", answer, "--json", "--no-special")
+                ids = json.loads(p.stdout)["ids"] if p.returncode == 0 else []
+                # whole within max_new_tokens, and in the tokenizer's merges (bytes would be 1 a character)
+                check(0 < len(ids) < MAX_NEW_TOKENS and len(answer) >= 2 * len(ids),
+                      f"{task}: a taught answer is {len(ids)} tokens for {len(answer)} characters")
+        if failures:
+            return 1
+
+        # The RL step from the taught model: right and wrong answers in each group, a non-zero update.
+        run(VINCI, *rl_args, "--model", taught, "--out", work / "rl", env=env)
+        rl = [json.loads(line) for line in (work / "rl" / "metrics.jsonl").read_text().splitlines()] \
+            if (work / "rl" / "metrics.jsonl").exists() else [{}]
+        check(len(rl) == 1 and rl[0].get("tasks") == 2 and rl[0].get("reward_std_policy", 0) > 0,
+              f"the taught model's answers differ in reward: {rl}")
+        check(rl[0].get("grad_norm", 0) > 0, f"the taught RL step's update is not zero: {rl}")
+        before, after = checkpoint_tensors(taught), checkpoint_tensors(work / "rl" / "final")
+        moved = max(float(np.max(np.abs(after[k].astype(np.float64) - before[k]))) for k in before) \
+            if sorted(before) == sorted(after) else 0.0
+        check(moved > 0, "the RL step moved the taught model's weights")
+        print(f"taught RL step: grad_norm {rl[0].get('grad_norm')}, policy reward std "
+              f"{rl[0].get('reward_std_policy')}, max weight change {moved:.3g}")
 
         run(VINCI, "bench-model", "--model", trained, "--tasks", cur / "heldout", "--device", "cpu",
             "--scale", "0.05", "--no-compile-baseline", "--trials", "3", "--max-new-tokens", "32", "--batch-tasks", "4",

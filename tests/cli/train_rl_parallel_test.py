@@ -7,9 +7,10 @@ two-rank run must write what the one-process run writes: the same episodes, the 
 to the order floating-point sums are taken in, and (nearly) the same trained weights. Rank 0
 alone writes: one metrics line per step, one episodes file, the checkpoints and the library.
 The fixture's random weights write no kernel, so every reward and advantage would be 0 and the
-update with them. The test first teaches the fixture, by `vinci train sft` on its own policy
-prompts, to answer with one of two torch-only ModelNew files, one right (relu) and one wrong
-(sigmoid), about equally often: rewards then differ within a group, and the update is not zero.
+update with them. The test first teaches the fixture (tests/support/taught_fixture.py), by `vinci
+train sft` on its own policy prompts, to answer with one of two torch-only ModelNew files, one right
+(relu) and one wrong (sigmoid), about equally often: rewards then differ within a group, and the
+update is not zero.
 Speed and coverage weigh nothing in the reward, identical answers in a run are measured once, and
 the second run reads the first's results from the evaluation cache, so both runs see the same
 rewards and the same feedback (which quotes timings) however loaded the machine is.
@@ -30,6 +31,7 @@ VINCI, FIXTURES, ROOT = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
 from checkpoint_files import checkpoint_tensors  # noqa: E402
 from checks import check, failures  # noqa: E402
+from taught_fixture import teach  # noqa: E402
 
 
 CONFIG = """
@@ -70,35 +72,6 @@ UNCOMPARED = {"generate_s", "evaluate_s", "train_s", "step_s", "tokens_per_s", "
               "candidates_per_min"}
 
 
-def teach_fixture(work, args, env):
-    """The fixture checkpoint, fine-tuned to answer its own turn-0 policy prompts with ANSWER."""
-    prep = work / "prep"
-    p = subprocess.run([VINCI, *args, "--model", FIXTURES / "models" / "qwen2", "--out", prep],
-                       capture_output=True, text=True, timeout=900, env=env)
-    check(p.returncode == 0, f"the prompt-collecting run exited {p.returncode}: {p.stderr[-3000:]}")
-    prompts = {}
-    for step in sorted((prep / "episodes").glob("step-*.jsonl")):
-        for line in step.read_text().splitlines():
-            episode = json.loads(line)
-            for c in episode["calls"]:
-                if c["role"] == "policy" and c["turn"] == 0:
-                    prompts[json.dumps(c["messages"])] = episode["task"]
-    check(len(prompts) >= 2, f"turn-0 policy prompts of both tasks: {len(prompts)}")
-    with open(work / "sft.jsonl", "w") as f:
-        for messages, task in sorted(prompts.items()):
-            for op in ("relu", "sigmoid"):
-                answer = {"role": "assistant", "content": ANSWER.format(op=op)}
-                f.write(json.dumps({"messages": json.loads(messages) + [answer],
-                                    "meta": {"task": task, "level": 1, "role": "policy"}}) + "\n")
-    taught = work / "taught"
-    p = subprocess.run([VINCI, "train", "sft", "--data", work / "sft.jsonl", "--model", FIXTURES / "models" / "qwen2",
-                        "--chat-template", FIXTURES / "templates" / "qwen2_5.jinja", "--device", "cpu",
-                        "--lora-rank", "0", "--lr", "5e-3", "--epochs", str(SFT_EPOCHS), "--no-filter",
-                        "--out", taught], capture_output=True, text=True, timeout=900, env=env)
-    check(p.returncode == 0, f"vinci train sft exited {p.returncode}: {p.stderr[-3000:]}")
-    return taught / "final"
-
-
 SFT_EPOCHS = int(os.environ.get("VINCI_TEST_SFT_EPOCHS", "30"))
 
 work = pathlib.Path(tempfile.mkdtemp(prefix="vinci-rl-dp-"))
@@ -115,7 +88,9 @@ try:
             "--torch-ops", "allow"]
     # One thread in both runs, so both do their arithmetic alike (torchrun's default per rank).
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    model = teach_fixture(work, args, env)
+    model, _ = teach(VINCI, args, FIXTURES / "models" / "qwen2", work,
+                     lambda task: [ANSWER.format(op=op) for op in ("relu", "sigmoid")], env, SFT_EPOCHS,
+                     chat_template=FIXTURES / "templates" / "qwen2_5.jinja")
     args += ["--model", model]
 
     one, two = work / "one", work / "two"
