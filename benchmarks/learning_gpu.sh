@@ -142,6 +142,7 @@ tar czf - -C "$S" --exclude=./cache/logs --exclude=./cache/scratch --exclude=./c
   --exclude='./*/checkpoints' --exclude=./teach $(done_ sft && echo --exclude=./model0) \
   $(done_ rl && echo --exclude=./sft-run/final) $(done_ bench-rl_no_skills && echo --exclude=./rl/final) . |
   split -b 15m - "$OUT/state.tgz.part-"
+rm -f "$OUT/cmake.log"  # at most 8 files come back; the build log matters only when the build fails
 ls "$S" | grep '^done\.' | tr '\n' ' '
 echo
 cat "$OUT/report.md"
