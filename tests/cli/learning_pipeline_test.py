@@ -40,12 +40,13 @@ TOY = {"model_type": "qwen2", "hidden_size": 64, "intermediate_size": 128, "num_
        "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 16384,
        "tie_word_embeddings": True, "rope_theta": 100000.0}
 
-# The RL steps: one step of two training tasks, 4 policy answers each. The taught answers are at most
-# ~145 tokens under the toy tokenizer (checked below). The toy model learns them to ~0.02 nats a
-# token; sampled at temperature 1 about half come out garbled, at 0.5 whole, while the taught even
-# choice between right and wrong stays about even. Speed and coverage weigh nothing in the reward,
-# so a right answer earns correct_weight and a wrong one 0, however loaded the machine is; PRS would
-# drop torch-only answers (coverage 0).
+# The RL steps: one step of two training tasks, 6 policy answers each (the null scheme and one more,
+# 3 samples each), so that a group of all-right or all-wrong answers is rare for both tasks at once.
+# The taught answers are at most ~145 tokens under the toy tokenizer (checked below). The toy model
+# learns them to ~0.015 nats a token; sampled at temperature 1 about half come out garbled, at 0.5
+# whole, while the taught choice between right and wrong stays about even (65/35 at worst). Speed
+# and coverage weigh nothing in the reward, so a right answer earns correct_weight and a wrong one 0,
+# however loaded the machine is; PRS would drop torch-only answers (coverage 0).
 MAX_NEW_TOKENS = 160
 RL_CONFIG = f"""
 [run]
@@ -53,7 +54,7 @@ steps = 1
 tasks_per_step = 2
 [agents]
 schemes = 1
-samples = 2
+samples = 3
 turns = 1
 max_new_tokens = {MAX_NEW_TOKENS}
 selection_max_new_tokens = 32

@@ -1,0 +1,54 @@
+"""A model taught to answer `vinci train rl`'s policy prompts with given answers, so that RL on a CPU
+has rewards that differ within a group, and so an update that is not zero.
+
+A small random model writes no kernel: every reward is equal, every advantage 0, and the update with
+them. teach() first runs `vinci train rl` once from the model (the prep run) to collect its turn-0
+policy prompts, then fine-tunes the model by `vinci train sft` to answer each of them with every one
+of answers(task), once each: taught one right and one wrong answer, the model samples either about
+equally often. The RL run after it must use the prep run's arguments (the prompts are the same).
+"""
+import json
+import re
+import subprocess
+
+from checks import check
+
+
+def policy_prompts(run):
+    """The turn-0 policy prompts of a `vinci train rl` run folder's episodes: {messages as JSON: task}."""
+    prompts = {}
+    for step in sorted((run / "episodes").glob("step-*.jsonl")):
+        for line in step.read_text().splitlines():
+            episode = json.loads(line)
+            for c in episode["calls"]:
+                if c["role"] == "policy" and c["turn"] == 0:
+                    prompts[json.dumps(c["messages"])] = episode["task"]
+    return prompts
+
+
+def teach(vinci, rl_args, model, work, answers, env, epochs, lr=5e-3, chat_template=None):
+    """model fine-tuned to answer the turn-0 policy prompts of `vinci train rl` (rl_args, from model)
+    with answers(task), a list of answer texts. Writes work/prep (the prep run), work/sft.jsonl and
+    work/taught; returns (the taught model, the prep run's folder)."""
+    work.mkdir(parents=True, exist_ok=True)
+    prep = work / "prep"
+    p = subprocess.run([vinci, *rl_args, "--model", model, "--out", prep],
+                       capture_output=True, text=True, timeout=900, env=env)
+    check(p.returncode == 0, f"the prompt-collecting run exited {p.returncode}: {p.stderr[-3000:]}")
+    prompts = policy_prompts(prep)
+    check(len(prompts) >= 2, f"turn-0 policy prompts of both tasks: {len(prompts)}")
+    with open(work / "sft.jsonl", "w") as f:
+        for messages, task in sorted(prompts.items()):
+            level = re.match(r"level(\d+)/", task)
+            for text in answers(task):
+                answer = {"role": "assistant", "content": text}
+                f.write(json.dumps({"messages": json.loads(messages) + [answer],
+                                    "meta": {"task": task, "level": int(level[1]) if level else 1,
+                                             "role": "policy"}}) + "\n")
+    taught = work / "taught"
+    template = ["--chat-template", chat_template] if chat_template else []
+    p = subprocess.run([vinci, "train", "sft", "--data", work / "sft.jsonl", "--model", model, *template,
+                        "--device", "cpu", "--lora-rank", "0", "--lr", str(lr), "--epochs", str(epochs), "--no-filter",
+                        "--out", taught], capture_output=True, text=True, timeout=900, env=env)
+    check(p.returncode == 0, f"vinci train sft exited {p.returncode}: {p.stderr[-3000:]}")
+    return taught / "final", prep
