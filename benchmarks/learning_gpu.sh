@@ -12,9 +12,9 @@
 # next job gets them back as STATE_IN (see docs/learning.md for the commands).
 # Usage (repository root): benchmarks/learning_gpu.sh OUT_DIR
 # Environment: BUDGET (seconds this job may spend, 540), STATE_IN (a folder of state.tgz.part-*),
-# SEED (0), ELEMENTWISE (12), ROWWISE (12), HELDOUT (0.33), SAMPLES (2, sft-data rollouts per scheme),
-# RL_STEPS (4), RL_LR (3e-5),
-# SFT_EPOCHS (40), SFT_LR (1e-3), TRIALS (20).
+# SEED (0), ELEMENTWISE (12), ROWWISE (12), HELDOUT (0.33); sft-data's SAMPLES (2, rollouts per
+# scheme) and TURNS (2); SFT_EPOCHS (40), SFT_LR (1e-3); RL_STEPS (4), RL_TASKS (4 a step), RL_SAMPLES
+# (1), RL_TURNS (2), RL_TEMPERATURE (1.0), RL_LR (3e-5); TRIALS (20).
 set -uo pipefail
 OUT=${1:-learning-out}
 mkdir -p "$OUT"
@@ -66,7 +66,7 @@ fi
 if ! done_ sftdata; then
   resume=()
   [ -e "$S/sft/episodes.jsonl" ] && resume=(--resume) || rm -rf "$S/sft"
-  bounded "$VINCI" sft-data --curriculum "$S/cur" --out "$S/sft" --turns 2 --schemes 1 --samples "${SAMPLES:-2}" --seed "$SEED" \
+  bounded "$VINCI" sft-data --curriculum "$S/cur" --out "$S/sft" --turns "${TURNS:-2}" --schemes 1 --samples "${SAMPLES:-2}" --seed "$SEED" \
     "${EVAL[@]}" "${resume[@]}" >>"$S/sft-data.log" 2>&1 && mark sftdata
   tail -1 "$S/sft-data.log"
 fi
@@ -99,13 +99,14 @@ if done_ bench-sft_no_skills && ! done_ rl && [ "$(left)" -gt 300 ]; then
   cat >"$S/rl.toml" <<TOML
 [run]
 steps = ${RL_STEPS:-4}
-tasks_per_step = 4
+tasks_per_step = ${RL_TASKS:-4}
 seed = $SEED
 checkpoint_every = 1000
 [agents]
 schemes = 1
-samples = 1
-turns = 2
+samples = ${RL_SAMPLES:-1}
+turns = ${RL_TURNS:-2}
+temperature = ${RL_TEMPERATURE:-1.0}
 max_new_tokens = 1024
 selection_max_new_tokens = 256
 summary_max_new_tokens = 1024
