@@ -5,7 +5,8 @@
 # measured speedups), checking each line's shape against rl/sft_data.h's format. Exits 1 when no
 # policy answer became a target.
 # Usage (repository root): benchmarks/sft_data_gpu.sh OUT_DIR
-# Environment: SEED (0), ELEMENTWISE (4), ROWWISE (4), MAX_TASKS (6), TURNS (3), SCHEMES (1).
+# Environment: SEED (0), ELEMENTWISE (4), ROWWISE (4), MAX_TASKS (6), TURNS (3), SCHEMES (1), PARALLEL
+# (8 tasks at once). The evaluation cache starts empty, so two runs compare fairly.
 set -uo pipefail
 OUT=${1:-sft-data-out}
 mkdir -p "$OUT"
@@ -13,12 +14,14 @@ BUILD=${BUILD:-build-gpu}
 source benchmarks/gpu_host_setup.sh
 gpu_build -DVINCI_BUILD_TESTS=OFF -DVINCI_BUILD_BENCHMARKS=OFF vinci vinci-sandbox vinci-cpu-sampler
 VINCI=$BUILD/src/cli/vinci
-rm -rf "$OUT/cur" "$OUT/sft"
+CACHE=/tmp/vinci-sft-data-cache
+rm -rf "$OUT/cur" "$OUT/sft" "$CACHE"
 $VINCI curriculum --out "$OUT/cur" --seed "${SEED:-0}" --elementwise "${ELEMENTWISE:-4}" --rowwise "${ROWWISE:-4}" \
   --heldout-share 0 || exit 1
 start=$(date +%s)
-VINCI_CACHE=/tmp/vc-sft $VINCI sft-data --curriculum "$OUT/cur" --out "$OUT/sft" --device cuda --no-compile-baseline \
+VINCI_CACHE=$CACHE $VINCI sft-data --curriculum "$OUT/cur" --out "$OUT/sft" --device cuda --no-compile-baseline \
   --trials 30 --time-budget 2 --turns "${TURNS:-3}" --schemes "${SCHEMES:-1}" --samples 1 --max-tasks "${MAX_TASKS:-6}" \
+  --parallel-tasks "${PARALLEL:-8}" \
   --seed "${SEED:-0}" >"$OUT/sft-data.log" 2>&1
 rc=$?
 echo "sft-data exit $rc in $(( $(date +%s) - start )) s"

@@ -6,11 +6,15 @@
 // on with the others (a GPU job of limited length does a long run in parts).
 #include <filesystem>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "agents/batching_evaluator.h"
 #include "agents/feedback.h"
 #include "agents/optimizer.h"
 #include "agents/teacher_backbone.h"
@@ -42,6 +46,7 @@ struct SftDataOptions {
     return s;
   }();
   int max_tasks = 0;
+  int parallel_tasks = 8;
   bool resume = false;
   AgentEvalOptions eval;
 };
@@ -99,25 +104,67 @@ int run_sft_data(SftDataOptions& o) {
   size_t done = 0, solved = 0;
   const size_t total = o.max_tasks > 0 ? std::min<size_t>(o.max_tasks, suite.size()) : suite.size();
   if (o.resume) spdlog::info("resuming: {} of {} tasks were done in {}", finished.size(), total, out.string());
-  for (size_t i = 0; i < total; ++i) {
-    const auto& task = suite[i];
-    if (finished.contains(task.id)) continue;
-    spdlog::info("[{}/{}] {}", i + 1, total, task.id);
-    agents::PolicyTask policy_task{task, core::read_file(task.file), out / "candidates" / eval::flat_id(task.id)};
-    fs::create_directories(policy_task.candidates_dir);
-    agents::OptimizeSettings settings = o.settings;
-    settings.seed = o.settings.seed * 1000003 + i;
-    const auto outcome = agents::optimize(teacher, evaluator, prompts, library, policy_task, settings);
-    for (const auto& record : rl::sft_records(outcome.episode)) {
-      sft.write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-      ++by_role[record["meta"]["role"].get<std::string>()];
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < total; ++i)
+    if (!finished.contains(suite[i].id)) todo.push_back(i);
+
+  // Tasks run o.parallel_tasks at a time, their evaluations merged into shared pool runs; their
+  // lines are written in task order as the tasks before them finish, so the files do not depend
+  // on which thread finished first.
+  const int clients =
+      static_cast<int>(std::min<size_t>(std::max(1, o.parallel_tasks), std::max<size_t>(1, todo.size())));
+  agents::BatchingEvaluator batching(evaluator, clients);
+  std::vector<std::optional<agents::OptimizeOutcome>> outcomes(todo.size());
+  std::mutex mu;
+  size_t next = 0, written = 0;
+  std::exception_ptr error;
+  const auto write_ready = [&] {  // under mu
+    for (; written < todo.size() && outcomes[written]; ++written) {
+      const auto& outcome = *outcomes[written];
+      for (const auto& record : rl::sft_records(outcome.episode)) {
+        sft.write_line(record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        ++by_role[record["meta"]["role"].get<std::string>()];
+      }
+      // Last: the episode line is what marks the task finished for --resume.
+      episodes.write_line(
+          agents::to_json(outcome.episode).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      ++done;
+      if (const auto* best = outcome.best_turn(); best && best->speedup() > 1.0) ++solved;
+      outcomes[written].reset();
     }
-    // Last: the episode line is what marks the task finished for --resume.
-    episodes.write_line(
-        agents::to_json(outcome.episode).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-    ++done;
-    if (const auto* best = outcome.best_turn(); best && best->speedup() > 1.0) ++solved;
-  }
+  };
+  const auto client = [&] {
+    agents::BatchingEvaluator::ClientLease lease(batching);
+    for (;;) {
+      size_t k;
+      {
+        std::lock_guard lock(mu);
+        if (error || next == todo.size()) return;
+        k = next++;
+      }
+      try {
+        const size_t i = todo[k];
+        const auto& task = suite[i];
+        spdlog::info("[{}/{}] {}", i + 1, total, task.id);
+        agents::PolicyTask policy_task{task, core::read_file(task.file), out / "candidates" / eval::flat_id(task.id)};
+        fs::create_directories(policy_task.candidates_dir);
+        agents::OptimizeSettings settings = o.settings;
+        settings.seed = o.settings.seed * 1000003 + i;
+        auto outcome = agents::optimize(teacher, batching, prompts, library, policy_task, settings);
+        std::lock_guard lock(mu);
+        outcomes[k] = std::move(outcome);
+        write_ready();
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!error) error = std::current_exception();
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < clients; ++t) threads.emplace_back(client);
+  for (auto& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
   fmt::print("{} tasks{} ({} beat eager): {} policy, {} selection and {} summary conversations added to {}\n", done,
              finished.empty() ? "" : fmt::format(" after the {} resumed", finished.size()), solved, by_role["policy"],
              by_role["selection"], by_role["summary"], (out / "sft.jsonl").string());
@@ -159,6 +206,11 @@ Action add_sft_data_command(CLI::App& app) {
       ->check(CLI::Range(0, 1 << 30));
   app.add_option("--seed", o->settings.seed, "the teacher's and the agents' draws")->capture_default_str();
   app.add_option("--prompts", o->prompts, "a folder of prompt files overriding the shipped ones");
+  app.add_option("--parallel-tasks", o->parallel_tasks,
+                 "tasks run at once, their evaluations merged into one pool run (one GPU times one candidate at a "
+                 "time, but builds, runner start-ups and task baselines then overlap)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   app.add_flag("--resume", o->resume,
                "go on with the run in --out: tasks whose episode it holds are kept, the others are run");
   add_agent_eval_options(app, o->eval);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`vinci sft-data --resume` (ctest: Cli.SftDataResume): a run interrupted after its first task, with
 a torn episode line and the records of a task whose episode never landed, goes on to write exactly
-what one uninterrupted run writes; a run into an existing folder without --resume, and --resume of
+what one uninterrupted run writes, that one with its 3 tasks run at once and the parts one at a
+time (the files are in task order whichever thread finishes first); a run into an existing folder without --resume, and --resume of
 a folder holding no run, are setup errors (exit 4) that name the folder. On the CPU the teacher's
 Triton kernels do not run, so the records are the selection conversations, which do not depend on
 evaluation: the comparison is exact.
@@ -39,9 +40,9 @@ def main() -> int:
         subprocess.run([VINCI, "curriculum", "--out", str(work / "cur"), "--elementwise", "3", "--rowwise", "3",
                         "--rows", "64", "--cols", "128", "--heldout-share", "0"], check=True, capture_output=True)
         whole, parts = work / "whole", work / "parts"
-        p = sft_data(work / "cur", whole, "--max-tasks", "3", env=env)
+        p = sft_data(work / "cur", whole, "--max-tasks", "3", "--parallel-tasks", "3", env=env)
         check(p.returncode == 0, f"the whole run: exit {p.returncode}: {p.stderr[-800:]}")
-        p = sft_data(work / "cur", parts, "--max-tasks", "1", env=env)
+        p = sft_data(work / "cur", parts, "--max-tasks", "1", "--parallel-tasks", "1", env=env)
         check(p.returncode == 0 and len(tasks_of(parts)) == 1, f"the first part: exit {p.returncode}: {p.stderr[-800:]}")
         if failures:
             return 1
