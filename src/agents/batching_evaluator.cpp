@@ -7,7 +7,8 @@
 namespace vinci::agents {
 
 BatchingEvaluator::BatchingEvaluator(KernelEvaluator& inner, int clients) : inner_(inner), active_(clients) {
-  if (clients < 1) throw std::invalid_argument(fmt::format("BatchingEvaluator needs at least 1 client, got {}", clients));
+  if (clients < 1)
+    throw std::invalid_argument(fmt::format("BatchingEvaluator needs at least 1 client, got {}", clients));
 }
 
 std::vector<eval::Result> BatchingEvaluator::evaluate(const std::vector<eval::Job>& jobs) {

@@ -51,8 +51,7 @@ TEST(BatchingEvaluator, ConcurrentClientsShareOneRunAndGetTheirOwnResults) {
   EXPECT_EQ(got[0], (std::vector<std::string>{"c0_r0_j0.py"}));
   EXPECT_EQ(got[1], (std::vector<std::string>{"c1_r0_j0.py", "c1_r0_j1.py", "c1_r1_j0.py", "c1_r1_j1.py"}));
   EXPECT_EQ(got[2].size(), 6u);
-  for (size_t k = 0; k < got[2].size(); ++k)
-    EXPECT_EQ(got[2][k], fmt::format("c2_r{}_j{}.py", k / 3, k % 3));
+  for (size_t k = 0; k < got[2].size(); ++k) EXPECT_EQ(got[2][k], fmt::format("c2_r{}_j{}.py", k / 3, k % 3));
 }
 
 TEST(BatchingEvaluator, AClientThatLeavesWithoutAskingHoldsNoOneUp) {
