@@ -80,10 +80,7 @@ int run_bench_model(BenchModelOptions& o) {
   const agents::Prompts prompts(o.prompts);
   std::optional<skills::Library> library;
   if (!o.library.empty()) {
-    std::vector<skills::Skill> all;
-    for (const auto& file : o.library)
-      for (auto& skill : skills::read_skills_jsonl(file)) all.push_back(std::move(skill));
-    library.emplace(std::move(all));
+    library.emplace(skills::read_skills_jsonl(o.library));
     s.library = &*library;
     s.selection.sampling.temperature = o.temperature;
     s.selection.sampling.max_new_tokens = o.selection_max_new_tokens;

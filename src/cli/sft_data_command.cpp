@@ -86,10 +86,7 @@ int run_sft_data(SftDataOptions& o) {
     throw core::SetupError(fmt::format("{}: no episodes.jsonl to resume from; run without --resume", o.out));
   const auto manifest = curriculum::read_manifest(o.curriculum);
   const auto suite = eval::load_suite(fs::path(o.curriculum) / o.split).tasks;
-  std::vector<skills::Skill> library_skills;
-  for (const auto& file : o.library)
-    for (auto& s : skills::read_skills_jsonl(file)) library_skills.push_back(std::move(s));
-  const skills::Library library(std::move(library_skills));
+  const skills::Library library(skills::read_skills_jsonl(o.library));
   agents::TeacherBackbone teacher(manifest, skills::read_skills_jsonl(o.teacher_skills), o.teacher);
   const agents::Prompts prompts(o.prompts);
   eval::EvaluatorPool pool(o.eval.resolved());

@@ -265,13 +265,15 @@ int run_rl(RlCommandOptions& o) {
         m.step, m.policy.reward_mean, m.selection.reward_mean, m.summary.reward_mean, m.fast_1, m.pg_loss,
         m.trained_samples, m.skills_proposed, m.skills_admitted, m.library_size, m.generate_s, m.evaluate_s, m.train_s);
   };
-  const rl::CoevolutionRun run{
-      .out = out,
-      .resume = o.resume,
-      .model = llm::load_model_config(o.model),
-      .on_step = log_step,
-      .progress = [](const std::string& line) { spdlog::info("{}", line); },
-      .stop_requested = [&] { return o.deadline_s > 0 && std::chrono::steady_clock::now() >= started + deadline; }};
+  // Without a deadline nothing is asked, so no step pays for the ranks' agreement on it.
+  std::function<bool()> past_deadline;
+  if (o.deadline_s > 0) past_deadline = [&] { return std::chrono::steady_clock::now() >= started + deadline; };
+  const rl::CoevolutionRun run{.out = out,
+                               .resume = o.resume,
+                               .model = llm::load_model_config(o.model),
+                               .on_step = log_step,
+                               .progress = [](const std::string& line) { spdlog::info("{}", line); },
+                               .stop_requested = past_deadline};
   const int ended_at = rl::train_coevolution(*backbone, evaluator, prompts, *store, tasks, file.run, run, parallel);
   if (!main) return ended_at < file.run.steps ? 3 : 0;
   if (ended_at < file.run.steps) {

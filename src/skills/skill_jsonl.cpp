@@ -46,4 +46,11 @@ void write_skills_jsonl(const std::filesystem::path& file, const std::vector<Ski
   core::write_file_atomic(file, skills_to_jsonl(skills));
 }
 
+std::vector<Skill> read_skills_jsonl(const std::vector<std::string>& files) {
+  std::vector<Skill> out;
+  for (const auto& file : files)
+    for (auto& skill : read_skills_jsonl(std::filesystem::path(file))) out.push_back(std::move(skill));
+  return out;
+}
+
 }  // namespace vinci::skills

@@ -13,6 +13,8 @@ namespace vinci::skills {
 // the line number and the field. Blank lines are skipped. A line without "status" gets
 // default_status (a library file lists skills someone chose to keep).
 std::vector<Skill> read_skills_jsonl(const std::filesystem::path& file, Status default_status = Status::admitted);
+// Several files' skills, file after file (a library given as a list of JSONL files).
+std::vector<Skill> read_skills_jsonl(const std::vector<std::string>& files);
 
 // One line per skill; the file is replaced atomically.
 void write_skills_jsonl(const std::filesystem::path& file, const std::vector<Skill>& skills);
