@@ -33,7 +33,7 @@ VINCI, ROOT = sys.argv[1], pathlib.Path(sys.argv[2])
 sys.path.insert(0, str(ROOT / "tests" / "support"))
 from checkpoint_files import checkpoint_tensors  # noqa: E402
 from checks import check, failures  # noqa: E402
-from taught_fixture import policy_prompts, teach  # noqa: E402
+from taught_fixture import REWARD_BY_CORRECTNESS, policy_prompts, teach  # noqa: E402
 
 # A model small enough for two CPU steps, with room for the agents' prompts.
 TOY = {"model_type": "qwen2", "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
@@ -44,9 +44,8 @@ TOY = {"model_type": "qwen2", "hidden_size": 64, "intermediate_size": 128, "num_
 # 3 samples each), so that a group of all-right or all-wrong answers is rare for both tasks at once.
 # The taught answers are at most ~145 tokens under the toy tokenizer (checked below). The toy model
 # learns them to ~0.015 nats a token; sampled at temperature 1 about half come out garbled, at 0.5
-# whole, while the taught choice between right and wrong stays about even (65/35 at worst). Speed
-# and coverage weigh nothing in the reward, so a right answer earns correct_weight and a wrong one 0,
-# however loaded the machine is; PRS would drop torch-only answers (coverage 0).
+# whole, while the taught choice between right and wrong stays about even (65/35 at worst). The
+# reward counts correctness only (REWARD_BY_CORRECTNESS).
 MAX_NEW_TOKENS = 160
 RL_CONFIG = f"""
 [run]
@@ -63,12 +62,7 @@ temperature = 0.5
 training = "full"
 [optimizer]
 lr = 1e-3
-[reward]
-speedup_weight = 0.0
-coverage_weight = 0.0
-[rejection]
-prs = false
-"""
+""" + REWARD_BY_CORRECTNESS
 TEACH_EPOCHS, TEACH_LR = 80, 1e-2  # the toy model starts near random: more and faster than the fixture's
 
 

@@ -31,7 +31,7 @@ VINCI, FIXTURES, ROOT = sys.argv[1], pathlib.Path(sys.argv[2]), pathlib.Path(sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
 from checkpoint_files import checkpoint_tensors  # noqa: E402
 from checks import check, failures  # noqa: E402
-from taught_fixture import teach  # noqa: E402
+from taught_fixture import REWARD_BY_CORRECTNESS, teach  # noqa: E402
 
 
 CONFIG = """
@@ -49,12 +49,7 @@ selection_max_new_tokens = 32
 training = "full"
 [optimizer]
 lr = 1e-3
-[reward]
-speedup_weight = 0.0
-coverage_weight = 0.0
-[rejection]
-prs = false
-"""
+""" + REWARD_BY_CORRECTNESS
 # The two answers the fixture is taught, in equal number: the reward of a correct one is
 # correct_weight (0.5), of a wrong one 0.
 ANSWER = """```python

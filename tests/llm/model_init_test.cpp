@@ -90,15 +90,20 @@ std::vector<std::string> safetensors_files(const fs::path& dir) {
   return out;
 }
 
+// The small config's init spec in dir: weights of dtype, in files of at most max_shard_bytes.
+llm::ModelInitSpec small_spec(const test::TempDir& dir, const std::string& dtype, std::size_t max_shard_bytes) {
+  core::write_file_atomic(dir.path() / "small.json", small_config().dump());
+  return {.config = dir.path() / "small.json",
+          .tokenizer = kTokenizer,
+          .out = dir.path() / "model",
+          .seed = 7,
+          .dtype = dtype,
+          .max_shard_bytes = max_shard_bytes};
+}
+
 TEST(ModelInit, WritesShardsWithinTheLimitThatLaterSavesKeep) {
   test::TempDir dir("model-init");
-  core::write_file_atomic(dir.path() / "small.json", small_config().dump());
-  llm::ModelInitSpec spec{.config = dir.path() / "small.json",
-                          .tokenizer = kTokenizer,
-                          .out = dir.path() / "model",
-                          .seed = 7,
-                          .dtype = "float32",
-                          .max_shard_bytes = 300'000};
+  llm::ModelInitSpec spec = small_spec(dir, "float32", 300'000);
   const auto summary = llm::init_model(spec);
   // 960 x 64 embeddings and as many output rows, and per layer q, k, v (with biases), o, the MLP and
   // two norms, and the final norm: counted by hand from the shape.
@@ -131,14 +136,8 @@ TEST(ModelInit, WritesShardsWithinTheLimitThatLaterSavesKeep) {
 
 TEST(ModelInit, AModelBegunInOneFileKeepsTheLimitWhenItsSavesGrow) {
   test::TempDir dir("model-init");
-  core::write_file_atomic(dir.path() / "small.json", small_config().dump());
   // 395 kB of bf16 weights fit one file of 500 kB; trained with fp32 masters they are 789 kB.
-  llm::ModelInitSpec spec{.config = dir.path() / "small.json",
-                          .tokenizer = kTokenizer,
-                          .out = dir.path() / "model",
-                          .seed = 7,
-                          .dtype = "bfloat16",
-                          .max_shard_bytes = 500'000};
+  const llm::ModelInitSpec spec = small_spec(dir, "bfloat16", 500'000);
   llm::init_model(spec);
   ASSERT_EQ(safetensors_files(spec.out), std::vector<std::string>{"model.safetensors"});
   llm::NativeOptions options;

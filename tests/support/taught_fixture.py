@@ -13,6 +13,16 @@ import subprocess
 
 from checks import check
 
+# What an RL run from a taught model needs in its config: speed and coverage weigh nothing, so a
+# right answer earns correct_weight and a wrong one 0 however loaded the machine is, and PRS is off
+# (it would drop the torch-only answers, whose coverage is 0).
+REWARD_BY_CORRECTNESS = """[reward]
+speedup_weight = 0.0
+coverage_weight = 0.0
+[rejection]
+prs = false
+"""
+
 
 def policy_prompts(run):
     """The turn-0 policy prompts of a `vinci train rl` run folder's episodes: {messages as JSON: task}."""
