@@ -1,4 +1,4 @@
-"""python -m vinci_runner runner|import|compile: the code that runs inside vinci's sandbox.
+"""python -m vinci_runner runner|import|compile|precompile: the code that runs inside vinci's sandbox.
 
 It is started only by the trusted worker (python/vinci_worker) through vinci-sandbox; it answers
 on the descriptors it is given and decides nothing.
@@ -25,6 +25,10 @@ def main() -> int:
     c = sub.add_parser("compile", help="build one load_inline extension")
     c.add_argument("--arguments", required=True, help="a JSON file of load_inline's arguments")
     c.add_argument("--out", required=True, help="the folder to build into")
+    c.add_argument("--pch", default="", help="a folder holding torch/extension.h precompiled for these flags")
+    h = sub.add_parser("precompile", help="precompile torch/extension.h for CPU extensions with given flags")
+    h.add_argument("--flags", required=True, help="a JSON file of load_inline's extra_cflags")
+    h.add_argument("--out", required=True, help="the folder to write torch/extension.h.gch into")
     a = p.parse_args()
     if a.cmd == "runner":
         from .runner import serve
@@ -32,8 +36,11 @@ def main() -> int:
     if a.cmd == "import":
         from .importer import main as import_main
         return import_main(a.control, a.candidate, a.task, a.scale, json.loads(a.policy))
+    if a.cmd == "precompile":
+        from .precompiled_header import main as precompile_main
+        return precompile_main(a.flags, a.out)
     from .compile import main as compile_main
-    return compile_main(a.arguments, a.out)
+    return compile_main(a.arguments, a.out, a.pch)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ A candidate's load_inline arguments arrive as data. Their key is a hash of those
 the toolchain (torch, nvcc, the C++ compiler, the target GPUs), so two candidates share a build only
 when they ask for exactly the same thing, and a candidate can never put a library under another's
 key. Each build runs in a sandbox of its own that may write only its staging folder; the trusted
-side moves the result into place. A failure is cached too, but only after a retry: the first failure
+side moves the result into place. CPU builds read a precompiled torch/extension.h from the same
+cache (precompiled_headers.py). A failure is cached too, but only after a retry: the first failure
 of a key may be the machine's (a full disk, a killed compiler), the second is the source's.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ import shutil
 import subprocess
 import time
 
+from .precompiled_headers import PrecompiledHeaders
 from .sandbox import Launcher, wait_for
 
 ATTEMPTS_BEFORE_TRUSTED = 2
@@ -59,6 +61,7 @@ class CompileService:
         self.root = ext_root
         self.timeout_s = timeout_s
         self.toolchain = toolchain_id(launcher.cuda_home)
+        self.headers = PrecompiledHeaders(launcher, ext_root, self.toolchain, timeout_s)
         self.built: list[str] = []  # keys this process compiled
         os.makedirs(ext_root, exist_ok=True)
 
@@ -119,13 +122,14 @@ class CompileService:
         os.chmod(staging, 0o777)
         with open(os.path.join(staging, "arguments.json"), "w") as f:
             json.dump(arguments, f)
-        t0 = time.monotonic()
-        proc = self.launcher.spawn(["compile", "--arguments", os.path.join(staging, "arguments.json"),
-                                    "--out", staging], read_write=[staging], file_size=2 << 30,
-                                   scratch_bytes=4 << 30)
-        wait_for(proc, self.timeout_s)
-        timed_out = proc.proc.poll() is None
-        proc.close()
+        with self.headers.folder(arguments) as pch:
+            t0 = time.monotonic()
+            proc = self.launcher.spawn(["compile", "--arguments", os.path.join(staging, "arguments.json"),
+                                        "--out", staging, "--pch", pch or ""], read_only=[pch] if pch else [],
+                                       read_write=[staging], file_size=2 << 30, scratch_bytes=4 << 30)
+            wait_for(proc, self.timeout_s)
+            timed_out = proc.proc.poll() is None
+            proc.close()
         log = proc.log.text()
         if timed_out:
             log += f"\n[the build took longer than {self.timeout_s:.0f} s and was stopped]"
