@@ -3,6 +3,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <regex>
+#include <string>
 
 #include "core/setup_error.h"
 #include "eval/candidate.h"
@@ -105,19 +108,18 @@ TEST(Suite, OurOwnSuiteHasEveryLevel) {
   EXPECT_TRUE(cuda.unmatched.empty());
 }
 
-// The CPU solutions share one kernel source so that it compiles once (scripts/sync_cpu_solutions.py).
-TEST(Suite, CpuSolutionsEmbedTheSharedKernelSource) {
+// Each CPU solution holds its own kernel, in an extension of its own: none shares another's source.
+TEST(Suite, CpuSolutionsBuildExtensionsOfTheirOwn) {
   const fs::path cpu = fs::path(VINCI_SOURCE_ROOT) / "tasks" / "solutions" / "cpu";
-  std::ifstream k(cpu / "kernels.cpp");
-  const std::string kernels((std::istreambuf_iterator<char>(k)), std::istreambuf_iterator<char>());
-  ASSERT_FALSE(kernels.empty());
   const Pairing p = match_candidates(load_suite(fs::path(VINCI_SOURCE_ROOT) / "tasks"), cpu);
   EXPECT_GE(p.pairs.size(), 10u);
+  const std::regex name(R"(load_inline\(name="(\w+)")");
+  std::map<std::string, std::string> owner;
   for (const auto& [task, cand] : p.pairs) {
-    std::ifstream f(cand.file);
-    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    EXPECT_NE(text.find("r\"\"\"\n" + kernels + "\"\"\""), std::string::npos)
-        << cand.file << " does not embed kernels.cpp: run python3 scripts/sync_cpu_solutions.py";
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(cand.source, m, name)) << cand.file << " has no load_inline(name=...)";
+    const auto [it, fresh] = owner.emplace(m[1], cand.file.string());
+    EXPECT_TRUE(fresh) << cand.file << " builds the extension " << m[1] << " of " << it->second;
   }
 }
 }  // namespace task_test

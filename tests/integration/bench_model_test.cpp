@@ -3,8 +3,8 @@
 // the second a kernel that computes the wrong function. The evaluator is the real one, so the
 // verdicts below were measured: pass@1 = 1/2, pass@2 = 1, fast_0 = 1.
 //
-// The kernels reuse tasks/solutions/cpu's shared source, which the pipeline tests build into the
-// same extension cache: no extra compile.
+// The kernels reuse the extensions of tasks/solutions/cpu/level1/13_ReLU.py and 10_GELU.py, which the
+// pipeline tests build into the same extension cache: no extra compile.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -40,7 +40,7 @@ const fs::path kRoot = VINCI_SOURCE_ROOT;
 
 using vinci::test::kFastKernel;
 using vinci::test::test_cache;
-const std::string kWrongKernel = vinci::test::kernel_with_forward("        return _ext.gelu_cpu(x.contiguous())\n");
+const std::string kWrongKernel = vinci::test::kernel_with_forward("        return _ext.gelu_cpu(x.contiguous())\n", "level1/10_GELU");
 
 std::string completion(const std::string& strategy, const std::string& code) {
   const std::string text = fmt::format("Strategy: {}\n```python\n{}```\n", strategy, code);

@@ -6,8 +6,8 @@
 // summary proposes one sound skill and one that bypasses the kernel, and a greedy call (the
 // verifier's rerun) writes the fast kernel.
 //
-// The kernels reuse tasks/solutions/cpu's shared source, which the pipeline tests build into the
-// same extension cache ($VINCI_TEST_CACHE): no extra compile.
+// The kernels reuse tasks/solutions/cpu/level1/13_ReLU.py's extension, which the pipeline tests build
+// into the same extension cache ($VINCI_TEST_CACHE): no extra compile.
 #pragma once
 
 #include <filesystem>
@@ -21,10 +21,10 @@
 
 namespace vinci::test {
 
-// The CPU reference solution for ReLU with ModelNew's forward replaced.
-inline std::string kernel_with_forward(const std::string& forward_body) {
-  const std::string solution =
-      core::read_file(std::filesystem::path(VINCI_SOURCE_ROOT) / "tasks/solutions/cpu/level1/13_ReLU.py");
+// A CPU reference solution (ReLU unless named) with ModelNew's forward replaced.
+inline std::string kernel_with_forward(const std::string& forward_body, const std::string& solution_id = "level1/13_ReLU") {
+  const std::string solution = core::read_file(std::filesystem::path(VINCI_SOURCE_ROOT) / "tasks/solutions/cpu" /
+                                               (solution_id + ".py"));
   const size_t cls = solution.find("class ModelNew");
   return solution.substr(0, cls) +
          "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
