@@ -113,7 +113,7 @@ TEST(Suite, CpuSolutionsBuildExtensionsOfTheirOwn) {
   const fs::path cpu = fs::path(VINCI_SOURCE_ROOT) / "tasks" / "solutions" / "cpu";
   const Pairing p = match_candidates(load_suite(fs::path(VINCI_SOURCE_ROOT) / "tasks"), cpu);
   EXPECT_GE(p.pairs.size(), 10u);
-  const std::regex name(R"(load_inline\(name="(\w+)")");
+  const std::regex name(R"re(load_inline\(name="(\w+)")re");
   std::map<std::string, std::string> owner;
   for (const auto& [task, cand] : p.pairs) {
     std::smatch m;
