@@ -40,7 +40,8 @@ const fs::path kRoot = VINCI_SOURCE_ROOT;
 
 using vinci::test::kFastKernel;
 using vinci::test::test_cache;
-const std::string kWrongKernel = vinci::test::kernel_with_forward("        return _ext.gelu_cpu(x.contiguous())\n", "level1/10_GELU");
+const std::string kWrongKernel =
+    vinci::test::kernel_with_forward("        return _ext.gelu_cpu(x.contiguous())\n", "level1/10_GELU");
 
 std::string completion(const std::string& strategy, const std::string& code) {
   const std::string text = fmt::format("Strategy: {}\n```python\n{}```\n", strategy, code);

@@ -22,9 +22,10 @@
 namespace vinci::test {
 
 // A CPU reference solution (ReLU unless named) with ModelNew's forward replaced.
-inline std::string kernel_with_forward(const std::string& forward_body, const std::string& solution_id = "level1/13_ReLU") {
-  const std::string solution = core::read_file(std::filesystem::path(VINCI_SOURCE_ROOT) / "tasks/solutions/cpu" /
-                                               (solution_id + ".py"));
+inline std::string kernel_with_forward(const std::string& forward_body,
+                                       const std::string& solution_id = "level1/13_ReLU") {
+  const std::string solution =
+      core::read_file(std::filesystem::path(VINCI_SOURCE_ROOT) / "tasks/solutions/cpu" / (solution_id + ".py"));
   const size_t cls = solution.find("class ModelNew");
   return solution.substr(0, cls) +
          "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n\n"
