@@ -13,7 +13,7 @@
 # Usage (repository root): benchmarks/learning_gpu.sh OUT_DIR
 # Environment: BUDGET (seconds this job may spend, 540), STATE_IN (a folder of state.tgz.part-*),
 # SEED (0), ELEMENTWISE (12), ROWWISE (12), HELDOUT (0.33); sft-data's SAMPLES (2, rollouts per
-# scheme) and TURNS (2); SFT_EPOCHS (40), SFT_LR (1e-3); RL_STEPS (4), RL_TASKS (4 a step), RL_SAMPLES
+# scheme), TURNS (2) and MAX_TASKS (0: every training task); SFT_EPOCHS (40), SFT_LR (1e-3); RL_STEPS (4), RL_TASKS (4 a step), RL_SAMPLES
 # (1), RL_TURNS (2), RL_TEMPERATURE (1.0), RL_LR (3e-5); TRIALS (20).
 set -uo pipefail
 OUT=${1:-learning-out}
@@ -66,7 +66,8 @@ fi
 if ! done_ sftdata; then
   resume=()
   [ -e "$S/sft/episodes.jsonl" ] && resume=(--resume) || rm -rf "$S/sft"
-  bounded "$VINCI" sft-data --curriculum "$S/cur" --out "$S/sft" --turns "${TURNS:-2}" --schemes 1 --samples "${SAMPLES:-2}" --seed "$SEED" \
+  bounded "$VINCI" sft-data --curriculum "$S/cur" --out "$S/sft" --turns "${TURNS:-2}" --schemes 1 --samples "${SAMPLES:-2}" \
+    --max-tasks "${MAX_TASKS:-0}" --seed "$SEED" \
     "${EVAL[@]}" "${resume[@]}" >>"$S/sft-data.log" 2>&1 && mark sftdata
   tail -1 "$S/sft-data.log"
 fi

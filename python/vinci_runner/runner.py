@@ -71,6 +71,20 @@ class Runner:
         self.calls = monitors.ExtensionCalls()
         self.model = None
         self.slots: list = []
+        self._warm_up()
+
+    def _warm_up(self):
+        """Done on start, while the trusted side keeps this runner as a spare and the previous
+        candidate is still measured: the CUDA context, the profiler and Triton's import cost seconds
+        that would otherwise sit on the one GPU worker's critical path in every load. The monitors' first use also lazily rebinds torch attributes, which must happen
+        before any patch snapshot."""
+        self._warm_up_monitors()
+        if self.cuda:
+            try:
+                import triton  # noqa: F401
+                import triton.language  # noqa: F401
+            except ImportError:
+                pass
 
     # --- loading ---------------------------------------------------------------------------
     def compile_remote(self, arguments: dict) -> dict:
@@ -119,7 +133,6 @@ class Runner:
         self.snapshot = None
         if candidate:
             loader.install_compile_hook(self.compile_remote, wrap=self.calls.wrap_module)
-            self._warm_up_monitors()
             self.snapshot = monitors.PatchSnapshot()
             module = self._import_candidate(candidate)
             cls = getattr(module, "ModelNew", None)
