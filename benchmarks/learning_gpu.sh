@@ -118,10 +118,10 @@ training = "full"
 lr = ${RL_LR:-3e-5}
 TOML
   rm -rf "$S/rl"
-  # A step takes minutes: none starts with less than 210 s of the job left, so that the step in
-  # flight ends before the job does (a killed run would leave no final/).
+  # A killed run leaves no final/: --deadline starts no step that the slowest one so far would carry
+  # past it, and leaves 30 s for final/ before the state is packed.
   bounded "$VINCI" train rl --config "$S/rl.toml" --model "$S/sft-run/final" --model-device cuda \
-    --tasks "$S/cur/train" --out "$S/rl" --skills "$S/skills.db" --deadline $(($(left) - 210)) "${EVAL[@]}" \
+    --tasks "$S/cur/train" --out "$S/rl" --skills "$S/skills.db" --deadline $(($(left) - 75)) "${EVAL[@]}" \
     >"$S/rl.txt" 2>"$S/rl.log"
   rc=$?
   # 3: the deadline stopped it after the steps it finished, final/ saved; they are the run.

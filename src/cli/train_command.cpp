@@ -266,14 +266,14 @@ int run_rl(RlCommandOptions& o) {
         m.trained_samples, m.skills_proposed, m.skills_admitted, m.library_size, m.generate_s, m.evaluate_s, m.train_s);
   };
   // Without a deadline nothing is asked, so no step pays for the ranks' agreement on it.
-  std::function<bool()> past_deadline;
-  if (o.deadline_s > 0) past_deadline = [&] { return std::chrono::steady_clock::now() >= started + deadline; };
+  std::optional<rl::StepDeadline::Clock::time_point> ends_by;
+  if (o.deadline_s > 0) ends_by = started + deadline;
   const rl::CoevolutionRun run{.out = out,
                                .resume = o.resume,
                                .model = llm::load_model_config(o.model),
                                .on_step = log_step,
                                .progress = [](const std::string& line) { spdlog::info("{}", line); },
-                               .stop_requested = past_deadline};
+                               .deadline = ends_by};
   const int ended_at = rl::train_coevolution(*backbone, evaluator, prompts, *store, tasks, file.run, run, parallel);
   if (!main) return ended_at < file.run.steps ? 3 : 0;
   if (ended_at < file.run.steps) {
@@ -311,8 +311,9 @@ Action add_rl_command(CLI::App& app) {
   app.add_option("--steps", o->steps, "override [run] steps");
   app.add_flag("--resume", o->resume, "continue the run in --out from its newest checkpoint");
   app.add_option("--deadline", o->deadline_s,
-                 "seconds after which no step starts (a job's time limit): the step in flight finishes, is "
-                 "checkpointed with final/, and the command exits 3; --resume goes on")
+                 "seconds by which the run ends (a job's time limit): no step starts that the slowest step so "
+                 "far would carry past it; the last finished step is checkpointed with final/, the command "
+                 "exits 3, and --resume goes on")
       ->check(CLI::PositiveNumber);
   add_agent_eval_options(app, o->eval);
   return [o] { return run_rl(*o); };

@@ -67,11 +67,15 @@ int train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator&
     metrics.emplace(run.out / "metrics.jsonl", /*append=*/true);
   }
 
+  std::optional<StepDeadline> deadline;
+  if (run.deadline) deadline.emplace(*run.deadline);
   // Ranks may read their clocks apart: one that says stop stops them all.
-  const auto stop = [&] { return parallel.max({run.stop_requested() ? 1.0 : 0.0})[0] > 0.0; };
+  const auto out_of_time = [&] {
+    return parallel.max({deadline->leaves_room(StepDeadline::Clock::now()) ? 0.0 : 1.0})[0] > 0.0;
+  };
   const int first_step = position.step;
   while (position.step < config.steps) {
-    if (run.stop_requested && stop()) {
+    if (deadline && out_of_time()) {
       if (position.step > first_step) trainer.checkpoint(position, store.path().string(), /*force=*/true);
       break;
     }
@@ -84,7 +88,9 @@ int train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator&
     position.skills_snapshot = flushed.step;
     CoevolutionMetrics m = step_metrics(batch, trained, flushed, parallel.world_size());
     trainer.checkpoint(position, store.path().string());
-    m.step_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
+    const auto took = std::chrono::steady_clock::now() - step_start;
+    m.step_s = std::chrono::duration<double>(took).count();
+    if (deadline) deadline->step_took(took);
     if (!parallel.is_main()) continue;
     metrics->write_line(to_json(m).dump());
     if (run.on_step) run.on_step(m);

@@ -36,6 +36,7 @@
 #include "rl/data_parallel.h"
 #include "rl/policy_step.h"
 #include "rl/rejection.h"
+#include "rl/step_deadline.h"
 #include "rl/training_samples.h"
 #include "skills/store.h"
 
@@ -68,10 +69,10 @@ struct CoevolutionRun {
   std::optional<llm::ModelConfig> model;  // the model's shape, for the update's MFU
   std::function<void(const CoevolutionMetrics&)> on_step;  // each step's metrics, on rank 0 only
   agents::ProgressFn progress;
-  // Asked before each step (e.g. a job's time limit has come): when it says so, no step starts, the
-  // run checkpoints the step it finished last and saves final/, and --resume goes on from there.
-  // Every rank stops at the same step when any rank's says so.
-  std::function<bool()> stop_requested;
+  // A job's time limit: no step starts that the slowest step so far would carry past it. The run
+  // then checkpoints the step it finished last and saves final/, and --resume goes on from there.
+  // Every rank stops at the same step when any rank's clock says so.
+  std::optional<StepDeadline::Clock::time_point> deadline;
 };
 
 // Runs config.steps steps (fewer remain after a resume, or the deadline stops it), each a line of
