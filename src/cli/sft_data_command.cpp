@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "agents/batching_evaluator.h"
 #include "agents/feedback.h"
+#include "agents/lockstep.h"
 #include "agents/optimizer.h"
 #include "agents/teacher_backbone.h"
 #include "cli/agent_options.h"
@@ -110,7 +110,7 @@ int run_sft_data(SftDataOptions& o) {
   // on which thread finished first.
   const int clients =
       static_cast<int>(std::min<size_t>(std::max(1, o.parallel_tasks), std::max<size_t>(1, todo.size())));
-  agents::BatchingEvaluator batching(evaluator, clients);
+  agents::Lockstep lockstep(teacher, evaluator, clients);
   std::vector<std::optional<agents::OptimizeOutcome>> outcomes(todo.size());
   std::mutex mu;
   size_t next = 0, written = 0;
@@ -130,8 +130,8 @@ int run_sft_data(SftDataOptions& o) {
       outcomes[written].reset();
     }
   };
-  const auto client = [&] {
-    agents::BatchingEvaluator::ClientLease lease(batching);
+  const auto client = [&](int index) {
+    agents::Lockstep::Client me(lockstep, index);
     for (;;) {
       size_t k;
       {
@@ -147,7 +147,7 @@ int run_sft_data(SftDataOptions& o) {
         fs::create_directories(policy_task.candidates_dir);
         agents::OptimizeSettings settings = o.settings;
         settings.seed = o.settings.seed * 1000003 + i;
-        auto outcome = agents::optimize(teacher, batching, prompts, library, policy_task, settings);
+        auto outcome = agents::optimize(me, me, prompts, library, policy_task, settings);
         std::lock_guard lock(mu);
         outcomes[k] = std::move(outcome);
         write_ready();
@@ -159,7 +159,7 @@ int run_sft_data(SftDataOptions& o) {
     }
   };
   std::vector<std::thread> threads;
-  for (int t = 0; t < clients; ++t) threads.emplace_back(client);
+  for (int t = 0; t < clients; ++t) threads.emplace_back(client, t);
   for (auto& t : threads) t.join();
   if (error) std::rethrow_exception(error);
   fmt::print("{} tasks{} ({} beat eager): {} policy, {} selection and {} summary conversations added to {}\n", done,

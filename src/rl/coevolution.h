@@ -45,6 +45,9 @@ namespace vinci::rl {
 struct CoevolutionConfig {
   int64_t steps = 100;
   int tasks_per_step = 8;
+  // A rank's tasks of a step run this many at once, in lockstep (agents/lockstep.h): their
+  // generations batch on the model and their kernels share pool runs.
+  int parallel_tasks = 8;
   uint64_t seed = 0;
   int64_t checkpoint_every = 10;  // 0: only at the end
   agents::OptimizeSettings agents = [] {

@@ -81,6 +81,7 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
       {"run",
        {{"steps", integer(c.steps, 1)},
         {"tasks_per_step", integer(c.tasks_per_step, 1)},
+        {"parallel_tasks", integer(c.parallel_tasks, 1)},
         {"seed", integer(c.seed, 0)},
         {"checkpoint_every", integer(c.checkpoint_every, 0)},
         {"peak_tflops", real(c.peak_tflops)},

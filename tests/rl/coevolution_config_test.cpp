@@ -17,6 +17,7 @@ TEST(CoevolutionConfig, TheShippedFileStatesTheDefaults) {
   const auto& b = defaults.run;
   EXPECT_EQ(a.steps, b.steps);
   EXPECT_EQ(a.tasks_per_step, b.tasks_per_step);
+  EXPECT_EQ(a.parallel_tasks, b.parallel_tasks);
   EXPECT_EQ(a.checkpoint_every, b.checkpoint_every);
   EXPECT_EQ(a.agents.selection.schemes, b.agents.selection.schemes);
   EXPECT_EQ(a.agents.samples, b.agents.samples);
@@ -51,6 +52,8 @@ TEST(CoevolutionConfig, TheShippedFileStatesTheDefaults) {
 
 TEST(CoevolutionConfig, ValuesLandWhereTheyBelong) {
   const auto f = parse_coevolution_config(R"(
+[run]
+parallel_tasks = 3
 [agents]
 temperature = 0.7
 max_new_tokens = 100
@@ -69,6 +72,7 @@ total_steps = 50
 training = "full"
 )",
                                           "t.toml");
+  EXPECT_EQ(f.run.parallel_tasks, 3);
   EXPECT_EQ(f.run.agents.policy.sampling.temperature, 0.7);
   EXPECT_EQ(f.run.agents.selection.sampling.temperature, 0.7);
   EXPECT_EQ(f.run.agents.summary.sampling.temperature, 0.7);

@@ -1,6 +1,7 @@
 // The rollout side of a co-evolution step (rl/coevolution_orchestrator.h), with scripted answers on
 // the tiny Qwen2 fixture's tokenizer and verdicts read from the kernels' text
-// (tests/support/scripted_evaluator.h): every task of the step runs in batch order into its own
+// (tests/support/scripted_evaluator.h): every task of the step runs in batch order (or in lockstep, the
+// same every run) into its own
 // candidates folder, the episodes are written, the counts add up over tasks, PRS thins correct turns by their
 // coverage, and the library a step sees is the last snapshot's.
 #include "rl/coevolution_orchestrator.h"
@@ -64,6 +65,7 @@ struct Step {
 
   static rl::CoevolutionConfig config(bool prs) {
     rl::CoevolutionConfig c;
+    c.parallel_tasks = 1;
     c.agents.selection.schemes = 1;
     c.agents.samples = 1;
     c.agents.policy.turns = 2;
@@ -119,6 +121,29 @@ TEST(CoevolutionOrchestrator, RunsEveryTaskInBatchOrderAndRecordsTheStep) {
   const auto snapshot = s.store.snapshot_at(1);
   ASSERT_TRUE(snapshot.has_value());
   EXPECT_EQ(s.store.load(*snapshot).size(), s.seeds + 1);
+}
+
+TEST(CoevolutionOrchestrator, TasksInLockstepMakeTheSameStepEveryRun) {
+  // The step's two tasks run at once: their calls batch on the model and the evaluator, and the
+  // scripted model numbers its answers in the order it gets them, so a batch formed by the
+  // threads' timing would show as different answers in another run.
+  auto config = Step::config(false);
+  config.parallel_tasks = 2;
+  std::vector<std::vector<std::vector<int32_t>>> runs;
+  for (int run = 0; run < 3; ++run) {
+    Step s;
+    const auto batch = s.rollout(config, 1);
+    EXPECT_EQ(batch.solved, 2u);
+    std::vector<std::vector<int32_t>> ids;
+    for (const auto& sample : batch.samples) ids.push_back(sample.ids);
+    runs.push_back(ids);
+    const auto episodes = test::read_jsonl(s.dir.path() / "episodes" / "step-1.jsonl");
+    ASSERT_EQ(episodes.size(), 2u);
+    EXPECT_EQ(episodes[0].at("task"), "level1/1_RowwiseRelu") << "episodes in the step's task order";
+  }
+  ASSERT_FALSE(runs[0].empty());
+  EXPECT_EQ(runs[1], runs[0]);
+  EXPECT_EQ(runs[2], runs[0]);
 }
 
 TEST(CoevolutionOrchestrator, PrsDropsCorrectTurnsWhoseKernelsDoNoneOfTheWork) {
