@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -106,6 +107,35 @@ void Lockstep::run_round(std::unique_lock<std::mutex>& lock) {
   for (Call* c : round) c->done = true;
   running_ = false;
   changed_.notify_all();
+}
+
+void for_each_in_lockstep(llm::Backbone& model, KernelEvaluator& evaluator, size_t items, int loops,
+                          const std::function<void(Lockstep::Client& me, size_t item)>& body) {
+  if (items == 0) return;
+  const auto threads = static_cast<int>(std::min<size_t>(items, static_cast<size_t>(std::max(1, loops))));
+  Lockstep lockstep(model, evaluator, threads);
+  std::mutex mu;
+  std::exception_ptr error;
+  const auto run = [&](int index) {
+    Lockstep::Client me(lockstep, index);
+    for (size_t item = static_cast<size_t>(index); item < items; item += static_cast<size_t>(threads)) {
+      {
+        std::lock_guard lock(mu);
+        if (error) return;
+      }
+      try {
+        body(me, item);
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!error) error = std::current_exception();
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> running;
+  for (int t = 0; t < threads; ++t) running.emplace_back(run, t);
+  for (auto& t : running) t.join();
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace vinci::agents

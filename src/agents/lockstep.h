@@ -16,6 +16,7 @@
 
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <string>
@@ -73,5 +74,12 @@ class Lockstep {
   bool running_ = false;
   std::vector<Call*> waiting_;
 };
+
+// Runs body(me, item) for every item in [0, items) on min(loops, items) threads in lockstep on
+// model and evaluator. Thread t takes items t, t + threads, ...: a fixed deal, so the batches are
+// the same in every run. Once a body throws, no thread starts another item, and the first
+// exception is rethrown when every thread has joined.
+void for_each_in_lockstep(llm::Backbone& model, KernelEvaluator& evaluator, size_t items, int loops,
+                          const std::function<void(Lockstep::Client& me, size_t item)>& body);
 
 }  // namespace vinci::agents

@@ -9,7 +9,6 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -108,13 +107,9 @@ int run_sft_data(SftDataOptions& o) {
   // Tasks run o.parallel_tasks at a time, their evaluations merged into shared pool runs; their
   // lines are written in task order as the tasks before them finish, so the files do not depend
   // on which thread finished first.
-  const int clients =
-      static_cast<int>(std::min<size_t>(std::max(1, o.parallel_tasks), std::max<size_t>(1, todo.size())));
-  agents::Lockstep lockstep(teacher, evaluator, clients);
   std::vector<std::optional<agents::OptimizeOutcome>> outcomes(todo.size());
   std::mutex mu;
-  size_t next = 0, written = 0;
-  std::exception_ptr error;
+  size_t written = 0;
   const auto write_ready = [&] {  // under mu
     for (; written < todo.size() && outcomes[written]; ++written) {
       const auto& outcome = *outcomes[written];
@@ -130,38 +125,19 @@ int run_sft_data(SftDataOptions& o) {
       outcomes[written].reset();
     }
   };
-  const auto client = [&](int index) {
-    agents::Lockstep::Client me(lockstep, index);
-    for (;;) {
-      size_t k;
-      {
-        std::lock_guard lock(mu);
-        if (error || next == todo.size()) return;
-        k = next++;
-      }
-      try {
-        const size_t i = todo[k];
-        const auto& task = suite[i];
-        spdlog::info("[{}/{}] {}", i + 1, total, task.id);
-        agents::PolicyTask policy_task{task, core::read_file(task.file), out / "candidates" / eval::flat_id(task.id)};
-        fs::create_directories(policy_task.candidates_dir);
-        agents::OptimizeSettings settings = o.settings;
-        settings.seed = o.settings.seed * 1000003 + i;
-        auto outcome = agents::optimize(me, me, prompts, library, policy_task, settings);
-        std::lock_guard lock(mu);
-        outcomes[k] = std::move(outcome);
-        write_ready();
-      } catch (...) {
-        std::lock_guard lock(mu);
-        if (!error) error = std::current_exception();
-        return;
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int t = 0; t < clients; ++t) threads.emplace_back(client, t);
-  for (auto& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
+  agents::for_each_in_lockstep(teacher, evaluator, todo.size(), o.parallel_tasks, [&](auto& me, size_t k) {
+    const size_t i = todo[k];
+    const auto& task = suite[i];
+    spdlog::info("[{}/{}] {}", i + 1, total, task.id);
+    agents::PolicyTask policy_task{task, core::read_file(task.file), out / "candidates" / eval::flat_id(task.id)};
+    fs::create_directories(policy_task.candidates_dir);
+    agents::OptimizeSettings settings = o.settings;
+    settings.seed = o.settings.seed * 1000003 + i;
+    auto outcome = agents::optimize(me, me, prompts, library, policy_task, settings);
+    std::lock_guard lock(mu);
+    outcomes[k] = std::move(outcome);
+    write_ready();
+  });
   fmt::print("{} tasks{} ({} beat eager): {} policy, {} selection and {} summary conversations added to {}\n", done,
              finished.empty() ? "" : fmt::format(" after the {} resumed", finished.size()), solved, by_role["policy"],
              by_role["selection"], by_role["summary"], (out / "sft.jsonl").string());

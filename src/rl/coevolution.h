@@ -75,7 +75,7 @@ struct CoevolutionRun {
   // A job's time limit: no step starts that the slowest step so far would carry past it. The run
   // then checkpoints the step it finished last and saves final/, and --resume goes on from there.
   // Every rank stops at the same step when any rank's clock says so.
-  std::optional<StepDeadline::Clock::time_point> deadline;
+  std::optional<StepDeadline::Clock::time_point> deadline = std::nullopt;
 };
 
 // Runs config.steps steps (fewer remain after a resume, or the deadline stops it), each a line of

@@ -4,10 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <random>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -180,22 +178,10 @@ CoevolutionBatch CoevolutionOrchestrator::rollout(int64_t step, int epoch, std::
   const std::string who = parallel_.world_size() > 1 ? fmt::format("rank {}: ", parallel_.rank()) : std::string();
   TimedBackbone timed_model(backbone_);
   TimedEvaluator timed_evaluator(evaluator_);
-  // Loop c runs the rank's tasks c, c + loops, ...: a fixed deal, so that the lockstep's batches
-  // are the same in every run of this step.
   const std::vector<size_t> mine = rank_tasks(tasks.size(), parallel_.rank(), parallel_.world_size());
   std::vector<std::optional<agents::OptimizeOutcome>> outcomes(mine.size());
-  const int loops = static_cast<int>(std::clamp<size_t>(mine.size(), 1, std::max(1, config_.parallel_tasks)));
-  agents::Lockstep lockstep(timed_model, timed_evaluator, loops);
-  std::mutex error_mu;
-  std::exception_ptr error;
-  const auto loop = [&](int index) {
-    agents::Lockstep::Client me(lockstep, index);
-    for (size_t k = static_cast<size_t>(index); k < mine.size(); k += static_cast<size_t>(loops)) {
-      {
-        std::lock_guard lock(error_mu);
-        if (error) return;  // another loop failed: the step is lost anyway
-      }
-      try {
+  agents::for_each_in_lockstep(
+      timed_model, timed_evaluator, mine.size(), config_.parallel_tasks, [&](auto& me, size_t k) {
         const size_t i = mine[k];
         const eval::Task& task = *tasks[i];
         agents::PolicyTask policy_task{task, core::read_file(task.file),
@@ -205,17 +191,7 @@ CoevolutionBatch CoevolutionOrchestrator::rollout(int64_t step, int epoch, std::
         settings.seed = config_.seed * 1000003 + static_cast<uint64_t>(step) * 1009 + i;
         if (progress_) progress_(fmt::format("{}step {}: task {}/{}: {}", who, step, i + 1, tasks.size(), task.id));
         outcomes[k] = agents::optimize(me, me, prompts_, library, policy_task, settings, progress_);
-      } catch (...) {
-        std::lock_guard lock(error_mu);
-        if (!error) error = std::current_exception();
-        return;
-      }
-    }
-  };
-  std::vector<std::thread> threads;
-  for (int c = 0; c < loops; ++c) threads.emplace_back(loop, c);
-  for (auto& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
+      });
   RankHarvest harvest;
   for (size_t k = 0; k < mine.size(); ++k) add_outcome(harvest, mine[k], std::move(*outcomes[k]));
   harvest = gather(std::move(harvest), parallel_);
