@@ -76,8 +76,9 @@ class Runner:
     def _warm_up(self):
         """Done on start, while the trusted side keeps this runner as a spare and the previous
         candidate is still measured: the CUDA context, the profiler and Triton's import cost seconds
-        that would otherwise sit on the one GPU worker's critical path in every load. The monitors' first use also lazily rebinds torch attributes, which must happen
-        before any patch snapshot."""
+        that would otherwise sit on the one GPU worker's critical path in every load. The monitors'
+        first use also lazily rebinds torch attributes, which must happen before any patch
+        snapshot."""
         self._warm_up_monitors()
         if self.cuda:
             try:

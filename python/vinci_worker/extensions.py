@@ -5,8 +5,7 @@ the toolchain (torch, nvcc, the C++ compiler, the target GPUs), so two candidate
 when they ask for exactly the same thing, and a candidate can never put a library under another's
 key. Each build runs in a sandbox of its own that may write only its staging folder; the trusted
 side moves the result into place. CPU builds read a precompiled torch/extension.h from the same
-cache (precompiled_headers.py). A failure is cached too, but only after a retry: the first failure
-of a key may be the machine's (a full disk, a killed compiler), the second is the source's.
+cache (precompiled_headers.py). A failure is cached too, but only after a retry (build_failures.py).
 """
 from __future__ import annotations
 
@@ -18,10 +17,10 @@ import shutil
 import subprocess
 import time
 
+from . import build_failures
 from .precompiled_headers import PrecompiledHeaders
 from .sandbox import Launcher, wait_for
 
-ATTEMPTS_BEFORE_TRUSTED = 2
 LOG_CAP = 256 << 10
 
 
@@ -83,18 +82,15 @@ class CompileService:
             if done:
                 os.utime(final)
                 return {"ok": True, "path": done, "key": key}
-            failure = self._failure(final)
-            if failure and failure["attempts"] >= ATTEMPTS_BEFORE_TRUSTED:
+            failure = build_failures.read(final)
+            if failure and failure["attempts"] >= build_failures.ATTEMPTS_BEFORE_TRUSTED:
                 return {"ok": False, "log": failure["log"], "key": key}
             ok, log = self._build(arguments, key, final)
             if ok:
                 self.built.append(key)
                 return {"ok": True, "path": self._library(final), "key": key}
             attempts = (failure["attempts"] if failure else 0) + 1
-            os.makedirs(final, exist_ok=True)
-            with open(os.path.join(final, "FAILED.json.tmp"), "w") as f:
-                json.dump({"attempts": attempts, "log": log, "toolchain": self.toolchain}, f)
-            os.replace(os.path.join(final, "FAILED.json.tmp"), os.path.join(final, "FAILED.json"))
+            build_failures.write(final, {"attempts": attempts, "log": log, "toolchain": self.toolchain})
             return {"ok": False, "log": log, "key": key}
 
     @staticmethod
@@ -104,15 +100,6 @@ class CompileService:
                 path = os.path.join(folder, f.read().strip())
             return path if os.path.isfile(path) else None
         except OSError:
-            return None
-
-    @staticmethod
-    def _failure(folder: str) -> dict | None:
-        try:
-            with open(os.path.join(folder, "FAILED.json")) as f:
-                record = json.load(f)
-            return record if isinstance(record.get("attempts"), int) else None
-        except (OSError, ValueError, AttributeError):
             return None
 
     def _build(self, arguments: dict, key: str, final: str) -> tuple[bool, str]:

@@ -22,11 +22,11 @@ import sys
 import sysconfig
 import time
 
+from . import build_failures
 from .sandbox import Launcher, wait_for
 
 COMMON_FLAG = re.compile(r"-(O[0-3sg]?|Ofast|march=native|mtune=native|ffast-math|funroll-loops|fopenmp|g|"
                          r"DNDEBUG|w|Wall|Wextra|std=c\+\+(17|20))")
-ATTEMPTS = 2  # as for extensions: the first failure may be the machine's
 
 
 def _torch_files() -> str:
@@ -77,7 +77,7 @@ class PrecompiledHeaders:
             fcntl.flock(lock, fcntl.LOCK_SH)
             if not self._ready(final):
                 fcntl.flock(lock, fcntl.LOCK_EX)
-                if not self._ready(final) and self._attempts(final) < ATTEMPTS:
+                if not self._ready(final) and build_failures.attempts(final) < build_failures.ATTEMPTS_BEFORE_TRUSTED:
                     self._build(flags, key, final)
                 fcntl.flock(lock, fcntl.LOCK_SH)
             if self._ready(final):
@@ -89,14 +89,6 @@ class PrecompiledHeaders:
     @staticmethod
     def _ready(folder: str) -> bool:
         return os.path.isfile(os.path.join(folder, "torch", "extension.h.gch"))
-
-    @staticmethod
-    def _attempts(folder: str) -> int:
-        try:
-            with open(os.path.join(folder, "FAILED.json")) as f:
-                return int(json.load(f)["attempts"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return 0
 
     def _build(self, flags: list[str], key: str, final: str) -> None:
         staging = os.path.join(self.root, f"{key}.tmp-{os.getpid()}")
@@ -120,8 +112,5 @@ class PrecompiledHeaders:
             shutil.rmtree(final, ignore_errors=True)
             os.rename(os.path.join(staging, "include"), final)
         else:
-            attempts = self._attempts(final) + 1
-            os.makedirs(final, exist_ok=True)
-            with open(os.path.join(final, "FAILED.json"), "w") as f:
-                json.dump({"attempts": attempts, "log": log[-(64 << 10):]}, f)
+            build_failures.write(final, {"attempts": build_failures.attempts(final) + 1, "log": log[-(64 << 10):]})
         shutil.rmtree(staging, ignore_errors=True)
