@@ -26,8 +26,8 @@ def main() -> int:
     c.add_argument("--arguments", required=True, help="a JSON file of load_inline's arguments")
     c.add_argument("--out", required=True, help="the folder to build into")
     c.add_argument("--pch", default="", help="a folder holding torch/extension.h precompiled for these flags")
-    h = sub.add_parser("precompile", help="precompile torch/extension.h for CPU extensions with given flags")
-    h.add_argument("--flags", required=True, help="a JSON file of load_inline's extra_cflags")
+    h = sub.add_parser("precompile", help="precompile torch/extension.h for extensions with given flags")
+    h.add_argument("--flags", required=True, help='a JSON file: {"extra_cflags": [...], "with_cuda": bool}')
     h.add_argument("--out", required=True, help="the folder to write torch/extension.h.gch into")
     a = p.parse_args()
     if a.cmd == "runner":

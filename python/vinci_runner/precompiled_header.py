@@ -1,7 +1,8 @@
-"""torch/extension.h precompiled, in a sandbox of its own, for the CPU extensions built with one list
-of extra_cflags: the header every load_inline source starts with, parsed once instead of per build.
+"""torch/extension.h precompiled, in a sandbox of its own, for the extensions built with one list of
+extra_cflags, CPU or CUDA: the header every load_inline main.cpp starts with, parsed once instead of
+per build.
 
-The compiler flags are the ones load_inline itself writes for such an extension (its ninja file),
+The compiler flags are the ones load_inline itself writes for main.cpp (its ninja file),
 because GCC uses a precompiled header only when the flags it was made with match the compile's.
 A probe then compiles against the result with -Winvalid-pch: a header GCC would refuse is not kept.
 """
@@ -17,14 +18,14 @@ import sys
 HEADER = os.path.join("torch", "extension.h")
 
 
-def _load_inline_flags(extra_cflags: list[str], work: str) -> tuple[str, list[str]]:
-    """(compiler, flags) of load_inline's compile of a CPU extension's main.cpp, less its name."""
+def load_inline_flags(extra_cflags: list[str], with_cuda: bool, work: str) -> tuple[str, list[str]]:
+    """(compiler, flags) of load_inline's compile of an extension's main.cpp, less its name."""
     import torch.utils.cpp_extension as cpp_extension
 
     ninja = os.path.join(work, "build.ninja")
     cpp_extension._write_ninja_file_to_build_library(
         path=ninja, name="vinci_pch", sources=[os.path.join(work, "main.cpp")], extra_cflags=extra_cflags,
-        extra_cuda_cflags=[], extra_sycl_cflags=[], extra_ldflags=[], extra_include_paths=[], with_cuda=False,
+        extra_cuda_cflags=[], extra_sycl_cflags=[], extra_ldflags=[], extra_include_paths=[], with_cuda=with_cuda,
         with_sycl=False, is_standalone=False)
     variables = {}
     with open(ninja, encoding="utf-8") as f:
@@ -42,11 +43,11 @@ def main(flags_file: str, out_dir: str) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     with open(flags_file, encoding="utf-8") as f:
-        extra_cflags = json.load(f)
+        wanted = json.load(f)
     import torch.utils.cpp_extension as cpp_extension
 
     work = os.environ.get("TMPDIR", "/tmp")
-    cxx, flags = _load_inline_flags(extra_cflags, work)
+    cxx, flags = load_inline_flags(wanted["extra_cflags"], wanted["with_cuda"], work)
     header = os.path.join(cpp_extension.include_paths("cpu")[0], HEADER)
     # GCC looks for <dir>/torch/extension.h.gch only beside <dir>/torch/extension.h; the copy is also
     # what a compile reads if it ever refuses the precompiled one.

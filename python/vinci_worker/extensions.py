@@ -4,7 +4,7 @@ A candidate's load_inline arguments arrive as data. Their key is a hash of those
 the toolchain (torch, nvcc, the C++ compiler, the target GPUs), so two candidates share a build only
 when they ask for exactly the same thing, and a candidate can never put a library under another's
 key. Each build runs in a sandbox of its own that may write only its staging folder; the trusted
-side moves the result into place. CPU builds read a precompiled torch/extension.h from the same
+side moves the result into place. Builds read a precompiled torch/extension.h from the same
 cache (precompiled_headers.py). A failure is cached too, but only after a retry (build_failures.py).
 """
 from __future__ import annotations

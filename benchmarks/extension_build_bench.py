@@ -1,0 +1,130 @@
+"""CUDA extension builds with and without a precompiled torch/extension.h, as the evaluator runs them
+(`python -m vinci_runner compile`, N at once), outside the sandbox so that only the compile is timed.
+
+Each solution's load_inline arguments are captured by running it with load_inline replaced; the
+cuda-flavour header is precompiled once (`python -m vinci_runner precompile`, timed); then every
+solution is built into a fresh folder, first without the header, then with it. Per-object times
+come from each build's .ninja_log: main.o is the C++ file the header serves, cuda.cuda.o nvcc's.
+
+    python3 benchmarks/extension_build_bench.py OUT_DIR SOLUTION.py ... [--parallel 16]
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import inspect
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+class Captured(Exception):
+    pass
+
+
+def capture_arguments(path: str) -> dict:
+    import torch.utils.cpp_extension as cpp_extension
+
+    real = cpp_extension.load_inline
+    seen = {}
+
+    def recorder(*args, **kwargs):
+        seen.update(inspect.signature(real).bind(*args, **kwargs).arguments)
+        raise Captured
+
+    cpp_extension.load_inline = recorder
+    try:
+        source = open(path, encoding="utf-8").read()
+        exec(compile(source, path, "exec"), {"__name__": "solution", "__file__": path})
+    except Captured:
+        pass
+    finally:
+        cpp_extension.load_inline = real
+    if not seen:
+        raise SystemExit(f"{path}: no load_inline call at import")
+    seen.pop("build_directory", None)
+    seen.pop("verbose", None)
+    return seen
+
+
+def ninja_times(build_dir: str) -> dict[str, float]:
+    """Seconds per object of the build's .ninja_log (its last entry per target)."""
+    times = {}
+    with open(os.path.join(build_dir, ".ninja_log"), encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            start, end, _, target, _ = line.rstrip("\n").split("\t")
+            times[target] = (int(end) - int(start)) / 1000.0
+    return times
+
+
+def build(repo: str, arguments_file: str, out: str, pch: str) -> tuple[float, dict[str, float], int]:
+    env = dict(os.environ, PYTHONPATH=os.path.join(repo, "python"), MAX_JOBS="2")
+    os.makedirs(out)
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "vinci_runner", "compile", "--arguments", arguments_file,
+                           "--out", out, "--pch", pch], env=env, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    if proc.returncode != 0:
+        print(f"{arguments_file}: build failed\n{proc.stderr[-3000:]}", file=sys.stderr)
+    return wall, ninja_times(out) if os.path.exists(os.path.join(out, ".ninja_log")) else {}, proc.returncode
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("out")
+    p.add_argument("solutions", nargs="+")
+    p.add_argument("--parallel", type=int, default=16)
+    a = p.parse_args()
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    os.makedirs(a.out, exist_ok=True)
+    argument_files = []
+    for i, path in enumerate(a.solutions):
+        arguments = capture_arguments(path)
+        f = os.path.join(a.out, f"arguments-{i}.json")
+        with open(f, "w") as out:
+            json.dump(arguments, out)
+        argument_files.append(f)
+    flags = sorted({json.dumps(json.load(open(f)).get("extra_cflags") or []) for f in argument_files})
+    if len(flags) != 1:
+        print(f"the solutions use {len(flags)} flag lists; one header serves one: {flags}", file=sys.stderr)
+
+    pch = os.path.join(a.out, "pch")
+    flags_file = os.path.join(a.out, "flags.json")
+    with open(flags_file, "w") as f:
+        json.dump({"extra_cflags": json.loads(flags[0]), "with_cuda": True}, f)
+    env = dict(os.environ, PYTHONPATH=os.path.join(repo, "python"))
+    t0 = time.monotonic()
+    rc = subprocess.run([sys.executable, "-m", "vinci_runner", "precompile", "--flags", flags_file, "--out", pch],
+                        env=env).returncode
+    header_s = time.monotonic() - t0
+    if rc != 0:
+        print("the header did not precompile (or GCC would not use it)", file=sys.stderr)
+        return 1
+
+    rows = []
+    for mode, folder in (("without", ""), ("with", pch)):
+        t0 = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(a.parallel) as pool:
+            results = list(pool.map(lambda i: build(repo, argument_files[i], os.path.join(a.out, f"{mode}-{i}"), folder),
+                                    range(len(argument_files))))
+        wall = time.monotonic() - t0
+        failed = sum(1 for r in results if r[2] != 0)
+        main_o = [r[1]["main.o"] for r in results if "main.o" in r[1]]
+        cuda_o = [r[1]["cuda.cuda.o"] for r in results if "cuda.cuda.o" in r[1]]
+        rows.append((mode, wall, statistics.mean(r[0] for r in results), statistics.mean(main_o) if main_o else 0,
+                     statistics.mean(cuda_o) if cuda_o else 0, failed))
+    print(f"\nheader precompiled in {header_s:.1f} s ({len(argument_files)} solutions, {a.parallel} at once)")
+    print("| header | wall s | mean build s | mean main.o s | mean cuda.cuda.o s | failed |")
+    print("|---|---|---|---|---|---|")
+    for mode, wall, mean, m, c, failed in rows:
+        print(f"| {mode} | {wall:.1f} | {mean:.1f} | {m:.1f} | {c:.1f} | {failed} |")
+    return 1 if any(r[5] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Which builds get a precompiled torch/extension.h, and whether the flags it is precompiled with are
+the ones load_inline's own build of main.cpp uses (GCC ignores a header made with other flags, and
+the build silently takes the slow path).
+
+The truth for the flags is the build.ninja that torch's load_inline writes for a real call, CPU and
+CUDA, read back after its compile fails or succeeds; no compiler needs to finish for that, so the
+test runs the same on a machine without nvcc or a GPU.
+
+    python3 tests/eval/precompiled_headers_test.py REPO_ROOT
+"""
+import os
+import shlex
+import sys
+import tempfile
+
+sys.path.insert(0, f"{sys.argv[1]}/python")
+SCRATCH = tempfile.mkdtemp(prefix="vinci-pch-test-")
+# torch resolves CUDA_HOME when cpp_extension is imported; a folder of our own makes the CUDA
+# flavour's include path the same on every machine, with or without a toolkit.
+CUDA_HOME = os.path.join(SCRATCH, "cuda")
+os.makedirs(os.path.join(CUDA_HOME, "include"))
+os.makedirs(os.path.join(CUDA_HOME, "bin"))
+os.environ["CUDA_HOME"] = CUDA_HOME
+os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"
+os.environ["MAX_JOBS"] = "1"
+# The ninja file is all this test reads, so the compiler load_inline runs answers its version check
+# and compiles nothing (a real compile of torch/extension.h would cost 20 s of CI).
+STAND_IN = os.path.join(SCRATCH, "g++")
+with open(STAND_IN, "w") as f:
+    f.write('#!/bin/sh\n[ "$1" = --version ] && exec g++ --version\nexit 1\n')
+os.chmod(STAND_IN, 0o755)
+os.environ["CXX"] = STAND_IN
+
+from vinci_runner.precompiled_header import load_inline_flags  # noqa: E402
+from vinci_worker.precompiled_headers import flavour  # noqa: E402
+
+failures = []
+
+
+def check(label, got, want):
+    if got != want:
+        failures.append(f"{label}: got {got!r}, want {want!r}")
+
+
+# Which builds get one, and which flavour.
+check("CPU sources", flavour({"cpp_sources": "x", "extra_cflags": ["-O3"]}), "cpu")
+check("CUDA sources", flavour({"cpp_sources": "x", "cuda_sources": "y", "extra_cflags": ["-O2"]}), "cuda")
+check("with_cuda=True, no .cu", flavour({"cpp_sources": "x", "with_cuda": True}), "cuda")
+check("with_cuda=False beside a .cu", flavour({"cpp_sources": "x", "cuda_sources": "y", "with_cuda": False}), "cpu")
+check("a candidate's own -D", flavour({"cpp_sources": "x", "extra_cflags": ["-DX=1"]}), None)
+check("-include", flavour({"cpp_sources": "x", "extra_cflags": ["-include", "/etc/passwd"]}), None)
+check("its own include folder", flavour({"cpp_sources": "x", "extra_include_paths": ["/tmp"]}), None)
+check("no implicit headers", flavour({"cpp_sources": "x", "no_implicit_headers": True}), None)
+check("flags not a list", flavour({"cpp_sources": "x", "extra_cflags": "-O3"}), None)
+check("with_cuda not a bool", flavour({"cpp_sources": "x", "with_cuda": "yes"}), None)
+check("extra_cuda_cflags are nvcc's alone", flavour({"cuda_sources": "y", "extra_cuda_cflags": ["-DX"]}), "cuda")
+
+
+def ninja_cflags(build_dir: str) -> list[str]:
+    with open(os.path.join(build_dir, "build.ninja"), encoding="utf-8") as f:
+        for line in f:
+            name, eq, value = line.partition(" = ")
+            if eq and name == "cflags":
+                return [f for f in shlex.split(value.strip()) if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+    raise AssertionError(f"no cflags line in {build_dir}/build.ninja")
+
+
+import torch.utils.cpp_extension as cpp_extension  # noqa: E402
+
+for label, cuda, extra in (("cpu", False, ["-O2"]), ("cuda", True, ["-O3", "-DNDEBUG"])):
+    build = os.path.join(SCRATCH, f"real-{label}")
+    os.makedirs(build)
+    arguments = dict(name=f"probe_{label}", cpp_sources="int f();", extra_cflags=extra, build_directory=build,
+                     functions=None, verbose=False)
+    if cuda:
+        arguments["cuda_sources"] = "int f() { return 1; }"
+    try:
+        cpp_extension.load_inline(**arguments)
+    except Exception:  # noqa: BLE001 - only the ninja file it wrote matters, not whether it built
+        pass
+    work = os.path.join(SCRATCH, f"ours-{label}")
+    os.makedirs(work)
+    _, ours = load_inline_flags(extra, cuda, work)
+    check(f"{label} flags", ours, ninja_cflags(build))
+    cuda_include = f"-isystem {CUDA_HOME}/include"
+    joined = " ".join(ours)
+    check(f"{label} flags name CUDA's include folder", cuda_include in joined, cuda)
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("precompiled headers: flavours and flags as load_inline builds them")
