@@ -24,6 +24,15 @@ class GraphStep final : public CapturedStep {
   at::Tensor output;
 };
 
+// One memory pool for every graph: a graph's intermediates live only while it replays, and
+// replays never overlap, so the graphs of many batch buckets need one set of buffers, not one each
+// (vLLM shares one the same way). A replay's output stays allocated, so the graphs captured after
+// it never take its memory; a later replay of another graph may, hence replay()'s contract.
+c10::MempoolId_t shared_pool() {
+  static const c10::MempoolId_t pool = at::cuda::graph_pool_handle();
+  return pool;
+}
+
 }  // namespace
 
 bool CapturedStep::available() { return true; }
@@ -38,7 +47,7 @@ std::unique_ptr<CapturedStep> CapturedStep::capture(const std::function<at::Tens
   {
     c10::cuda::CUDAStreamGuard guard(side);
     first = step();  // eager: cuBLAS chooses its algorithms and the allocator warms before capture
-    captured->graph.capture_begin();
+    captured->graph.capture_begin(shared_pool());
     captured->output = step();
     captured->graph.capture_end();
   }

@@ -19,7 +19,8 @@ class CapturedStep {
   // that outlive the capture and that the caller refills in place before each replay.
   static std::unique_ptr<CapturedStep> capture(const std::function<at::Tensor()>& step, at::Tensor& first);
   virtual ~CapturedStep() = default;
-  // The captured step's output, the same tensor every time: read it before the next replay.
+  // The captured step's output, the same tensor every time: read it before the next replay of this
+  // or any other captured step (they share one memory pool).
   virtual at::Tensor replay() = 0;
 };
 

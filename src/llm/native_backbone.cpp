@@ -1,6 +1,7 @@
 #include "llm/native_backbone.h"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -107,7 +108,6 @@ struct Sequence {
   bool done = false;
 
   int64_t position() const { return static_cast<int64_t>(prompt.size() + result.token_ids.size()) - 1; }
-  int64_t capacity() const { return static_cast<int64_t>(prompt.size()) + max_new_tokens; }  // cache slots it needs
   int64_t prefilled = 0;  // prompt tokens already in the cache
   // The tokens its text is made of: a matched stop token is not (a stop string is cut from the text).
   std::span<const int32_t> text_ids() const {
@@ -165,12 +165,13 @@ class NativeBackbone final : public TrainableBackbone {
   Sequence start_sequence(const RequestFeed::Admitted& admitted) const;  // throws on a bad request
   // The next chunk (0: all) of every joining prompt; completed gets the rows whose prompt is now
   // whole, and the result their first tokens' logits, in that order.
-  at::Tensor prefill_step(std::span<Sequence> joining, size_t chunk, KvCache& cache,
+  at::Tensor prefill_step(std::span<Sequence> joining, size_t chunk, PagedKvCache& cache,
                           std::vector<size_t>& completed) const;
-  at::Tensor decode(std::span<const Sequence> running, KvCache& cache);  // one step; the next logits
-  at::Tensor decode_replayed(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache);
-  // Samples one token for every row, hands the finished ones back and drops their cache rows.
-  void sample_step(const at::Tensor& logits, std::vector<Sequence>& active, RequestFeed& feed, KvCache& cache);
+  at::Tensor decode(std::span<const Sequence> running, PagedKvCache& cache);  // one step; the next logits
+  at::Tensor decode_replayed(const std::vector<int64_t>& ids, const std::vector<int64_t>& positions,
+                             const std::vector<uint64_t>& rows, int64_t kv_length, PagedKvCache& cache);
+  // Samples one token for every row, hands the finished ones back and frees their blocks.
+  void sample_step(const at::Tensor& logits, std::vector<Sequence>& active, RequestFeed& feed, PagedKvCache& cache);
   GenerationResult finish(Sequence& seq) const;  // the result, its text cut at the stop
   bool finished(Sequence& seq) const;            // also sets the finish reason
   // Checkpoints pad the embedding matrix past the tokenizer (Qwen: 151936 rows for 151665
@@ -187,15 +188,20 @@ class NativeBackbone final : public TrainableBackbone {
   std::size_t max_shard_bytes_;
   at::Generator shared_generator_;
   // Decode steps from a CUDA graph (cuda_graph.h): on a GPU, up to kGraphMaxRows rows, where a step
-  // is bound by kernel launches; larger batches are bound by their bytes and run eagerly.
+  // is bound by kernel launches; larger batches are bound by their bytes and run eagerly. One graph
+  // per bucket of rows (a power of two, padded with scratch rows) and of positions attended to (a
+  // multiple of kGraphSpanStep), so rows joining and leaving reuse the graphs already made. Spans
+  // go up in steps rather than doubling because each step gathers its whole span of keys.
   static constexpr int64_t kGraphMaxRows = 16;
+  static constexpr int64_t kGraphSpanStep = 256;
   bool use_graphs_ = false;
   struct DecodeGraph {
-    std::vector<const void*> storage;  // the cache it was captured on
-    at::Tensor ids, positions;         // its inputs, refilled before each replay
+    at::Tensor ids, positions, block_table;  // its inputs, refilled before each replay
     std::unique_ptr<CapturedStep> step;
   };
-  std::optional<DecodeGraph> graph_;
+  // By (rows, span) bucket, for the cache of the serve() call in progress and its pool's size.
+  std::map<std::pair<int64_t, int64_t>, DecodeGraph> graphs_;
+  int64_t graphs_pool_tokens_ = 0;
 };
 
 std::vector<int32_t> NativeBackbone::prompt_of(const GenerationRequest& request) const {
@@ -269,12 +275,12 @@ Sequence NativeBackbone::start_sequence(const RequestFeed::Admitted& admitted) c
   return seq;
 }
 
-at::Tensor NativeBackbone::prefill_step(std::span<Sequence> joining, size_t chunk, KvCache& cache,
+at::Tensor NativeBackbone::prefill_step(std::span<Sequence> joining, size_t chunk, PagedKvCache& cache,
                                         std::vector<size_t>& completed) const {
   // Each joining prompt's next chunk, right-padded into one batch. A batch that starts every
-  // prompt at slot 0 is plain causal attention; a later chunk attends to the slots before it too.
-  // Padding writes only slots past its row's chunk, which that row's own tokens overwrite before
-  // anyone reads them (the cache holds a chunk's worth of room beyond every row's need).
+  // prompt at position 0 is plain causal attention; a later chunk attends to the positions before
+  // it too. Padding writes only past its row's chunk: into the row's own last block, which its own
+  // tokens overwrite before anyone reads them, or into the scratch block.
   const auto device = model_.options().device;
   const auto long_options = at::TensorOptions().dtype(at::kLong);
   const auto batch = static_cast<int64_t>(joining.size());
@@ -289,8 +295,10 @@ at::Tensor NativeBackbone::prefill_step(std::span<Sequence> joining, size_t chun
     from_start = from_start && seq.prefilled == 0;
   }
   std::vector<int64_t> ids(batch * width, 0), positions(batch * width), last;
+  std::vector<uint64_t> rows;
   for (int64_t b = 0; b < batch; ++b) {
     auto& seq = joining[b];
+    rows.push_back(seq.ticket);
     std::copy_n(seq.prompt.begin() + seq.prefilled, take[b], ids.begin() + b * width);
     for (int64_t t = 0; t < width; ++t) positions[b * width + t] = seq.prefilled + t;
     span = std::max(span, seq.prefilled + width);
@@ -305,62 +313,83 @@ at::Tensor NativeBackbone::prefill_step(std::span<Sequence> joining, size_t chun
     spec.kind = AttentionSpec::Kind::kDecode;
     spec.kv_length = span;
   }
+  spec.block_table = cache.block_table(rows, cache.blocks_for(span)).to(device);
   auto hidden = model_.hidden(at::tensor(ids, long_options).view({batch, width}).to(device),
                               at::tensor(positions, long_options).view({batch, width}).to(device), spec, &cache);
   if (last.empty()) return {};
   return model_.logits(hidden.reshape({batch * width, -1}).index_select(0, at::tensor(last, long_options).to(device)));
 }
 
-at::Tensor NativeBackbone::decode(std::span<const Sequence> running, KvCache& cache) {
+at::Tensor NativeBackbone::decode(std::span<const Sequence> running, PagedKvCache& cache) {
   const auto device = model_.options().device;
   const auto long_options = at::TensorOptions().dtype(at::kLong);
   std::vector<int64_t> next(running.size()), pos(running.size());
+  std::vector<uint64_t> rows(running.size());
   for (size_t b = 0; b < running.size(); ++b) {
     next[b] = running[b].result.token_ids.back();
     pos[b] = running[b].position();
+    rows[b] = running[b].ticket;
+    cache.reserve(rows[b], pos[b] + 1);
   }
-  const auto rows = static_cast<int64_t>(running.size());
-  const at::Tensor ids = at::tensor(next, long_options).view({rows, 1});
-  const at::Tensor positions = at::tensor(pos, long_options).view({rows, 1});
-  if (use_graphs_ && rows <= kGraphMaxRows) return decode_replayed(ids, positions, cache);
+  const auto batch = static_cast<int64_t>(running.size());
+  const int64_t kv_length = *std::max_element(pos.begin(), pos.end()) + 1;
+  if (use_graphs_ && batch <= kGraphMaxRows) return decode_replayed(next, pos, rows, kv_length, cache);
   AttentionSpec spec;
   spec.kind = AttentionSpec::Kind::kDecode;
-  spec.kv_length = *std::max_element(pos.begin(), pos.end()) + 1;
-  auto hidden = model_.hidden(ids.to(device), positions.to(device), spec, &cache);
-  return model_.logits(hidden.view({rows, -1}));
+  spec.kv_length = kv_length;
+  spec.block_table = cache.block_table(rows, cache.blocks_for(kv_length)).to(device);
+  auto hidden = model_.hidden(at::tensor(next, long_options).view({batch, 1}).to(device),
+                              at::tensor(pos, long_options).view({batch, 1}).to(device), spec, &cache);
+  return model_.logits(hidden.view({batch, -1}));
 }
 
-at::Tensor NativeBackbone::decode_replayed(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache) {
-  // A graph holds the addresses it was captured with: it serves while the batch keeps its rows and
-  // its cache (a row joining or leaving makes a new cache, and a new graph). Its step attends to
-  // the whole cache under the mask, so that its shapes do not change from step to step.
-  std::vector<const void*> storage;
-  for (size_t i = 0; i < cache.keys.size(); ++i) {
-    storage.push_back(cache.keys[i].data_ptr());
-    storage.push_back(cache.values[i].data_ptr());
+at::Tensor NativeBackbone::decode_replayed(const std::vector<int64_t>& ids, const std::vector<int64_t>& positions,
+                                           const std::vector<uint64_t>& rows, int64_t kv_length, PagedKvCache& cache) {
+  // A graph holds the addresses it was captured with: the pool's, which stay until the pool grows,
+  // and its inputs', refilled before each replay. Its step attends to its whole span under the
+  // mask, so that its shapes do not change from step to step; padding rows write and read scratch.
+  const auto batch = static_cast<int64_t>(rows.size());
+  int64_t padded = 1;
+  while (padded < batch) padded *= 2;
+  const int64_t span = (kv_length + kGraphSpanStep - 1) / kGraphSpanStep * kGraphSpanStep;
+  const auto long_options = at::TensorOptions().dtype(at::kLong);
+  std::vector<int64_t> ids_in(ids), positions_in(positions);
+  ids_in.resize(padded, 0);
+  positions_in.resize(padded, 0);
+  std::vector<uint64_t> table_rows(rows);
+  table_rows.resize(padded, ~uint64_t{0});  // no such sequence: all scratch
+  const at::Tensor ids_host = at::tensor(ids_in, long_options).view({padded, 1});
+  const at::Tensor positions_host = at::tensor(positions_in, long_options).view({padded, 1});
+  const at::Tensor table_host = cache.block_table(table_rows, cache.blocks_for(span));
+  if (graphs_pool_tokens_ != cache.pool_tokens()) {  // the pool grew: new tensors
+    graphs_.clear();
+    graphs_pool_tokens_ = cache.pool_tokens();
   }
-  if (!graph_ || graph_->storage != storage || graph_->ids.size(0) != ids.size(0)) {
-    graph_.reset();
+  const auto found = graphs_.find({padded, span});
+  if (found == graphs_.end()) {
+    const auto device = model_.options().device;
     DecodeGraph g;
-    g.storage = std::move(storage);
-    g.ids = ids.to(model_.options().device);
-    g.positions = positions.to(model_.options().device);
+    g.ids = ids_host.to(device);
+    g.positions = positions_host.to(device);
+    g.block_table = table_host.to(device);
     AttentionSpec spec;
     spec.kind = AttentionSpec::Kind::kDecode;
-    spec.kv_length = cache.capacity;
-    const int64_t rows = ids.size(0);
+    spec.kv_length = span;
     at::Tensor first;
     g.step = CapturedStep::capture(
         [&] {
-          return model_.logits(model_.hidden(g.ids, g.positions, spec, &cache).view({rows, -1}));
+          spec.block_table = g.block_table;
+          return model_.logits(model_.hidden(g.ids, g.positions, spec, &cache).view({padded, -1}));
         },
         first);
-    graph_ = std::move(g);
-    return first;
+    graphs_.emplace(std::pair{padded, span}, std::move(g));
+    return first.narrow(0, 0, batch);
   }
-  graph_->ids.copy_(ids, /*non_blocking=*/true);
-  graph_->positions.copy_(positions, /*non_blocking=*/true);
-  return graph_->step->replay();
+  auto& g = found->second;
+  g.ids.copy_(ids_host, /*non_blocking=*/true);
+  g.positions.copy_(positions_host, /*non_blocking=*/true);
+  g.block_table.copy_(table_host, /*non_blocking=*/true);
+  return g.step->replay().narrow(0, 0, batch);
 }
 
 GenerationResult NativeBackbone::finish(Sequence& seq) const {
@@ -378,17 +407,19 @@ GenerationResult NativeBackbone::finish(Sequence& seq) const {
 // Iteration-level scheduling: each pass admits what has arrived, runs one decode step for the rows
 // already running, prefills the next chunk of every joining prompt, samples every row that has a
 // next token (the running ones and the prompts just completed), and hands back the rows that
-// finished, whose cache rows leave at once. A row's tokens do not depend on which others share its
-// steps: attention is per row, and a seeded request draws from its own generator.
+// finished, whose blocks go back to the pool at once. A row's tokens do not depend on which others
+// share its steps: attention is per row, and a seeded request draws from its own generator.
 void NativeBackbone::serve(RequestFeed& feed, const ServeLimits& limits) {
   c10::InferenceMode inference;
   const size_t max_batch = std::max<size_t>(1, limits.max_batch);
-  const auto long_options = at::TensorOptions().dtype(at::kLong);
-  const auto device = model_.options().device;
+  PagedKvCache cache(model_.cache_shape());
+  graphs_.clear();  // captured on another call's cache
   std::vector<Sequence> running, joining;
-  std::optional<KvCache> cache, joining_cache;
   const auto fail_all = [&](std::vector<Sequence>& rows, std::exception_ptr error) {
-    for (auto& seq : rows) feed.fail(seq.ticket, error);
+    for (auto& seq : rows) {
+      cache.release(seq.ticket);
+      feed.fail(seq.ticket, error);
+    }
     rows.clear();
   };
   for (;;) {
@@ -396,78 +427,50 @@ void NativeBackbone::serve(RequestFeed& feed, const ServeLimits& limits) {
     if (busy < max_batch) {
       const auto admitted = feed.admit(max_batch - busy, /*idle=*/busy == 0);
       if (admitted.empty() && busy == 0) return;
-      std::vector<Sequence> arrived;
       for (const auto& a : admitted) {
         try {
-          arrived.push_back(start_sequence(a));
+          joining.push_back(start_sequence(a));
+          cache.reserve(a.ticket, static_cast<int64_t>(joining.back().prompt.size()));
         } catch (...) {
           feed.fail(a.ticket, std::current_exception());  // a bad prompt fails its own caller only
         }
-      }
-      if (!arrived.empty()) {
-        int64_t capacity = 0;
-        for (const auto& seq : arrived) capacity = std::max<int64_t>(capacity, seq.capacity());
-        KvCache fresh = model_.make_cache(static_cast<int64_t>(arrived.size()),
-                                          capacity + static_cast<int64_t>(limits.prefill_chunk));
-        if (joining_cache)
-          joining_cache->append_rows(fresh);
-        else
-          joining_cache = std::move(fresh);
-        for (auto& seq : arrived) joining.push_back(std::move(seq));
       }
       if (running.empty() && joining.empty()) continue;
     }
     try {
       at::Tensor logits;
-      if (!running.empty()) logits = decode(running, *cache);
+      if (!running.empty()) logits = decode(running, cache);
       if (!joining.empty()) {
         std::vector<size_t> completed;
-        const at::Tensor first = prefill_step(joining, limits.prefill_chunk, *joining_cache, completed);
+        const at::Tensor first = prefill_step(joining, limits.prefill_chunk, cache, completed);
         if (!completed.empty()) {
-          // The completed prompts move to the running cache and get their first token below.
+          // The completed prompts join the running rows and get their first token below.
           logits = logits.defined() ? at::cat({logits, first}) : first;
-          KvCache moved = *joining_cache;
-          moved.select_rows(
-              at::tensor(std::vector<int64_t>(completed.begin(), completed.end()), long_options).to(device),
-              joining_cache->capacity);
-          if (cache)
-            cache->append_rows(moved);
-          else
-            cache = std::move(moved);
-          std::vector<int64_t> keep;
           std::vector<Sequence> still;
           for (size_t b = 0, c = 0; b < joining.size(); ++b) {
             if (c < completed.size() && completed[c] == b) {
               running.push_back(std::move(joining[b]));
               ++c;
             } else {
-              keep.push_back(static_cast<int64_t>(b));
               still.push_back(std::move(joining[b]));
             }
           }
           joining = std::move(still);
-          if (joining.empty())
-            joining_cache.reset();
-          else
-            joining_cache->select_rows(at::tensor(keep, long_options).to(device), joining_cache->capacity);
         }
       }
-      if (logits.defined()) sample_step(logits, running, feed, *cache);
-      if (running.empty()) cache.reset();
+      if (logits.defined()) sample_step(logits, running, feed, cache);
     } catch (...) {
       // The model itself failed (out of memory, a device error): every row in flight fails with it,
       // and the server goes on with what arrives next.
       const auto error = std::current_exception();
       fail_all(running, error);
       fail_all(joining, error);
-      cache.reset();
-      joining_cache.reset();
     }
   }
 }
 
 void NativeBackbone::sample_step(const at::Tensor& logits, std::vector<Sequence>& active, RequestFeed& feed,
-                                 KvCache& cache) {
+                                 PagedKvCache& cache) {
   std::vector<const SamplingParams*> params;
   std::vector<at::Generator*> generators;
   for (auto& seq : active) {
@@ -475,8 +478,7 @@ void NativeBackbone::sample_step(const at::Tensor& logits, std::vector<Sequence>
     generators.push_back(seq.generator ? &*seq.generator : nullptr);
   }
   auto sampled = sample(logits, params, generators, shared_generator_);
-  std::vector<int64_t> keep;
-  int64_t capacity = 0;
+  bool any_done = false;
   for (size_t b = 0; b < active.size(); ++b) {
     auto& seq = active[b];
     seq.result.token_ids.push_back(sampled.ids[b]);
@@ -485,23 +487,19 @@ void NativeBackbone::sample_step(const at::Tensor& logits, std::vector<Sequence>
     if (const auto& on_text = seq.request->on_text; on_text && tokenizer_) {
       if (!on_text(text_of(seq.text_ids()))) seq.done = true;  // cancelled: it ends with what it has
     }
-    if (!seq.done) {
-      keep.push_back(static_cast<int64_t>(b));
-      capacity = std::max(capacity, seq.capacity());
-    }
+    any_done = any_done || seq.done;
   }
-  if (keep.size() == active.size()) return;
+  if (!any_done) return;
   std::vector<Sequence> still;
   for (auto& seq : active) {
-    if (!seq.done)
+    if (!seq.done) {
       still.push_back(std::move(seq));
-    else
-      feed.complete(seq.ticket, finish(seq));
+      continue;
+    }
+    cache.release(seq.ticket);
+    feed.complete(seq.ticket, finish(seq));
   }
   active = std::move(still);
-  // The cache keeps only the rows still running, and only the slots the longest of them can reach.
-  if (!active.empty())
-    cache.select_rows(at::tensor(keep, at::TensorOptions().dtype(at::kLong)).to(model_.options().device), capacity);
 }
 
 // generate() as a feed: every request admitted at once, each result put back in its place.
@@ -659,7 +657,7 @@ void NativeBackbone::save(const fs::path& dir) const {
 }
 
 void NativeBackbone::load(const fs::path& dir) {
-  graph_.reset();  // weights are copied in place, but a graph must never outlive what it was captured on
+  graphs_.clear();  // weights are copied in place, but a graph must never outlive what it was captured on
   if (fs::exists(dir / "adapter_config.json")) {
     model_.load_adapters(SafetensorsFile::open(dir / "adapter_model.safetensors"));
     return;

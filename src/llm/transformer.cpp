@@ -54,25 +54,6 @@ void for_each_linear(std::vector<DecoderLayer>& layers, Fn&& fn) {
 
 }  // namespace
 
-void KvCache::select_rows(const at::Tensor& rows, int64_t slots) {
-  slots = std::min(slots, capacity);
-  for (auto& k : keys) k = k.narrow(2, 0, slots).index_select(0, rows);
-  for (auto& v : values) v = v.narrow(2, 0, slots).index_select(0, rows);
-  capacity = slots;
-}
-
-void KvCache::append_rows(const KvCache& other) {
-  const int64_t slots = std::max(capacity, other.capacity);
-  const auto widened = [slots](const at::Tensor& t) {
-    return t.size(2) == slots ? t : at::constant_pad_nd(t, {0, 0, 0, slots - t.size(2)});
-  };
-  for (size_t i = 0; i < keys.size(); ++i) {
-    keys[i] = at::cat({widened(keys[i]), widened(other.keys[i])});
-    values[i] = at::cat({widened(values[i]), widened(other.values[i])});
-  }
-  capacity = slots;
-}
-
 Linear Transformer::build_linear(std::vector<std::pair<std::string, int64_t>> parts, int64_t in, bool bias) const {
   Linear linear;
   int64_t out = 0;
@@ -274,18 +255,9 @@ std::vector<at::Tensor> Transformer::trainable_parameters() const {
   return out;
 }
 
-KvCache Transformer::make_cache(int64_t batch, int64_t capacity) const {
-  KvCache cache;
-  cache.capacity = capacity;
-  auto options = at::TensorOptions().dtype(options_.dtype).device(options_.device);
-  // Zeroed, not merely allocated: a row's slots past its own position can be inside another
-  // row's span, where its masked (zero) attention weights meet them, and 0 × NaN from a reused
-  // allocation would be NaN.
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    cache.keys.push_back(at::zeros({batch, config_.num_key_value_heads, capacity, config_.head_dim}, options));
-    cache.values.push_back(at::zeros({batch, config_.num_key_value_heads, capacity, config_.head_dim}, options));
-  }
-  return cache;
+PagedKvCache::Shape Transformer::cache_shape() const {
+  return {static_cast<int64_t>(layers_.size()), config_.num_key_value_heads, config_.head_dim, options_.dtype,
+          options_.device};
 }
 
 at::Tensor Transformer::compute(const at::Tensor& weight) const {
@@ -339,7 +311,7 @@ std::pair<at::Tensor, at::Tensor> Transformer::rope_tables(const at::Tensor& pos
 
 at::Tensor Transformer::attention(const DecoderLayer& layer, int64_t index, const at::Tensor& x, const at::Tensor& cos,
                                   const at::Tensor& sin, const at::Tensor& positions, const AttentionSpec& spec,
-                                  KvCache* cache) const {
+                                  PagedKvCache* cache) const {
   const int64_t batch = x.size(0), length = x.size(1);
   const int64_t heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads, dim = config_.head_dim;
   // split, not three narrows: its backward is one concatenation, where the narrows' would each
@@ -361,19 +333,22 @@ at::Tensor Transformer::attention(const DecoderLayer& layer, int64_t index, cons
   const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
 
   at::Tensor out;
+  if (cache) {
+    cache->keys(index).index_copy_(0, spec.write_slots, k.transpose(1, 2).reshape({batch * length, kv_heads, dim}));
+    cache->values(index).index_copy_(0, spec.write_slots, v.transpose(1, 2).reshape({batch * length, kv_heads, dim}));
+  }
   if (spec.kind == AttentionSpec::Kind::kDecode) {
     if (!cache) throw std::logic_error("decode attention needs a KV cache");
     // Each row's new tokens at their own positions (one per row in a decode step, the next chunk of
-    // a prompt in a chunked prefill): write their keys and values at those slots, then attend to
-    // slots 0..position.
-    auto index_shape = positions.view({batch, 1, length, 1}).expand({batch, kv_heads, length, dim});
-    cache->keys[index].scatter_(2, index_shape, k);
-    cache->values[index].scatter_(2, index_shape, v);
+    // a prompt in a chunked prefill), written above; they attend to the row's positions 0..position,
+    // gathered from its blocks.
     const int64_t span = spec.kv_length;
-    auto keys = cache->keys[index].narrow(2, 0, span);
-    auto values = cache->values[index].narrow(2, 0, span);
+    const auto gathered = [&](const at::Tensor& pool) {
+      return pool.index_select(0, spec.read_slots).view({batch, span, kv_heads, dim}).transpose(1, 2);
+    };
+    const auto keys = gathered(cache->keys(index)), values = gathered(cache->values(index));
     if (length == 1) {
-      // A decode step: grouped heads are a reshape, never a copy of the cache. (The fused attention
+      // A decode step: grouped heads are a reshape, never a copy of the keys. (The fused attention
       // with a mask, as chunks use, measured no faster at batch 1 and 4% faster at 16 on an H200.)
       auto grouped = q.reshape({batch, kv_heads, heads / kv_heads, dim});
       auto scores = at::matmul(grouped, keys.transpose(-1, -2)).to(at::kFloat) * scale;  // [B, kv, group, span]
@@ -386,10 +361,6 @@ at::Tensor Transformer::attention(const DecoderLayer& layer, int64_t index, cons
                                              /*enable_gqa=*/true);
     }
   } else {
-    if (cache) {  // prefill: the prompt occupies slots 0..length-1
-      cache->keys[index].narrow(2, 0, length).copy_(k);
-      cache->values[index].narrow(2, 0, length).copy_(v);
-    }
     if (spec.kind == AttentionSpec::Kind::kCausal) {
       out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, scale, /*enable_gqa=*/true);
     } else {
@@ -497,7 +468,8 @@ std::vector<at::Tensor> Transformer::layer_parameters(size_t index) const {
 }
 
 at::Tensor Transformer::layer_forward(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                                      const at::Tensor& positions, const AttentionSpec& spec, KvCache* cache) const {
+                                      const at::Tensor& positions, const AttentionSpec& spec,
+                                      PagedKvCache* cache) const {
   const auto& layer = layers_[index];
   auto h =
       x + attention(layer, static_cast<int64_t>(index), norm(x, layer.input_norm), cos, sin, positions, spec, cache);
@@ -519,8 +491,18 @@ at::Tensor Transformer::layer_forward(size_t index, const at::Tensor& x, const a
 }
 
 at::Tensor Transformer::hidden(const at::Tensor& ids, const at::Tensor& positions, const AttentionSpec& given,
-                               KvCache* cache) const {
+                               PagedKvCache* cache) const {
   AttentionSpec spec = given;
+  if (cache) {  // slots from the block table, once for every layer, on the device
+    const int64_t block = cache->block_tokens();
+    spec.write_slots =
+        (spec.block_table.gather(1, at::floor_divide(positions, block)) * block + positions.remainder(block)).view(-1);
+    if (spec.kind == AttentionSpec::Kind::kDecode) {
+      const auto at = at::arange(spec.kv_length, positions.options());
+      spec.read_slots =
+          (spec.block_table.index_select(1, at::floor_divide(at, block)) * block + at.remainder(block)).view(-1);
+    }
+  }
   if (spec.kind == AttentionSpec::Kind::kDecode) {  // the same for every layer: built once, in the form it is used
     const auto slots = at::arange(spec.kv_length, positions.options()).view({1, 1, spec.kv_length});
     const auto past = positions.unsqueeze(2);

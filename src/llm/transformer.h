@@ -16,24 +16,12 @@
 
 #include "llm/lora.h"
 #include "llm/model_config.h"
+#include "llm/paged_kv_cache.h"
 
 namespace vinci::llm {
 
 class Checkpoint;
 class SafetensorsFile;
-
-// Preallocated keys and values, [batch, kv_heads, capacity, head_dim] per layer.
-struct KvCache {
-  std::vector<at::Tensor> keys, values;
-  int64_t capacity = 0;
-
-  // Keeps the given batch rows, in that order, and the first `slots` of each (finished requests
-  // leave the batch, and the slots only they could reach go with them). The cache is copied compactly.
-  void select_rows(const at::Tensor& rows, int64_t slots);
-  // Adds another cache's rows after these (requests joining a running batch); the capacity becomes
-  // the larger of the two.
-  void append_rows(const KvCache& other);
-};
 
 // How positions attend. Positions are per token, so rows of one batch may be at different steps.
 struct AttentionSpec {
@@ -41,11 +29,18 @@ struct AttentionSpec {
     kCausal,    // each row one sequence, right-padded; padded positions are never read as keys
     kSegments,  // rows pack several sequences: segments[b, t] names the sequence, -1 is padding
     kDecode,    // new tokens at their positions (one per row, or a chunk of a prompt), written into
-                // the cache and attending to its slots 0..position
+                // the cache and attending to its positions 0..position
   } kind = Kind::kCausal;
   at::Tensor segments;    // kSegments only
   int64_t kv_length = 0;  // kDecode only: 1 + the largest position, known on the host (reading it
                           // back from the device would stall the launch queue at every layer)
+  // With a cache: each row's blocks (PagedKvCache::block_table) on the device, wide enough for
+  // every position of the call (kv_length's too). A causal call with a cache is a prefill from
+  // position 0: it writes its keys and values and attends among its own tokens.
+  at::Tensor block_table;
+  // Set by hidden() from the table: the pool slot of each new token [B·T] (padding lands in the
+  // scratch block) and, for kDecode, of each row's positions 0..kv_length-1 [B·kv_length].
+  at::Tensor write_slots, read_slots;
   // Set by hidden() for kDecode: one token per row, [B, 1, 1, kv_length], true past the row's
   // position (the unfused attention's mask); a chunk, [B, 1, T, kv_length], true up to each
   // token's position (the fused attention's).
@@ -84,11 +79,11 @@ class Transformer {
   // Final-norm hidden states [B, T, hidden] for ids [B, T] at positions [B, T]. With a cache,
   // the new keys and values are written at their positions' slots.
   at::Tensor hidden(const at::Tensor& ids, const at::Tensor& positions, const AttentionSpec& spec,
-                    KvCache* cache) const;
+                    PagedKvCache* cache) const;
   // [N, vocab] float32 logits of hidden states [N, hidden].
   at::Tensor logits(const at::Tensor& hidden) const;
 
-  KvCache make_cache(int64_t batch, int64_t capacity) const;
+  PagedKvCache::Shape cache_shape() const;
 
   // Switches on training: every weight (kFull) or fresh LoRA adapters (kLora) require grad;
   // with fp32_master they are kept in fp32 and cast per forward.
@@ -118,11 +113,11 @@ class Transformer {
   at::Tensor norm(const at::Tensor& x, const at::Tensor& weight) const;
   // One decoder layer on the residual stream x.
   at::Tensor layer_forward(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                           const at::Tensor& positions, const AttentionSpec& spec, KvCache* cache) const;
+                           const at::Tensor& positions, const AttentionSpec& spec, PagedKvCache* cache) const;
   std::vector<at::Tensor> layer_parameters(size_t index) const;  // those requiring grad
   at::Tensor attention(const DecoderLayer& layer, int64_t index, const at::Tensor& x, const at::Tensor& cos,
                        const at::Tensor& sin, const at::Tensor& positions, const AttentionSpec& spec,
-                       KvCache* cache) const;
+                       PagedKvCache* cache) const;
   std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& positions) const;
   at::Tensor compute(const at::Tensor& weight) const;                          // the weight in the compute dtype
   at::Tensor lora_delta(const Linear::Part& part, const at::Tensor& x) const;  // the adapter's share of x's projection

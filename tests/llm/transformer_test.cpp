@@ -38,6 +38,22 @@ at::Tensor alone(const Transformer& model, const std::vector<int64_t>& ids) {
 
 double max_difference(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
+// Blocks of 4 tokens, so that every sequence here spans several, and a pool that starts small and
+// must grow.
+PagedKvCache small_blocks(const Transformer& model) { return PagedKvCache(model.cache_shape(), 4, 8); }
+
+// A spec for rows (sequence ids) whose calls reach positions below `tokens`.
+AttentionSpec with_table(AttentionSpec spec, const PagedKvCache& cache, std::vector<uint64_t> rows, int64_t tokens) {
+  spec.block_table = cache.block_table(rows, cache.blocks_for(tokens));
+  return spec;
+}
+AttentionSpec decoding(int64_t kv_length) {
+  AttentionSpec spec;
+  spec.kind = AttentionSpec::Kind::kDecode;
+  spec.kv_length = kv_length;
+  return spec;
+}
+
 const std::vector<int64_t> kFirst{5, 900, 17, 42, 311, 8, 99, 1000, 3, 64, 77, 12};
 const std::vector<int64_t> kSecond{600, 2, 2, 450, 31, 800, 16};
 
@@ -46,15 +62,17 @@ TEST(Transformer, CachedDecodeReproducesTheFullForward) {
   const Transformer model = fixture_model();
   const at::Tensor truth = alone(model, kFirst);
   const int64_t prompt = 5, n = static_cast<int64_t>(kFirst.size());
-  KvCache cache = model.make_cache(1, n);
+  PagedKvCache cache = small_blocks(model);
   const std::vector<int64_t> head(kFirst.begin(), kFirst.begin() + prompt);
-  const at::Tensor prefill = model.hidden(ids_of(head), positions_from(0, prompt), AttentionSpec{}, &cache).squeeze(0);
+  cache.reserve(0, prompt);
+  const at::Tensor prefill =
+      model.hidden(ids_of(head), positions_from(0, prompt), with_table({}, cache, {0}, prompt), &cache).squeeze(0);
   EXPECT_LT(max_difference(prefill, truth.narrow(0, 0, prompt)), kTolerance);
   for (int64_t t = prompt; t < n; ++t) {
-    AttentionSpec decode;
-    decode.kind = AttentionSpec::Kind::kDecode;
-    decode.kv_length = t + 1;
-    const at::Tensor step = model.hidden(ids_of({kFirst[t]}), positions_from(t, 1), decode, &cache).view({-1});
+    cache.reserve(0, t + 1);  // a new block every 4 tokens, and the pool grows past its first 8
+    const at::Tensor step =
+        model.hidden(ids_of({kFirst[t]}), positions_from(t, 1), with_table(decoding(t + 1), cache, {0}, t + 1), &cache)
+            .view({-1});
     EXPECT_LT(max_difference(step, truth[t]), kTolerance) << "position " << t;
   }
 }
@@ -65,20 +83,21 @@ TEST(Transformer, ChunksAfterTheFirstReproduceTheFullForward) {
   c10::InferenceMode guard;
   const Transformer model = fixture_model();
   const at::Tensor truth = alone(model, kFirst), other = alone(model, kSecond);
-  KvCache cache = model.make_cache(2, 16);
+  PagedKvCache cache = small_blocks(model);
+  cache.reserve(0, static_cast<int64_t>(kFirst.size()));
+  cache.reserve(1, static_cast<int64_t>(kSecond.size()));
   const auto chunk = [](const std::vector<int64_t>& ids, int64_t from, int64_t n, int64_t width) {
     std::vector<int64_t> out(ids.begin() + from, ids.begin() + from + n);
     out.resize(width, 0);
     return at::tensor(out, at::kLong);
   };
   model.hidden(at::stack({chunk(kFirst, 0, 3, 3), chunk(kSecond, 0, 3, 3)}), positions_from(0, 3).expand({2, 3}),
-               AttentionSpec{}, &cache);
+               with_table({}, cache, {0, 1}, 3), &cache);
   int64_t at_first = 3, at_second = 3;
   for (const auto& [n_first, n_second] : {std::pair<int64_t, int64_t>{4, 4}, {5, 0}}) {
     const int64_t width = std::max(n_first, n_second);
-    AttentionSpec spec;
-    spec.kind = AttentionSpec::Kind::kDecode;
-    spec.kv_length = std::max(at_first, at_second) + width;
+    const int64_t span = std::max(at_first, at_second) + width;
+    const AttentionSpec spec = with_table(decoding(span), cache, {0, 1}, span);
     const at::Tensor positions = at::stack({positions_from(at_first, width)[0], positions_from(at_second, width)[0]});
     const at::Tensor hidden = model.hidden(
         at::stack({chunk(kFirst, at_first, n_first, width),
@@ -101,30 +120,68 @@ TEST(Transformer, RowsAtDifferentPositionsDecodeAsIfAloneAndLeaveTheBatchCleanly
   const at::Tensor first = alone(model, kFirst), second = alone(model, kSecond);
   // Both prompts' first 4 tokens prefilled together (no padding), then the rows diverge: the first
   // decodes 4 more tokens than the second has, so the second leaves the batch mid-way.
-  KvCache cache = model.make_cache(2, 16);
+  PagedKvCache cache = small_blocks(model);
+  cache.reserve(0, 4);
+  cache.reserve(1, 4);
   const at::Tensor prefill_ids = at::stack({ids_of({kFirst.begin(), kFirst.begin() + 4}).squeeze(0),
                                             ids_of({kSecond.begin(), kSecond.begin() + 4}).squeeze(0)});
-  model.hidden(prefill_ids, positions_from(0, 4).expand({2, 4}), AttentionSpec{}, &cache);
+  model.hidden(prefill_ids, positions_from(0, 4).expand({2, 4}), with_table({}, cache, {0, 1}, 4), &cache);
   std::vector<const std::vector<int64_t>*> rows{&kFirst, &kSecond};
+  std::vector<uint64_t> ids{0, 1};
   for (int64_t t = 4; t < static_cast<int64_t>(kFirst.size()); ++t) {
     if (rows.size() == 2 && t == static_cast<int64_t>(kSecond.size())) {
-      cache.select_rows(at::tensor(std::vector<int64_t>{0}, at::kLong), static_cast<int64_t>(kFirst.size()));
-      EXPECT_EQ(cache.keys[0].size(0), 1);
-      EXPECT_EQ(cache.capacity, static_cast<int64_t>(kFirst.size())) << "the slots the first row can reach";
+      const int64_t before = cache.reserved_tokens();
+      cache.release(1);
+      EXPECT_EQ(cache.reserved_tokens(), before - 8) << "the second row's two blocks of 4 go back";
       rows.pop_back();
+      ids.pop_back();
     }
     std::vector<int64_t> next;
-    for (const auto* r : rows) next.push_back((*r)[t]);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      next.push_back((*rows[r])[t]);
+      cache.reserve(ids[r], t + 1);
+    }
     const auto batch = static_cast<int64_t>(rows.size());
-    AttentionSpec decode;
-    decode.kind = AttentionSpec::Kind::kDecode;
-    decode.kv_length = t + 1;
     const at::Tensor step =
-        model.hidden(at::tensor(next, at::kLong).view({batch, 1}), at::full({batch, 1}, t, at::kLong), decode, &cache);
+        model.hidden(at::tensor(next, at::kLong).view({batch, 1}), at::full({batch, 1}, t, at::kLong),
+                     with_table(decoding(t + 1), cache, ids, t + 1), &cache);
     EXPECT_LT(max_difference(step[0].view({-1}), first[t]), kTolerance) << "first sequence, position " << t;
     if (batch == 2) {
       EXPECT_LT(max_difference(step[1].view({-1}), second[t]), kTolerance) << "second, position " << t;
     }
+  }
+}
+
+// Blocks that one sequence released hold its keys when the next sequence takes them: the newcomer
+// must see only its own, and the sequence running beside it must not notice.
+TEST(Transformer, ReusedBlocksServeTheNextSequenceAsIfFresh) {
+  c10::InferenceMode guard;
+  const Transformer model = fixture_model();
+  const at::Tensor first = alone(model, kFirst), second = alone(model, kSecond);
+  PagedKvCache cache = small_blocks(model);
+  const std::vector<int64_t> reversed(kFirst.rbegin(), kFirst.rend());  // a different history
+  cache.reserve(0, 8);
+  cache.reserve(1, 8);
+  model.hidden(at::stack({at::tensor(std::vector<int64_t>(kFirst.begin(), kFirst.begin() + 8), at::kLong),
+                          at::tensor(std::vector<int64_t>(reversed.begin(), reversed.begin() + 8), at::kLong)}),
+               positions_from(0, 8).expand({2, 8}), with_table({}, cache, {0, 1}, 8), &cache);
+  const at::Tensor before = cache.block_table(std::vector<uint64_t>{1}, 2);
+  cache.release(1);
+  cache.reserve(2, 4);  // takes the lowest free block: the first of the released ones
+  EXPECT_EQ(cache.block_table(std::vector<uint64_t>{2}, 1)[0][0].item<int64_t>(), before[0][0].item<int64_t>());
+  model.hidden(ids_of({kSecond.begin(), kSecond.begin() + 4}), positions_from(0, 4), with_table({}, cache, {2}, 4),
+               &cache);
+  // The first sequence goes on from position 8 while the newcomer decodes from 4.
+  for (int64_t t = 4; t < static_cast<int64_t>(kSecond.size()); ++t) {
+    const int64_t at_first = t + 4;
+    cache.reserve(0, at_first + 1);
+    cache.reserve(2, t + 1);
+    const at::Tensor step =
+        model.hidden(at::tensor(std::vector<int64_t>{kFirst[at_first], kSecond[t]}, at::kLong).view({2, 1}),
+                     at::tensor(std::vector<int64_t>{at_first, t}, at::kLong).view({2, 1}),
+                     with_table(decoding(at_first + 1), cache, {0, 2}, at_first + 1), &cache);
+    EXPECT_LT(max_difference(step[0].view({-1}), first[at_first]), kTolerance) << "the running one, at " << at_first;
+    EXPECT_LT(max_difference(step[1].view({-1}), second[t]), kTolerance) << "the newcomer, position " << t;
   }
 }
 

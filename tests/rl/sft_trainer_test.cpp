@@ -4,6 +4,7 @@
 // runs the whole command on a real model (resume, duplicates, data parallel).
 #include "rl/sft_trainer.h"
 
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
