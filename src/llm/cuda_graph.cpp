@@ -24,20 +24,12 @@ class GraphStep final : public CapturedStep {
   at::Tensor output;
 };
 
-// One memory pool for every graph: a graph's intermediates live only while it replays, and
-// replays never overlap, so the graphs of many batch buckets need one set of buffers, not one each
-// (vLLM shares one the same way). A replay's output stays allocated, so the graphs captured after
-// it never take its memory; a later replay of another graph may, hence replay()'s contract.
-c10::MempoolId_t shared_pool() {
-  static const c10::MempoolId_t pool = at::cuda::graph_pool_handle();
-  return pool;
-}
-
 }  // namespace
 
 bool CapturedStep::available() { return true; }
 
-std::unique_ptr<CapturedStep> CapturedStep::capture(const std::function<at::Tensor()>& step, at::Tensor& first) {
+std::unique_ptr<CapturedStep> CapturedStep::capture(const std::function<at::Tensor()>& step, at::Tensor& first,
+                                                    CapturedStep* share_with) {
   auto captured = std::make_unique<GraphStep>();
   auto current = c10::cuda::getCurrentCUDAStream();
   // Capture must happen off the default stream; the side stream starts after what the current one
@@ -47,7 +39,10 @@ std::unique_ptr<CapturedStep> CapturedStep::capture(const std::function<at::Tens
   {
     c10::cuda::CUDAStreamGuard guard(side);
     first = step();  // eager: cuBLAS chooses its algorithms and the allocator warms before capture
-    captured->graph.capture_begin(shared_pool());
+    // A pool shared with a live graph stays alive with it (one from graph_pool_handle() would be
+    // freed with its last graph and could not be named again).
+    captured->graph.capture_begin(share_with ? static_cast<GraphStep*>(share_with)->graph.pool()
+                                             : c10::MempoolId_t{0, 0});
     captured->output = step();
     captured->graph.capture_end();
   }
@@ -59,7 +54,7 @@ std::unique_ptr<CapturedStep> CapturedStep::capture(const std::function<at::Tens
 
 bool CapturedStep::available() { return false; }
 
-std::unique_ptr<CapturedStep> CapturedStep::capture(const std::function<at::Tensor()>&, at::Tensor&) {
+std::unique_ptr<CapturedStep> CapturedStep::capture(const std::function<at::Tensor()>&, at::Tensor&, CapturedStep*) {
   throw std::logic_error("CUDA graphs are not compiled into this build (libtorch without CUDA runtime headers)");
 }
 

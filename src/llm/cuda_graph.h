@@ -17,7 +17,11 @@ class CapturedStep {
   // Runs `step` once eagerly on a side stream and returns its result in `first`, then captures it:
   // each replay() runs it again on the current stream. `step` must read its inputs from tensors
   // that outlive the capture and that the caller refills in place before each replay.
-  static std::unique_ptr<CapturedStep> capture(const std::function<at::Tensor()>& step, at::Tensor& first);
+  // With share_with, the new graph takes its memory from that one's pool: replays never overlap,
+  // so the graphs of many batch buckets need one set of intermediate buffers, not one each (vLLM
+  // shares one the same way). Hence replay()'s contract.
+  static std::unique_ptr<CapturedStep> capture(const std::function<at::Tensor()>& step, at::Tensor& first,
+                                               CapturedStep* share_with = nullptr);
   virtual ~CapturedStep() = default;
   // The captured step's output, the same tensor every time: read it before the next replay of this
   // or any other captured step (they share one memory pool).

@@ -381,7 +381,7 @@ at::Tensor NativeBackbone::decode_replayed(const std::vector<int64_t>& ids, cons
           spec.block_table = g.block_table;
           return model_.logits(model_.hidden(g.ids, g.positions, spec, &cache).view({padded, -1}));
         },
-        first);
+        first, graphs_.empty() ? nullptr : graphs_.begin()->second.step.get());
     graphs_.emplace(std::pair{padded, span}, std::move(g));
     return first.narrow(0, 0, batch);
   }

@@ -341,25 +341,17 @@ at::Tensor Transformer::attention(const DecoderLayer& layer, int64_t index, cons
     if (!cache) throw std::logic_error("decode attention needs a KV cache");
     // Each row's new tokens at their own positions (one per row in a decode step, the next chunk of
     // a prompt in a chunked prefill), written above; they attend to the row's positions 0..position,
-    // gathered from its blocks.
-    const int64_t span = spec.kv_length;
+    // gathered block by block (whole blocks are contiguous) and read in place by the fused
+    // attention, which takes strided keys where a matmul would first copy them.
+    const int64_t block = cache->block_tokens(), blocks = spec.kv_length / block;
     const auto gathered = [&](const at::Tensor& pool) {
-      return pool.index_select(0, spec.read_slots).view({batch, span, kv_heads, dim}).transpose(1, 2);
+      return pool.view({-1, block, kv_heads, dim})
+          .index_select(0, spec.read_blocks)
+          .view({batch, blocks * block, kv_heads, dim})
+          .transpose(1, 2);
     };
-    const auto keys = gathered(cache->keys(index)), values = gathered(cache->values(index));
-    if (length == 1) {
-      // A decode step: grouped heads are a reshape, never a copy of the keys. (The fused attention
-      // with a mask, as chunks use, measured no faster at batch 1 and 4% faster at 16 on an H200.)
-      auto grouped = q.reshape({batch, kv_heads, heads / kv_heads, dim});
-      auto scores = at::matmul(grouped, keys.transpose(-1, -2)).to(at::kFloat) * scale;  // [B, kv, group, span]
-      scores = scores.masked_fill(spec.hidden_keys.view({batch, 1, 1, span}), -std::numeric_limits<float>::infinity());
-      auto probs = scores.softmax(-1).to(options_.dtype);
-      out = at::matmul(probs, values).reshape({batch, heads, 1, dim});
-    } else {
-      // A chunk: the fused attention with a mask, which never holds [T, span] scores per head.
-      out = at::scaled_dot_product_attention(q, keys, values, spec.visible_keys, 0.0, false, scale,
-                                             /*enable_gqa=*/true);
-    }
+    out = at::scaled_dot_product_attention(q, gathered(cache->keys(index)), gathered(cache->values(index)),
+                                           spec.visible_keys, 0.0, false, scale, /*enable_gqa=*/true);
   } else {
     if (spec.kind == AttentionSpec::Kind::kCausal) {
       out = at::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true, scale, /*enable_gqa=*/true);
@@ -498,18 +490,14 @@ at::Tensor Transformer::hidden(const at::Tensor& ids, const at::Tensor& position
     spec.write_slots =
         (spec.block_table.gather(1, at::floor_divide(positions, block)) * block + positions.remainder(block)).view(-1);
     if (spec.kind == AttentionSpec::Kind::kDecode) {
-      const auto at = at::arange(spec.kv_length, positions.options());
-      spec.read_slots =
-          (spec.block_table.index_select(1, at::floor_divide(at, block)) * block + at.remainder(block)).view(-1);
+      const int64_t blocks = (spec.kv_length + block - 1) / block;
+      spec.kv_length = blocks * block;  // whole blocks are read; the mask hides what is past a row
+      spec.read_blocks = spec.block_table.narrow(1, 0, blocks).reshape(-1);
     }
   }
-  if (spec.kind == AttentionSpec::Kind::kDecode) {  // the same for every layer: built once, in the form it is used
+  if (spec.kind == AttentionSpec::Kind::kDecode) {  // the same for every layer: built once
     const auto slots = at::arange(spec.kv_length, positions.options()).view({1, 1, spec.kv_length});
-    const auto past = positions.unsqueeze(2);
-    if (ids.size(1) == 1)
-      spec.hidden_keys = (slots > past).unsqueeze(1);  // [B, 1, 1, kv_length]
-    else
-      spec.visible_keys = (slots <= past).unsqueeze(1);  // [B, 1, T, kv_length]
+    spec.visible_keys = (slots <= positions.unsqueeze(2)).unsqueeze(1);  // [B, 1, T, kv_length]
   }
   auto x = at::embedding(compute(embed_tokens_), ids);
   auto [cos, sin] = rope_tables(positions);

@@ -39,12 +39,9 @@ struct AttentionSpec {
   // position 0: it writes its keys and values and attends among its own tokens.
   at::Tensor block_table;
   // Set by hidden() from the table: the pool slot of each new token [B·T] (padding lands in the
-  // scratch block) and, for kDecode, of each row's positions 0..kv_length-1 [B·kv_length].
-  at::Tensor write_slots, read_slots;
-  // Set by hidden() for kDecode: one token per row, [B, 1, 1, kv_length], true past the row's
-  // position (the unfused attention's mask); a chunk, [B, 1, T, kv_length], true up to each
-  // token's position (the fused attention's).
-  at::Tensor hidden_keys, visible_keys;
+  // scratch block), and for kDecode the blocks each row reads [B·blocks] (kv_length rounded up to
+  // whole blocks) and the positions each token sees, [B, 1, T, kv_length].
+  at::Tensor write_slots, read_blocks, visible_keys;
 };
 
 // One HF linear layer, or several fused along the output dimension (q|k|v, gate|up): a decode
