@@ -120,7 +120,7 @@ class NativeBackbone final : public TrainableBackbone {
  public:
   NativeBackbone(fs::path dir, ModelConfig config, Transformer model, std::optional<text::Tokenizer> tokenizer,
                  std::optional<text::ChatTemplate> chat, std::string no_chat_reason, std::size_t max_shard_bytes,
-                 bool cuda_graphs)
+                 bool cuda_graphs, bool bucketed_decode)
       : dir_(std::move(dir)),
         config_(std::move(config)),
         model_(std::move(model)),
@@ -131,7 +131,8 @@ class NativeBackbone final : public TrainableBackbone {
         // Unseeded requests draw from a generator seeded afresh each start, as other samplers do: a
         // restart must not replay the same samples. A request's own seed makes it reproducible.
         shared_generator_(make_generator(model_.options().device, std::random_device{}())),
-        use_graphs_(cuda_graphs && model_.options().device.is_cuda() && CapturedStep::available()) {}
+        use_graphs_(cuda_graphs && model_.options().device.is_cuda() && CapturedStep::available()),
+        bucketed_(use_graphs_ || bucketed_decode) {}
 
   std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) override;
   void serve(RequestFeed& feed, const ServeLimits& limits) override;
@@ -168,7 +169,8 @@ class NativeBackbone final : public TrainableBackbone {
   at::Tensor prefill_step(std::span<Sequence> joining, size_t chunk, PagedKvCache& cache,
                           std::vector<size_t>& completed) const;
   at::Tensor decode(std::span<const Sequence> running, PagedKvCache& cache);  // one step; the next logits
-  at::Tensor decode_replayed(const std::vector<int64_t>& ids, const std::vector<int64_t>& positions,
+  // A step in a graph's shapes, replayed from the graph where there is one.
+  at::Tensor decode_bucketed(const std::vector<int64_t>& ids, const std::vector<int64_t>& positions,
                              const std::vector<uint64_t>& rows, int64_t kv_length, PagedKvCache& cache);
   // Samples one token for every row, hands the finished ones back and frees their blocks.
   void sample_step(const at::Tensor& logits, std::vector<Sequence>& active, RequestFeed& feed, PagedKvCache& cache);
@@ -195,6 +197,7 @@ class NativeBackbone final : public TrainableBackbone {
   static constexpr int64_t kGraphMaxRows = 16;
   static constexpr int64_t kGraphSpanStep = 256;
   bool use_graphs_ = false;
+  bool bucketed_ = false;  // small batches decode in the graphs' shapes (with graphs or without)
   struct DecodeGraph {
     at::Tensor ids, positions, block_table;  // its inputs, refilled before each replay
     std::unique_ptr<CapturedStep> step;
@@ -333,7 +336,7 @@ at::Tensor NativeBackbone::decode(std::span<const Sequence> running, PagedKvCach
   }
   const auto batch = static_cast<int64_t>(running.size());
   const int64_t kv_length = *std::max_element(pos.begin(), pos.end()) + 1;
-  if (use_graphs_ && batch <= kGraphMaxRows) return decode_replayed(next, pos, rows, kv_length, cache);
+  if (bucketed_ && batch <= kGraphMaxRows) return decode_bucketed(next, pos, rows, kv_length, cache);
   AttentionSpec spec;
   spec.kind = AttentionSpec::Kind::kDecode;
   spec.kv_length = kv_length;
@@ -343,11 +346,11 @@ at::Tensor NativeBackbone::decode(std::span<const Sequence> running, PagedKvCach
   return model_.logits(hidden.view({batch, -1}));
 }
 
-at::Tensor NativeBackbone::decode_replayed(const std::vector<int64_t>& ids, const std::vector<int64_t>& positions,
+at::Tensor NativeBackbone::decode_bucketed(const std::vector<int64_t>& ids, const std::vector<int64_t>& positions,
                                            const std::vector<uint64_t>& rows, int64_t kv_length, PagedKvCache& cache) {
-  // A graph holds the addresses it was captured with: the pool's, which stay until the pool grows,
-  // and its inputs', refilled before each replay. Its step attends to its whole span under the
-  // mask, so that its shapes do not change from step to step; padding rows write and read scratch.
+  // The step attends to its whole span under the mask, so that its shapes do not change from step
+  // to step; padding rows write and read scratch. A graph holds the addresses it was captured
+  // with: the pool's, which stay until the pool grows, and its inputs', refilled before each replay.
   const auto batch = static_cast<int64_t>(rows.size());
   int64_t padded = 1;
   while (padded < batch) padded *= 2;
@@ -361,27 +364,29 @@ at::Tensor NativeBackbone::decode_replayed(const std::vector<int64_t>& ids, cons
   const at::Tensor ids_host = at::tensor(ids_in, long_options).view({padded, 1});
   const at::Tensor positions_host = at::tensor(positions_in, long_options).view({padded, 1});
   const at::Tensor table_host = cache.block_table(table_rows, cache.blocks_for(span));
+  const auto device = model_.options().device;
+  AttentionSpec spec;
+  spec.kind = AttentionSpec::Kind::kDecode;
+  spec.kv_length = span;
+  const auto step = [&](const at::Tensor& step_ids, const at::Tensor& step_positions, const at::Tensor& table) {
+    spec.block_table = table;
+    return model_.logits(model_.hidden(step_ids, step_positions, spec, &cache).view({padded, -1}));
+  };
+  if (!use_graphs_)
+    return step(ids_host.to(device), positions_host.to(device), table_host.to(device)).narrow(0, 0, batch);
   if (graphs_pool_tokens_ != cache.pool_tokens()) {  // the pool grew: new tensors
     graphs_.clear();
     graphs_pool_tokens_ = cache.pool_tokens();
   }
   const auto found = graphs_.find({padded, span});
   if (found == graphs_.end()) {
-    const auto device = model_.options().device;
     DecodeGraph g;
     g.ids = ids_host.to(device);
     g.positions = positions_host.to(device);
     g.block_table = table_host.to(device);
-    AttentionSpec spec;
-    spec.kind = AttentionSpec::Kind::kDecode;
-    spec.kv_length = span;
     at::Tensor first;
-    g.step = CapturedStep::capture(
-        [&] {
-          spec.block_table = g.block_table;
-          return model_.logits(model_.hidden(g.ids, g.positions, spec, &cache).view({padded, -1}));
-        },
-        first, graphs_.empty() ? nullptr : graphs_.begin()->second.step.get());
+    g.step = CapturedStep::capture([&] { return step(g.ids, g.positions, g.block_table); }, first,
+                                   graphs_.empty() ? nullptr : graphs_.begin()->second.step.get());
     graphs_.emplace(std::pair{padded, span}, std::move(g));
     return first.narrow(0, 0, batch);
   }
@@ -722,9 +727,10 @@ std::unique_ptr<TrainableBackbone> open_native_backbone(const fs::path& model_di
       no_chat_reason = e.what();
     }
   }
-  return std::make_unique<NativeBackbone>(
-      model_dir, std::move(config), std::move(model), std::move(tokenizer), std::move(chat), std::move(no_chat_reason),
-      options.max_shard_bytes ? options.max_shard_bytes : shard_limit_of(model_dir), options.cuda_graphs);
+  return std::make_unique<NativeBackbone>(model_dir, std::move(config), std::move(model), std::move(tokenizer),
+                                          std::move(chat), std::move(no_chat_reason),
+                                          options.max_shard_bytes ? options.max_shard_bytes : shard_limit_of(model_dir),
+                                          options.cuda_graphs, options.bucketed_decode);
 }
 
 }  // namespace vinci::llm

@@ -28,6 +28,10 @@ struct NativeOptions {
   std::size_t max_shard_bytes = 0;
   // On a GPU, small-batch decode steps are replayed from CUDA graphs (where the build has them).
   bool cuda_graphs = true;
+  // Small-batch decode steps in the graphs' shapes (rows padded with scratch rows to a power of
+  // two, spans in whole steps) even where no graph replays them: the graphs' own computation, run
+  // eagerly, so that a machine without a GPU checks it.
+  bool bucketed_decode = false;
 };
 
 // A data-parallel rank's device: "auto" and "cuda" become cuda:<local_rank> where CUDA is present

@@ -348,8 +348,15 @@ class ScheduledFeed final : public RequestFeed {
 // Continuous batching: requests that join a running batch mid-flight, and leave it as they
 // finish, get exactly the greedy tokens they get alone; a short late one finishes before the long
 // early one; a bad request fails alone; and a full batch makes a newcomer wait for a free row.
-TEST(Backbone, RequestsJoiningMidFlightDecodeAsIfAlone) {
+// Served both ways a step can run: in the rows it has, and in the CUDA graphs' shapes (3 rows
+// padded to 4 with scratch rows, spans of 256), the graphs' computation without the capture.
+class JoiningMidFlight : public ::testing::TestWithParam<bool> {};
+
+TEST_P(JoiningMidFlight, RequestsDecodeAsIfAlone) {
   auto backbone = open("qwen2");
+  NativeOptions served_options;
+  served_options.bucketed_decode = GetParam();
+  auto served = open("qwen2", served_options);
   const auto truth = golden("qwen2");
   std::vector<GenerationRequest> requests;
   const std::vector<int> lengths{20, 4, 9, 6};
@@ -376,7 +383,7 @@ TEST(Backbone, RequestsJoiningMidFlightDecodeAsIfAlone) {
   ScheduledFeed feed(requests, {0, 3, 5, 6, 5});
   ServeLimits limits;
   limits.max_batch = 3;
-  backbone->serve(feed, limits);
+  served->serve(feed, limits);
   EXPECT_EQ(feed.failed(), std::vector<size_t>{4});
   for (size_t i = 0; i < alone.size(); ++i) {
     EXPECT_EQ(feed.results()[i].token_ids, alone[i].token_ids) << "request " << i;
@@ -389,6 +396,8 @@ TEST(Backbone, RequestsJoiningMidFlightDecodeAsIfAlone) {
   // a free row (1's, at step 7) and ran 6.
   EXPECT_EQ(feed.order(), (std::vector<size_t>{1, 3, 2, 0}));
 }
+INSTANTIATE_TEST_SUITE_P(Backbone, JoiningMidFlight, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "InGraphShapes" : "InItsOwnShapes"; });
 
 // Chunked prefill, 4 prompt tokens per step: an 8-token prompt starts decoding at step 1; a
 // 93-token one that joins at step 2 goes in over 24 steps while the first decodes a token at each
