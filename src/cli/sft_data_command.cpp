@@ -4,6 +4,13 @@
 // (every call, as `vinci train rl` writes them) and DIR/candidates/. Each task's lines are appended
 // as it finishes, its episode last, so an interrupted run keeps the tasks it did and --resume goes
 // on with the others (a GPU job of limited length does a long run in parts).
+//
+// --first-turns N adds DIR/first_turns.jsonl: N first-turn policy conversations for every task of
+// the split, the teacher's answers to the policy agent's own prompts, not evaluated. Evaluated data
+// costs a GPU about 5 s a candidate, so a session buys a few hundred conversations; a model from
+// nothing needs thousands to learn even to copy a task's ops into a kernel. These never include a
+// planted wrong kernel (the teacher's others were all correct when evaluated: 170 of 170 in the
+// second learning run), and they are marked "evaluated": false.
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -16,6 +23,7 @@
 #include "agents/feedback.h"
 #include "agents/lockstep.h"
 #include "agents/optimizer.h"
+#include "agents/policy_agent.h"
 #include "agents/teacher_backbone.h"
 #include "cli/agent_options.h"
 #include "cli/checks.h"
@@ -45,6 +53,8 @@ struct SftDataOptions {
     return s;
   }();
   int max_tasks = 0;
+  int first_turns = 0;
+  bool only_first_turns = false;
   int parallel_tasks = 8;
   bool resume = false;
   AgentEvalOptions eval;
@@ -76,6 +86,39 @@ std::set<std::string> finished_tasks(const fs::path& out) {
   return done;
 }
 
+// The first_turns.jsonl described at the top, written whole (it is cheap to remake); its count.
+size_t write_first_turns(const SftDataOptions& o, const std::vector<curriculum::CurriculumTask>& manifest,
+                         const std::vector<eval::Task>& suite, const skills::Library& library,
+                         const agents::Prompts& prompts, const fs::path& file) {
+  agents::TeacherSettings settings = o.teacher;
+  settings.wrong_first = 0.0;
+  const agents::TeacherBackbone teacher(manifest, skills::read_skills_jsonl(o.teacher_skills), settings);
+  std::string lines;
+  size_t written = 0;
+  for (size_t i = 0; i < suite.size(); ++i) {
+    const auto& task = suite[i];
+    const agents::PolicyTask policy_task{task, core::read_file(task.file), {}};
+    // Every other conversation shows skills, as the selection agent's picks would: the first 1-3
+    // of the library's recall for the task, so the student sees prompts with skills and without.
+    const auto hits = library.search(policy_task.source, 3);
+    for (int k = 0; k < o.first_turns; ++k) {
+      agents::Rollout rollout;
+      if (k % 2 == 1)
+        for (size_t h = 0; h < hits.size() && h <= static_cast<size_t>(k / 2) % 3; ++h)
+          rollout.skills.push_back(*hits[h].skill);
+      llm::GenerationRequest request;
+      request.messages = agents::policy_messages(prompts, policy_task, rollout, "");
+      request.sampling.seed = o.settings.seed * 1000003 + i * 1009 + static_cast<uint64_t>(k);
+      auto record = rl::policy_record(task.id, request.messages, teacher.answer(request));
+      record["meta"]["evaluated"] = false;
+      lines += record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      ++written;
+    }
+  }
+  core::write_file_atomic(file, lines);
+  return written;
+}
+
 int run_sft_data(SftDataOptions& o) {
   const fs::path out(o.out);
   if (!o.resume && fs::exists(out))
@@ -88,6 +131,15 @@ int run_sft_data(SftDataOptions& o) {
   const skills::Library library(skills::read_skills_jsonl(o.library));
   agents::TeacherBackbone teacher(manifest, skills::read_skills_jsonl(o.teacher_skills), o.teacher);
   const agents::Prompts prompts(o.prompts);
+  if (o.only_first_turns && o.first_turns < 1)
+    throw core::SetupError("--only-first-turns needs --first-turns N of at least 1");
+  if (o.first_turns > 0) {
+    fs::create_directories(out);
+    const size_t n = write_first_turns(o, manifest, suite, library, prompts, out / "first_turns.jsonl");
+    fmt::print("{} unevaluated first turns of {} tasks written to {}\n", n, suite.size(),
+               (out / "first_turns.jsonl").string());
+    if (o.only_first_turns) return 0;
+  }
   eval::EvaluatorPool pool(o.eval.resolved());
   agents::PoolEvaluator evaluator(pool, [](const eval::Result& r) {
     spdlog::info("  {}: {}", fs::path(r.candidate).filename().string(), agents::outcome_line(r));
@@ -177,6 +229,13 @@ Action add_sft_data_command(CLI::App& app) {
   app.add_option("--max-tasks", o->max_tasks, "at most this many tasks (0: all)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 30));
+  app.add_option("--first-turns", o->first_turns,
+                 "also write N unevaluated first-turn policy conversations for every task of the split to "
+                 "first_turns.jsonl (the teacher's answers, never its planted wrong ones)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 16));
+  app.add_flag("--only-first-turns", o->only_first_turns,
+               "write first_turns.jsonl and nothing else: no evaluation, so no GPU or compiler is needed");
   app.add_option("--seed", o->settings.seed, "the teacher's and the agents' draws")->capture_default_str();
   app.add_option("--prompts", o->prompts, "a folder of prompt files overriding the shipped ones");
   app.add_option("--parallel-tasks", o->parallel_tasks,

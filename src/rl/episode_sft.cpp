@@ -27,25 +27,31 @@ bool kept(const agents::AgentCall& c) {
   return true;
 }
 
+ordered_json record_of(const std::string& task, const std::string& role, ordered_json messages,
+                       const std::string& answer) {
+  messages.push_back({{"role", "assistant"}, {"content", answer}});
+  ordered_json record = {{"messages", std::move(messages)}};
+  if (role == "selection") record["tools"] = ordered_json::array({agents::select_skills_tool()});
+  if (role == "summary") record["tools"] = ordered_json::array({agents::update_skill_library_tool()});
+  record["meta"] = {{"task", task}, {"level", level_of(task)}, {"role", role}};
+  return record;
+}
+
 }  // namespace
 
 std::vector<ordered_json> sft_records(const agents::Episode& episode) {
   std::vector<ordered_json> out;
   for (const auto& call : episode.calls) {
     if (!kept(call)) continue;
-    ordered_json messages = llm::to_json(call.messages);
-    messages.push_back({{"role", "assistant"}, {"content", call.response_text}});
     const bool policy = call.role == agents::Role::policy || call.role == agents::Role::verify;
-    ordered_json record = {{"messages", std::move(messages)}};
-    if (call.role == agents::Role::selection) record["tools"] = ordered_json::array({agents::select_skills_tool()});
-    if (call.role == agents::Role::summary)
-      record["tools"] = ordered_json::array({agents::update_skill_library_tool()});
-    record["meta"] = {{"task", episode.task},
-                      {"level", level_of(episode.task)},
-                      {"role", policy ? "policy" : std::string(agents::to_string(call.role))}};
-    out.push_back(std::move(record));
+    out.push_back(record_of(episode.task, policy ? "policy" : std::string(agents::to_string(call.role)),
+                            llm::to_json(call.messages), call.response_text));
   }
   return out;
+}
+
+ordered_json policy_record(const std::string& task, ordered_json messages, const std::string& answer) {
+  return record_of(task, "policy", std::move(messages), answer);
 }
 
 }  // namespace vinci::rl

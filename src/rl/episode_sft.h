@@ -6,6 +6,7 @@
 // (task, level, role).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,5 +16,10 @@
 namespace vinci::rl {
 
 std::vector<nlohmann::ordered_json> sft_records(const agents::Episode& episode);
+
+// One policy conversation: the messages as the policy agent sends them and the answer as the last
+// assistant message, with meta (task, level, role "policy").
+nlohmann::ordered_json policy_record(const std::string& task, nlohmann::ordered_json messages,
+                                     const std::string& answer);
 
 }  // namespace vinci::rl
