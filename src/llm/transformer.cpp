@@ -1,7 +1,6 @@
 #include "llm/transformer.h"
 
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 
 #include <ATen/ATen.h>
