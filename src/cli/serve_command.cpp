@@ -95,6 +95,11 @@ Action add_serve_command(CLI::App& app) {
                  "prompt tokens a joining request prefills per step, so that a long prompt does not stall the "
                  "requests decoding beside it (0: whole prompts)")
       ->capture_default_str();
+  app.add_option("--kv-cache-tokens", o->server.batching.kv_cache_tokens,
+                 "tokens the KV cache may hold, all requests together (0: as many as memory allows); at the limit "
+                 "a request waits to start, and the running request that started last is preempted and later "
+                 "recomputed")
+      ->capture_default_str();
   app.add_option("--max-queued", o->server.batching.max_queued,
                  "requests waiting to join the running batch, at most; beyond it a request gets 503 with Retry-After")
       ->check(at_least(1))

@@ -129,6 +129,10 @@ struct ServeLimits {
   // between which the running requests go on decoding. 0: whole prompts (an offline batch, where
   // nothing runs that could wait).
   size_t prefill_chunk = 0;
+  // Tokens the KV cache may hold, all requests together (0: as many as memory allows). At the
+  // limit a request waits to start, and a running one that needs room is preempted: the one that
+  // started last gives its blocks back and waits to be prefilled again with what it has generated.
+  size_t kv_cache_tokens = 0;
 };
 
 // What the agents need: generation, one result per request, in order.

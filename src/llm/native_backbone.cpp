@@ -1,6 +1,7 @@
 #include "llm/native_backbone.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -108,7 +109,10 @@ struct Sequence {
   bool done = false;
 
   int64_t position() const { return static_cast<int64_t>(prompt.size() + result.token_ids.size()) - 1; }
-  int64_t prefilled = 0;  // prompt tokens already in the cache
+  // What a prefill must put in the cache: the prompt, or for a preempted request the prompt and
+  // every token it has generated (its last token's logits then give the next one).
+  std::vector<int32_t> pending;
+  int64_t prefilled = 0;  // tokens of pending already in the cache
   // The tokens its text is made of: a matched stop token is not (a stop string is cut from the text).
   std::span<const int32_t> text_ids() const {
     const std::span<const int32_t> ids(result.token_ids);
@@ -168,7 +172,8 @@ class NativeBackbone final : public TrainableBackbone {
   // whole, and the result their first tokens' logits, in that order.
   at::Tensor prefill_step(std::span<Sequence> joining, size_t chunk, PagedKvCache& cache,
                           std::vector<size_t>& completed) const;
-  at::Tensor decode(std::span<const Sequence> running, PagedKvCache& cache);  // one step; the next logits
+  // One step of rows whose blocks hold their positions; the next logits.
+  at::Tensor decode(std::span<const Sequence> running, PagedKvCache& cache);
   // A step in a graph's shapes, replayed from the graph where there is one.
   at::Tensor decode_bucketed(const std::vector<int64_t>& ids, const std::vector<int64_t>& positions,
                              const std::vector<uint64_t>& rows, int64_t kv_length, PagedKvCache& cache);
@@ -275,6 +280,7 @@ Sequence NativeBackbone::start_sequence(const RequestFeed::Admitted& admitted) c
   if (!seq.params->ignore_eos) seq.stop_ids = config_.eos_token_ids;
   seq.stop_ids.insert(seq.stop_ids.end(), seq.params->stop_token_ids.begin(), seq.params->stop_token_ids.end());
   seq.result.prompt_ids = seq.prompt;
+  seq.pending = seq.prompt;
   return seq;
 }
 
@@ -292,7 +298,7 @@ at::Tensor NativeBackbone::prefill_step(std::span<Sequence> joining, size_t chun
   bool from_start = true;
   for (int64_t b = 0; b < batch; ++b) {
     const auto& seq = joining[b];
-    const int64_t left = static_cast<int64_t>(seq.prompt.size()) - seq.prefilled;
+    const int64_t left = static_cast<int64_t>(seq.pending.size()) - seq.prefilled;
     take[b] = chunk > 0 ? std::min<int64_t>(left, static_cast<int64_t>(chunk)) : left;
     width = std::max(width, take[b]);
     from_start = from_start && seq.prefilled == 0;
@@ -302,11 +308,11 @@ at::Tensor NativeBackbone::prefill_step(std::span<Sequence> joining, size_t chun
   for (int64_t b = 0; b < batch; ++b) {
     auto& seq = joining[b];
     rows.push_back(seq.ticket);
-    std::copy_n(seq.prompt.begin() + seq.prefilled, take[b], ids.begin() + b * width);
+    std::copy_n(seq.pending.begin() + seq.prefilled, take[b], ids.begin() + b * width);
     for (int64_t t = 0; t < width; ++t) positions[b * width + t] = seq.prefilled + t;
     span = std::max(span, seq.prefilled + width);
     seq.prefilled += take[b];
-    if (seq.prefilled == static_cast<int64_t>(seq.prompt.size())) {
+    if (seq.prefilled == static_cast<int64_t>(seq.pending.size())) {
       completed.push_back(static_cast<size_t>(b));
       last.push_back(b * width + take[b] - 1);
     }
@@ -332,7 +338,6 @@ at::Tensor NativeBackbone::decode(std::span<const Sequence> running, PagedKvCach
     next[b] = running[b].result.token_ids.back();
     pos[b] = running[b].position();
     rows[b] = running[b].ticket;
-    cache.reserve(rows[b], pos[b] + 1);
   }
   const auto batch = static_cast<int64_t>(running.size());
   const int64_t kv_length = *std::max_element(pos.begin(), pos.end()) + 1;
@@ -409,18 +414,25 @@ GenerationResult NativeBackbone::finish(Sequence& seq) const {
   return std::move(result);
 }
 
-// Iteration-level scheduling: each pass admits what has arrived, runs one decode step for the rows
-// already running, prefills the next chunk of every joining prompt, samples every row that has a
-// next token (the running ones and the prompts just completed), and hands back the rows that
-// finished, whose blocks go back to the pool at once. A row's tokens do not depend on which others
-// share its steps: attention is per row, and a seeded request draws from its own generator.
+// Iteration-level scheduling: each pass admits what has arrived, starts what the KV cache has room
+// for, runs one decode step for the rows already running, prefills the next chunk of every joining
+// prompt, samples every row that has a next token (the running ones and the prompts just
+// completed), and hands back the rows that finished, whose blocks go back to the pool at once. A
+// row's tokens do not depend on which others share its steps: attention is per row, and a seeded
+// request draws from its own generator.
 void NativeBackbone::serve(RequestFeed& feed, const ServeLimits& limits) {
   c10::InferenceMode inference;
   const size_t max_batch = std::max<size_t>(1, limits.max_batch);
-  PagedKvCache cache(model_.cache_shape());
+  const auto cap = static_cast<int64_t>(limits.kv_cache_tokens);
+  PagedKvCache cache(model_.cache_shape(), PagedKvCache::kDefaultBlockTokens, cap > 0 ? cap : 256, cap);
   graphs_.clear();  // captured on another call's cache
   std::vector<Sequence> running, joining;
-  const auto fail_all = [&](std::vector<Sequence>& rows, std::exception_ptr error) {
+  std::deque<Sequence> waiting;  // admitted, not started: no room in the cache yet, or preempted
+  const auto too_long = [&](int64_t tokens) {
+    return std::make_exception_ptr(std::invalid_argument(
+        fmt::format("the request needs {} KV cache tokens and the cache holds {} (--kv-cache-tokens)", tokens, cap)));
+  };
+  const auto fail_all = [&](auto& rows, std::exception_ptr error) {
     for (auto& seq : rows) {
       cache.release(seq.ticket);
       feed.fail(seq.ticket, error);
@@ -428,21 +440,57 @@ void NativeBackbone::serve(RequestFeed& feed, const ServeLimits& limits) {
     rows.clear();
   };
   for (;;) {
-    const size_t busy = running.size() + joining.size();
+    const size_t busy = running.size() + joining.size() + waiting.size();
     if (busy < max_batch) {
       const auto admitted = feed.admit(max_batch - busy, /*idle=*/busy == 0);
       if (admitted.empty() && busy == 0) return;
       for (const auto& a : admitted) {
         try {
-          joining.push_back(start_sequence(a));
-          cache.reserve(a.ticket, static_cast<int64_t>(joining.back().prompt.size()));
+          waiting.push_back(start_sequence(a));
         } catch (...) {
           feed.fail(a.ticket, std::current_exception());  // a bad prompt fails its own caller only
         }
       }
-      if (running.empty() && joining.empty()) continue;
     }
+    // Requests start in arrival order as the cache has room for their prompts; one that would not
+    // fit an empty cache never will.
+    while (!waiting.empty()) {
+      auto& seq = waiting.front();
+      const auto tokens = static_cast<int64_t>(seq.pending.size());
+      try {
+        if (!cache.reserve(seq.ticket, tokens)) {
+          if (!running.empty() || !joining.empty()) break;
+          feed.fail(seq.ticket, too_long(tokens));
+        } else {
+          joining.push_back(std::move(seq));
+        }
+      } catch (...) {
+        feed.fail(seq.ticket, std::current_exception());  // the pool could not grow for it
+      }
+      waiting.pop_front();
+    }
+    if (running.empty() && joining.empty()) continue;
     try {
+      // Each running row needs a slot for its next position; without room, the row that started
+      // last is preempted until the others fit (alone, a row that does not fit fails).
+      for (size_t r = 0; r < running.size();) {
+        if (cache.reserve(running[r].ticket, running[r].position() + 1)) {
+          ++r;
+          continue;
+        }
+        Sequence preempted = std::move(running.back());
+        running.pop_back();
+        cache.release(preempted.ticket);
+        if (running.empty() && joining.empty()) {
+          feed.fail(preempted.ticket, too_long(preempted.position() + 1));
+          break;
+        }
+        preempted.pending = preempted.prompt;
+        preempted.pending.insert(preempted.pending.end(), preempted.result.token_ids.begin(),
+                                 preempted.result.token_ids.end());
+        preempted.prefilled = 0;
+        waiting.push_front(std::move(preempted));
+      }
       at::Tensor logits;
       if (!running.empty()) logits = decode(running, cache);
       if (!joining.empty()) {

@@ -8,9 +8,14 @@
 
 namespace vinci::llm {
 
-PagedKvCache::PagedKvCache(Shape shape, int64_t block_tokens, int64_t initial_tokens)
+PagedKvCache::PagedKvCache(Shape shape, int64_t block_tokens, int64_t initial_tokens, int64_t max_tokens)
     : shape_(shape), block_tokens_(block_tokens) {
   if (block_tokens < 1) throw std::invalid_argument("a KV cache block holds at least one token");
+  if (max_tokens < 0) throw std::invalid_argument("a KV cache's token limit is 0 (none) or more");
+  if (max_tokens > 0) {
+    max_blocks_ = 1 + blocks_for(max_tokens);
+    initial_tokens = std::min(initial_tokens, max_tokens);
+  }
   grow(1 + blocks_for(std::max<int64_t>(initial_tokens, 1)));
 }
 
@@ -36,17 +41,24 @@ void PagedKvCache::grow(int64_t blocks) {
   pool_blocks_ = blocks;
 }
 
-void PagedKvCache::reserve(uint64_t sequence, int64_t tokens) {
+bool PagedKvCache::reserve(uint64_t sequence, int64_t tokens) {
+  const auto held = tables_.find(sequence);
+  const int64_t need = blocks_for(tokens) - (held == tables_.end() ? 0 : static_cast<int64_t>(held->second.size()));
+  if (need <= 0) return true;
+  const int64_t missing = need - static_cast<int64_t>(free_.size());
+  if (missing > 0) {
+    if (max_blocks_ > 0 && pool_blocks_ + missing > max_blocks_) return false;
+    int64_t blocks = std::max(pool_blocks_ * 2, pool_blocks_ + missing);
+    if (max_blocks_ > 0) blocks = std::min(blocks, max_blocks_);
+    grow(blocks);
+  }
   auto& table = tables_[sequence];
-  const int64_t need = blocks_for(tokens) - static_cast<int64_t>(table.size());
-  if (need <= 0) return;
-  if (need > static_cast<int64_t>(free_.size()))
-    grow(std::max(pool_blocks_ * 2, pool_blocks_ + need - static_cast<int64_t>(free_.size())));
   for (int64_t i = 0; i < need; ++i) {
     table.push_back(free_.back());
     free_.pop_back();
   }
   reserved_blocks_ += need;
+  return true;
 }
 
 void PagedKvCache::release(uint64_t sequence) {

@@ -25,11 +25,14 @@ class PagedKvCache {
   };
   static constexpr int64_t kDefaultBlockTokens = 16;
 
-  // The pool starts with room for `initial_tokens` and doubles when a reservation needs more.
-  explicit PagedKvCache(Shape shape, int64_t block_tokens = kDefaultBlockTokens, int64_t initial_tokens = 256);
+  // The pool starts with room for `initial_tokens` and doubles when a reservation needs more, up to
+  // `max_tokens` sequence tokens (0: no limit).
+  explicit PagedKvCache(Shape shape, int64_t block_tokens = kDefaultBlockTokens, int64_t initial_tokens = 256,
+                        int64_t max_tokens = 0);
 
-  // Gives the sequence blocks for positions [0, tokens); it keeps those it has.
-  void reserve(uint64_t sequence, int64_t tokens);
+  // Gives the sequence blocks for positions [0, tokens); it keeps those it has. False, with nothing
+  // changed, when the limit leaves no room for them.
+  [[nodiscard]] bool reserve(uint64_t sequence, int64_t tokens);
   // Its blocks go back to the pool for others.
   void release(uint64_t sequence);
 
@@ -53,6 +56,7 @@ class PagedKvCache {
 
   Shape shape_;
   int64_t block_tokens_;
+  int64_t max_blocks_ = 0;  // scratch included; 0: no limit
   int64_t pool_blocks_ = 0, reserved_blocks_ = 0;
   std::vector<at::Tensor> keys_, values_;
   std::vector<int64_t> free_;  // lowest on top, so that the same requests take the same blocks

@@ -14,6 +14,7 @@ RequestBatcher::RequestBatcher(llm::Backbone& backbone, BatcherOptions options,
     llm::ServeLimits limits;
     limits.max_batch = options_.max_batch;
     limits.prefill_chunk = options_.prefill_chunk;
+    limits.kv_cache_tokens = options_.kv_cache_tokens;
     backbone_.serve(*this, limits);
   });
 }

@@ -33,10 +33,12 @@ struct BatcherOptions {
   size_t max_queued = 1024;
   // Prompt tokens a joining request prefills per step, so that a long prompt does not stall the
   // requests decoding beside it (0: whole prompts). Chunking has a price: every later chunk attends
-  // to the cache through a mask, and each prompt that completes changes the running batch (and its
-  // CUDA graph). At 512, prompts of up to ~1000 tokens served 2.0x slower than whole on an H100
-  // (docs/benchmarks.md), so only prompts longer than this are chunked.
+  // to the cache through a mask, and each prompt that completes changes the running batch (and,
+  // across a power of two of rows, its CUDA graph). At 512, prompts of up to ~1000 tokens served 2.0x slower than whole
+  // on an H100 (docs/benchmarks.md), so only prompts longer than this are chunked.
   size_t prefill_chunk = 2048;
+  // Tokens the KV cache may hold (llm::ServeLimits::kv_cache_tokens; 0: as memory allows).
+  size_t kv_cache_tokens = 0;
 };
 
 // One caller's submission, once all its requests finished.

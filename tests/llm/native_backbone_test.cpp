@@ -331,10 +331,18 @@ class ScheduledFeed final : public RequestFeed {
     results_[ticket] = std::move(result);
     order_.push_back(ticket);
   }
-  void fail(size_t ticket, std::exception_ptr) override { failed_.push_back(ticket); }
+  void fail(size_t ticket, std::exception_ptr error) override {
+    failed_.push_back(ticket);
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      errors_.push_back(e.what());
+    }
+  }
   const std::vector<GenerationResult>& results() const { return results_; }
   const std::vector<size_t>& order() const { return order_; }
   const std::vector<size_t>& failed() const { return failed_; }
+  const std::vector<std::string>& errors() const { return errors_; }
 
  private:
   std::vector<GenerationRequest> requests_;
@@ -342,6 +350,7 @@ class ScheduledFeed final : public RequestFeed {
   std::vector<GenerationResult> results_;
   std::set<size_t> given_;
   std::vector<size_t> order_, failed_;
+  std::vector<std::string> errors_;
   int calls_ = 0;
 };
 
@@ -398,6 +407,45 @@ TEST_P(JoiningMidFlight, RequestsDecodeAsIfAlone) {
 }
 INSTANTIATE_TEST_SUITE_P(Backbone, JoiningMidFlight, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "InGraphShapes" : "InItsOwnShapes"; });
+
+// A KV cache limited to 48 tokens (three 16-token blocks): three requests that each end up needing
+// two blocks cannot all run at once, so whichever started last is preempted when another needs its
+// next block, and is prefilled again with its prompt and what it had generated once there is room.
+// Each still gets the greedy tokens it gets alone. A request that alone needs more than the limit
+// fails with a message naming it; the others are unaffected.
+TEST(Backbone, AFullKvCachePreemptsAndRecomputesWithoutChangingTokens) {
+  auto backbone = open("qwen2");
+  const auto truth = golden("qwen2");
+  std::vector<GenerationRequest> requests(4);
+  const std::vector<std::vector<int32_t>> prompts{
+      truth["prompts"][0].get<std::vector<int32_t>>(), truth["prompts"][1].get<std::vector<int32_t>>(),
+      truth["prompts"][1].get<std::vector<int32_t>>(), truth["prompts"][1].get<std::vector<int32_t>>()};
+  const std::vector<int> lengths{20, 20, 20, 60};
+  for (size_t i = 0; i < requests.size(); ++i) {
+    requests[i].prompt_ids = prompts[i];
+    if (i == 2) requests[i].prompt_ids.push_back(5);
+    requests[i].sampling.greedy = true;
+    requests[i].sampling.ignore_eos = true;
+    requests[i].sampling.max_new_tokens = lengths[i];
+  }
+  std::vector<GenerationResult> alone;
+  for (size_t i = 0; i < 3; ++i) alone.push_back(backbone->generate({&requests[i], 1})[0]);
+
+  ScheduledFeed feed(requests, {0, 0, 0, 0});
+  ServeLimits limits;
+  limits.max_batch = 4;
+  limits.kv_cache_tokens = 48;
+  backbone->serve(feed, limits);
+  ASSERT_EQ(feed.failed(), std::vector<size_t>{3});
+  EXPECT_NE(feed.errors()[0].find("needs 49 KV cache tokens and the cache holds 48"), std::string::npos)
+      << feed.errors()[0];
+  for (size_t i = 0; i < alone.size(); ++i) {
+    EXPECT_EQ(feed.results()[i].token_ids, alone[i].token_ids) << "request " << i;
+    ASSERT_EQ(feed.results()[i].logprobs.size(), alone[i].logprobs.size());
+    for (size_t t = 0; t < alone[i].logprobs.size(); ++t)
+      EXPECT_NEAR(feed.results()[i].logprobs[t], alone[i].logprobs[t], 1e-4) << "request " << i << ", token " << t;
+  }
+}
 
 // Chunked prefill, 4 prompt tokens per step: an 8-token prompt starts decoding at step 1; a
 // 93-token one that joins at step 2 goes in over 24 steps while the first decodes a token at each

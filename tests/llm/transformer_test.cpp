@@ -64,12 +64,12 @@ TEST(Transformer, CachedDecodeReproducesTheFullForward) {
   const int64_t prompt = 5, n = static_cast<int64_t>(kFirst.size());
   PagedKvCache cache = small_blocks(model);
   const std::vector<int64_t> head(kFirst.begin(), kFirst.begin() + prompt);
-  cache.reserve(0, prompt);
+  ASSERT_TRUE(cache.reserve(0, prompt));
   const at::Tensor prefill =
       model.hidden(ids_of(head), positions_from(0, prompt), with_table({}, cache, {0}, prompt), &cache).squeeze(0);
   EXPECT_LT(max_difference(prefill, truth.narrow(0, 0, prompt)), kTolerance);
   for (int64_t t = prompt; t < n; ++t) {
-    cache.reserve(0, t + 1);  // a new block every 4 tokens, and the pool grows past its first 8
+    ASSERT_TRUE(cache.reserve(0, t + 1));  // a new block every 4 tokens, and the pool grows past its first 8
     const at::Tensor step =
         model.hidden(ids_of({kFirst[t]}), positions_from(t, 1), with_table(decoding(t + 1), cache, {0}, t + 1), &cache)
             .view({-1});
@@ -84,8 +84,8 @@ TEST(Transformer, ChunksAfterTheFirstReproduceTheFullForward) {
   const Transformer model = fixture_model();
   const at::Tensor truth = alone(model, kFirst), other = alone(model, kSecond);
   PagedKvCache cache = small_blocks(model);
-  cache.reserve(0, static_cast<int64_t>(kFirst.size()));
-  cache.reserve(1, static_cast<int64_t>(kSecond.size()));
+  ASSERT_TRUE(cache.reserve(0, static_cast<int64_t>(kFirst.size())));
+  ASSERT_TRUE(cache.reserve(1, static_cast<int64_t>(kSecond.size())));
   const auto chunk = [](const std::vector<int64_t>& ids, int64_t from, int64_t n, int64_t width) {
     std::vector<int64_t> out(ids.begin() + from, ids.begin() + from + n);
     out.resize(width, 0);
@@ -121,8 +121,8 @@ TEST(Transformer, RowsAtDifferentPositionsDecodeAsIfAloneAndLeaveTheBatchCleanly
   // Both prompts' first 4 tokens prefilled together (no padding), then the rows diverge: the first
   // decodes 4 more tokens than the second has, so the second leaves the batch mid-way.
   PagedKvCache cache = small_blocks(model);
-  cache.reserve(0, 4);
-  cache.reserve(1, 4);
+  ASSERT_TRUE(cache.reserve(0, 4));
+  ASSERT_TRUE(cache.reserve(1, 4));
   const at::Tensor prefill_ids = at::stack({ids_of({kFirst.begin(), kFirst.begin() + 4}).squeeze(0),
                                             ids_of({kSecond.begin(), kSecond.begin() + 4}).squeeze(0)});
   model.hidden(prefill_ids, positions_from(0, 4).expand({2, 4}), with_table({}, cache, {0, 1}, 4), &cache);
@@ -139,7 +139,7 @@ TEST(Transformer, RowsAtDifferentPositionsDecodeAsIfAloneAndLeaveTheBatchCleanly
     std::vector<int64_t> next;
     for (size_t r = 0; r < rows.size(); ++r) {
       next.push_back((*rows[r])[t]);
-      cache.reserve(ids[r], t + 1);
+      ASSERT_TRUE(cache.reserve(ids[r], t + 1));
     }
     const auto batch = static_cast<int64_t>(rows.size());
     const at::Tensor step =
@@ -160,22 +160,22 @@ TEST(Transformer, ReusedBlocksServeTheNextSequenceAsIfFresh) {
   const at::Tensor first = alone(model, kFirst), second = alone(model, kSecond);
   PagedKvCache cache = small_blocks(model);
   const std::vector<int64_t> reversed(kFirst.rbegin(), kFirst.rend());  // a different history
-  cache.reserve(0, 8);
-  cache.reserve(1, 8);
+  ASSERT_TRUE(cache.reserve(0, 8));
+  ASSERT_TRUE(cache.reserve(1, 8));
   model.hidden(at::stack({at::tensor(std::vector<int64_t>(kFirst.begin(), kFirst.begin() + 8), at::kLong),
                           at::tensor(std::vector<int64_t>(reversed.begin(), reversed.begin() + 8), at::kLong)}),
                positions_from(0, 8).expand({2, 8}), with_table({}, cache, {0, 1}, 8), &cache);
   const at::Tensor before = cache.block_table(std::vector<uint64_t>{1}, 2);
   cache.release(1);
-  cache.reserve(2, 4);  // takes the lowest free block: the first of the released ones
+  ASSERT_TRUE(cache.reserve(2, 4));  // takes the lowest free block: the first of the released ones
   EXPECT_EQ(cache.block_table(std::vector<uint64_t>{2}, 1)[0][0].item<int64_t>(), before[0][0].item<int64_t>());
   model.hidden(ids_of({kSecond.begin(), kSecond.begin() + 4}), positions_from(0, 4), with_table({}, cache, {2}, 4),
                &cache);
   // The first sequence goes on from position 8 while the newcomer decodes from 4.
   for (int64_t t = 4; t < static_cast<int64_t>(kSecond.size()); ++t) {
     const int64_t at_first = t + 4;
-    cache.reserve(0, at_first + 1);
-    cache.reserve(2, t + 1);
+    ASSERT_TRUE(cache.reserve(0, at_first + 1));
+    ASSERT_TRUE(cache.reserve(2, t + 1));
     const at::Tensor step =
         model.hidden(at::tensor(std::vector<int64_t>{kFirst[at_first], kSecond[t]}, at::kLong).view({2, 1}),
                      at::tensor(std::vector<int64_t>{at_first, t}, at::kLong).view({2, 1}),
