@@ -10,8 +10,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <csignal>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -108,6 +113,60 @@ void apply_resource_limits(const ResourceLimits& l) {
   if (!l.core_dumps) set(RLIMIT_CORE, 0);
 }
 
+namespace {
+
+// Children die with this process (PR_SET_PDEATHSIG in run_child), but the kernel sends that signal
+// when the thread that forked them ends, not the process: a judge forked by one of an evaluator
+// pool run's threads was killed when the run ended, and the next run's first request met a dead
+// worker. So every fork happens on one thread that lasts as long as the process.
+class ForkThread {
+ public:
+  static ForkThread& instance() {
+    static ForkThread* thread = new ForkThread;  // never destroyed: it must outlive every caller
+    return *thread;
+  }
+
+  // fork() on the lasting thread; in the child, runs in_child (which must not return). The
+  // parent's errno is kept for the caller when fork fails.
+  pid_t fork(const std::function<void()>& in_child, int& error) {
+    std::packaged_task<pid_t()> task([&] {
+      const pid_t pid = ::fork();
+      if (pid == 0) in_child();
+      error = errno;
+      return pid;
+    });
+    auto forked = task.get_future();
+    {
+      std::lock_guard lock(mu_);
+      tasks_.push_back(&task);
+    }
+    cv_.notify_one();
+    return forked.get();
+  }
+
+ private:
+  ForkThread() {
+    std::thread([this] {
+      for (;;) {
+        std::packaged_task<pid_t()>* task;
+        {
+          std::unique_lock lock(mu_);
+          cv_.wait(lock, [&] { return !tasks_.empty(); });
+          task = tasks_.front();
+          tasks_.pop_front();
+        }
+        (*task)();
+      }
+    }).detach();
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::packaged_task<pid_t()>*> tasks_;
+};
+
+}  // namespace
+
 Process Process::spawn(const SpawnOptions& options) {
   if (options.argv.empty()) throw std::invalid_argument("spawn: empty argv");
   ChildPlan plan;
@@ -136,9 +195,10 @@ Process Process::spawn(const SpawnOptions& options) {
   if (::pipe2(in_pipe, O_CLOEXEC) || ::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC))
     throw std::runtime_error(fmt::format("spawn {}: pipe: {}", options.argv[0], std::strerror(errno)));
   const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("spawn {}: fork: {}", options.argv[0], std::strerror(errno)));
-  if (pid == 0) run_child(plan, in_pipe[0], out_pipe[1], err_pipe[1], parent);
+  int fork_error = 0;
+  const pid_t pid =
+      ForkThread::instance().fork([&] { run_child(plan, in_pipe[0], out_pipe[1], err_pipe[1], parent); }, fork_error);
+  if (pid < 0) throw std::runtime_error(fmt::format("spawn {}: fork: {}", options.argv[0], std::strerror(fork_error)));
 
   ::close(in_pipe[0]);
   ::close(out_pipe[1]);

@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "core/process.h"
@@ -32,6 +33,20 @@ TEST(Process, ReadsLinesAndExitCode) {
   const ExitStatus st = p.wait();
   EXPECT_TRUE(st.exited);
   EXPECT_EQ(st.code, 3);
+}
+
+// A child outlives the thread that started it: the evaluator pool starts its judges from the
+// threads of one run and uses them in the next. (The kernel sends PR_SET_PDEATHSIG when the
+// forking thread ends, not the process; a judge forked by a run's thread was killed between runs.)
+TEST(Process, AChildOutlivesTheThreadThatSpawnedIt) {
+  std::optional<Process> p;
+  std::thread([&] { p.emplace(Process::spawn(shell("read x; echo got:$x"))); }).join();
+  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(p->running()) << "killed when its spawning thread ended: " << p->wait().describe();
+  ASSERT_TRUE(p->write("late\n"));
+  std::string line;
+  ASSERT_EQ(p->read_line(line, 5s), Process::Read::line);
+  EXPECT_EQ(line, "got:late");
 }
 
 TEST(Process, DeadlineThenKill) {
