@@ -88,11 +88,11 @@ std::set<std::string> finished_tasks(const fs::path& out) {
 
 // The first_turns.jsonl described at the top, written whole (it is cheap to remake); its count.
 size_t write_first_turns(const SftDataOptions& o, const std::vector<curriculum::CurriculumTask>& manifest,
-                         const std::vector<eval::Task>& suite, const skills::Library& library,
-                         const agents::Prompts& prompts, const fs::path& file) {
+                         const std::vector<skills::Skill>& teacher_skills, const std::vector<eval::Task>& suite,
+                         const skills::Library& library, const agents::Prompts& prompts, const fs::path& file) {
   agents::TeacherSettings settings = o.teacher;
   settings.wrong_first = 0.0;
-  const agents::TeacherBackbone teacher(manifest, skills::read_skills_jsonl(o.teacher_skills), settings);
+  const agents::TeacherBackbone teacher(manifest, teacher_skills, settings);
   std::string lines;
   size_t written = 0;
   for (size_t i = 0; i < suite.size(); ++i) {
@@ -129,17 +129,18 @@ int run_sft_data(SftDataOptions& o) {
   const auto manifest = curriculum::read_manifest(o.curriculum);
   const auto suite = eval::load_suite(fs::path(o.curriculum) / o.split).tasks;
   const skills::Library library(skills::read_skills_jsonl(o.library));
-  agents::TeacherBackbone teacher(manifest, skills::read_skills_jsonl(o.teacher_skills), o.teacher);
+  const auto teacher_skills = skills::read_skills_jsonl(o.teacher_skills);
   const agents::Prompts prompts(o.prompts);
   if (o.only_first_turns && o.first_turns < 1)
     throw core::SetupError("--only-first-turns needs --first-turns N of at least 1");
   if (o.first_turns > 0) {
     fs::create_directories(out);
-    const size_t n = write_first_turns(o, manifest, suite, library, prompts, out / "first_turns.jsonl");
+    const size_t n = write_first_turns(o, manifest, teacher_skills, suite, library, prompts, out / "first_turns.jsonl");
     fmt::print("{} unevaluated first turns of {} tasks written to {}\n", n, suite.size(),
                (out / "first_turns.jsonl").string());
     if (o.only_first_turns) return 0;
   }
+  agents::TeacherBackbone teacher(manifest, teacher_skills, o.teacher);
   eval::EvaluatorPool pool(o.eval.resolved());
   agents::PoolEvaluator evaluator(pool, [](const eval::Result& r) {
     spdlog::info("  {}: {}", fs::path(r.candidate).filename().string(), agents::outcome_line(r));

@@ -4,7 +4,6 @@
 #include <stdexcept>
 
 #include <ATen/ATen.h>
-#include <fmt/format.h>
 
 namespace vinci::llm {
 
@@ -57,7 +56,6 @@ bool PagedKvCache::reserve(uint64_t sequence, int64_t tokens) {
     table.push_back(free_.back());
     free_.pop_back();
   }
-  reserved_blocks_ += need;
   return true;
 }
 
@@ -66,7 +64,6 @@ void PagedKvCache::release(uint64_t sequence) {
   if (it == tables_.end()) return;
   free_.insert(free_.end(), it->second.begin(), it->second.end());
   std::sort(free_.begin(), free_.end(), std::greater<>());
-  reserved_blocks_ -= static_cast<int64_t>(it->second.size());
   tables_.erase(it);
 }
 

@@ -48,8 +48,9 @@ class PagedKvCache {
   at::Tensor& values(size_t layer) { return values_[layer]; }
 
   int64_t block_tokens() const { return block_tokens_; }
-  int64_t pool_tokens() const { return pool_blocks_ * block_tokens_; }          // allocated, scratch included
-  int64_t reserved_tokens() const { return reserved_blocks_ * block_tokens_; }  // held by sequences
+  int64_t pool_tokens() const { return pool_blocks_ * block_tokens_; }  // allocated, scratch included
+  // Held by sequences: every block but scratch and the free ones.
+  int64_t reserved_tokens() const { return (pool_blocks_ - 1 - static_cast<int64_t>(free_.size())) * block_tokens_; }
 
  private:
   void grow(int64_t blocks);  // to at least this many blocks, contents kept
@@ -57,7 +58,7 @@ class PagedKvCache {
   Shape shape_;
   int64_t block_tokens_;
   int64_t max_blocks_ = 0;  // scratch included; 0: no limit
-  int64_t pool_blocks_ = 0, reserved_blocks_ = 0;
+  int64_t pool_blocks_ = 0;
   std::vector<at::Tensor> keys_, values_;
   std::vector<int64_t> free_;  // lowest on top, so that the same requests take the same blocks
   std::unordered_map<uint64_t, std::vector<int64_t>> tables_;
