@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # RL throughput with tasks in lockstep (`[run] parallel_tasks`) against one task at a time, on one GPU:
 # one co-evolution step of the same 8 training tasks from the SFT model of the learning run
-# (benchmarks/learning_gpu.sh's state, carried as .learning-state), each from an empty cache so that
+# (benchmarks/learning_gpu.sh's state, carried as .learning-state), with that run's rl.toml but for
+# the step count, the tasks and parallel_tasks, each from an empty cache so that
 # both pay for their own baselines and Triton builds. A run the time limit stops is measured by the
 # candidate files it wrote (each written as its generation ends) over its wall time.
 # Usage (repository root): benchmarks/rl_lockstep_gpu.sh OUT_DIR
 # Environment: PARALLEL ("8 1", the parallel_tasks values, in order), TASKS (8), LIMIT (seconds a
-# run may take, 230), TEMPERATURE (0.7), STATE_IN (.learning-state).
+# run may take, 230), STATE_IN (.learning-state).
 set -uo pipefail
 OUT=${1:-lockstep-out}
 mkdir -p "$OUT"
@@ -15,29 +16,12 @@ source benchmarks/gpu_host_setup.sh
 gpu_build -DVINCI_BUILD_TESTS=OFF -DVINCI_BUILD_BENCHMARKS=OFF vinci vinci-sandbox vinci-cpu-sampler
 VINCI=$(realpath "$BUILD/src/cli/vinci")
 S=$(mktemp -d /tmp/lockstep-XXXX)
-cat "${STATE_IN:-.learning-state}"/state.tgz.part-* | tar xzf - -C "$S" ./cur ./sft-run/final ./skills.db ||
+cat "${STATE_IN:-.learning-state}"/state.tgz.part-* | tar xzf - -C "$S" ./cur ./sft-run/final ./skills.db ./rl.toml ||
   { echo "no learning state to start from"; exit 1; }
 ROWS=()
 for P in ${PARALLEL:-8 1}; do
-  cat >"$S/rl-$P.toml" <<TOML
-[run]
-steps = 1
-tasks_per_step = ${TASKS:-8}
-parallel_tasks = $P
-seed = 1
-checkpoint_every = 1000
-[agents]
-schemes = 1
-samples = 1
-turns = 2
-temperature = ${TEMPERATURE:-0.7}
-max_new_tokens = 1024
-selection_max_new_tokens = 256
-summary_max_new_tokens = 1024
-verify_repeats = 1
-[model]
-training = "full"
-TOML
+  sed -e "s/^steps = .*/steps = 1/" -e "s/^tasks_per_step = .*/tasks_per_step = ${TASKS:-8}/" \
+    -e "s/^\[run\]$/[run]\nparallel_tasks = $P/" "$S/rl.toml" >"$S/rl-$P.toml"
   cp "$S/skills.db" "$S/skills-$P.db"
   t0=$(date +%s.%N)
   VINCI_CACHE=$S/cache-$P timeout "${LIMIT:-230}" "$VINCI" train rl --config "$S/rl-$P.toml" \
