@@ -14,7 +14,7 @@
 # Environment: BUDGET (seconds this job may spend, 540), STATE_IN (a folder of state.tgz.part-*),
 # SEED (0), ELEMENTWISE (12), ROWWISE (12), HELDOUT (0.33); sft-data's SAMPLES (2, rollouts per
 # scheme), TURNS (2), MAX_TASKS (0: every training task) and FIRST_TURNS (0: unevaluated first turns per
-# training task, added to the SFT data); SFT_EPOCHS (40), SFT_LR (1e-3); RL_STEPS (4), RL_TASKS (4 a step), RL_SAMPLES
+# training task, added to the SFT data; EVALUATED=0 makes only those, with no GPU); SFT_EPOCHS (40), SFT_LR (1e-3); RL_STEPS (4), RL_TASKS (4 a step), RL_SAMPLES
 # (1), RL_TURNS (2), RL_TEMPERATURE (1.0), RL_LR (3e-5); TRIALS (20).
 set -uo pipefail
 OUT=${1:-learning-out}
@@ -67,15 +67,17 @@ fi
 if ! done_ sftdata; then
   resume=()
   [ -e "$S/sft/episodes.jsonl" ] && resume=(--resume) || rm -rf "$S/sft"
+  only=()
+  [ "${EVALUATED:-1}" = 0 ] && only=(--only-first-turns) resume=() && rm -rf "$S/sft"
   bounded "$VINCI" sft-data --curriculum "$S/cur" --out "$S/sft" --turns "${TURNS:-2}" --schemes 1 --samples "${SAMPLES:-2}" \
-    --max-tasks "${MAX_TASKS:-0}" --first-turns "${FIRST_TURNS:-0}" --seed "$SEED" \
+    --max-tasks "${MAX_TASKS:-0}" --first-turns "${FIRST_TURNS:-0}" "${only[@]}" --seed "$SEED" \
     "${EVAL[@]}" "${resume[@]}" >>"$S/sft-data.log" 2>&1 && mark sftdata
   tail -1 "$S/sft-data.log"
 fi
 
 if done_ sftdata && ! done_ sft && [ "$(left)" -gt 150 ]; then
   rm -rf "$S/sft-run"
-  cat "$S/sft/sft.jsonl" $([ -e "$S/sft/first_turns.jsonl" ] && echo "$S/sft/first_turns.jsonl") >"$S/sft-all.jsonl"
+  cat $(ls "$S"/sft/{sft,first_turns}.jsonl 2>/dev/null) >"$S/sft-all.jsonl"
   bounded "$VINCI" train sft --data "$S/sft-all.jsonl" --model "$S/model0" --out "$S/sft-run" --device cuda \
     --lora-rank 0 --epochs "${SFT_EPOCHS:-40}" --lr "${SFT_LR:-1e-3}" --warmup-steps 20 --batch-tokens 32768 \
     --row-tokens 8192 --max-sequence-tokens 8192 --no-filter --seed "$SEED" >"$S/sft.log" 2>&1 && mark sft

@@ -10,7 +10,8 @@
 // costs a GPU about 5 s a candidate, so a session buys a few hundred conversations; a model from
 // nothing needs thousands to learn even to copy a task's ops into a kernel. These never include a
 // planted wrong kernel (the teacher's others were all correct when evaluated: 170 of 170 in the
-// second learning run), and they are marked "evaluated": false.
+// second learning run), and they are marked "evaluated": false. Each task also gets one selection
+// conversation, the teacher's select_skills call for it.
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include "agents/lockstep.h"
 #include "agents/optimizer.h"
 #include "agents/policy_agent.h"
+#include "agents/selection_agent.h"
 #include "agents/teacher_backbone.h"
 #include "cli/agent_options.h"
 #include "cli/checks.h"
@@ -92,11 +94,26 @@ size_t write_first_turns(const SftDataOptions& o, const std::vector<curriculum::
                          const skills::Library& library, const agents::Prompts& prompts, const fs::path& file) {
   agents::TeacherSettings settings = o.teacher;
   settings.wrong_first = 0.0;
-  const agents::TeacherBackbone teacher(manifest, teacher_skills, settings);
+  agents::TeacherBackbone teacher(manifest, teacher_skills, settings);
   std::string lines;
   size_t written = 0;
+  const auto write = [&](nlohmann::ordered_json record) {
+    record["meta"]["evaluated"] = false;
+    lines += record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    ++written;
+  };
   for (size_t i = 0; i < suite.size(); ++i) {
     const auto& task = suite[i];
+    // One selection conversation a task, so a student trained on these alone still answers the
+    // selection agent's prompt with a select_skills call; it needs no evaluation either.
+    agents::SelectionSettings selection = o.settings.selection;
+    selection.schemes = 1;
+    selection.seed = o.settings.seed * 1000003 + i;
+    agents::Episode picks;
+    picks.task = task.id;
+    picks.calls = agents::select_skills(teacher, prompts, library, task, selection).calls;
+    for (auto& record : rl::sft_records(picks)) write(std::move(record));
+
     const agents::PolicyTask policy_task{task, core::read_file(task.file), {}};
     // Every other conversation shows skills, as the selection agent's picks would: the first 1-3
     // of the library's recall for the task, so the student sees prompts with skills and without.
@@ -109,10 +126,7 @@ size_t write_first_turns(const SftDataOptions& o, const std::vector<curriculum::
       llm::GenerationRequest request;
       request.messages = agents::policy_messages(prompts, policy_task, rollout, "");
       request.sampling.seed = o.settings.seed * 1000003 + i * 1009 + static_cast<uint64_t>(k);
-      auto record = rl::policy_record(task.id, request.messages, teacher.answer(request));
-      record["meta"]["evaluated"] = false;
-      lines += record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-      ++written;
+      write(rl::policy_record(task.id, request.messages, teacher.answer(request)));
     }
   }
   core::write_file_atomic(file, lines);
@@ -136,7 +150,7 @@ int run_sft_data(SftDataOptions& o) {
   if (o.first_turns > 0) {
     fs::create_directories(out);
     const size_t n = write_first_turns(o, manifest, teacher_skills, suite, library, prompts, out / "first_turns.jsonl");
-    fmt::print("{} unevaluated first turns of {} tasks written to {}\n", n, suite.size(),
+    fmt::print("{} unevaluated conversations (first turns and selections) of {} tasks written to {}\n", n, suite.size(),
                (out / "first_turns.jsonl").string());
     if (o.only_first_turns) return 0;
   }
@@ -232,7 +246,8 @@ Action add_sft_data_command(CLI::App& app) {
       ->check(CLI::Range(0, 1 << 30));
   app.add_option("--first-turns", o->first_turns,
                  "also write N unevaluated first-turn policy conversations for every task of the split to "
-                 "first_turns.jsonl (the teacher's answers, never its planted wrong ones)")
+                 "first_turns.jsonl (the teacher's answers, never its planted wrong ones), with one selection "
+                 "conversation a task")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 16));
   app.add_flag("--only-first-turns", o->only_first_turns,

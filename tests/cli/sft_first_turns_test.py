@@ -4,7 +4,8 @@ first-turn policy conversations per task of the split, checked against what `vin
 the same curriculum, which lists every strategy's solution and whether it is correct. Each answer's
 kernel must be, byte for byte, one of the teacher's correct solutions of that very task, never a
 planted wrong one; the prompt must be the policy agent's, quoting the task's file; half the prompts
-show skills; the records say they were not evaluated; and a second run writes the same file.
+show skills; the records say they were not evaluated; and a second run writes the same file. Each
+task also gets one selection conversation: a select_skills call naming at most 3 skills, all of them shown in its prompt.
 
     sft_first_turns_test.py VINCI
 """
@@ -49,7 +50,26 @@ def main() -> int:
             return 1
         check(not (work / "a" / "sft.jsonl").exists() and not (work / "a" / "candidates").exists(),
               "--only-first-turns evaluated something")
-        records = [json.loads(line) for line in (work / "a" / "first_turns.jsonl").read_text().splitlines()]
+        everything = [json.loads(line) for line in (work / "a" / "first_turns.jsonl").read_text().splitlines()]
+        selections = [r for r in everything if r["meta"]["role"] == "selection"]
+        records = [r for r in everything if r["meta"]["role"] != "selection"]
+        check(sorted(r["meta"]["task"] for r in selections) == sorted(train),
+              f"selection conversations for {[r['meta']['task'] for r in selections]}, not one per training task")
+        picked_any = 0
+        for r in selections:
+            task, meta = r["meta"]["task"], r["meta"]
+            check(meta["evaluated"] is False and [t["function"]["name"] for t in r["tools"]] == ["select_skills"],
+                  f"{task}: selection meta {meta} or tools")
+            call = re.search(r"<tool_call>\s*(\{.*\})\s*</tool_call>", r["messages"][-1]["content"], re.S)
+            check(call is not None, f"{task}: no tool call in the selection answer {r['messages'][-1]['content'][:200]!r}")
+            if call is None:
+                continue
+            picked = [s["name"] for s in json.loads(call.group(1))["arguments"]["selected_skills"]]
+            shown = r["messages"][1]["content"]
+            check(len(picked) <= 3 and all(name in shown for name in picked),
+                  f"{task}: picked {picked}, not at most 3 of the skills shown")
+            picked_any += bool(picked)
+        check(picked_any > 0, "no selection conversation picks a skill")
         check(len(records) == N * len(train), f"{len(records)} records for {len(train)} tasks x {N}")
         per_task = collections.Counter(r["meta"]["task"] for r in records)
         check(set(per_task) == set(train) and set(per_task.values()) == {N}, f"records per task: {dict(per_task)}")
