@@ -15,7 +15,7 @@
 # SEED (0), ELEMENTWISE (12), ROWWISE (12), HELDOUT (0.33); sft-data's SAMPLES (2, rollouts per
 # scheme), TURNS (2), MAX_TASKS (0: every training task) and FIRST_TURNS (0: unevaluated first turns per
 # training task, added to the SFT data; EVALUATED=0 makes only those, with no GPU); SFT_EPOCHS (40), SFT_LR (1e-3); RL_STEPS (4), RL_TASKS (4 a step), RL_SAMPLES
-# (1), RL_TURNS (2), RL_TEMPERATURE (1.0), RL_LR (3e-5); TRIALS (20).
+# (1), RL_TURNS (2), RL_TEMPERATURE (1.0), RL_LR (3e-5), RL_PARALLEL (8: tasks in lockstep); TRIALS (20).
 set -uo pipefail
 OUT=${1:-learning-out}
 mkdir -p "$OUT"
@@ -105,6 +105,7 @@ if done_ bench-sft_no_skills && ! done_ rl && [ "$(left)" -gt 300 ]; then
 [run]
 steps = ${RL_STEPS:-4}
 tasks_per_step = ${RL_TASKS:-4}
+parallel_tasks = ${RL_PARALLEL:-8}
 seed = $SEED
 checkpoint_every = 1000
 [agents]
