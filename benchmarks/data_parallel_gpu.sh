@@ -15,7 +15,7 @@ mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on these machines
 source benchmarks/gpu_host_setup.sh
-gpu_build -DVINCI_BUILD_LLM_BENCHMARK=ON data_parallel_check train_step_bench vinci
+gpu_build -DVINCI_BUILD_TESTS=ON -DVINCI_BUILD_BENCHMARKS=ON -DVINCI_BUILD_LLM_BENCHMARK=ON data_parallel_check train_step_bench vinci
 grep "vinci: data parallelism" "$OUT/cmake.log"
 RUN2="python3 -m torch.distributed.run --standalone --nproc-per-node 2 --no-python"
 SHAPE=benchmarks/llm/qwen2_5_1_5b

@@ -12,7 +12,7 @@ BATCHES=${2:-1,16,64}
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 source benchmarks/gpu_host_setup.sh
-gpu_build -DVINCI_BUILD_LLM_BENCHMARK=ON vinci_llm_tests llm_decode_bench vinci
+gpu_build -DVINCI_BUILD_TESTS=ON -DVINCI_BUILD_BENCHMARKS=ON -DVINCI_BUILD_LLM_BENCHMARK=ON vinci_llm_tests llm_decode_bench vinci
 
 FAILED=()  # what makes the script exit 1 at the end, after every table is printed
 

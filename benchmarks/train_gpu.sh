@@ -13,7 +13,7 @@ PROFILE=${PROFILE:-0}  # N > 0: also list the N costliest GPU kernels of one vin
 mkdir -p "$OUT"
 BUILD=${BUILD:-build-gpu}
 source benchmarks/gpu_host_setup.sh
-gpu_build -DVINCI_BUILD_LLM_BENCHMARK=ON train_step_bench
+gpu_build -DVINCI_BUILD_TESTS=ON -DVINCI_BUILD_BENCHMARKS=ON -DVINCI_BUILD_LLM_BENCHMARK=ON train_step_bench
 SHAPE=benchmarks/llm/qwen2_5_1_5b
 "$BUILD/benchmarks/train_step_bench" --config-dir $SHAPE --batch "$BATCH" --prompt "$PROMPT" --response "$RESPONSE" \
   --profile "$PROFILE" 2>"$OUT/train_vinci.log" | tee "$OUT/train.jsonl"
