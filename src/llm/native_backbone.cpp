@@ -12,6 +12,7 @@
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "core/files.h"
@@ -485,6 +486,12 @@ void NativeBackbone::serve(RequestFeed& feed, const ServeLimits& limits) {
           feed.fail(preempted.ticket, too_long(preempted.position() + 1));
           break;
         }
+        // Recompute costs a prefill of everything the row had; a log that shows many asks for a
+        // larger --kv-cache-tokens.
+        spdlog::info(
+            "the KV cache is full ({} tokens, --kv-cache-tokens): a request {} tokens in waits and is "
+            "recomputed later",
+            cap, preempted.position());
         preempted.pending = preempted.prompt;
         preempted.pending.insert(preempted.pending.end(), preempted.result.token_ids.begin(),
                                  preempted.result.token_ids.end());

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "core/files.h"
 #include "core/setup_error.h"
+#include "support/captured_log.h"
 #include "support/temp_dir.h"
 
 namespace files_test {
@@ -25,22 +25,7 @@ using vinci::core::read_file;
 using vinci::core::read_jsonl_lines;
 using vinci::core::write_file_atomic;
 using vinci::core::write_new_folder;
-
-// What spdlog's default logger says while this lives.
-class CapturedLog {
- public:
-  CapturedLog() : previous_(spdlog::default_logger()) {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
-    sink->set_pattern("%l: %v");
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("files_test", sink));
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous_); }
-  std::string str() const { return text_.str(); }
-
- private:
-  std::ostringstream text_;
-  std::shared_ptr<spdlog::logger> previous_;
-};
+using vinci::test::CapturedLog;
 
 std::vector<std::pair<size_t, std::string>> numbered(const std::vector<JsonlLine>& lines) {
   std::vector<std::pair<size_t, std::string>> out;

@@ -19,6 +19,7 @@
 #include "llm/safetensors.h"
 #include "llm/sampler.h"
 #include "llm/transformer.h"
+#include "support/captured_log.h"
 #include "support/finite_difference.h"
 #include "text/tokenizer.h"
 
@@ -435,7 +436,23 @@ TEST(Backbone, AFullKvCachePreemptsAndRecomputesWithoutChangingTokens) {
   ServeLimits limits;
   limits.max_batch = 4;
   limits.kv_cache_tokens = 48;
-  backbone->serve(feed, limits);
+  std::string log;
+  {
+    vinci::test::CapturedLog captured;
+    backbone->serve(feed, limits);
+    log = captured.str();
+  }
+  // By hand: the prompts (1, 8 and 9 tokens) take one block each, so all three start and fill the
+  // cache; the first row to pass 16 tokens finds no block free, so at least one row must be
+  // preempted, and the token checks below then cover its recompute.
+  const auto preemptions = [&] {
+    size_t n = 0;
+    for (size_t at = log.find("the KV cache is full"); at != std::string::npos;
+         at = log.find("the KV cache is full", at + 1))
+      ++n;
+    return n;
+  }();
+  EXPECT_GT(preemptions, 0u) << log;
   ASSERT_EQ(feed.failed(), std::vector<size_t>{3});
   EXPECT_NE(feed.errors()[0].find("needs 49 KV cache tokens and the cache holds 48"), std::string::npos)
       << feed.errors()[0];
