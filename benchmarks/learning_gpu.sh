@@ -15,7 +15,7 @@
 # SEED (0), ELEMENTWISE (12), ROWWISE (12), HELDOUT (0.33); sft-data's SAMPLES (2, rollouts per
 # scheme), TURNS (2), MAX_TASKS (0: every training task) and FIRST_TURNS (0: unevaluated first turns per
 # training task, added to the SFT data; EVALUATED=0 makes only those, with no GPU); SFT_EPOCHS (40), SFT_LR (1e-3); RL_STEPS (4), RL_TASKS (4 a step), RL_SAMPLES
-# (1), RL_TURNS (2), RL_TEMPERATURE (1.0), RL_LR (3e-5), RL_PARALLEL (8: tasks in lockstep); TRIALS (20).
+# (1), RL_TURNS (2; 1 with EVALUATED=0, whose data teaches no turn after feedback), RL_TEMPERATURE (1.0), RL_LR (3e-5), RL_PARALLEL (8: tasks in lockstep); TRIALS (20).
 set -uo pipefail
 OUT=${1:-learning-out}
 mkdir -p "$OUT"
@@ -101,6 +101,8 @@ if done_ sft; then
 fi
 
 if done_ bench-sft_no_skills && ! done_ rl && [ "$(left)" -gt 300 ]; then
+  # Run 3 found a model taught first turns only writes no kernel at all after feedback (82 of 96).
+  [ "${EVALUATED:-1}" = 0 ] && default_turns=1 || default_turns=2
   cat >"$S/rl.toml" <<TOML
 [run]
 steps = ${RL_STEPS:-4}
@@ -111,7 +113,7 @@ checkpoint_every = 1000
 [agents]
 schemes = 1
 samples = ${RL_SAMPLES:-1}
-turns = ${RL_TURNS:-2}
+turns = ${RL_TURNS:-$default_turns}
 temperature = ${RL_TEMPERATURE:-1.0}
 max_new_tokens = 1024
 selection_max_new_tokens = 256

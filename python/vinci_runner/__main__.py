@@ -26,6 +26,9 @@ def main() -> int:
     c.add_argument("--arguments", required=True, help="a JSON file of load_inline's arguments")
     c.add_argument("--out", required=True, help="the folder to build into")
     c.add_argument("--pch", default="", help="a folder holding torch/extension.h precompiled for these flags")
+    c.add_argument("--as-written", action="store_true",
+                   help="build the CUDA sources as written, without first trying them with torch/extension.h "
+                        "taken out (for measuring what that saves)")
     h = sub.add_parser("precompile", help="precompile torch/extension.h for extensions with given flags")
     h.add_argument("--flags", required=True, help='a JSON file: {"extra_cflags": [...], "with_cuda": bool}')
     h.add_argument("--out", required=True, help="the folder to write torch/extension.h.gch into")
@@ -40,7 +43,7 @@ def main() -> int:
         from .precompiled_header import main as precompile_main
         return precompile_main(a.flags, a.out)
     from .compile import main as compile_main
-    return compile_main(a.arguments, a.out, a.pch)
+    return compile_main(a.arguments, a.out, a.pch, lean_cuda=not a.as_written)
 
 
 if __name__ == "__main__":

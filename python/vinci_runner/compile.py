@@ -5,15 +5,71 @@ No candidate Python runs here; the compiler runs on the candidate's sources and 
 outcome is a function of those arguments alone, which is what the trusted cache keys it by. A
 precompiled torch/extension.h, when the trusted side passes one, changes how long that takes, not
 what comes out.
+
+nvcc cannot read GCC's precompiled header, and a CUDA source that includes torch/extension.h
+makes nvcc parse all of libtorch's C++ API and pybind11 (78 s of nvcc on the 2-core CI machine,
+against 36 s for torch/types.h, which load_inline puts at the top of every .cu anyway). So the
+CUDA sources are first built with those includes taken out. If that build fails anywhere but in
+main.cpp, which the change does not touch, the sources are built again as written, in the same
+folder (ninja keeps main.o), and only that build's errors are reported.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
+_EXTENSION_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"][^\n]*$', re.M)
+_FAILED_TARGET = re.compile(r"^FAILED: (?:\[code=\d+\] )?(\S+)", re.M)
 
-def main(arguments_file: str, out_dir: str, pch_dir: str) -> int:
+
+def lean_arguments(arguments: dict) -> dict | None:
+    """The arguments with every torch/extension.h include of the CUDA sources removed, or None when
+    they have none to remove."""
+    sources = arguments.get("cuda_sources")
+    if isinstance(sources, str):
+        lean = _EXTENSION_INCLUDE.sub("", sources)
+    elif isinstance(sources, list) and all(isinstance(s, str) for s in sources):
+        lean = [_EXTENSION_INCLUDE.sub("", s) for s in sources]
+    else:
+        return None
+    if lean == sources:
+        return None
+    return dict(arguments, cuda_sources=lean)
+
+
+def worth_retrying(error: str) -> bool:
+    """Whether a failed lean build may succeed with the sources as written: not when main.cpp alone
+    failed, since both builds compile the same main.cpp."""
+    failed = set(_FAILED_TARGET.findall(error))
+    return not failed or failed != {"main.o"}
+
+
+def forget_build(cpp_extension, name: str) -> None:
+    """Makes load_inline treat the next build of `name` as its first. Otherwise it counts the
+    changed sources as a new version and builds name_v1, whose module the runner, importing by
+    the candidate's name, could not load; and the changed -DTORCH_EXTENSION_NAME would also make
+    ninja compile main.cpp again."""
+    cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(name, None)
+
+
+def build(arguments: dict, cpp_extension) -> None:
+    """Builds (and loads) the extension with cpp_extension.load_inline, first with lean CUDA
+    sources when there are any."""
+    lean = lean_arguments(arguments)
+    if lean is not None:
+        try:
+            cpp_extension.load_inline(**lean)
+            return
+        except Exception as e:  # noqa: BLE001 - any failure of the lean build means: build as written
+            if not worth_retrying(str(e)):
+                raise
+        forget_build(cpp_extension, arguments["name"])
+    cpp_extension.load_inline(**arguments)
+
+
+def main(arguments_file: str, out_dir: str, pch_dir: str, lean_cuda: bool = True) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     with open(arguments_file, encoding="utf-8") as f:
@@ -25,7 +81,10 @@ def main(arguments_file: str, out_dir: str, pch_dir: str) -> int:
     if pch_dir:
         # Searched before torch's own include folders, so GCC finds torch/extension.h.gch there.
         arguments["extra_include_paths"] = [pch_dir]
-    cpp_extension.load_inline(**arguments)
+    if lean_cuda:
+        build(arguments, cpp_extension)
+    else:
+        cpp_extension.load_inline(**arguments)
     name = arguments["name"]
     built = [f for f in os.listdir(out_dir) if f.startswith(name) and f.endswith(".so")]
     if not built:
