@@ -6,8 +6,8 @@ sources first built without their torch/extension.h includes (the evaluator's wa
 Each solution's load_inline arguments are captured by running it with load_inline replaced; the
 cuda-flavour header is precompiled once (`python -m vinci_runner precompile`, timed); then every
 solution is built into a fresh folder each way. Per-object times come from each build's
-.ninja_log: main.o is the C++ file the header serves, cuda.cuda.o nvcc's (its last build, when a
-lean one failed and the sources were built again as written; such builds count as retried).
+.ninja_log: main.o is the C++ file the header serves, cuda.cuda.o nvcc's (the build that
+succeeded; a build whose lean nvcc run failed says so in its log and counts as retried).
 
     python3 benchmarks/extension_build_bench.py OUT_DIR SOLUTION.py ... [--parallel 16]
 """
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import inspect
 import json
 import os
 import statistics
@@ -23,19 +22,24 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+from vinci_runner.compile import RETRY_NOTE  # noqa: E402
+
 
 class Captured(Exception):
     pass
 
 
 def capture_arguments(path: str) -> dict:
+    """The solution's load_inline arguments in the canonical shape the evaluator sends to a build."""
     import torch.utils.cpp_extension as cpp_extension
+    from vinci_runner.loader import load_inline_arguments
 
     real = cpp_extension.load_inline
     seen = {}
 
     def recorder(*args, **kwargs):
-        seen.update(inspect.signature(real).bind(*args, **kwargs).arguments)
+        seen.update(load_inline_arguments(*args, **kwargs))
         raise Captured
 
     cpp_extension.load_inline = recorder
@@ -48,23 +52,19 @@ def capture_arguments(path: str) -> dict:
         cpp_extension.load_inline = real
     if not seen:
         raise SystemExit(f"{path}: no load_inline call at import")
-    seen.pop("build_directory", None)
-    seen.pop("verbose", None)
     return seen
 
 
 def ninja_times(build_dir: str) -> dict[str, float]:
-    """Seconds per object of the build's .ninja_log (its last entry per target), and under
-    "retried" 1 when cuda.cuda.o was built twice."""
-    times, seen = {}, []
+    """Seconds per object of the build's .ninja_log (its last entry per target; ninja logs no
+    failed command, so a failed lean nvcc run is not there)."""
+    times = {}
     with open(os.path.join(build_dir, ".ninja_log"), encoding="utf-8") as f:
         for line in f:
             if line.startswith("#"):
                 continue
             start, end, _, target, _ = line.rstrip("\n").split("\t")
             times[target] = (int(end) - int(start)) / 1000.0
-            seen.append(target)
-    times["retried"] = 1.0 if seen.count("cuda.cuda.o") > 1 else 0.0
     return times
 
 
@@ -76,9 +76,11 @@ def build(repo: str, arguments_file: str, out: str, pch: str, as_written: bool) 
                            "--out", out, "--pch", pch] + (["--as-written"] if as_written else []),
                           env=env, capture_output=True, text=True)
     wall = time.monotonic() - t0
+    retried = RETRY_NOTE in proc.stderr
     if proc.returncode != 0:
         print(f"{arguments_file}: build failed\n{proc.stderr[-3000:]}", file=sys.stderr)
-    return wall, ninja_times(out) if os.path.exists(os.path.join(out, ".ninja_log")) else {}, proc.returncode
+    times = ninja_times(out) if os.path.exists(os.path.join(out, ".ninja_log")) else {}
+    return wall, dict(times, retried=float(retried)), proc.returncode
 
 
 def main() -> int:

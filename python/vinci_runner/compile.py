@@ -21,6 +21,7 @@ import re
 import sys
 
 _EXTENSION_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"][^\n]*$', re.M)
+RETRY_NOTE = "the CUDA sources did not build without torch/extension.h; building them as written"
 _FAILED_TARGET = re.compile(r"^FAILED: (?:\[code=\d+\] )?(\S+)", re.M)
 
 
@@ -65,6 +66,7 @@ def build(arguments: dict, cpp_extension) -> None:
         except Exception as e:  # noqa: BLE001 - any failure of the lean build means: build as written
             if not worth_retrying(str(e)):
                 raise
+        print(RETRY_NOTE, file=sys.stderr)
         forget_build(cpp_extension, arguments["name"])
     cpp_extension.load_inline(**arguments)
 

@@ -31,7 +31,7 @@ os.makedirs(os.path.join(CUDA_HOME, "include"))
 os.makedirs(os.path.join(CUDA_HOME, "bin"))
 LOG = os.path.join(SCRATCH, "compilers.log")
 
-from vinci_runner.compile import build, lean_arguments, worth_retrying  # noqa: E402
+from vinci_runner.compile import RETRY_NOTE, build, lean_arguments, worth_retrying  # noqa: E402
 
 failures = []
 
@@ -185,12 +185,14 @@ rc, err, log, library = compile_("plain", "#include <torch/extension.h>\nint g()
 check("plain: exit", rc, 0)
 check("plain: compilers", sorted(log), ["g++ main.o", "link plain", "nvcc lean"])
 check("plain: library", os.path.basename(library or ""), "plain.so")
+check("plain: no retry in the log", RETRY_NOTE in err, False)
 
 rc, err, log, library = compile_("needs_full", "#include <torch/extension.h>\nint g() { return NEEDS_FULL; }\n")
 check("needs_full: exit", (rc, err[-600:] if rc else ""), (0, ""))
 check("needs_full: lean first, then as written, main.cpp once",
       [line for line in log if line.startswith(("nvcc", "g++"))], ["g++ main.o", "nvcc lean", "nvcc full"])
 check("needs_full: library", os.path.basename(library or ""), "needs_full.so")
+check("needs_full: the log says it was built again", RETRY_NOTE in err, True)
 if library:
     check("needs_full: imports under its name", imports_as("needs_full", library), True)
 
