@@ -454,14 +454,16 @@ void NativeBackbone::serve(RequestFeed& feed, const ServeLimits& limits) {
       }
     }
     // Requests start in arrival order as the cache has room for their prompts; one that would not
-    // fit an empty cache never will.
+    // fit an empty cache never will, and fails at once rather than after the others have finished.
     while (!waiting.empty()) {
       auto& seq = waiting.front();
       const auto tokens = static_cast<int64_t>(seq.pending.size());
       try {
-        if (!cache.reserve(seq.ticket, tokens)) {
-          if (!running.empty() || !joining.empty()) break;
+        if (!cache.fits_alone(tokens)) {
           feed.fail(seq.ticket, too_long(tokens));
+        } else if (!cache.reserve(seq.ticket, tokens)) {
+          if (!running.empty() || !joining.empty()) break;
+          feed.fail(seq.ticket, too_long(tokens));  // an empty cache that cannot take it after all
         } else {
           joining.push_back(std::move(seq));
         }

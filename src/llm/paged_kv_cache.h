@@ -41,6 +41,8 @@ class PagedKvCache {
   at::Tensor block_table(std::span<const uint64_t> rows, int64_t width) const;
   // Blocks a table needs to address positions [0, tokens).
   int64_t blocks_for(int64_t tokens) const { return (tokens + block_tokens_ - 1) / block_tokens_; }
+  // Whether the limit leaves room for one sequence of this many tokens in an otherwise empty cache.
+  bool fits_alone(int64_t tokens) const { return max_blocks_ == 0 || blocks_for(tokens) <= max_blocks_ - 1; }
 
   // [slots, kv_heads, head_dim], slot = block · block_tokens + offset. Growing the pool replaces
   // these tensors (pool_tokens() tells when: it only grows).

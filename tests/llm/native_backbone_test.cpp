@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -331,9 +332,11 @@ class ScheduledFeed final : public RequestFeed {
   void complete(size_t ticket, GenerationResult result) override {
     results_[ticket] = std::move(result);
     order_.push_back(ticket);
+    events_.push_back(fmt::format("done {}", ticket));
   }
   void fail(size_t ticket, std::exception_ptr error) override {
     failed_.push_back(ticket);
+    events_.push_back(fmt::format("failed {}", ticket));
     try {
       std::rethrow_exception(error);
     } catch (const std::exception& e) {
@@ -344,6 +347,8 @@ class ScheduledFeed final : public RequestFeed {
   const std::vector<size_t>& order() const { return order_; }
   const std::vector<size_t>& failed() const { return failed_; }
   const std::vector<std::string>& errors() const { return errors_; }
+  // "done N" and "failed N", in the order they happened.
+  const std::vector<std::string>& events() const { return events_; }
 
  private:
   std::vector<GenerationRequest> requests_;
@@ -351,7 +356,7 @@ class ScheduledFeed final : public RequestFeed {
   std::vector<GenerationResult> results_;
   std::set<size_t> given_;
   std::vector<size_t> order_, failed_;
-  std::vector<std::string> errors_;
+  std::vector<std::string> errors_, events_;
   int calls_ = 0;
 };
 
@@ -462,6 +467,31 @@ TEST(Backbone, AFullKvCachePreemptsAndRecomputesWithoutChangingTokens) {
     for (size_t t = 0; t < alone[i].logprobs.size(); ++t)
       EXPECT_NEAR(feed.results()[i].logprobs[t], alone[i].logprobs[t], 1e-4) << "request " << i << ", token " << t;
   }
+}
+
+// A prompt longer than the whole cache fails as it arrives, with the limit in its message, not
+// after the requests running beside it have finished; they are unaffected.
+TEST(Backbone, APromptTheKvCacheCanNeverHoldFailsAtOnce) {
+  auto backbone = open("qwen2");
+  const auto truth = golden("qwen2");
+  std::vector<GenerationRequest> requests(2);
+  requests[0].prompt_ids = truth["prompts"][1].get<std::vector<int32_t>>();  // 8 tokens
+  requests[1].prompt_ids = truth["prompts"][3].get<std::vector<int32_t>>();  // 93 tokens
+  for (auto& r : requests) {
+    r.sampling.greedy = true;
+    r.sampling.ignore_eos = true;
+    r.sampling.max_new_tokens = 12;
+  }
+  const auto alone = backbone->generate({&requests[0], 1})[0];
+  ScheduledFeed feed(requests, {0, 2});  // the long one arrives while the first decodes
+  ServeLimits limits;
+  limits.kv_cache_tokens = 48;
+  backbone->serve(feed, limits);
+  EXPECT_EQ(feed.events(), (std::vector<std::string>{"failed 1", "done 0"}));
+  ASSERT_EQ(feed.errors().size(), 1u);
+  EXPECT_NE(feed.errors()[0].find("needs 93 KV cache tokens and the cache holds 48"), std::string::npos)
+      << feed.errors()[0];
+  EXPECT_EQ(feed.results()[0].token_ids, alone.token_ids);
 }
 
 // Chunked prefill, 4 prompt tokens per step: an 8-token prompt starts decoding at step 1; a

@@ -65,6 +65,9 @@ TEST(PagedKvCache, ALimitRefusesWhatWouldPassItAndChangesNothing) {
   EXPECT_EQ(cache.reserved_tokens(), 12);
   EXPECT_EQ(row(cache, 2, 2), (std::vector<int64_t>{0, 0})) << "a refused sequence holds nothing";
   EXPECT_FALSE(cache.reserve(1, 17)) << "nor may one sequence outgrow the limit";
+  EXPECT_TRUE(cache.fits_alone(16)) << "4 blocks of 4";
+  EXPECT_FALSE(cache.fits_alone(17));
+  EXPECT_TRUE(PagedKvCache(tiny(), 4, 4).fits_alone(1 << 20)) << "no limit";
   EXPECT_EQ(row(cache, 1, 4), (std::vector<int64_t>{1, 2, 3, 0}));
   ASSERT_TRUE(cache.reserve(2, 4));
   cache.release(1);
