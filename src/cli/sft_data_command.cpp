@@ -11,7 +11,8 @@
 // nothing needs thousands to learn even to copy a task's ops into a kernel. These never include a
 // planted wrong kernel (the teacher's others were all correct when evaluated: 170 of 170 in the
 // second learning run), and they are marked "evaluated": false. Each task also gets one selection
-// conversation, the teacher's select_skills call for it.
+// conversation, the teacher's select_skills call for it, and the prompts that show skills show
+// the skills it picked.
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -109,18 +110,23 @@ size_t write_first_turns(const SftDataOptions& o, const std::vector<curriculum::
     agents::SelectionSettings selection = o.settings.selection;
     selection.schemes = 1;
     selection.seed = o.settings.seed * 1000003 + i;
+    auto selected = agents::select_skills(teacher, prompts, library, task, selection);
+    const auto picked = agents::skills_of(library, selected.schemes.front());
     agents::Episode picks;
     picks.task = task.id;
-    picks.calls = agents::select_skills(teacher, prompts, library, task, selection).calls;
+    picks.calls = std::move(selected.calls);
     for (auto& record : rl::sft_records(picks)) write(std::move(record));
 
     const agents::PolicyTask policy_task{task, core::read_file(task.file), {}};
-    // Every other conversation shows skills, as the selection agent's picks would: the first 1-3
-    // of the library's recall for the task, so the student sees prompts with skills and without.
+    // Every other conversation shows skills: those the selection picked, as the policy agent gets
+    // them after selection, so the student learns what following a picked skill writes (the teacher
+    // follows the ones it knows); when it picked none, the first 1-3 of the library's recall. The
+    // student sees prompts with skills and without.
     const auto hits = library.search(policy_task.source, 3);
     for (int k = 0; k < o.first_turns; ++k) {
       agents::Rollout rollout;
-      if (k % 2 == 1)
+      if (k % 2 == 1 && !picked.empty()) rollout.skills = picked;
+      if (k % 2 == 1 && picked.empty())
         for (size_t h = 0; h < hits.size() && h <= static_cast<size_t>(k / 2) % 3; ++h)
           rollout.skills.push_back(*hits[h].skill);
       llm::GenerationRequest request;

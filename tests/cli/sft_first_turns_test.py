@@ -5,7 +5,8 @@ the same curriculum, which lists every strategy's solution and whether it is cor
 kernel must be, byte for byte, one of the teacher's correct solutions of that very task, never a
 planted wrong one; the prompt must be the policy agent's, quoting the task's file; half the prompts
 show skills; the records say they were not evaluated; and a second run writes the same file. Each
-task also gets one selection conversation: a select_skills call naming at most 3 skills, all of them shown in its prompt.
+task also gets one selection conversation: a select_skills call naming at most 3 skills, all of them
+shown in its prompt; the policy prompts that show skills show those it picked.
 
     sft_first_turns_test.py VINCI
 """
@@ -55,7 +56,7 @@ def main() -> int:
         records = [r for r in everything if r["meta"]["role"] != "selection"]
         check(sorted(r["meta"]["task"] for r in selections) == sorted(train),
               f"selection conversations for {[r['meta']['task'] for r in selections]}, not one per training task")
-        picked_any = 0
+        picked_any, picks = 0, {}
         for r in selections:
             task, meta = r["meta"]["task"], r["meta"]
             check(meta["evaluated"] is False and [t["function"]["name"] for t in r["tools"]] == ["select_skills"],
@@ -65,6 +66,7 @@ def main() -> int:
             if call is None:
                 continue
             picked = [s["name"] for s in json.loads(call.group(1))["arguments"]["selected_skills"]]
+            picks[task] = picked
             shown = r["messages"][1]["content"]
             check(len(picked) <= 3 and all(name in shown for name in picked),
                   f"{task}: picked {picked}, not at most 3 of the skills shown")
@@ -82,6 +84,10 @@ def main() -> int:
             source = (work / "cur" / "train" / (task + ".py")).read_text()
             check(source.strip() in r["messages"][1]["content"], f"{task}: the prompt does not quote the task file")
             with_skills += "###" in r["messages"][0]["content"]
+            shown_skills = re.findall(r"^### (\S+)$", r["messages"][0]["content"], re.M)
+            if shown_skills and picks.get(task):
+                check(shown_skills == picks[task], f"{task}: the prompt shows {shown_skills}, the selection picked "
+                                                   f"{picks[task]}")
             answer = r["messages"][2]["content"]
             code = re.search(r"```python\n(.*?)```", answer, re.S)
             check(code is not None, f"{task}: no code block in {answer[:200]!r}")
