@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The table of issue 16's learning run (benchmarks/learning_gpu.sh) from what its stages left in the
 state folder: bench-model's summary and attempts of the four models on the held-out tasks, the SFT
-and RL runs' metrics, and the skills the RL run's summaries had admitted. Prints Markdown and
+and RL runs' metrics, what the RL policy wrote at each turn, and the skills the RL run's summaries
+had admitted. Prints Markdown and
 writes docs/learning.json's form:
   {"sft": {...}, "rl": {...}, "rl_no_skills": {...}, "sft_no_skills": {...}}
 each with correct, fast_1, fast_1_5 (fractions of the held-out tasks), mean_speedup (the arithmetic
@@ -34,6 +35,22 @@ def model_entry(bench: pathlib.Path, gpu: str) -> dict | None:
             "fast_1": overall.get("fast_1"), "fast_1_5": overall.get("fast_1.5"),
             "mean_speedup": sum(speedups) / len(speedups) if speedups else None,
             "geomean_speedup": overall.get("geomean_speedup"), "tasks": summary["tasks"], "gpu": gpu}
+
+
+def policy_outcomes(episodes: pathlib.Path) -> dict:
+    """{turn: {class: count}} over every policy call of the RL run's episodes: the evaluator's class,
+    or the parse failure of an answer that held no kernel."""
+    counts = {}
+    for f in sorted(episodes.glob("step-*.jsonl")) if episodes.exists() else []:
+        for episode in jsonl(f):
+            for call in episode["calls"]:
+                if call["role"] != "policy":
+                    continue
+                result = call.get("result")
+                kind = result["class"] if result else call.get("parse_failure") or "no answer"
+                per_turn = counts.setdefault(call["turn"], {})
+                per_turn[kind] = per_turn.get(kind, 0) + 1
+    return counts
 
 
 def pct(v) -> str:
@@ -73,6 +90,14 @@ def main() -> int:
             print(f"| {m['step']} | {m['reward_mean_policy']:.3f} | {m['fast_1']:.2f} | {m['trained_samples']} | "
                   f"{m['grad_norm']:.3g} | {m['skills_proposed']} | {m['skills_admitted']} | {m['library_size']} | "
                   f"{m['candidates']} | {m['candidates_per_min']:.1f} | {m['step_s']:.0f} |")
+    outcomes = policy_outcomes(state / "rl" / "episodes")
+    if outcomes:
+        classes = sorted({c for per_turn in outcomes.values() for c in per_turn})
+        print("\nWhat the RL policy wrote, by turn (a parse failure: no kernel to evaluate)\n")
+        print("| turn | " + " | ".join(classes) + " |")
+        print("|---|" + "---|" * len(classes))
+        for turn in sorted(outcomes):
+            print(f"| {turn + 1} | " + " | ".join(str(outcomes[turn].get(c, 0)) for c in classes) + " |")
     seeded = {s["name"] for f in ("skills/seed.jsonl", "skills/curriculum.jsonl") for s in jsonl(pathlib.Path(f))}
     grown = [s for s in jsonl(state / "rl-library.jsonl") if s["name"] not in seeded]
     if (state / "rl-library.jsonl").exists():
