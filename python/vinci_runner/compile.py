@@ -43,8 +43,7 @@ def lean_arguments(arguments: dict) -> dict | None:
 def worth_retrying(error: str) -> bool:
     """Whether a failed lean build may succeed with the sources as written: not when main.cpp alone
     failed, since both builds compile the same main.cpp."""
-    failed = set(_FAILED_TARGET.findall(error))
-    return not failed or failed != {"main.o"}
+    return set(_FAILED_TARGET.findall(error)) != {"main.o"}
 
 
 def forget_build(cpp_extension, name: str) -> None:
@@ -55,10 +54,10 @@ def forget_build(cpp_extension, name: str) -> None:
     cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(name, None)
 
 
-def build(arguments: dict, cpp_extension) -> None:
+def build(arguments: dict, cpp_extension, try_lean: bool = True) -> None:
     """Builds (and loads) the extension with cpp_extension.load_inline, first with lean CUDA
-    sources when there are any."""
-    lean = lean_arguments(arguments)
+    sources when there are any and try_lean."""
+    lean = lean_arguments(arguments) if try_lean else None
     if lean is not None:
         try:
             cpp_extension.load_inline(**lean)
@@ -83,10 +82,7 @@ def main(arguments_file: str, out_dir: str, pch_dir: str, lean_cuda: bool = True
     if pch_dir:
         # Searched before torch's own include folders, so GCC finds torch/extension.h.gch there.
         arguments["extra_include_paths"] = [pch_dir]
-    if lean_cuda:
-        build(arguments, cpp_extension)
-    else:
-        cpp_extension.load_inline(**arguments)
+    build(arguments, cpp_extension, try_lean=lean_cuda)
     name = arguments["name"]
     built = [f for f in os.listdir(out_dir) if f.startswith(name) and f.endswith(".so")]
     if not built:

@@ -122,13 +122,15 @@ size_t write_first_turns(const SftDataOptions& o, const std::vector<curriculum::
     // them after selection, so the student learns what following a picked skill writes (the teacher
     // follows the ones it knows); when it picked none, the first 1-3 of the library's recall. The
     // student sees prompts with skills and without.
-    const auto hits = library.search(policy_task.source, 3);
+    const auto hits = picked.empty() ? library.search(policy_task.source, 3) : std::vector<skills::SearchHit>{};
     for (int k = 0; k < o.first_turns; ++k) {
       agents::Rollout rollout;
-      if (k % 2 == 1 && !picked.empty()) rollout.skills = picked;
-      if (k % 2 == 1 && picked.empty())
+      if (k % 2 == 1 && !picked.empty()) {
+        rollout.skills = picked;
+      } else if (k % 2 == 1) {
         for (size_t h = 0; h < hits.size() && h <= static_cast<size_t>(k / 2) % 3; ++h)
           rollout.skills.push_back(*hits[h].skill);
+      }
       llm::GenerationRequest request;
       request.messages = agents::policy_messages(prompts, policy_task, rollout, "");
       request.sampling.seed = o.settings.seed * 1000003 + i * 1009 + static_cast<uint64_t>(k);
