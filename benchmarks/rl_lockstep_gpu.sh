@@ -20,8 +20,9 @@ cat "${STATE_IN:-.learning-state}"/state.tgz.part-* | tar xzf - -C "$S" ./cur ./
   { echo "no learning state to start from"; exit 1; }
 ROWS=()
 for P in ${PARALLEL:-8 1}; do
+  # learning_gpu.sh's rl.toml names parallel_tasks since session 10; a second one would be a TOML error.
   sed -e "s/^steps = .*/steps = 1/" -e "s/^tasks_per_step = .*/tasks_per_step = ${TASKS:-8}/" \
-    -e "s/^\[run\]$/[run]\nparallel_tasks = $P/" "$S/rl.toml" >"$S/rl-$P.toml"
+    -e "/^parallel_tasks = /d" -e "s/^\[run\]$/[run]\nparallel_tasks = $P/" "$S/rl.toml" >"$S/rl-$P.toml"
   cp "$S/skills.db" "$S/skills-$P.db"
   t0=$(date +%s.%N)
   VINCI_CACHE=$S/cache-$P timeout "${LIMIT:-230}" "$VINCI" train rl --config "$S/rl-$P.toml" \
