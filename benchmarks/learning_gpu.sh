@@ -15,7 +15,9 @@
 # SEED (0), ELEMENTWISE (12), ROWWISE (12), HELDOUT (0.33); sft-data's SAMPLES (2, rollouts per
 # scheme), TURNS (2), MAX_TASKS (0: every training task) and FIRST_TURNS (0: unevaluated first turns per
 # training task, added to the SFT data; EVALUATED=0 makes only those, with no GPU); SFT_EPOCHS (40), SFT_LR (1e-3); RL_STEPS (4), RL_TASKS (4 a step), RL_SAMPLES
-# (1), RL_TURNS (2; 1 with EVALUATED=0, whose data teaches no turn after feedback), RL_TEMPERATURE (1.0), RL_LR (3e-5), RL_PARALLEL (8: tasks in lockstep); TRIALS (20).
+# (1), RL_TURNS (2; 1 with EVALUATED=0, whose data teaches no turn after feedback), RL_TEMPERATURE (1.0), RL_LR (3e-5), RL_PARALLEL (8: tasks in lockstep), RL_CONTINUE (0; 1: a run the deadline stops
+# goes on in the next job, when the machine is still warm); TRIALS (20). With several GPUs, RL's
+# evaluation uses them all and the two benches of a model run at once.
 set -uo pipefail
 OUT=${1:-learning-out}
 mkdir -p "$OUT"
@@ -95,15 +97,32 @@ bench() {
     --temperature 0 --max-new-tokens 1024 --selection-max-new-tokens 256 --seed "$SEED" "${EVAL[@]}" "$@" \
     "${resume[@]}" >"$S/bench-$name.txt" 2>"$S/bench-$name.log" && mark "bench-$name"
 }
-if done_ sft; then
-  bench sft "$S/sft-run/final" --library skills/seed.jsonl skills/curriculum.jsonl
-  bench sft_no_skills "$S/sft-run/final"
-fi
+# bench_both NAME MODEL LIBRARY...: the model with skills from the library, then NAME_no_skills
+# without. With several GPUs the two run at once, each timing on a GPU of its own.
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+bench_both() {
+  local name=$1 model=$2
+  shift 2
+  if [ "$NGPU" -gt 1 ]; then
+    CUDA_VISIBLE_DEVICES=0 bench "$name" "$model" --library "$@" &
+    CUDA_VISIBLE_DEVICES=1 bench "${name}_no_skills" "$model" &
+    wait
+  else
+    bench "$name" "$model" --library "$@"
+    bench "${name}_no_skills" "$model"
+  fi
+}
+done_ sft && bench_both sft "$S/sft-run/final" skills/seed.jsonl skills/curriculum.jsonl
 
+# RL_CONTINUE=1: a run the deadline stopped is not done, and the next job on the same warm machine
+# resumes it from its checkpoint, optimizer state included (the packed state carries neither).
+rl_resume=()
+! done_ rl && ls "$S"/rl/checkpoints/* >/dev/null 2>&1 && rl_resume=(--resume)
 if done_ bench-sft_no_skills && ! done_ rl && [ "$(left)" -gt 300 ]; then
-  # Run 3 found a model taught first turns only writes no kernel at all after feedback (82 of 96).
-  [ "${EVALUATED:-1}" = 0 ] && default_turns=1 || default_turns=2
-  cat >"$S/rl.toml" <<TOML
+  if [ ${#rl_resume[@]} -eq 0 ]; then
+    # Run 3 found a model taught first turns only writes no kernel at all after feedback (82 of 96).
+    [ "${EVALUATED:-1}" = 0 ] && default_turns=1 || default_turns=2
+    cat >"$S/rl.toml" <<TOML
 [run]
 steps = ${RL_STEPS:-4}
 tasks_per_step = ${RL_TASKS:-4}
@@ -124,22 +143,21 @@ training = "full"
 [optimizer]
 lr = ${RL_LR:-3e-5}
 TOML
-  rm -rf "$S/rl"
+    rm -rf "$S/rl" "$S/rl.txt" "$S/rl.log"
+  fi
   # A killed run leaves no final/: --deadline starts no step that the slowest one so far would carry
   # past it, and leaves 30 s for final/ before the state is packed.
   bounded "$VINCI" train rl --config "$S/rl.toml" --model "$S/sft-run/final" --model-device cuda \
     --tasks "$S/cur/train" --out "$S/rl" --skills "$S/skills.db" --deadline $(($(left) - 75)) "${EVAL[@]}" \
-    >"$S/rl.txt" 2>"$S/rl.log"
+    "${rl_resume[@]}" >>"$S/rl.txt" 2>>"$S/rl.log"
   rc=$?
-  # 3: the deadline stopped it after the steps it finished, final/ saved; they are the run.
-  { [ $rc -eq 0 ] || [ $rc -eq 3 ]; } && [ -d "$S/rl/final" ] && mark rl
+  # 3: the deadline stopped it after the steps it finished, final/ saved; they are the run, unless
+  # RL_CONTINUE asks the next job to go on.
+  { [ $rc -eq 0 ] || { [ $rc -eq 3 ] && [ "${RL_CONTINUE:-0}" = 0 ]; }; } && [ -d "$S/rl/final" ] && mark rl
   tail -1 "$S/rl.txt"
   $VINCI skills --db "$S/skills.db" export -o "$S/rl-library.jsonl"
 fi
-if done_ rl; then
-  bench rl "$S/rl/final" --library "$S/rl-library.jsonl"
-  bench rl_no_skills "$S/rl/final"
-fi
+done_ rl && bench_both rl "$S/rl/final" "$S/rl-library.jsonl"
 
 python3 benchmarks/learning_report.py "$S" "$OUT/gpu.txt" "$OUT/learning.json" >"$OUT/report.md"
 for f in sft-run/metrics.jsonl rl/metrics.jsonl; do
