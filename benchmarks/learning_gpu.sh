@@ -16,7 +16,8 @@
 # scheme), TURNS (2), MAX_TASKS (0: every training task) and FIRST_TURNS (0: unevaluated first turns per
 # training task, added to the SFT data; EVALUATED=0 makes only those, with no GPU); SFT_EPOCHS (40), SFT_LR (1e-3); RL_STEPS (4), RL_TASKS (4 a step), RL_SAMPLES
 # (1), RL_TURNS (2; 1 with EVALUATED=0, whose data teaches no turn after feedback), RL_TEMPERATURE (1.0), RL_LR (3e-5), RL_PARALLEL (8: tasks in lockstep), RL_CONTINUE (0; 1: a run the deadline stops
-# goes on in the next job, when the machine is still warm); TRIALS (20). With several GPUs, RL's
+# goes on in the next job, when the machine is still warm); TRIALS (20); BENCHES (all: a list of the
+# benches this job may run, e.g. "sft_no_skills"). With several GPUs, RL's
 # evaluation uses them all and the two benches of a model run at once.
 set -uo pipefail
 OUT=${1:-learning-out}
@@ -91,6 +92,7 @@ bench() {
   local name=$1 model=$2
   shift 2
   done_ "bench-$name" && return 0
+  [ -n "${BENCHES:-}" ] && [[ " $BENCHES " != *" $name "* ]] && return 0
   local resume=()
   [ -e "$S/bench-$name/run.json" ] && resume=(--resume)
   bounded "$VINCI" bench-model --model "$model" --model-device cuda --tasks "$S/cur/heldout" --out "$S/bench-$name" \
