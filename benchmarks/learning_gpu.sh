@@ -168,7 +168,7 @@ done
 # The state the next job needs, without optimizer state, model snapshots or evaluation scratch.
 rm -f "$OUT"/state.tgz.part-*
 tar czf - -C "$S" --exclude=./cache/logs --exclude=./cache/scratch --exclude=./cache/ext --exclude=./cache/candidates \
-  --exclude='./*/checkpoints' --exclude=./teach $(done_ sft && echo --exclude=./model0) \
+  --exclude='./*/checkpoints' --exclude=./teach --exclude=./sft-all.jsonl $(done_ sft && echo --exclude=./model0) \
   $(done_ rl && echo --exclude=./sft-run/final) $(done_ bench-rl_no_skills && echo --exclude=./rl/final) . |
   split -b 15m - "$OUT/state.tgz.part-"
 rm -f "$OUT/cmake.log"  # at most 8 files come back; the build log matters only when the build fails
