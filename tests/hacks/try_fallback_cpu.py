@@ -223,7 +223,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("chain_forward", &chain_forward);
 }
 """
-kernels = load_inline(name="vinci_hack_kernels", cpp_sources=_KERNELS_CPP, extra_cflags=["-O3"], verbose=False)
+kernels = load_inline(name="vinci_hack_kernels", cpp_sources=_KERNELS_CPP, extra_cflags=["-O2"], verbose=False)
 
 
 class ModelNew(nn.Module):
