@@ -4,6 +4,11 @@
 // (weight bytes per step over the measured device copy bandwidth).
 //
 //   llm_decode_bench --config-dir benchmarks/llm/qwen2_5_7b --batch 1,16,64 --prompt 512 --new 256
+//
+// --profile-new N instead runs one batch-1 generation of N new tokens inside cudaProfilerStart/Stop,
+// for `ncu --profile-from-start off` (benchmarks/decode_profile_gpu.sh) to see it and nothing else.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -41,6 +46,11 @@ double copy_bandwidth(at::Device device) {
   return 2.0 * static_cast<double>(src.numel()) / best;
 }
 
+// libcudart's own profiler switches, from the copy libtorch loaded: the benchmark does not link the
+// CUDA runtime itself.
+using ProfilerSwitch = int (*)();
+ProfilerSwitch profiler_switch(const char* name) { return reinterpret_cast<ProfilerSwitch>(dlsym(RTLD_DEFAULT, name)); }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,6 +65,10 @@ int main(int argc, char** argv) {
   app.add_option("--repeats", repeats, "runs per measurement; the median is reported");
   bool eager = false;
   app.add_flag("--no-cuda-graphs", eager, "launch every decode step's kernels one by one");
+  int profile_new = 0;
+  app.add_option("--profile-new", profile_new,
+                 "only one batch-1 generation of this many new tokens, between cudaProfilerStart and Stop")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
   vinci::llm::NativeOptions options;
@@ -96,9 +110,21 @@ int main(int argc, char** argv) {
   const double per_layer = double(h) * (heads + 2 * kv) * head_dim + double(heads) * head_dim * h + 3.0 * h * inter;
   weight_bytes = 2.0 * (layers * per_layer + double(vocab) * h);  // bf16
 
+  run(1, 4);  // warm-up: allocator, kernels' first launch
+  if (profile_new > 0) {
+    const ProfilerSwitch start = profiler_switch("cudaProfilerStart"), stop = profiler_switch("cudaProfilerStop");
+    if (!cuda || !start || !stop) {
+      fmt::print(stderr, "--profile-new needs a GPU and libcudart's cudaProfilerStart in the process\n");
+      return 1;
+    }
+    start();
+    const double seconds = run(1, profile_new);
+    stop();
+    fmt::print("{}\n", nlohmann::json{{"profiled_new_tokens", profile_new}, {"seconds", seconds}}.dump());
+    return 0;
+  }
   std::stringstream list(batches);
   std::string item;
-  run(1, 4);  // warm-up: allocator, kernels' first launch
   while (std::getline(list, item, ',')) {
     const int batch = std::stoi(item);
     const double prefill = median(batch, 1);
