@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The table of issue 16's learning run (benchmarks/learning_gpu.sh) from what its stages left in the
-state folder: bench-model's summary and attempts of the four models on the held-out tasks, the SFT
-and RL runs' metrics, what the RL policy wrote at each turn, and the skills the RL run's summaries
+state folder: bench-model's summary and attempts of the four models on the held-out tasks (also by
+kind of task and by the strategy of the correct answers), the SFT and RL runs' metrics, what the RL policy wrote at each turn, and the skills the RL run's summaries
 had admitted. Prints Markdown and
 writes docs/learning.json's form:
   {"sft": {...}, "rl": {...}, "rl_no_skills": {...}, "sft_no_skills": {...}}
@@ -53,6 +53,42 @@ def policy_outcomes(episodes: pathlib.Path) -> dict:
     return counts
 
 
+def task_kind(entry: dict) -> str:
+    """A held-out task's row of the breakdown: row-wise, or an elementwise chain by its length."""
+    if entry.get("family") != "elementwise":
+        return str(entry.get("family", "?"))
+    n = len(entry.get("chain", []))
+    return "chain, 2-3 ops" if n <= 3 else "chain, 4 ops" if n == 4 else "chain, 5-6 ops"
+
+
+def breakdown(state: pathlib.Path, keys: list[str]) -> list[str]:
+    """Markdown: per kind of held-out task, each benched model's correct and faster-than-eager counts;
+    then per strategy the correct answers named, how many and their mean speedup."""
+    kinds = {e["id"]: task_kind(e) for e in jsonl(state / "cur" / "curriculum.jsonl") if e.get("split") == "heldout"}
+    attempts = {k: [a for a in jsonl(state / f"bench-{k}" / "attempts.jsonl") if a.get("turn", 0) == 0] for k in keys}
+    if not kinds or not any(attempts.values()):
+        return []
+    lines = ["\n| held-out tasks | " + " | ".join(f"{k}: correct, faster" for k in keys) + " |",
+             "|---|" + "---|" * len(keys)]
+    for kind in sorted(set(kinds.values())):
+        tasks = [t for t, v in kinds.items() if v == kind]
+        cells = []
+        for k in keys:
+            mine = [a for a in attempts[k] if kinds.get(a["task"]) == kind]
+            correct = [a for a in mine if a["class"] == "correct"]
+            cells.append(f"{len(correct)}, {sum(1 for a in correct if (a.get('speedup') or 0) > 1)}")
+        lines.append(f"| {kind} ({len(tasks)}) | " + " | ".join(cells) + " |")
+    lines += ["\n| model | strategy of a correct answer | answers | mean speedup |", "|---|---|---|---|"]
+    for k in keys:
+        by_strategy: dict = {}
+        for a in attempts[k]:
+            if a["class"] == "correct" and a.get("speedup"):
+                by_strategy.setdefault(a.get("strategy") or "?", []).append(a["speedup"])
+        for strategy, speedups in sorted(by_strategy.items(), key=lambda kv: -len(kv[1])):
+            lines.append(f"| {k} | {strategy} | {len(speedups)} | {sum(speedups) / len(speedups):.2f}x |")
+    return lines
+
+
 def pct(v) -> str:
     return "-" if v is None else f"{100 * v:.1f}%"
 
@@ -77,6 +113,8 @@ def main() -> int:
         if e := table.get(key):
             print(f"| {label} | {e['tasks']} | {pct(e['correct'])} | {pct(e['fast_1'])} | {pct(e['fast_1_5'])} | "
                   f"{ratio(e['mean_speedup'])} | {ratio(e['geomean_speedup'])} |")
+
+    print("\n".join(breakdown(state, list(table))))
 
     sft = jsonl(state / "sft-run" / "metrics.jsonl")
     if sft:
