@@ -72,6 +72,7 @@ std::string key_of(const std::vector<std::string>& tokens) { return fmt::format(
 void check(const CurriculumConfig& c) {
   const auto bad = [](const std::string& what) { throw core::SetupError(what); };
   if (c.elementwise_tasks < 0 || c.rowwise_tasks < 0) bad("task counts must not be negative");
+  if (c.elementwise_tasks + c.rowwise_tasks == 0) bad("no tasks to write: --elementwise and --rowwise are both 0");
   if (!(c.heldout_share >= 0 && c.heldout_share < 1))
     bad(fmt::format("--heldout-share {} is not in [0, 1)", c.heldout_share));
   if (c.max_chain < 1 || c.max_chain > 12) bad(fmt::format("--max-chain {} is not in [1, 12]", c.max_chain));

@@ -142,5 +142,8 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("--out", str(pathlib.Path(tmp) / "y"), "--max-chain", "1", "--rowwise", "0")
     check(r.returncode == 4 and "elementwise compositions" in r.stderr, f"an impossible count: {r.returncode} {r.stderr!r}")
     check(not (pathlib.Path(tmp) / "y").exists(), "a failed run left its folder")
+    r = run("--out", str(pathlib.Path(tmp) / "z"), "--elementwise", "0", "--rowwise", "0")
+    check(r.returncode == 4 and "no tasks" in r.stderr, f"no tasks asked for: {r.returncode} {r.stderr!r}")
+    check(not (pathlib.Path(tmp) / "z").exists(), "an empty curriculum was written")
 
 sys.exit(1 if failures else 0)
