@@ -6,7 +6,9 @@
 //   llm_decode_bench --config-dir benchmarks/llm/qwen2_5_7b --batch 1,16,64 --prompt 512 --new 256
 //
 // --profile-new N instead runs one batch-1 generation of N new tokens inside cudaProfilerStart/Stop,
-// for `ncu --profile-from-start off` (benchmarks/decode_profile_gpu.sh) to see it and nothing else.
+// for `ncu --profile-from-start off` (benchmarks/decode_profile_gpu.sh) to see it and nothing else;
+// --kineto-new N runs one under the Kineto profiler and prints its costliest kernels and how busy
+// the GPU was (its prefill included: a small share when N is large).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "kineto_kernels.h"
 #include "llm/native_backbone.h"
 
 namespace {
@@ -69,6 +72,12 @@ int main(int argc, char** argv) {
   app.add_option("--profile-new", profile_new,
                  "only one batch-1 generation of this many new tokens, between cudaProfilerStart and Stop")
       ->check(CLI::PositiveNumber);
+  int kineto_new = 0, top = 25;
+  app.add_option("--kineto-new", kineto_new,
+                 "only one batch-1 generation of this many new tokens, under the Kineto profiler: its --top "
+                 "costliest kernels")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--top", top, "kernels listed by --kineto-new")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
   vinci::llm::NativeOptions options;
@@ -121,6 +130,17 @@ int main(int argc, char** argv) {
     const double seconds = run(1, profile_new);
     stop();
     fmt::print("{}\n", nlohmann::json{{"profiled_new_tokens", profile_new}, {"seconds", seconds}}.dump());
+    return 0;
+  }
+  if (kineto_new > 0) {
+    if (!cuda) {
+      fmt::print(stderr, "--kineto-new needs a GPU\n");
+      return 1;
+    }
+    const auto marker = at::zeros({1}, at::TensorOptions().device(at::kCUDA));
+    vinci::bench::print_kernel_profile(
+        stdout, fmt::format("batch-1 generation of {} tokens", kineto_new), [&] { run(1, kineto_new); },
+        [&] { synchronize(marker); }, top);
     return 0;
   }
   std::stringstream list(batches);

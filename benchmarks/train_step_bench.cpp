@@ -12,9 +12,7 @@
 //   train_step_bench --config-dir benchmarks/llm/qwen2_5_1_5b --batch 8 --prompt 512 --response 512
 #include <algorithm>
 #include <chrono>
-#include <map>
 #include <random>
-#include <set>
 
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
@@ -22,60 +20,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <torch/csrc/autograd/profiler_kineto.h>
-
+#include "kineto_kernels.h"
 #include "llm/model_config.h"
 #include "llm/native_backbone.h"
 #include "rl/data_parallel.h"
 #include "rl/policy_step.h"
-
-namespace {
-
-// One step under the Kineto profiler: GPU time by kernel (names cut at their argument lists),
-// and how much of the step's wall time the GPU was busy.
-template <typename Sync>
-void profile_step(vinci::llm::TrainableBackbone& backbone, vinci::rl::AdamW& optimizer,
-                  const std::vector<vinci::rl::TrainingSample>& samples, const vinci::rl::PolicyStepConfig& step,
-                  int top, Sync&& sync) {
-  namespace profiler = torch::autograd::profiler;
-  using torch::profiler::impl::ActivityType;
-  const torch::profiler::impl::ProfilerConfig config(torch::profiler::impl::ProfilerState::KINETO);
-  const std::set<ActivityType> activities{ActivityType::CPU, ActivityType::CUDA};
-  profiler::prepareProfiler(config, activities);
-  sync();
-  profiler::enableProfiler(config, activities);
-  const auto start = std::chrono::steady_clock::now();
-  vinci::rl::policy_step(backbone, optimizer, samples, step);
-  sync();
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const auto result = profiler::disableProfiler();
-  std::map<std::string, std::pair<double, int>> kernels;
-  double busy = 0;
-  for (const auto& e : result->events()) {
-    if (e.deviceType() != c10::DeviceType::CUDA) continue;
-    // Elementwise kernels differ only in their template arguments (the functor), so those stay;
-    // the argument list goes.
-    std::string name = e.name();
-    for (const std::string noise : {"void ", "at::native::", "(anonymous namespace)::", "at_cuda_detail::"})
-      for (size_t at = name.find(noise); at != std::string::npos; at = name.find(noise)) name.erase(at, noise.size());
-    if (const auto cut = name.find('('); cut != std::string::npos && cut > 0) name.resize(cut);
-    if (name.size() > 150) name.resize(150);
-    auto& [seconds, count] = kernels[name];
-    seconds += static_cast<double>(e.durationNs()) * 1e-9;
-    ++count;
-    busy += static_cast<double>(e.durationNs()) * 1e-9;
-  }
-  std::vector<std::pair<std::string, std::pair<double, int>>> sorted(kernels.begin(), kernels.end());
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  fmt::print(stderr, "profiled step: {:.1f} ms wall, GPU busy {:.1f} ms ({:.0f}%), {} kernel names\n", wall * 1e3,
-             busy * 1e3, 100 * busy / wall, kernels.size());
-  fmt::print(stderr, "{:>9} {:>6} {:>6}  kernel\n", "ms", "share", "calls");
-  for (int i = 0; i < top && i < static_cast<int>(sorted.size()); ++i)
-    fmt::print(stderr, "{:>9.2f} {:>5.1f}% {:>6}  {}\n", sorted[i].second.first * 1e3,
-               100 * sorted[i].second.first / busy, sorted[i].second.second, sorted[i].first);
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"throughput of the policy-gradient training step"};
@@ -146,7 +95,10 @@ int main(int argc, char** argv) {
     sync();
     if (i >= warmup) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  if (profile_top > 0 && cuda) profile_step(*backbone, optimizer, samples, step, profile_top, sync);
+  if (profile_top > 0 && cuda)
+    vinci::bench::print_kernel_profile(
+        stderr, "profiled step", [&] { vinci::rl::policy_step(*backbone, optimizer, samples, step); }, sync,
+        profile_top);
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
   const double ranks = parallel.world_size();
