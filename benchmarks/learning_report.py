@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The table of issue 16's learning run (benchmarks/learning_gpu.sh) from what its stages left in the
 state folder: bench-model's summary and attempts of the four models on the held-out tasks (also by
-kind of task and by the strategy of the correct answers), the SFT and RL runs' metrics, what the RL policy wrote at each turn, and the skills the RL run's summaries
-had admitted. Prints Markdown and
+kind of task and by the strategy of the correct answers), the SFT and RL runs' metrics, what the RL
+policy wrote at each turn, and the skills the RL run's summaries had admitted. Prints Markdown and
 writes docs/learning.json's form:
   {"sft": {...}, "rl": {...}, "rl_no_skills": {...}, "sft_no_skills": {...}}
 each with correct, fast_1, fast_1_5 (fractions of the held-out tasks), mean_speedup (the arithmetic

@@ -90,7 +90,6 @@ int main(int argc, char** argv) {
   const auto config = nlohmann::json::parse(std::ifstream(std::filesystem::path(config_dir) / "config.json"));
   fmt::print(stderr, "model ready in {:.1f} s\n", seconds_since(load_start));
   const bool cuda = options.device != "cpu" && at::hasCUDA();
-  const double bandwidth = copy_bandwidth(cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU));
 
   std::mt19937 rng(0);
   std::uniform_int_distribution<int32_t> token(0, config["vocab_size"].get<int32_t>() - 1);
@@ -143,6 +142,7 @@ int main(int argc, char** argv) {
         [&] { synchronize(marker); }, top);
     return 0;
   }
+  const double bandwidth = copy_bandwidth(cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU));
   std::stringstream list(batches);
   std::string item;
   while (std::getline(list, item, ',')) {

@@ -115,15 +115,15 @@ void expect_corpus(const fs::path& suite_dir, const fs::path& dir, size_t minimu
   // A candidate labelled timeout/ never returns, so it costs its whole run limit (and a core, when
   // it spins). Those run last, in a pool of their own with a short one, followed by a correct one
   // again, which must stay correct after them; the others run under config's limits.
-  std::stable_partition(jobs.begin(), jobs.end(), [](const Job& j) { return !expects_timeout(j.candidate); });
+  const size_t timeouts_from = static_cast<size_t>(
+      std::stable_partition(jobs.begin(), jobs.end(), [](const Job& j) { return !expects_timeout(j.candidate); }) -
+      jobs.begin());
   std::map<std::string, std::map<std::string, std::string>> before;  // pattern -> files
   std::vector<SideEffects> effects;
   for (const auto& job : jobs) {
     effects.push_back(side_effects_of(job.candidate.file, config.cache_dir));
     for (const auto& pattern : effects.back().absent) before[pattern] = snapshot(pattern);
   }
-  const size_t timeouts_from = static_cast<size_t>(
-      std::find_if(jobs.begin(), jobs.end(), [](const Job& j) { return expects_timeout(j.candidate); }) - jobs.begin());
   std::vector<Result> results = EvaluatorPool(config).run({jobs.begin(), jobs.begin() + timeouts_from}, nullptr);
   if (timeouts_from < jobs.size()) {
     // The correct one that took least time, so its limits here are no closer than the others'.
