@@ -64,6 +64,19 @@ if(VINCI_TORCH_CUDA_LIB AND VINCI_C10_CUDA_LIB AND VINCI_CUDA_RUNTIME_INCLUDE_DI
 else()
   set(VINCI_WITH_CUDA_GRAPHS OFF)
 endif()
+# The fused decode kernels (llm/decode_kernels) compile at run time with NVRTC: its header and library
+# from the same places as the runtime's.
+find_path(VINCI_NVRTC_INCLUDE_DIR nvrtc.h
+          PATHS ${_vinci_toolkit_include} /usr/local/cuda/include ${VINCI_NVIDIA_INCLUDE_DIRS} NO_DEFAULT_PATH)
+find_library(VINCI_NVRTC_LIB NAMES nvrtc libnvrtc.so.13 libnvrtc.so.12
+             PATHS ${_vinci_nvidia_root}/cu13/lib ${_vinci_nvidia_root}/cuda_nvrtc/lib NO_DEFAULT_PATH)
+find_library(VINCI_NVRTC_LIB NAMES nvrtc PATHS /usr/local/cuda/lib64)
+if(VINCI_WITH_CUDA_GRAPHS AND VINCI_NVRTC_INCLUDE_DIR AND VINCI_NVRTC_LIB)
+  set(VINCI_WITH_DECODE_KERNELS ON)
+  message(STATUS "vinci: fused decode kernels through NVRTC (${VINCI_NVRTC_LIB})")
+else()
+  set(VINCI_WITH_DECODE_KERNELS OFF)
+endif()
 if(VINCI_TORCH_CUDA_LIB AND VINCI_C10_CUDA_LIB AND VINCI_NCCL_INCLUDE_DIR AND VINCI_CUDA_RUNTIME_INCLUDE_DIR)
   set(VINCI_WITH_NCCL ON)
   message(STATUS "vinci: data parallelism over NCCL (${VINCI_NCCL_INCLUDE_DIR}) and Gloo")

@@ -21,6 +21,7 @@
 namespace vinci::llm {
 
 class Checkpoint;
+class DecodeKernels;
 class SafetensorsFile;
 
 // How positions attend. Positions are per token, so rows of one batch may be at different steps.
@@ -116,6 +117,12 @@ class Transformer {
                        const at::Tensor& sin, const at::Tensor& positions, const AttentionSpec& spec,
                        PagedKvCache* cache) const;
   std::pair<at::Tensor, at::Tensor> rope_tables(const at::Tensor& positions) const;
+  // The fused kernels when this call is a decode step they take (one bf16 token a row on CUDA, no
+  // q/k norm, no autograd), else nullptr; fused_decode is hidden() through them.
+  const DecodeKernels* decode_kernels_for(const at::Tensor& ids, const AttentionSpec& spec,
+                                          const PagedKvCache* cache) const;
+  at::Tensor fused_decode(const DecodeKernels& kernels, const at::Tensor& ids, const at::Tensor& positions,
+                          const AttentionSpec& spec, PagedKvCache& cache) const;
   at::Tensor compute(const at::Tensor& weight) const;                          // the weight in the compute dtype
   at::Tensor lora_delta(const Linear::Part& part, const at::Tensor& x) const;  // the adapter's share of x's projection
   Linear build_linear(std::vector<std::pair<std::string, int64_t>> parts, int64_t in, bool bias) const;

@@ -1,0 +1,391 @@
+#include "llm/decode_kernels.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <fmt/format.h>
+
+#ifdef VINCI_WITH_DECODE_KERNELS
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#include <nvrtc.h>
+#endif
+
+namespace vinci::llm {
+namespace {
+
+constexpr int kAttentionThreads = 256;
+constexpr int64_t kSharedBytes = 48 * 1024;  // the most a kernel gets without opting in
+
+std::atomic<bool> g_enabled{true};
+
+}  // namespace
+
+void DecodeKernels::set_enabled(bool enabled) { g_enabled = enabled; }
+
+bool DecodeKernels::attention_fits(int64_t head_dim, int64_t kv_length) {
+  if (head_dim <= 0 || head_dim > 256 || head_dim % 8 != 0 || 2 * kAttentionThreads % head_dim != 0) return false;
+  const int64_t phases = kAttentionThreads / (head_dim / 2);
+  return (head_dim + std::max(kv_length, phases * head_dim)) * 4 <= kSharedBytes;
+}
+
+#ifdef VINCI_WITH_DECODE_KERNELS
+
+namespace {
+
+// bf16 travels as its 16 bits, so the source needs no header (NVRTC has no include path here).
+// Every conversion rounds to nearest even, as ATen's does.
+constexpr const char* kSource = R"CUDA(
+typedef unsigned short bf16;
+#define NEG_INF __int_as_float(0xff800000u)
+__device__ __forceinline__ float to_float(bf16 v) { return __uint_as_float(((unsigned)v) << 16); }
+__device__ __forceinline__ bf16 to_bf16(float f) {
+  unsigned u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (bf16)((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (bf16)(u >> 16);
+}
+__device__ __forceinline__ float round_bf16(float f) { return to_float(to_bf16(f)); }
+
+// The block's total (max when take_max), in every thread. blockDim.x is a multiple of 32.
+__device__ float block_reduce(float v, bool take_max, float* scratch) {
+  for (int o = 16; o > 0; o >>= 1) {
+    float other = __shfl_xor_sync(0xffffffffu, v, o);
+    v = take_max ? fmaxf(v, other) : v + other;
+  }
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+  __syncthreads();  // scratch may still be read by the previous reduction
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : (take_max ? NEG_INF : 0.f);
+  for (int o = 16; o > 0; o >>= 1) {
+    float other = __shfl_xor_sync(0xffffffffu, v, o);
+    v = take_max ? fmaxf(v, other) : v + other;
+  }
+  return v;
+}
+
+extern "C" __global__ void add_rms_norm(bf16* residual, const bf16* x, const bf16* weight, bf16* out, int n,
+                                        float eps) {
+  __shared__ float scratch[32];
+  const long long row = blockIdx.x;
+  residual += row * n;
+  x += row * n;
+  out += row * n;
+  float squares = 0.f;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const float h = round_bf16(to_float(residual[i]) + to_float(x[i]));
+    residual[i] = to_bf16(h);
+    squares += h * h;
+  }
+  const float inv = rsqrtf(block_reduce(squares, false, scratch) / (float)n + eps);
+  for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = to_bf16(to_float(residual[i]) * inv * to_float(weight[i]));
+}
+
+// One block per (row, head of q, k or v), one thread per rotated pair (i, i + dim/2).
+extern "C" __global__ void rope_write_kv(const bf16* qkv, const long long* positions, const float* inv_freq,
+                                         const long long* slots, bf16* q_out, bf16* keys, bf16* values, int heads,
+                                         int kv_heads, int dim) {
+  const int row = blockIdx.x, head = blockIdx.y, half = dim / 2;
+  const bf16* in = qkv + ((long long)row * (heads + 2 * kv_heads) + head) * dim;
+  for (int i = threadIdx.x; i < half; i += blockDim.x) {
+    if (head >= heads + kv_heads) {
+      bf16* v = values + (slots[row] * kv_heads + (head - heads - kv_heads)) * dim;
+      v[i] = in[i];
+      v[i + half] = in[i + half];
+      continue;
+    }
+    const float angle = (float)positions[row] * inv_freq[i];
+    const float c = round_bf16(cosf(angle)), s = round_bf16(sinf(angle));
+    const float a = to_float(in[i]), b = to_float(in[i + half]);
+    // x·cos rounds on its own, then the rolled half's product is added and rounded (mul, addcmul).
+    const bf16 first = to_bf16(round_bf16(a * c) - b * s), second = to_bf16(round_bf16(b * c) + a * s);
+    bf16* out = head < heads ? q_out + ((long long)row * heads + head) * dim
+                             : keys + (slots[row] * kv_heads + (head - heads)) * dim;
+    out[i] = first;
+    out[i + half] = second;
+  }
+}
+
+// One block per (row, head). Scores of every visible key go to shared memory, then the softmax, then
+// each thread sums the values of one pair of dimensions over a stride of the keys, and the partial
+// sums meet in shared memory. Shared: dim floats of q, then max(kv_length, phases · dim) floats.
+extern "C" __global__ void paged_attention(const bf16* q, const bf16* keys, const bf16* values,
+                                           const long long* block_table, long long table_stride,
+                                           const long long* positions, int block_tokens, int kv_length, int heads,
+                                           int kv_heads, int dim, float scale, bf16* out) {
+  extern __shared__ float shared[];
+  __shared__ float scratch[32];
+  float* qs = shared;
+  float* scores = shared + dim;
+  const int row = blockIdx.x, head = blockIdx.y, kv_head = head / (heads / kv_heads);
+  const int length = min((int)positions[row] + 1, kv_length);
+  const long long* table = block_table + row * table_stride;
+  const bf16* q_row = q + ((long long)row * heads + head) * dim;
+  for (int d = threadIdx.x; d < dim; d += blockDim.x) qs[d] = to_float(q_row[d]);
+  __syncthreads();
+  float local_max = NEG_INF;
+  for (int j = threadIdx.x; j < length; j += blockDim.x) {
+    const long long slot = table[j / block_tokens] * block_tokens + j % block_tokens;
+    const uint4* k = (const uint4*)(keys + (slot * kv_heads + kv_head) * dim);
+    float dot = 0.f;
+    for (int chunk = 0; chunk < dim / 8; ++chunk) {
+      const uint4 packed = k[chunk];
+      const unsigned words[4] = {packed.x, packed.y, packed.z, packed.w};
+      for (int w = 0; w < 4; ++w) {
+        dot += qs[chunk * 8 + 2 * w] * __uint_as_float(words[w] << 16);
+        dot += qs[chunk * 8 + 2 * w + 1] * __uint_as_float(words[w] & 0xffff0000u);
+      }
+    }
+    dot *= scale;
+    scores[j] = dot;
+    local_max = fmaxf(local_max, dot);
+  }
+  const float top = block_reduce(local_max, true, scratch);
+  float local_sum = 0.f;
+  for (int j = threadIdx.x; j < length; j += blockDim.x) {
+    const float p = expf(scores[j] - top);
+    scores[j] = p;
+    local_sum += p;
+  }
+  const float total = block_reduce(local_sum, false, scratch);  // its barriers publish the scores
+  const int pairs = dim / 2, pair = threadIdx.x % pairs, phase = threadIdx.x / pairs, phases = blockDim.x / pairs;
+  float first = 0.f, second = 0.f;
+  for (int j = phase; j < length; j += phases) {
+    const long long slot = table[j / block_tokens] * block_tokens + j % block_tokens;
+    const unsigned packed = ((const unsigned*)(values + (slot * kv_heads + kv_head) * dim))[pair];
+    first += scores[j] * __uint_as_float(packed << 16);
+    second += scores[j] * __uint_as_float(packed & 0xffff0000u);
+  }
+  __syncthreads();  // every score read before the partial sums reuse their memory
+  scores[phase * dim + 2 * pair] = first;
+  scores[phase * dim + 2 * pair + 1] = second;
+  __syncthreads();
+  bf16* out_row = out + ((long long)row * heads + head) * dim;
+  for (int d = threadIdx.x; d < dim; d += blockDim.x) {
+    float sum = 0.f;
+    for (int p = 0; p < phases; ++p) sum += scores[p * dim + d];
+    out_row[d] = to_bf16(sum / total);
+  }
+}
+
+extern "C" __global__ void silu_mul(const bf16* gate_up, bf16* out, int inter, long long total) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= total) return;
+  const long long row = i / inter, column = i % inter;
+  const float gate = to_float(gate_up[row * 2 * inter + column]), up = to_float(gate_up[row * 2 * inter + inter + column]);
+  out[i] = to_bf16(round_bf16(gate / (1.f + expf(-gate))) * up);
+}
+)CUDA";
+
+constexpr const char* kKernelNames[] = {"add_rms_norm", "rope_write_kv", "paged_attention", "silu_mul"};
+enum Kernel { kAddRmsNorm, kRopeWriteKv, kPagedAttention, kSiluMul, kKernels };
+
+void check_cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(status)));
+}
+
+void check_nvrtc(nvrtcResult status, const char* what) {
+  if (status != NVRTC_SUCCESS) throw std::runtime_error(fmt::format("{}: {}", what, nvrtcGetErrorString(status)));
+}
+
+}  // namespace
+
+struct DecodeKernels::Compiled {
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t kernels[kKernels] = {};
+};
+
+namespace {
+
+std::shared_ptr<const DecodeKernels::Compiled> compile_for(int device) {
+  cudaDeviceProp properties{};
+  check_cuda(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
+  nvrtcProgram program = nullptr;
+  check_nvrtc(nvrtcCreateProgram(&program, kSource, "vinci_decode_kernels.cu", 0, nullptr, nullptr),
+              "nvrtcCreateProgram");
+  const std::string arch = fmt::format("--gpu-architecture=sm_{}{}", properties.major, properties.minor);
+  const char* options[] = {arch.c_str(), "--std=c++17"};
+  const nvrtcResult compiled = nvrtcCompileProgram(program, 2, options);
+  std::string cubin;
+  if (compiled == NVRTC_SUCCESS) {
+    size_t size = 0;
+    check_nvrtc(nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
+    cubin.resize(size);
+    check_nvrtc(nvrtcGetCUBIN(program, cubin.data()), "nvrtcGetCUBIN");
+  } else {
+    size_t size = 0;
+    nvrtcGetProgramLogSize(program, &size);
+    std::string log(size, '\0');
+    nvrtcGetProgramLog(program, log.data());
+    nvrtcDestroyProgram(&program);
+    throw std::runtime_error(fmt::format("NVRTC ({}): {}\n{}", arch, nvrtcGetErrorString(compiled), log));
+  }
+  nvrtcDestroyProgram(&program);
+  auto out = std::make_shared<DecodeKernels::Compiled>();
+  check_cuda(cudaLibraryLoadData(&out->library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+             "cudaLibraryLoadData");
+  for (int k = 0; k < kKernels; ++k)
+    check_cuda(cudaLibraryGetKernel(&out->kernels[k], out->library, kKernelNames[k]), kKernelNames[k]);
+  return out;
+}
+
+void launch(const DecodeKernels::Compiled& compiled, Kernel kernel, const at::Tensor& on, dim3 grid, dim3 block,
+            size_t shared_bytes, std::vector<void*> args) {
+  const auto stream = c10::cuda::getCurrentCUDAStream(on.device().index());
+  check_cuda(cudaLaunchKernel(reinterpret_cast<const void*>(compiled.kernels[kernel]), grid, block, args.data(),
+                              shared_bytes, stream.stream()),
+             kKernelNames[kernel]);
+}
+
+void require(bool condition, const char* kernel, const char* what) {
+  if (!condition) throw std::invalid_argument(fmt::format("decode kernel {}: {}", kernel, what));
+}
+
+bool is_bf16_cuda(const at::Tensor& t) { return t.is_cuda() && t.scalar_type() == at::kBFloat16 && t.is_contiguous(); }
+
+}  // namespace
+
+const DecodeKernels* DecodeKernels::get(const at::Device& device) {
+  if (!g_enabled || !device.is_cuda()) return nullptr;
+  static const bool switched_off = [] {
+    const char* value = std::getenv("VINCI_DECODE_KERNELS");
+    return value && std::string(value) == "0";
+  }();
+  if (switched_off) return nullptr;
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<DecodeKernels>> built;  // nullptr: the compile failed
+  const std::lock_guard lock(mutex);
+  const int index = device.has_index() ? device.index() : c10::cuda::current_device();
+  auto found = built.find(index);
+  if (found == built.end()) {
+    std::unique_ptr<DecodeKernels> kernels;
+    try {
+      const c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(index));
+      kernels.reset(new DecodeKernels(compile_for(index)));
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "vinci: fused decode kernels unavailable on cuda:{}, decoding with ATen's: {}\n", index,
+                 e.what());
+    }
+    found = built.emplace(index, std::move(kernels)).first;
+  }
+  return found->second.get();
+}
+
+at::Tensor DecodeKernels::add_rms_norm(at::Tensor& residual, const at::Tensor& x, const at::Tensor& weight,
+                                       double eps) const {
+  require(is_bf16_cuda(residual) && is_bf16_cuda(x) && is_bf16_cuda(weight) && residual.sizes() == x.sizes() &&
+              residual.dim() == 2 && weight.numel() == residual.size(1),
+          "add_rms_norm", "needs contiguous bf16 CUDA residual and x [rows, n] and weight [n]");
+  auto out = at::empty_like(residual);
+  void* residual_ptr = residual.data_ptr();
+  const void *x_ptr = x.data_ptr(), *weight_ptr = weight.data_ptr();
+  void* out_ptr = out.data_ptr();
+  int n = static_cast<int>(residual.size(1));
+  float epsilon = static_cast<float>(eps);
+  launch(*compiled_, kAddRmsNorm, residual, dim3(static_cast<unsigned>(residual.size(0))), dim3(256), 0,
+         {&residual_ptr, &x_ptr, &weight_ptr, &out_ptr, &n, &epsilon});
+  return out;
+}
+
+at::Tensor DecodeKernels::rope_write_kv(const at::Tensor& qkv, const at::Tensor& positions, const at::Tensor& inv_freq,
+                                        const at::Tensor& slots, at::Tensor& keys, at::Tensor& values, int64_t heads,
+                                        int64_t kv_heads) const {
+  const int64_t rows = qkv.size(0), dim = keys.size(2);
+  require(is_bf16_cuda(qkv) && is_bf16_cuda(keys) && is_bf16_cuda(values) && qkv.dim() == 2 &&
+              qkv.size(1) == (heads + 2 * kv_heads) * dim && keys.size(1) == kv_heads && dim % 2 == 0,
+          "rope_write_kv", "needs contiguous bf16 CUDA qkv [rows, (heads + 2 kv_heads) dim] and pools");
+  require(positions.scalar_type() == at::kLong && positions.is_contiguous() && positions.numel() == rows &&
+              slots.scalar_type() == at::kLong && slots.is_contiguous() && slots.numel() == rows &&
+              inv_freq.scalar_type() == at::kFloat && inv_freq.numel() == dim / 2,
+          "rope_write_kv", "needs int64 positions and slots, one a row, and float32 inv_freq [dim/2]");
+  auto q = at::empty({rows, heads, dim}, qkv.options());
+  const void *qkv_ptr = qkv.data_ptr(), *positions_ptr = positions.data_ptr(), *inv_freq_ptr = inv_freq.data_ptr(),
+             *slots_ptr = slots.data_ptr();
+  void *q_ptr = q.data_ptr(), *keys_ptr = keys.data_ptr(), *values_ptr = values.data_ptr();
+  int heads_arg = static_cast<int>(heads), kv_heads_arg = static_cast<int>(kv_heads), dim_arg = static_cast<int>(dim);
+  launch(*compiled_, kRopeWriteKv, qkv, dim3(static_cast<unsigned>(rows), static_cast<unsigned>(heads + 2 * kv_heads)),
+         dim3(static_cast<unsigned>(std::min<int64_t>(dim / 2, 256))), 0,
+         {&qkv_ptr, &positions_ptr, &inv_freq_ptr, &slots_ptr, &q_ptr, &keys_ptr, &values_ptr, &heads_arg,
+          &kv_heads_arg, &dim_arg});
+  return q;
+}
+
+at::Tensor DecodeKernels::attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                                    const at::Tensor& block_table, const at::Tensor& positions, int64_t block_tokens,
+                                    int64_t kv_length, double scale) const {
+  const int64_t rows = q.size(0), heads = q.size(1), dim = q.size(2), kv_heads = keys.size(1);
+  require(is_bf16_cuda(q) && is_bf16_cuda(keys) && is_bf16_cuda(values) && keys.size(2) == dim &&
+              heads % kv_heads == 0 && attention_fits(dim, kv_length),
+          "attention", "needs contiguous bf16 CUDA q [rows, heads, dim] and pools, and shapes attention_fits takes");
+  require(block_table.scalar_type() == at::kLong && block_table.size(0) >= rows && block_table.stride(1) == 1 &&
+              block_table.size(1) * block_tokens >= kv_length && positions.scalar_type() == at::kLong &&
+              positions.is_contiguous() && positions.numel() == rows,
+          "attention", "needs an int64 block table covering kv_length and int64 positions, one a row");
+  auto out = at::empty({rows, heads * dim}, q.options());
+  const void *q_ptr = q.data_ptr(), *keys_ptr = keys.data_ptr(), *values_ptr = values.data_ptr(),
+             *table_ptr = block_table.data_ptr(), *positions_ptr = positions.data_ptr();
+  void* out_ptr = out.data_ptr();
+  long long table_stride = block_table.stride(0);
+  int block_arg = static_cast<int>(block_tokens), kv_length_arg = static_cast<int>(kv_length),
+      heads_arg = static_cast<int>(heads), kv_heads_arg = static_cast<int>(kv_heads), dim_arg = static_cast<int>(dim);
+  float scale_arg = static_cast<float>(scale);
+  const int64_t phases = kAttentionThreads / (dim / 2);
+  const auto shared = static_cast<size_t>((dim + std::max(kv_length, phases * dim)) * 4);
+  launch(*compiled_, kPagedAttention, q, dim3(static_cast<unsigned>(rows), static_cast<unsigned>(heads)),
+         dim3(kAttentionThreads), shared,
+         {&q_ptr, &keys_ptr, &values_ptr, &table_ptr, &table_stride, &positions_ptr, &block_arg, &kv_length_arg,
+          &heads_arg, &kv_heads_arg, &dim_arg, &scale_arg, &out_ptr});
+  return out;
+}
+
+at::Tensor DecodeKernels::silu_mul(const at::Tensor& gate_up) const {
+  require(is_bf16_cuda(gate_up) && gate_up.dim() == 2 && gate_up.size(1) % 2 == 0, "silu_mul",
+          "needs a contiguous bf16 CUDA gate_up [rows, 2 inter]");
+  const int64_t rows = gate_up.size(0), inter = gate_up.size(1) / 2;
+  auto out = at::empty({rows, inter}, gate_up.options());
+  const void* in_ptr = gate_up.data_ptr();
+  void* out_ptr = out.data_ptr();
+  int inter_arg = static_cast<int>(inter);
+  long long total = rows * inter;
+  launch(*compiled_, kSiluMul, gate_up, dim3(static_cast<unsigned>((total + 255) / 256)), dim3(256), 0,
+         {&in_ptr, &out_ptr, &inter_arg, &total});
+  return out;
+}
+
+#else  // a build without the CUDA runtime's headers or NVRTC
+
+struct DecodeKernels::Compiled {};
+
+const DecodeKernels* DecodeKernels::get(const at::Device&) { return nullptr; }
+
+namespace {
+[[noreturn]] void unavailable() {
+  throw std::logic_error("fused decode kernels are not compiled into this build (no CUDA runtime headers or NVRTC)");
+}
+}  // namespace
+
+at::Tensor DecodeKernels::add_rms_norm(at::Tensor&, const at::Tensor&, const at::Tensor&, double) const {
+  unavailable();
+}
+at::Tensor DecodeKernels::rope_write_kv(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                        at::Tensor&, at::Tensor&, int64_t, int64_t) const {
+  unavailable();
+}
+at::Tensor DecodeKernels::attention(const at::Tensor&, const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                    const at::Tensor&, int64_t, int64_t, double) const {
+  unavailable();
+}
+at::Tensor DecodeKernels::silu_mul(const at::Tensor&) const { unavailable(); }
+
+#endif
+
+}  // namespace vinci::llm

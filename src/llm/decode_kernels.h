@@ -1,0 +1,59 @@
+// Fused CUDA kernels for a decode step of one new token per row, in bf16: issue 17's profile of the
+// 7B shape at batch 1 found 24 kernels a layer, 15 of them small elementwise, gather and mask
+// kernels that together took a third of the step. These fuse them into five a layer around the
+// four GEMMs: a residual add with the RMSNorm after it, RoPE with the key and value writes into the
+// paged cache, attention reading the paged cache in place, and SiLU with the gate product.
+//
+// They are compiled with NVRTC when first used on a device, so the build needs no CUDA compiler and
+// a CPU build has none of this. The ATen path in transformer.cpp stays the reference:
+// benchmarks/decode_kernels_check.cpp compares each kernel and whole steps against it on a GPU.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <ATen/core/Tensor.h>
+
+namespace vinci::llm {
+
+class DecodeKernels {
+ public:
+  // The kernels for this CUDA device, compiled at the first call; nullptr where they cannot run: a
+  // build without the CUDA runtime's headers and NVRTC, a CPU device, VINCI_DECODE_KERNELS=0 in the
+  // environment, set_enabled(false), or a compile that failed (said once on stderr).
+  static const DecodeKernels* get(const at::Device& device);
+  // For checks and benchmarks that compare both paths in one process.
+  static void set_enabled(bool enabled);
+
+  // Whether attention() takes these shapes: head_dim a multiple of 8 dividing 512, at most 256, and
+  // kv_length keys' scores fit the kernel's shared memory.
+  static bool attention_fits(int64_t head_dim, int64_t kv_length);
+
+  // residual [rows, n] += x, rounded to bf16 as an ATen add would; returns
+  // rms_norm(residual) · weight, computed in fp32 and rounded once, as at::rms_norm does.
+  at::Tensor add_rms_norm(at::Tensor& residual, const at::Tensor& x, const at::Tensor& weight, double eps) const;
+  // qkv [B, (heads + 2 kv_heads) · dim] (q, k, v heads in turn), one token per row at positions [B]:
+  // rotates q and k by RoPE (rotate-half layout, angles position · inv_freq in fp32, cos and sin
+  // rounded to bf16 as transformers rounds its tables), writes k and v at the rows' slots [B] of the
+  // pools [slots, kv_heads, dim], and returns the rotated q [B, heads, dim].
+  at::Tensor rope_write_kv(const at::Tensor& qkv, const at::Tensor& positions, const at::Tensor& inv_freq,
+                           const at::Tensor& slots, at::Tensor& keys, at::Tensor& values, int64_t heads,
+                           int64_t kv_heads) const;
+  // q [B, heads, dim] attends to its row's keys 0..position in the paged pools, found through
+  // block_table [B, width] (blocks of block_tokens slots); returns [B, heads · dim]. kv_length bounds
+  // every row's position + 1, as AttentionSpec::kv_length does.
+  at::Tensor attention(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                       const at::Tensor& block_table, const at::Tensor& positions, int64_t block_tokens,
+                       int64_t kv_length, double scale) const;
+  // gate_up [rows, 2 · inter] (gate, then up) → silu(gate) · up [rows, inter], silu rounded to bf16
+  // before the product, as the two ATen kernels round.
+  at::Tensor silu_mul(const at::Tensor& gate_up) const;
+
+  struct Compiled;
+
+ private:
+  explicit DecodeKernels(std::shared_ptr<const Compiled> compiled) : compiled_(std::move(compiled)) {}
+  std::shared_ptr<const Compiled> compiled_;
+};
+
+}  // namespace vinci::llm
