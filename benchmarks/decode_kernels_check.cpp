@@ -1,10 +1,11 @@
 // The fused decode kernels (llm/decode_kernels) against ATen's path, on a GPU: each kernel on random
 // inputs against the ATen ops it replaces, then whole decode steps of a random model of a given
-// shape, fused against unfused, from the same cache. Prints one line a check with its largest
-// difference, relative to the reference's largest magnitude, and exits 1 when one is past its
-// tolerance. The tolerances are bf16's: one rounding of the output (2^-8 relative) per kernel, and
-// for whole steps the rounding differences of 28 layers (the two paths sum attention in different
-// orders and precisions), checked as well by the share of rows whose greedy token agrees.
+// shape, fused against unfused, from the same cache. Prints one line a check and exits 1 when one is
+// past its tolerance. A kernel's difference is its largest, relative to the reference's largest
+// magnitude, within one bf16 rounding (2^-8); a whole step's is the RMS of the final hidden states'
+// difference relative to theirs: the two paths round attention and the norms in different orders
+// through every layer, so they are compared as well by the share of rows whose greedy token agrees
+// (a random model's logits are close to ties, so a few rows differ).
 //
 //   decode_kernels_check --config-dir benchmarks/llm/qwen2_5_7b --batch 1,5 --prompt 300 --steps 4
 #include <cmath>
@@ -136,14 +137,15 @@ void check_steps(const vinci::llm::ModelConfig& c, at::Device device, int64_t ba
     const auto want = model.hidden(step_ids, positions, spec, &cache);
     DecodeKernels::set_enabled(true);
     const auto got = model.hidden(step_ids, positions, spec, &cache);
-    worst = std::max(worst, relative_difference(got, want));
+    const auto g = got.to(at::kFloat), w = want.to(at::kFloat);
+    worst = std::max(worst, ((g - w).norm() / w.norm()).item<double>());
     agree += model.logits(got.view({batch, -1}))
                  .argmax(-1)
                  .eq(model.logits(want.view({batch, -1})).argmax(-1))
                  .sum()
                  .item<int64_t>();
   }
-  report(fmt::format("{} decode steps, batch {}, prompt {}: final hidden", steps, batch, prompt), worst, 5e-2);
+  report(fmt::format("{} decode steps, batch {}, prompt {}: final hidden (RMS)", steps, batch, prompt), worst, 3e-2);
   report(fmt::format("{} decode steps, batch {}: rows whose greedy token differs", steps, batch),
          1.0 - static_cast<double>(agree) / static_cast<double>(batch * steps), 0.25);
 }

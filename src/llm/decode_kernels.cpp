@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -22,7 +23,7 @@
 namespace vinci::llm {
 namespace {
 
-constexpr int kAttentionThreads = 256;
+constexpr int kAttentionThreads = 512;
 constexpr int64_t kSharedBytes = 48 * 1024;  // the most a kernel gets without opting in
 
 std::atomic<bool> g_enabled{true};
@@ -31,10 +32,19 @@ std::atomic<bool> g_enabled{true};
 
 void DecodeKernels::set_enabled(bool enabled) { g_enabled = enabled; }
 
-bool DecodeKernels::attention_fits(int64_t head_dim, int64_t kv_length) {
-  if (head_dim <= 0 || head_dim > 256 || head_dim % 8 != 0 || 2 * kAttentionThreads % head_dim != 0) return false;
-  const int64_t phases = kAttentionThreads / (head_dim / 2);
-  return (head_dim + std::max(kv_length, phases * head_dim)) * 4 <= kSharedBytes;
+namespace {
+
+// paged_attention's: q, the slots, then the scores or the values' partial sums.
+int64_t attention_shared_bytes(int64_t head_dim, int64_t kv_length) {
+  const int64_t phases = kAttentionThreads / (head_dim / 8);
+  return (head_dim + kv_length + std::max(kv_length, phases * head_dim)) * 4;
+}
+
+}  // namespace
+
+bool DecodeKernels::fits(int64_t hidden, int64_t inter, int64_t head_dim, int64_t kv_length) {
+  return hidden % 8 == 0 && inter % 8 == 0 && head_dim > 0 && head_dim <= 256 && head_dim % 8 == 0 &&
+         kAttentionThreads % (head_dim / 8) == 0 && attention_shared_bytes(head_dim, kv_length) <= kSharedBytes;
 }
 
 #ifdef VINCI_WITH_DECODE_KERNELS
@@ -54,6 +64,24 @@ __device__ __forceinline__ bf16 to_bf16(float f) {
   return (bf16)(u >> 16);
 }
 __device__ __forceinline__ float round_bf16(float f) { return to_float(to_bf16(f)); }
+// Eight bf16 in 16 bytes, the unit every kernel loads and stores: one instruction a thread.
+__device__ __forceinline__ void unpack8(uint4 p, float* f) {
+  const unsigned w[4] = {p.x, p.y, p.z, p.w};
+  for (int i = 0; i < 4; ++i) {
+    f[2 * i] = __uint_as_float(w[i] << 16);
+    f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+  }
+}
+__device__ __forceinline__ uint4 pack8(const float* f) {
+  unsigned w[4];
+  for (int i = 0; i < 4; ++i) w[i] = (unsigned)to_bf16(f[2 * i]) | ((unsigned)to_bf16(f[2 * i + 1]) << 16);
+  uint4 p;
+  p.x = w[0];
+  p.y = w[1];
+  p.z = w[2];
+  p.w = w[3];
+  return p;
+}
 
 // The block's total (max when take_max), in every thread. blockDim.x is a multiple of 32.
 __device__ float block_reduce(float v, bool take_max, float* scratch) {
@@ -73,27 +101,41 @@ __device__ float block_reduce(float v, bool take_max, float* scratch) {
   return v;
 }
 
-extern "C" __global__ void add_rms_norm(bf16* residual, const bf16* x, const bf16* weight, bf16* out, int n,
-                                        float eps) {
+// One block a row; n is a multiple of 8.
+extern "C" __global__ void add_rms_norm(bf16* __restrict__ residual, const bf16* __restrict__ x,
+                                        const bf16* __restrict__ weight, bf16* __restrict__ out, int n, float eps) {
   __shared__ float scratch[32];
   const long long row = blockIdx.x;
-  residual += row * n;
-  x += row * n;
-  out += row * n;
+  uint4* r = (uint4*)(residual + row * n);
+  const uint4* in = (const uint4*)(x + row * n);
+  const uint4* w = (const uint4*)weight;
+  uint4* o = (uint4*)(out + row * n);
+  const int chunks = n / 8;
   float squares = 0.f;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    const float h = round_bf16(to_float(residual[i]) + to_float(x[i]));
-    residual[i] = to_bf16(h);
-    squares += h * h;
+  for (int c = threadIdx.x; c < chunks; c += blockDim.x) {
+    float h[8], add[8];
+    unpack8(r[c], h);
+    unpack8(in[c], add);
+    for (int e = 0; e < 8; ++e) {
+      h[e] = round_bf16(h[e] + add[e]);
+      squares += h[e] * h[e];
+    }
+    r[c] = pack8(h);
   }
   const float inv = rsqrtf(block_reduce(squares, false, scratch) / (float)n + eps);
-  for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = to_bf16(to_float(residual[i]) * inv * to_float(weight[i]));
+  for (int c = threadIdx.x; c < chunks; c += blockDim.x) {
+    float h[8], g[8];
+    unpack8(r[c], h);
+    unpack8(w[c], g);
+    for (int e = 0; e < 8; ++e) h[e] = h[e] * inv * g[e];
+    o[c] = pack8(h);
+  }
 }
 
 // One block per (row, head of q, k or v), one thread per rotated pair (i, i + dim/2).
-extern "C" __global__ void rope_write_kv(const bf16* qkv, const long long* positions, const float* inv_freq,
-                                         const long long* slots, bf16* q_out, bf16* keys, bf16* values, int heads,
-                                         int kv_heads, int dim) {
+extern "C" __global__ void rope_write_kv(const bf16* __restrict__ qkv, const long long* positions,
+                                         const float* inv_freq, const long long* slots, bf16* q_out, bf16* keys,
+                                         bf16* values, int heads, int kv_heads, int dim) {
   const int row = blockIdx.x, head = blockIdx.y, half = dim / 2;
   const bf16* in = qkv + ((long long)row * (heads + 2 * kv_heads) + head) * dim;
   for (int i = threadIdx.x; i < half; i += blockDim.x) {
@@ -115,35 +157,38 @@ extern "C" __global__ void rope_write_kv(const bf16* qkv, const long long* posit
   }
 }
 
-// One block per (row, head). Scores of every visible key go to shared memory, then the softmax, then
-// each thread sums the values of one pair of dimensions over a stride of the keys, and the partial
-// sums meet in shared memory. Shared: dim floats of q, then max(kv_length, phases · dim) floats.
-extern "C" __global__ void paged_attention(const bf16* q, const bf16* keys, const bf16* values,
-                                           const long long* block_table, long long table_stride,
-                                           const long long* positions, int block_tokens, int kv_length, int heads,
-                                           int kv_heads, int dim, float scale, bf16* out) {
+// One block per (row, head). Shared memory: q (dim floats), each visible key's pool slot (length
+// ints), then the scores, which the partial sums of the values reuse (max(kv_length, phases · dim)
+// floats). A thread scores whole keys; for the values, thread t sums 8 dimensions (chunk t % chunks)
+// over every phases-th key, so that each iteration's loads are 16 bytes and independent of the last.
+extern "C" __global__ void paged_attention(const bf16* __restrict__ q, const bf16* __restrict__ keys,
+                                           const bf16* __restrict__ values, const long long* block_table,
+                                           long long table_stride, const long long* positions, int block_tokens,
+                                           int kv_length, int heads, int kv_heads, int dim, float scale,
+                                           bf16* __restrict__ out) {
   extern __shared__ float shared[];
   __shared__ float scratch[32];
   float* qs = shared;
-  float* scores = shared + dim;
+  int* slots = (int*)(shared + dim);
+  float* scores = shared + dim + kv_length;
   const int row = blockIdx.x, head = blockIdx.y, kv_head = head / (heads / kv_heads);
   const int length = min((int)positions[row] + 1, kv_length);
   const long long* table = block_table + row * table_stride;
   const bf16* q_row = q + ((long long)row * heads + head) * dim;
   for (int d = threadIdx.x; d < dim; d += blockDim.x) qs[d] = to_float(q_row[d]);
+  for (int j = threadIdx.x; j < length; j += blockDim.x)
+    slots[j] = (int)(table[j / block_tokens] * block_tokens + j % block_tokens);
   __syncthreads();
+  const int chunks = dim / 8;
   float local_max = NEG_INF;
   for (int j = threadIdx.x; j < length; j += blockDim.x) {
-    const long long slot = table[j / block_tokens] * block_tokens + j % block_tokens;
-    const uint4* k = (const uint4*)(keys + (slot * kv_heads + kv_head) * dim);
+    const uint4* k = (const uint4*)(keys + ((long long)slots[j] * kv_heads + kv_head) * dim);
     float dot = 0.f;
-    for (int chunk = 0; chunk < dim / 8; ++chunk) {
-      const uint4 packed = k[chunk];
-      const unsigned words[4] = {packed.x, packed.y, packed.z, packed.w};
-      for (int w = 0; w < 4; ++w) {
-        dot += qs[chunk * 8 + 2 * w] * __uint_as_float(words[w] << 16);
-        dot += qs[chunk * 8 + 2 * w + 1] * __uint_as_float(words[w] & 0xffff0000u);
-      }
+#pragma unroll 16
+    for (int c = 0; c < chunks; ++c) {
+      float f[8];
+      unpack8(k[c], f);
+      for (int e = 0; e < 8; ++e) dot += qs[8 * c + e] * f[e];
     }
     dot *= scale;
     scores[j] = dot;
@@ -157,32 +202,38 @@ extern "C" __global__ void paged_attention(const bf16* q, const bf16* keys, cons
     local_sum += p;
   }
   const float total = block_reduce(local_sum, false, scratch);  // its barriers publish the scores
-  const int pairs = dim / 2, pair = threadIdx.x % pairs, phase = threadIdx.x / pairs, phases = blockDim.x / pairs;
-  float first = 0.f, second = 0.f;
+  const int chunk = threadIdx.x % chunks, phase = threadIdx.x / chunks, phases = blockDim.x / chunks;
+  float sum[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll 4
   for (int j = phase; j < length; j += phases) {
-    const long long slot = table[j / block_tokens] * block_tokens + j % block_tokens;
-    const unsigned packed = ((const unsigned*)(values + (slot * kv_heads + kv_head) * dim))[pair];
-    first += scores[j] * __uint_as_float(packed << 16);
-    second += scores[j] * __uint_as_float(packed & 0xffff0000u);
+    float f[8];
+    unpack8(((const uint4*)(values + ((long long)slots[j] * kv_heads + kv_head) * dim))[chunk], f);
+    const float p = scores[j];
+    for (int e = 0; e < 8; ++e) sum[e] += p * f[e];
   }
   __syncthreads();  // every score read before the partial sums reuse their memory
-  scores[phase * dim + 2 * pair] = first;
-  scores[phase * dim + 2 * pair + 1] = second;
+  for (int e = 0; e < 8; ++e) scores[phase * dim + 8 * chunk + e] = sum[e];
   __syncthreads();
   bf16* out_row = out + ((long long)row * heads + head) * dim;
   for (int d = threadIdx.x; d < dim; d += blockDim.x) {
-    float sum = 0.f;
-    for (int p = 0; p < phases; ++p) sum += scores[p * dim + d];
-    out_row[d] = to_bf16(sum / total);
+    float total_d = 0.f;
+    for (int p = 0; p < phases; ++p) total_d += scores[p * dim + d];
+    out_row[d] = to_bf16(total_d / total);
   }
 }
 
-extern "C" __global__ void silu_mul(const bf16* gate_up, bf16* out, int inter, long long total) {
+// One thread per 8 outputs; inter is a multiple of 8.
+extern "C" __global__ void silu_mul(const bf16* __restrict__ gate_up, bf16* __restrict__ out, int inter,
+                                    long long chunks_total) {
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= total) return;
-  const long long row = i / inter, column = i % inter;
-  const float gate = to_float(gate_up[row * 2 * inter + column]), up = to_float(gate_up[row * 2 * inter + inter + column]);
-  out[i] = to_bf16(round_bf16(gate / (1.f + expf(-gate))) * up);
+  if (i >= chunks_total) return;
+  const int per_row = inter / 8;
+  const long long row = i / per_row, chunk = i % per_row;
+  float gate[8], up[8];
+  unpack8(((const uint4*)(gate_up + row * 2 * inter))[chunk], gate);
+  unpack8(((const uint4*)(gate_up + row * 2 * inter + inter))[chunk], up);
+  for (int e = 0; e < 8; ++e) gate[e] = round_bf16(gate[e] / (1.f + expf(-gate[e]))) * up[e];
+  ((uint4*)out)[i] = pack8(gate);
 }
 )CUDA";
 
@@ -250,7 +301,11 @@ void require(bool condition, const char* kernel, const char* what) {
   if (!condition) throw std::invalid_argument(fmt::format("decode kernel {}: {}", kernel, what));
 }
 
-bool is_bf16_cuda(const at::Tensor& t) { return t.is_cuda() && t.scalar_type() == at::kBFloat16 && t.is_contiguous(); }
+// The kernels load 16 bytes at a time.
+bool is_bf16_cuda(const at::Tensor& t) {
+  return t.is_cuda() && t.scalar_type() == at::kBFloat16 && t.is_contiguous() &&
+         reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
+}
 
 }  // namespace
 
@@ -283,15 +338,15 @@ const DecodeKernels* DecodeKernels::get(const at::Device& device) {
 at::Tensor DecodeKernels::add_rms_norm(at::Tensor& residual, const at::Tensor& x, const at::Tensor& weight,
                                        double eps) const {
   require(is_bf16_cuda(residual) && is_bf16_cuda(x) && is_bf16_cuda(weight) && residual.sizes() == x.sizes() &&
-              residual.dim() == 2 && weight.numel() == residual.size(1),
-          "add_rms_norm", "needs contiguous bf16 CUDA residual and x [rows, n] and weight [n]");
+              residual.dim() == 2 && weight.numel() == residual.size(1) && residual.size(1) % 8 == 0,
+          "add_rms_norm", "needs contiguous bf16 CUDA residual and x [rows, n] and weight [n], n a multiple of 8");
   auto out = at::empty_like(residual);
   void* residual_ptr = residual.data_ptr();
   const void *x_ptr = x.data_ptr(), *weight_ptr = weight.data_ptr();
   void* out_ptr = out.data_ptr();
   int n = static_cast<int>(residual.size(1));
   float epsilon = static_cast<float>(eps);
-  launch(*compiled_, kAddRmsNorm, residual, dim3(static_cast<unsigned>(residual.size(0))), dim3(256), 0,
+  launch(*compiled_, kAddRmsNorm, residual, dim3(static_cast<unsigned>(residual.size(0))), dim3(512), 0,
          {&residual_ptr, &x_ptr, &weight_ptr, &out_ptr, &n, &epsilon});
   return out;
 }
@@ -324,8 +379,8 @@ at::Tensor DecodeKernels::attention(const at::Tensor& q, const at::Tensor& keys,
                                     int64_t kv_length, double scale) const {
   const int64_t rows = q.size(0), heads = q.size(1), dim = q.size(2), kv_heads = keys.size(1);
   require(is_bf16_cuda(q) && is_bf16_cuda(keys) && is_bf16_cuda(values) && keys.size(2) == dim &&
-              heads % kv_heads == 0 && attention_fits(dim, kv_length),
-          "attention", "needs contiguous bf16 CUDA q [rows, heads, dim] and pools, and shapes attention_fits takes");
+              heads % kv_heads == 0 && fits(8, 8, dim, kv_length),
+          "attention", "needs contiguous bf16 CUDA q [rows, heads, dim] and pools, and shapes fits() takes");
   require(block_table.scalar_type() == at::kLong && block_table.size(0) >= rows && block_table.stride(1) == 1 &&
               block_table.size(1) * block_tokens >= kv_length && positions.scalar_type() == at::kLong &&
               positions.is_contiguous() && positions.numel() == rows,
@@ -338,8 +393,7 @@ at::Tensor DecodeKernels::attention(const at::Tensor& q, const at::Tensor& keys,
   int block_arg = static_cast<int>(block_tokens), kv_length_arg = static_cast<int>(kv_length),
       heads_arg = static_cast<int>(heads), kv_heads_arg = static_cast<int>(kv_heads), dim_arg = static_cast<int>(dim);
   float scale_arg = static_cast<float>(scale);
-  const int64_t phases = kAttentionThreads / (dim / 2);
-  const auto shared = static_cast<size_t>((dim + std::max(kv_length, phases * dim)) * 4);
+  const auto shared = static_cast<size_t>(attention_shared_bytes(dim, kv_length));
   launch(*compiled_, kPagedAttention, q, dim3(static_cast<unsigned>(rows), static_cast<unsigned>(heads)),
          dim3(kAttentionThreads), shared,
          {&q_ptr, &keys_ptr, &values_ptr, &table_ptr, &table_stride, &positions_ptr, &block_arg, &kv_length_arg,
@@ -348,16 +402,16 @@ at::Tensor DecodeKernels::attention(const at::Tensor& q, const at::Tensor& keys,
 }
 
 at::Tensor DecodeKernels::silu_mul(const at::Tensor& gate_up) const {
-  require(is_bf16_cuda(gate_up) && gate_up.dim() == 2 && gate_up.size(1) % 2 == 0, "silu_mul",
-          "needs a contiguous bf16 CUDA gate_up [rows, 2 inter]");
+  require(is_bf16_cuda(gate_up) && gate_up.dim() == 2 && gate_up.size(1) % 16 == 0, "silu_mul",
+          "needs a contiguous bf16 CUDA gate_up [rows, 2 inter], inter a multiple of 8");
   const int64_t rows = gate_up.size(0), inter = gate_up.size(1) / 2;
   auto out = at::empty({rows, inter}, gate_up.options());
   const void* in_ptr = gate_up.data_ptr();
   void* out_ptr = out.data_ptr();
   int inter_arg = static_cast<int>(inter);
-  long long total = rows * inter;
-  launch(*compiled_, kSiluMul, gate_up, dim3(static_cast<unsigned>((total + 255) / 256)), dim3(256), 0,
-         {&in_ptr, &out_ptr, &inter_arg, &total});
+  long long chunks = rows * inter / 8;
+  launch(*compiled_, kSiluMul, gate_up, dim3(static_cast<unsigned>((chunks + 255) / 256)), dim3(256), 0,
+         {&in_ptr, &out_ptr, &inter_arg, &chunks});
   return out;
 }
 

@@ -25,9 +25,11 @@ class DecodeKernels {
   // For checks and benchmarks that compare both paths in one process.
   static void set_enabled(bool enabled);
 
-  // Whether attention() takes these shapes: head_dim a multiple of 8 dividing 512, at most 256, and
-  // kv_length keys' scores fit the kernel's shared memory.
-  static bool attention_fits(int64_t head_dim, int64_t kv_length);
+  // Whether the kernels take a model of these sizes for a step of kv_length keys: hidden and
+  // intermediate sizes multiples of 8; head_dim a multiple of 8, at most 256, with head_dim / 8
+  // dividing 512; and kv_length keys' slots and scores in the attention kernel's 48 KiB of shared
+  // memory (about 5,900 keys at head_dim 128; longer steps take ATen's path).
+  static bool fits(int64_t hidden, int64_t inter, int64_t head_dim, int64_t kv_length);
 
   // residual [rows, n] += x, rounded to bf16 as an ATen add would; returns
   // rms_norm(residual) · weight, computed in fp32 and rounded once, as at::rms_norm does.

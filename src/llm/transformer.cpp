@@ -520,7 +520,8 @@ at::Tensor Transformer::hidden(const at::Tensor& ids, const at::Tensor& position
 const DecodeKernels* Transformer::decode_kernels_for(const at::Tensor& ids, const AttentionSpec& spec,
                                                      const PagedKvCache* cache) const {
   if (!cache || spec.kind != AttentionSpec::Kind::kDecode || ids.size(1) != 1 || options_.dtype != at::kBFloat16 ||
-      config_.qk_norm || at::GradMode::is_enabled() || !DecodeKernels::attention_fits(config_.head_dim, spec.kv_length))
+      config_.qk_norm || at::GradMode::is_enabled() ||
+      !DecodeKernels::fits(config_.hidden_size, config_.intermediate_size, config_.head_dim, spec.kv_length))
     return nullptr;
   return DecodeKernels::get(options_.device);
 }
