@@ -43,8 +43,8 @@ int64_t attention_shared_bytes(int64_t head_dim, int64_t kv_length) {
 }  // namespace
 
 bool DecodeKernels::fits(int64_t hidden, int64_t inter, int64_t head_dim, int64_t kv_length) {
-  return hidden % 8 == 0 && inter % 8 == 0 && head_dim > 0 && head_dim <= 256 && head_dim % 8 == 0 &&
-         kAttentionThreads % (head_dim / 8) == 0 && attention_shared_bytes(head_dim, kv_length) <= kSharedBytes;
+  return hidden % 8 == 0 && inter % 8 == 0 && (head_dim == 64 || head_dim == 128 || head_dim == 256) &&
+         attention_shared_bytes(head_dim, kv_length) <= kSharedBytes;
 }
 
 #ifdef VINCI_WITH_DECODE_KERNELS
@@ -161,11 +161,13 @@ extern "C" __global__ void rope_write_kv(const bf16* __restrict__ qkv, const lon
 // ints), then the scores, which the partial sums of the values reuse (max(kv_length, phases · dim)
 // floats). A thread scores whole keys; for the values, thread t sums 8 dimensions (chunk t % chunks)
 // over every phases-th key, so that each iteration's loads are 16 bytes and independent of the last.
-extern "C" __global__ void paged_attention(const bf16* __restrict__ q, const bf16* __restrict__ keys,
-                                           const bf16* __restrict__ values, const long long* block_table,
-                                           long long table_stride, const long long* positions, int block_tokens,
-                                           int kv_length, int heads, int kv_heads, int dim, float scale,
-                                           bf16* __restrict__ out) {
+// dim is a template argument so that a key's loads unroll into one batch in flight: as a loop
+// bound known only at run time they went one after another, and the kernel took 19 us a layer.
+template <int dim>
+__device__ void paged_attention(const bf16* __restrict__ q, const bf16* __restrict__ keys,
+                                const bf16* __restrict__ values, const long long* block_table, long long table_stride,
+                                const long long* positions, int block_tokens, int kv_length, int heads, int kv_heads,
+                                float scale, bf16* __restrict__ out) {
   extern __shared__ float shared[];
   __shared__ float scratch[32];
   float* qs = shared;
@@ -179,12 +181,12 @@ extern "C" __global__ void paged_attention(const bf16* __restrict__ q, const bf1
   for (int j = threadIdx.x; j < length; j += blockDim.x)
     slots[j] = (int)(table[j / block_tokens] * block_tokens + j % block_tokens);
   __syncthreads();
-  const int chunks = dim / 8;
+  constexpr int chunks = dim / 8;
   float local_max = NEG_INF;
   for (int j = threadIdx.x; j < length; j += blockDim.x) {
     const uint4* k = (const uint4*)(keys + ((long long)slots[j] * kv_heads + kv_head) * dim);
     float dot = 0.f;
-#pragma unroll 16
+#pragma unroll
     for (int c = 0; c < chunks; ++c) {
       float f[8];
       unpack8(k[c], f);
@@ -222,6 +224,17 @@ extern "C" __global__ void paged_attention(const bf16* __restrict__ q, const bf1
   }
 }
 
+#define PAGED_ATTENTION(dim)                                                                                       \
+  extern "C" __global__ void paged_attention_##dim(                                                                \
+      const bf16* q, const bf16* keys, const bf16* values, const long long* block_table, long long table_stride,   \
+      const long long* positions, int block_tokens, int kv_length, int heads, int kv_heads, float scale, bf16* out) { \
+    paged_attention<dim>(q, keys, values, block_table, table_stride, positions, block_tokens, kv_length, heads,    \
+                         kv_heads, scale, out);                                                                     \
+  }
+PAGED_ATTENTION(64)
+PAGED_ATTENTION(128)
+PAGED_ATTENTION(256)
+
 // One thread per 8 outputs; inter is a multiple of 8.
 extern "C" __global__ void silu_mul(const bf16* __restrict__ gate_up, bf16* __restrict__ out, int inter,
                                     long long chunks_total) {
@@ -237,8 +250,17 @@ extern "C" __global__ void silu_mul(const bf16* __restrict__ gate_up, bf16* __re
 }
 )CUDA";
 
-constexpr const char* kKernelNames[] = {"add_rms_norm", "rope_write_kv", "paged_attention", "silu_mul"};
-enum Kernel { kAddRmsNorm, kRopeWriteKv, kPagedAttention, kSiluMul, kKernels };
+constexpr const char* kKernelNames[] = {"add_rms_norm",       "rope_write_kv",       "silu_mul",
+                                        "paged_attention_64", "paged_attention_128", "paged_attention_256"};
+enum Kernel {
+  kAddRmsNorm,
+  kRopeWriteKv,
+  kSiluMul,
+  kPagedAttention64,
+  kPagedAttention128,
+  kPagedAttention256,
+  kKernels
+};
 
 void check_cuda(cudaError_t status, const char* what) {
   if (status != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(status)));
@@ -391,13 +413,14 @@ at::Tensor DecodeKernels::attention(const at::Tensor& q, const at::Tensor& keys,
   void* out_ptr = out.data_ptr();
   long long table_stride = block_table.stride(0);
   int block_arg = static_cast<int>(block_tokens), kv_length_arg = static_cast<int>(kv_length),
-      heads_arg = static_cast<int>(heads), kv_heads_arg = static_cast<int>(kv_heads), dim_arg = static_cast<int>(dim);
+      heads_arg = static_cast<int>(heads), kv_heads_arg = static_cast<int>(kv_heads);
   float scale_arg = static_cast<float>(scale);
   const auto shared = static_cast<size_t>(attention_shared_bytes(dim, kv_length));
-  launch(*compiled_, kPagedAttention, q, dim3(static_cast<unsigned>(rows), static_cast<unsigned>(heads)),
+  const Kernel kernel = dim == 64 ? kPagedAttention64 : dim == 128 ? kPagedAttention128 : kPagedAttention256;
+  launch(*compiled_, kernel, q, dim3(static_cast<unsigned>(rows), static_cast<unsigned>(heads)),
          dim3(kAttentionThreads), shared,
          {&q_ptr, &keys_ptr, &values_ptr, &table_ptr, &table_stride, &positions_ptr, &block_arg, &kv_length_arg,
-          &heads_arg, &kv_heads_arg, &dim_arg, &scale_arg, &out_ptr});
+          &heads_arg, &kv_heads_arg, &scale_arg, &out_ptr});
   return out;
 }
 
