@@ -1,8 +1,9 @@
 // Fused CUDA kernels for a decode step of one new token per row, in bf16: issue 17's profile of the
 // 7B shape at batch 1 found 24 kernels a layer, 15 of them small elementwise, gather and mask
-// kernels that together took a third of the step. These fuse them into five a layer around the
-// four GEMMs: a residual add with the RMSNorm after it, RoPE with the key and value writes into the
-// paged cache, attention reading the paged cache in place, and SiLU with the gate product.
+// kernels that together took a third of the step. These make them six a layer around the four
+// GEMMs: a residual add with the RMSNorm after it (twice), RoPE with the key and value writes into
+// the paged cache, attention reading the paged cache in place (split over the keys, then combined),
+// and SiLU with the gate product.
 //
 // They are compiled with NVRTC when first used on a device, so the build needs no CUDA compiler and
 // a CPU build has none of this. The ATen path in transformer.cpp stays the reference:
