@@ -54,7 +54,7 @@ int64_t attention_shared_bytes(int64_t head_dim, int64_t kv_length) {
 }  // namespace
 
 bool DecodeKernels::fits(int64_t hidden, int64_t inter, int64_t head_dim, int64_t kv_length) {
-  return hidden % 8 == 0 && inter % 8 == 0 && (head_dim == 64 || head_dim == 128 || head_dim == 256) &&
+  return hidden % 8 == 0 && inter % 8 == 0 && head_dim >= 8 && head_dim <= 256 && (head_dim & (head_dim - 1)) == 0 &&
          attention_shared_bytes(head_dim, kv_length) <= kSharedBytes;
 }
 
@@ -272,6 +272,9 @@ __device__ void attention_combine(const float* __restrict__ partial, int splits,
   extern "C" __global__ void attention_combine_##dim(const float* partial, int splits, int heads, bf16* out) {   \
     attention_combine<dim>(partial, splits, heads, out);                                                          \
   }
+ATTENTION(8)
+ATTENTION(16)
+ATTENTION(32)
 ATTENTION(64)
 ATTENTION(128)
 ATTENTION(256)
@@ -291,21 +294,29 @@ extern "C" __global__ void silu_mul(const bf16* __restrict__ gate_up, bf16* __re
 }
 )CUDA";
 
+// Attention is built for each of these head sizes (a template argument: a key's loads then unroll
+// into one batch in flight).
+constexpr int64_t kHeadDims[] = {8, 16, 32, 64, 128, 256};
+constexpr int kHeadDimCount = 6;
+
 constexpr const char* kKernelNames[] = {"add_rms_norm",         "rope_write_kv",         "silu_mul",
+                                        "attention_split_8",    "attention_split_16",    "attention_split_32",
                                         "attention_split_64",   "attention_split_128",   "attention_split_256",
+                                        "attention_combine_8",  "attention_combine_16",  "attention_combine_32",
                                         "attention_combine_64", "attention_combine_128", "attention_combine_256"};
-// The attention kernels for head_dim 64, 128 and 256 follow each other in that order.
+// The attention kernels follow kHeadDims' order.
 enum Kernel : int {
   kAddRmsNorm,
   kRopeWriteKv,
   kSiluMul,
   kAttentionSplit,
-  kAttentionCombine = kAttentionSplit + 3,
-  kKernels = kAttentionCombine + 3
+  kAttentionCombine = kAttentionSplit + kHeadDimCount,
+  kKernels = kAttentionCombine + kHeadDimCount
 };
 
 Kernel for_head_dim(Kernel first, int64_t head_dim) {
-  return static_cast<Kernel>(first + (head_dim == 64 ? 0 : head_dim == 128 ? 1 : 2));
+  const auto* found = std::find(std::begin(kHeadDims), std::end(kHeadDims), head_dim);
+  return static_cast<Kernel>(first + (found - std::begin(kHeadDims)));
 }
 
 void check_cuda(cudaError_t status, const char* what) {

@@ -27,8 +27,8 @@ class DecodeKernels {
   static void set_enabled(bool enabled);
 
   // Whether the kernels take a model of these sizes for a step of kv_length keys: hidden and
-  // intermediate sizes multiples of 8; head_dim 64, 128 or 256 (the attention kernel is built for
-  // each); and kv_length keys' slots and scores in the attention kernel's 48 KiB of shared
+  // intermediate sizes multiples of 8; head_dim a power of two from 8 to 256 (the attention kernel
+  // is built for each); and kv_length keys' slots and scores in the attention kernel's 48 KiB of shared
   // memory (about 5,900 keys at head_dim 128; longer steps take ATen's path).
   static bool fits(int64_t hidden, int64_t inter, int64_t head_dim, int64_t kv_length);
 
