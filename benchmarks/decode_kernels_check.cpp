@@ -6,8 +6,8 @@
 // difference relative to theirs, within 10%: the two paths round attention and the norms in
 // different orders through 28 layers of a random model (about 5% apart on the 7B shape), so they
 // are compared as well by the share of rows whose greedy token agrees (a random model's logits are
-// close to ties, so a few rows differ). The bound against an fp32 truth is the backbone's bf16 GPU
-// test, whose fixtures' decode steps take the fused path too.
+// close to ties, so a few rows differ). The backbone's bf16 GPU test bounds decoding against fp32
+// truth, but its fixtures' head sizes (8, 16) take ATen's path.
 //
 //   decode_kernels_check --config-dir benchmarks/llm/qwen2_5_7b --batch 1,5 --prompt 300 --steps 4
 #include <cmath>

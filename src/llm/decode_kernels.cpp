@@ -277,15 +277,11 @@ struct DecodeKernels::Compiled {
   cudaKernel_t kernels[kKernels] = {};
 };
 
-namespace {
-
-std::shared_ptr<const DecodeKernels::Compiled> compile_for(int device) {
-  cudaDeviceProp properties{};
-  check_cuda(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
+std::string DecodeKernels::compile(int major, int minor) {
   nvrtcProgram program = nullptr;
   check_nvrtc(nvrtcCreateProgram(&program, kSource, "vinci_decode_kernels.cu", 0, nullptr, nullptr),
               "nvrtcCreateProgram");
-  const std::string arch = fmt::format("--gpu-architecture=sm_{}{}", properties.major, properties.minor);
+  const std::string arch = fmt::format("--gpu-architecture=sm_{}{}", major, minor);
   const char* options[] = {arch.c_str(), "--std=c++17"};
   const nvrtcResult compiled = nvrtcCompileProgram(program, 2, options);
   std::string cubin;
@@ -303,6 +299,15 @@ std::shared_ptr<const DecodeKernels::Compiled> compile_for(int device) {
     throw std::runtime_error(fmt::format("NVRTC ({}): {}\n{}", arch, nvrtcGetErrorString(compiled), log));
   }
   nvrtcDestroyProgram(&program);
+  return cubin;
+}
+
+namespace {
+
+std::shared_ptr<const DecodeKernels::Compiled> compile_for(int device) {
+  cudaDeviceProp properties{};
+  check_cuda(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
+  const std::string cubin = DecodeKernels::compile(properties.major, properties.minor);
   auto out = std::make_shared<DecodeKernels::Compiled>();
   check_cuda(cudaLibraryLoadData(&out->library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
              "cudaLibraryLoadData");
@@ -450,6 +455,7 @@ namespace {
 }
 }  // namespace
 
+std::string DecodeKernels::compile(int, int) { unavailable(); }
 at::Tensor DecodeKernels::add_rms_norm(at::Tensor&, const at::Tensor&, const at::Tensor&, double) const {
   unavailable();
 }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include <ATen/core/Tensor.h>
 
@@ -24,11 +25,14 @@ class DecodeKernels {
   static const DecodeKernels* get(const at::Device& device);
   // For checks and benchmarks that compare both paths in one process.
   static void set_enabled(bool enabled);
+  // The kernels' cubin for compute capability major.minor, from NVRTC, which needs no GPU; throws
+  // with NVRTC's log when the source does not compile, or when this build has no NVRTC.
+  static std::string compile(int major, int minor);
 
   // Whether the kernels take a model of these sizes for a step of kv_length keys: hidden and
   // intermediate sizes multiples of 8; head_dim 64, 128 or 256 (the attention kernel is built for
   // each); and kv_length keys' slots and scores in the attention kernel's 48 KiB of shared
-  // memory (about 5,900 keys at head_dim 128; longer steps take ATen's path).
+  // memory (6,080 keys at head_dim 128; longer steps take ATen's path).
   static bool fits(int64_t hidden, int64_t inter, int64_t head_dim, int64_t kv_length);
 
   // residual [rows, n] += x, rounded to bf16 as an ATen add would; returns
