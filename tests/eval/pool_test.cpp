@@ -27,6 +27,9 @@ Task adversarial_task() { return load_suite(kAdversarial / "tasks").tasks.front(
 Candidate ok_add() { return load_candidate(kAdversarial / "candidates" / "ok_add.py"); }
 
 // The CPU settings with the result cache on, in a folder of the test's own emptied of earlier runs.
+// Its ext/ is the shared test cache's: only the result cache is under test here, and a folder of
+// extensions of its own would build torch/extension.h precompiled again (over a minute of CPU on
+// the 2-core CI machine) before ok_add itself.
 EvalConfig cached_config(const std::string& folder) {
   EvalConfig c = cpu_config();
   c.use_cache = true;
@@ -34,6 +37,11 @@ EvalConfig cached_config(const std::string& folder) {
   fs::remove_all(c.cache_dir / "results");
   fs::remove_all(c.cache_dir / "baselines");
   fs::create_directories(c.cache_dir);
+  fs::create_directories(test_cache() / "ext");
+  if (!fs::is_symlink(c.cache_dir / "ext")) {
+    fs::remove_all(c.cache_dir / "ext");
+    fs::create_directory_symlink(test_cache() / "ext", c.cache_dir / "ext");
+  }
   return c;
 }
 
