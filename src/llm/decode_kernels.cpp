@@ -40,11 +40,16 @@ int64_t attention_shared_bytes(int64_t head_dim, int64_t kv_length) {
   return (head_dim + kv_length + std::max(kv_length, phases * head_dim)) * 4;
 }
 
+// The attention kernel's share of fits(): a head size it is built for, and room for the keys.
+bool attention_fits(int64_t head_dim, int64_t kv_length) {
+  return (head_dim == 64 || head_dim == 128 || head_dim == 256) &&
+         attention_shared_bytes(head_dim, kv_length) <= kSharedBytes;
+}
+
 }  // namespace
 
 bool DecodeKernels::fits(int64_t hidden, int64_t inter, int64_t head_dim, int64_t kv_length) {
-  return hidden % 8 == 0 && inter % 8 == 0 && (head_dim == 64 || head_dim == 128 || head_dim == 256) &&
-         attention_shared_bytes(head_dim, kv_length) <= kSharedBytes;
+  return hidden % 8 == 0 && inter % 8 == 0 && attention_fits(head_dim, kv_length);
 }
 
 #ifdef VINCI_WITH_DECODE_KERNELS
@@ -406,8 +411,9 @@ at::Tensor DecodeKernels::attention(const at::Tensor& q, const at::Tensor& keys,
                                     int64_t kv_length, double scale) const {
   const int64_t rows = q.size(0), heads = q.size(1), dim = q.size(2), kv_heads = keys.size(1);
   require(is_bf16_cuda(q) && is_bf16_cuda(keys) && is_bf16_cuda(values) && keys.size(2) == dim &&
-              heads % kv_heads == 0 && fits(8, 8, dim, kv_length),
-          "attention", "needs contiguous bf16 CUDA q [rows, heads, dim] and pools, and shapes fits() takes");
+              heads % kv_heads == 0 && attention_fits(dim, kv_length),
+          "attention",
+          "needs contiguous bf16 CUDA q [rows, heads, dim] and pools, and a head size and key count it takes");
   require(block_table.scalar_type() == at::kLong && block_table.size(0) >= rows && block_table.stride(1) == 1 &&
               block_table.size(1) * block_tokens >= kv_length && positions.scalar_type() == at::kLong &&
               positions.is_contiguous() && positions.numel() == rows,
