@@ -23,7 +23,10 @@
 namespace vinci::llm {
 namespace {
 
-constexpr int kAttentionThreads = 512;
+constexpr int kAttentionThreads = 256;
+// Keys a split of attention aims at, and the most splits: enough blocks at batch 1 for every SM of
+// an H100 or H200 from a few hundred keys on, few enough that the combine stays small.
+constexpr int64_t kSplitKeys = 128, kMaxSplits = 32;
 constexpr int64_t kSharedBytes = 48 * 1024;  // the most a kernel gets without opting in
 
 std::atomic<bool> g_enabled{true};
@@ -34,15 +37,23 @@ void DecodeKernels::set_enabled(bool enabled) { g_enabled = enabled; }
 
 namespace {
 
-// paged_attention's: q, the slots, then the scores or the values' partial sums.
+int64_t attention_splits(int64_t kv_length) {
+  return std::clamp<int64_t>((kv_length + kSplitKeys - 1) / kSplitKeys, 1, kMaxSplits);
+}
+int64_t keys_per_split(int64_t kv_length) {
+  const int64_t splits = attention_splits(kv_length);
+  return (kv_length + splits - 1) / splits;
+}
+
+// attention_split's: q, the slots, then the scores or the values' partial sums.
 int64_t attention_shared_bytes(int64_t head_dim, int64_t kv_length) {
-  const int64_t phases = kAttentionThreads / (head_dim / 8);
-  return (head_dim + kv_length + std::max(kv_length, phases * head_dim)) * 4;
+  const int64_t phases = kAttentionThreads / (head_dim / 8), split_keys = keys_per_split(kv_length);
+  return (head_dim + split_keys + std::max(split_keys, phases * head_dim)) * 4;
 }
 
 // The attention kernel's share of fits(): a head size it is built for, and room for the keys.
 bool attention_fits(int64_t head_dim, int64_t kv_length) {
-  return (head_dim == 64 || head_dim == 128 || head_dim == 256) &&
+  return head_dim >= 8 && head_dim <= 256 && (head_dim & (head_dim - 1)) == 0 &&
          attention_shared_bytes(head_dim, kv_length) <= kSharedBytes;
 }
 
@@ -162,33 +173,37 @@ extern "C" __global__ void rope_write_kv(const bf16* __restrict__ qkv, const lon
   }
 }
 
-// One block per (row, head). Shared memory: q (dim floats), each visible key's pool slot (length
-// ints), then the scores, which the partial sums of the values reuse (max(kv_length, phases · dim)
-// floats). A thread scores whole keys; for the values, thread t sums 8 dimensions (chunk t % chunks)
-// over every phases-th key, so that each iteration's loads are 16 bytes and independent of the last.
-// dim is a template argument so that a key's loads unroll into one batch in flight: as a loop
-// bound known only at run time they went one after another, and the kernel took 19 us a layer.
+// Flash-decoding: one block per (row, head, split of the keys), so that a step at batch 1 spreads
+// over every SM (one block per head kept 28 of the H200's 132 busy, each waiting on its loads, 19 us
+// a layer); attention_combine then merges the splits. Shared memory: q (dim floats), the split's
+// keys' pool slots (split_keys ints), then their scores, which the partial sums of the values reuse
+// (max(split_keys, phases · dim) floats). A thread scores whole keys; for the values, thread t sums 8
+// dimensions (chunk t % chunks) over every phases-th key, so each iteration loads 16 independent
+// bytes. dim is a template argument so that a key's loads unroll into one batch in flight.
+// partial[row, head, split] holds the unnormalised sums (dim floats), the split's largest score and
+// its sum of exponentials.
 template <int dim>
-__device__ void paged_attention(const bf16* __restrict__ q, const bf16* __restrict__ keys,
+__device__ void attention_split(const bf16* __restrict__ q, const bf16* __restrict__ keys,
                                 const bf16* __restrict__ values, const long long* block_table, long long table_stride,
-                                const long long* positions, int block_tokens, int kv_length, int heads, int kv_heads,
-                                float scale, bf16* __restrict__ out) {
+                                const long long* positions, int block_tokens, int kv_length, int split_keys, int heads,
+                                int kv_heads, float scale, float* __restrict__ partial) {
   extern __shared__ float shared[];
   __shared__ float scratch[32];
   float* qs = shared;
   int* slots = (int*)(shared + dim);
-  float* scores = shared + dim + kv_length;
-  const int row = blockIdx.x, head = blockIdx.y, kv_head = head / (heads / kv_heads);
-  const int length = min((int)positions[row] + 1, kv_length);
+  float* scores = shared + dim + split_keys;
+  const int row = blockIdx.x, head = blockIdx.y, split = blockIdx.z, kv_head = head / (heads / kv_heads);
+  const int begin = split * split_keys, end = min(min((int)positions[row] + 1, kv_length), begin + split_keys);
+  const int count = max(end - begin, 0);
   const long long* table = block_table + row * table_stride;
   const bf16* q_row = q + ((long long)row * heads + head) * dim;
   for (int d = threadIdx.x; d < dim; d += blockDim.x) qs[d] = to_float(q_row[d]);
-  for (int j = threadIdx.x; j < length; j += blockDim.x)
-    slots[j] = (int)(table[j / block_tokens] * block_tokens + j % block_tokens);
+  for (int j = threadIdx.x; j < count; j += blockDim.x)
+    slots[j] = (int)(table[(begin + j) / block_tokens] * block_tokens + (begin + j) % block_tokens);
   __syncthreads();
   constexpr int chunks = dim / 8;
   float local_max = NEG_INF;
-  for (int j = threadIdx.x; j < length; j += blockDim.x) {
+  for (int j = threadIdx.x; j < count; j += blockDim.x) {
     const uint4* k = (const uint4*)(keys + ((long long)slots[j] * kv_heads + kv_head) * dim);
     float dot = 0.f;
 #pragma unroll
@@ -203,7 +218,7 @@ __device__ void paged_attention(const bf16* __restrict__ q, const bf16* __restri
   }
   const float top = block_reduce(local_max, true, scratch);
   float local_sum = 0.f;
-  for (int j = threadIdx.x; j < length; j += blockDim.x) {
+  for (int j = threadIdx.x; j < count; j += blockDim.x) {
     const float p = expf(scores[j] - top);
     scores[j] = p;
     local_sum += p;
@@ -212,7 +227,7 @@ __device__ void paged_attention(const bf16* __restrict__ q, const bf16* __restri
   const int chunk = threadIdx.x % chunks, phase = threadIdx.x / chunks, phases = blockDim.x / chunks;
   float sum[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
 #pragma unroll 4
-  for (int j = phase; j < length; j += phases) {
+  for (int j = phase; j < count; j += phases) {
     float f[8];
     unpack8(((const uint4*)(values + ((long long)slots[j] * kv_heads + kv_head) * dim))[chunk], f);
     const float p = scores[j];
@@ -221,24 +236,53 @@ __device__ void paged_attention(const bf16* __restrict__ q, const bf16* __restri
   __syncthreads();  // every score read before the partial sums reuse their memory
   for (int e = 0; e < 8; ++e) scores[phase * dim + 8 * chunk + e] = sum[e];
   __syncthreads();
-  bf16* out_row = out + ((long long)row * heads + head) * dim;
+  float* out = partial + (((long long)row * heads + head) * gridDim.z + split) * (dim + 2);
   for (int d = threadIdx.x; d < dim; d += blockDim.x) {
     float total_d = 0.f;
     for (int p = 0; p < phases; ++p) total_d += scores[p * dim + d];
-    out_row[d] = to_bf16(total_d / total);
+    out[d] = total_d;
+  }
+  if (threadIdx.x == 0) {
+    out[dim] = top;  // -inf for a split past the row's keys: it then weighs nothing
+    out[dim + 1] = total;
   }
 }
 
-#define PAGED_ATTENTION(dim)                                                                                       \
-  extern "C" __global__ void paged_attention_##dim(                                                                \
-      const bf16* q, const bf16* keys, const bf16* values, const long long* block_table, long long table_stride,   \
-      const long long* positions, int block_tokens, int kv_length, int heads, int kv_heads, float scale, bf16* out) { \
-    paged_attention<dim>(q, keys, values, block_table, table_stride, positions, block_tokens, kv_length, heads,    \
-                         kv_heads, scale, out);                                                                     \
+// One block per (row, head), one thread per dimension: the splits rescaled to the largest score.
+template <int dim>
+__device__ void attention_combine(const float* __restrict__ partial, int splits, int heads, bf16* __restrict__ out) {
+  const int row = blockIdx.x, head = blockIdx.y, d = threadIdx.x;
+  const float* p = partial + ((long long)row * heads + head) * splits * (dim + 2);
+  float top = NEG_INF;
+  for (int s = 0; s < splits; ++s) top = fmaxf(top, p[s * (dim + 2) + dim]);
+  float weight_sum = 0.f, value = 0.f;
+  for (int s = 0; s < splits; ++s) {
+    const float split_top = p[s * (dim + 2) + dim];
+    if (split_top == NEG_INF) continue;
+    const float w = expf(split_top - top);
+    weight_sum += w * p[s * (dim + 2) + dim + 1];
+    value += w * p[s * (dim + 2) + d];
   }
-PAGED_ATTENTION(64)
-PAGED_ATTENTION(128)
-PAGED_ATTENTION(256)
+  out[((long long)row * heads + head) * dim + d] = to_bf16(value / weight_sum);
+}
+
+#define ATTENTION(dim)                                                                                            \
+  extern "C" __global__ void attention_split_##dim(                                                               \
+      const bf16* q, const bf16* keys, const bf16* values, const long long* block_table, long long table_stride,  \
+      const long long* positions, int block_tokens, int kv_length, int split_keys, int heads, int kv_heads,       \
+      float scale, float* partial) {                                                                              \
+    attention_split<dim>(q, keys, values, block_table, table_stride, positions, block_tokens, kv_length,         \
+                         split_keys, heads, kv_heads, scale, partial);                                            \
+  }                                                                                                               \
+  extern "C" __global__ void attention_combine_##dim(const float* partial, int splits, int heads, bf16* out) {   \
+    attention_combine<dim>(partial, splits, heads, out);                                                          \
+  }
+ATTENTION(8)
+ATTENTION(16)
+ATTENTION(32)
+ATTENTION(64)
+ATTENTION(128)
+ATTENTION(256)
 
 // One thread per 8 outputs; inter is a multiple of 8.
 extern "C" __global__ void silu_mul(const bf16* __restrict__ gate_up, bf16* __restrict__ out, int inter,
@@ -255,17 +299,30 @@ extern "C" __global__ void silu_mul(const bf16* __restrict__ gate_up, bf16* __re
 }
 )CUDA";
 
-constexpr const char* kKernelNames[] = {"add_rms_norm",       "rope_write_kv",       "silu_mul",
-                                        "paged_attention_64", "paged_attention_128", "paged_attention_256"};
-enum Kernel {
+// Attention is built for each of these head sizes (a template argument: a key's loads then unroll
+// into one batch in flight).
+constexpr int64_t kHeadDims[] = {8, 16, 32, 64, 128, 256};
+constexpr int kHeadDimCount = 6;
+
+constexpr const char* kKernelNames[] = {"add_rms_norm",         "rope_write_kv",         "silu_mul",
+                                        "attention_split_8",    "attention_split_16",    "attention_split_32",
+                                        "attention_split_64",   "attention_split_128",   "attention_split_256",
+                                        "attention_combine_8",  "attention_combine_16",  "attention_combine_32",
+                                        "attention_combine_64", "attention_combine_128", "attention_combine_256"};
+// The attention kernels follow kHeadDims' order.
+enum Kernel : int {
   kAddRmsNorm,
   kRopeWriteKv,
   kSiluMul,
-  kPagedAttention64,
-  kPagedAttention128,
-  kPagedAttention256,
-  kKernels
+  kAttentionSplit,
+  kAttentionCombine = kAttentionSplit + kHeadDimCount,
+  kKernels = kAttentionCombine + kHeadDimCount
 };
+
+Kernel for_head_dim(Kernel first, int64_t head_dim) {
+  const auto* found = std::find(std::begin(kHeadDims), std::end(kHeadDims), head_dim);
+  return static_cast<Kernel>(first + (found - std::begin(kHeadDims)));
+}
 
 void check_cuda(cudaError_t status, const char* what) {
   if (status != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(status)));
@@ -418,20 +475,25 @@ at::Tensor DecodeKernels::attention(const at::Tensor& q, const at::Tensor& keys,
               block_table.size(1) * block_tokens >= kv_length && positions.scalar_type() == at::kLong &&
               positions.is_contiguous() && positions.numel() == rows,
           "attention", "needs an int64 block table covering kv_length and int64 positions, one a row");
+  const int64_t splits = attention_splits(kv_length);
+  auto partial = at::empty({rows, heads, splits, dim + 2}, q.options().dtype(at::kFloat));
   auto out = at::empty({rows, heads * dim}, q.options());
   const void *q_ptr = q.data_ptr(), *keys_ptr = keys.data_ptr(), *values_ptr = values.data_ptr(),
              *table_ptr = block_table.data_ptr(), *positions_ptr = positions.data_ptr();
-  void* out_ptr = out.data_ptr();
+  void *partial_ptr = partial.data_ptr(), *out_ptr = out.data_ptr();
   long long table_stride = block_table.stride(0);
   int block_arg = static_cast<int>(block_tokens), kv_length_arg = static_cast<int>(kv_length),
+      split_keys = static_cast<int>(keys_per_split(kv_length)), splits_arg = static_cast<int>(splits),
       heads_arg = static_cast<int>(heads), kv_heads_arg = static_cast<int>(kv_heads);
   float scale_arg = static_cast<float>(scale);
-  const auto shared = static_cast<size_t>(attention_shared_bytes(dim, kv_length));
-  const Kernel kernel = dim == 64 ? kPagedAttention64 : dim == 128 ? kPagedAttention128 : kPagedAttention256;
-  launch(*compiled_, kernel, q, dim3(static_cast<unsigned>(rows), static_cast<unsigned>(heads)),
-         dim3(kAttentionThreads), shared,
+  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(heads), static_cast<unsigned>(splits));
+  launch(*compiled_, for_head_dim(kAttentionSplit, dim), q, grid, dim3(kAttentionThreads),
+         static_cast<size_t>(attention_shared_bytes(dim, kv_length)),
          {&q_ptr, &keys_ptr, &values_ptr, &table_ptr, &table_stride, &positions_ptr, &block_arg, &kv_length_arg,
-          &heads_arg, &kv_heads_arg, &scale_arg, &out_ptr});
+          &split_keys, &heads_arg, &kv_heads_arg, &scale_arg, &partial_ptr});
+  launch(*compiled_, for_head_dim(kAttentionCombine, dim), q,
+         dim3(static_cast<unsigned>(rows), static_cast<unsigned>(heads)), dim3(static_cast<unsigned>(dim)), 0,
+         {&partial_ptr, &splits_arg, &heads_arg, &out_ptr});
   return out;
 }
 

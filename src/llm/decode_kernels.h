@@ -1,8 +1,9 @@
 // Fused CUDA kernels for a decode step of one new token per row, in bf16: issue 17's profile of the
 // 7B shape at batch 1 found 24 kernels a layer, 15 of them small elementwise, gather and mask
-// kernels that together took a third of the step. These fuse them into five a layer around the
-// four GEMMs: a residual add with the RMSNorm after it, RoPE with the key and value writes into the
-// paged cache, attention reading the paged cache in place, and SiLU with the gate product.
+// kernels that together took a third of the step. These make them six a layer around the four
+// GEMMs: a residual add with the RMSNorm after it (twice), RoPE with the key and value writes into
+// the paged cache, attention reading the paged cache in place (split over the keys, then combined),
+// and SiLU with the gate product.
 //
 // They are compiled with NVRTC when first used on a device, so the build needs no CUDA compiler and
 // a CPU build has none of this. The ATen path in transformer.cpp stays the reference:
@@ -30,9 +31,10 @@ class DecodeKernels {
   static std::string compile(int major, int minor);
 
   // Whether the kernels take a model of these sizes for a step of kv_length keys: hidden and
-  // intermediate sizes multiples of 8; head_dim 64, 128 or 256 (the attention kernel is built for
-  // each); and kv_length keys' slots and scores in the attention kernel's 48 KiB of shared
-  // memory (6,080 keys at head_dim 128; longer steps take ATen's path).
+  // intermediate sizes multiples of 8; head_dim a power of two from 8 to 256 (the attention kernel
+  // is built for each); and a split's share of kv_length keys, their slots and scores, in the
+  // attention kernel's 48 KiB of shared memory (194,560 keys at head_dim 128, in 32 splits of 6,080;
+  // longer steps take ATen's path).
   static bool fits(int64_t hidden, int64_t inter, int64_t head_dim, int64_t kv_length);
 
   // residual [rows, n] += x, rounded to bf16 as an ATen add would; returns

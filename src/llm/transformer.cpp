@@ -526,7 +526,7 @@ const DecodeKernels* Transformer::decode_kernels_for(const at::Tensor& ids, cons
   return DecodeKernels::get(options_.device);
 }
 
-// hidden() for one token a row, with what the ATen path spends 24 kernels a layer on in 9: the
+// hidden() for one token a row, with what the ATen path spends 24 kernels a layer on in 10: the
 // residual add goes into the next RMSNorm, so the stream carries (residual, its norm) between them.
 at::Tensor Transformer::fused_decode(const DecodeKernels& kernels, const at::Tensor& ids, const at::Tensor& positions,
                                      const AttentionSpec& spec, PagedKvCache& cache) const {
