@@ -85,9 +85,10 @@ void check_kernels(const DecodeKernels& kernels, const vinci::llm::ModelConfig& 
          0.0);
 
   // attention over a shuffled block table, rows at different positions, against SDPA on the
-  // gathered keys with the mask transformer.cpp builds: 320 keys make 3 splits of 107, where row 0's
-  // last two splits are empty; 9,008 make the most splits, 32 of 282 keys.
-  for (const int64_t kv_length : {int64_t{320}, int64_t{9008}}) {
+  // gathered keys with the mask transformer.cpp builds. At the 7B shape on 132 SMs, 320 keys make 4
+  // splits of 80, where row 0's last three are empty; 16,000 make 4 of 4,000, near the most a split
+  // takes.
+  for (const int64_t kv_length : {int64_t{320}, int64_t{16000}}) {
     const int64_t width = kv_length / block, pool_blocks = rows * width + 8;
     keys = randn({pool_blocks * block, kv_heads, dim}, device);
     values = randn({pool_blocks * block, kv_heads, dim}, device);

@@ -24,43 +24,38 @@ namespace vinci::llm {
 namespace {
 
 constexpr int kAttentionThreads = 256;
-// Keys a split of attention aims at, and the most splits: enough blocks at batch 1 for every SM of
-// an H100 or H200 from a few hundred keys on, few enough that the combine stays small.
-constexpr int64_t kSplitKeys = 128, kMaxSplits = 32;
-constexpr int64_t kSharedBytes = 48 * 1024;  // the most a kernel gets without opting in
+// A split's keys: fewer than kMinSplitKeys leave a block mostly overhead; kMaxSplitKeys bounds its
+// shared memory, (dim + keys + max(keys, 256 threads · 8 partial sums)) floats: 33 KiB at dim 256.
+constexpr int64_t kMinSplitKeys = 64, kMaxSplitKeys = 4096;
 
 std::atomic<bool> g_enabled{true};
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// attention_split's: q, the slots, then the scores or the values' partial sums.
+int64_t attention_shared_bytes(int64_t head_dim, int64_t split_keys) {
+  return (head_dim + split_keys + std::max(split_keys, int64_t{kAttentionThreads} * 8)) * 4;
+}
+
+// The attention kernel is built for each of these (a template argument, so that a key's loads unroll
+// into one batch in flight).
+bool attention_takes(int64_t head_dim) { return head_dim >= 8 && head_dim <= 256 && (head_dim & (head_dim - 1)) == 0; }
 
 }  // namespace
 
 void DecodeKernels::set_enabled(bool enabled) { g_enabled = enabled; }
 
-namespace {
-
-int64_t attention_splits(int64_t kv_length) {
-  return std::clamp<int64_t>((kv_length + kSplitKeys - 1) / kSplitKeys, 1, kMaxSplits);
-}
-int64_t keys_per_split(int64_t kv_length) {
-  const int64_t splits = attention_splits(kv_length);
-  return (kv_length + splits - 1) / splits;
+bool DecodeKernels::fits(int64_t hidden, int64_t inter, int64_t head_dim) {
+  return hidden % 8 == 0 && inter % 8 == 0 && attention_takes(head_dim);
 }
 
-// attention_split's: q, the slots, then the scores or the values' partial sums.
-int64_t attention_shared_bytes(int64_t head_dim, int64_t kv_length) {
-  const int64_t phases = kAttentionThreads / (head_dim / 8), split_keys = keys_per_split(kv_length);
-  return (head_dim + split_keys + std::max(split_keys, phases * head_dim)) * 4;
-}
-
-// The attention kernel's share of fits(): a head size it is built for, and room for the keys.
-bool attention_fits(int64_t head_dim, int64_t kv_length) {
-  return head_dim >= 8 && head_dim <= 256 && (head_dim & (head_dim - 1)) == 0 &&
-         attention_shared_bytes(head_dim, kv_length) <= kSharedBytes;
-}
-
-}  // namespace
-
-bool DecodeKernels::fits(int64_t hidden, int64_t inter, int64_t head_dim, int64_t kv_length) {
-  return hidden % 8 == 0 && inter % 8 == 0 && attention_fits(head_dim, kv_length);
+DecodeKernels::AttentionSplit DecodeKernels::attention_split(int64_t rows, int64_t heads, int64_t kv_length,
+                                                             int64_t sm_count) {
+  const int64_t blocks = std::max<int64_t>(rows * heads, 1), keys = std::max<int64_t>(kv_length, 1);
+  int64_t splits = std::clamp(ceil_div(2 * sm_count, blocks), int64_t{1}, ceil_div(keys, kMinSplitKeys));
+  splits = std::max(splits, ceil_div(keys, kMaxSplitKeys));
+  const int64_t split_keys = ceil_div(keys, splits);
+  return {ceil_div(keys, split_keys), split_keys};
 }
 
 #ifdef VINCI_WITH_DECODE_KERNELS
@@ -337,6 +332,7 @@ void check_nvrtc(nvrtcResult status, const char* what) {
 struct DecodeKernels::Compiled {
   cudaLibrary_t library = nullptr;
   cudaKernel_t kernels[kKernels] = {};
+  int64_t sm_count = 0;
 };
 
 std::string DecodeKernels::compile(int major, int minor) {
@@ -371,6 +367,7 @@ std::shared_ptr<const DecodeKernels::Compiled> compile_for(int device) {
   check_cuda(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
   const std::string cubin = DecodeKernels::compile(properties.major, properties.minor);
   auto out = std::make_shared<DecodeKernels::Compiled>();
+  out->sm_count = properties.multiProcessorCount;
   check_cuda(cudaLibraryLoadData(&out->library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
              "cudaLibraryLoadData");
   for (int k = 0; k < kKernels; ++k)
@@ -468,27 +465,26 @@ at::Tensor DecodeKernels::attention(const at::Tensor& q, const at::Tensor& keys,
                                     int64_t kv_length, double scale) const {
   const int64_t rows = q.size(0), heads = q.size(1), dim = q.size(2), kv_heads = keys.size(1);
   require(is_bf16_cuda(q) && is_bf16_cuda(keys) && is_bf16_cuda(values) && keys.size(2) == dim &&
-              heads % kv_heads == 0 && attention_fits(dim, kv_length),
-          "attention",
-          "needs contiguous bf16 CUDA q [rows, heads, dim] and pools, and a head size and key count it takes");
+              heads % kv_heads == 0 && attention_takes(dim),
+          "attention", "needs contiguous bf16 CUDA q [rows, heads, dim] and pools, and a head size it is built for");
   require(block_table.scalar_type() == at::kLong && block_table.size(0) >= rows && block_table.stride(1) == 1 &&
               block_table.size(1) * block_tokens >= kv_length && positions.scalar_type() == at::kLong &&
               positions.is_contiguous() && positions.numel() == rows,
           "attention", "needs an int64 block table covering kv_length and int64 positions, one a row");
-  const int64_t splits = attention_splits(kv_length);
-  auto partial = at::empty({rows, heads, splits, dim + 2}, q.options().dtype(at::kFloat));
+  const AttentionSplit split = attention_split(rows, heads, kv_length, compiled_->sm_count);
+  auto partial = at::empty({rows, heads, split.splits, dim + 2}, q.options().dtype(at::kFloat));
   auto out = at::empty({rows, heads * dim}, q.options());
   const void *q_ptr = q.data_ptr(), *keys_ptr = keys.data_ptr(), *values_ptr = values.data_ptr(),
              *table_ptr = block_table.data_ptr(), *positions_ptr = positions.data_ptr();
   void *partial_ptr = partial.data_ptr(), *out_ptr = out.data_ptr();
   long long table_stride = block_table.stride(0);
   int block_arg = static_cast<int>(block_tokens), kv_length_arg = static_cast<int>(kv_length),
-      split_keys = static_cast<int>(keys_per_split(kv_length)), splits_arg = static_cast<int>(splits),
+      split_keys = static_cast<int>(split.keys), splits_arg = static_cast<int>(split.splits),
       heads_arg = static_cast<int>(heads), kv_heads_arg = static_cast<int>(kv_heads);
   float scale_arg = static_cast<float>(scale);
-  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(heads), static_cast<unsigned>(splits));
+  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(heads), static_cast<unsigned>(split.splits));
   launch(*compiled_, for_head_dim(kAttentionSplit, dim), q, grid, dim3(kAttentionThreads),
-         static_cast<size_t>(attention_shared_bytes(dim, kv_length)),
+         static_cast<size_t>(attention_shared_bytes(dim, split.keys)),
          {&q_ptr, &keys_ptr, &values_ptr, &table_ptr, &table_stride, &positions_ptr, &block_arg, &kv_length_arg,
           &split_keys, &heads_arg, &kv_heads_arg, &scale_arg, &partial_ptr});
   launch(*compiled_, for_head_dim(kAttentionCombine, dim), q,

@@ -30,12 +30,18 @@ class DecodeKernels {
   // with NVRTC's log when the source does not compile, or when this build has no NVRTC.
   static std::string compile(int major, int minor);
 
-  // Whether the kernels take a model of these sizes for a step of kv_length keys: hidden and
-  // intermediate sizes multiples of 8; head_dim a power of two from 8 to 256 (the attention kernel
-  // is built for each); and a split's share of kv_length keys, their slots and scores, in the
-  // attention kernel's 48 KiB of shared memory (194,560 keys at head_dim 128, in 32 splits of 6,080;
-  // longer steps take ATen's path).
-  static bool fits(int64_t hidden, int64_t inter, int64_t head_dim, int64_t kv_length);
+  // Whether the kernels take a model of these sizes: hidden and intermediate sizes multiples of 8
+  // (16-byte loads), head_dim a power of two from 8 to 256 (the attention kernel is built for each).
+  static bool fits(int64_t hidden, int64_t inter, int64_t head_dim);
+
+  // How attention divides kv_length keys among its blocks, one a (row, head, split): enough splits
+  // that the blocks fill each of sm_count SMs twice (one block a head kept 28 of an H200's 132 SMs
+  // busy at batch 1), but at most one per 64 keys, and at least one per 4,096 keys, which bounds the
+  // shared memory; the keys are then shared evenly, and a split left empty is dropped.
+  struct AttentionSplit {
+    int64_t splits = 1, keys = 1;
+  };
+  static AttentionSplit attention_split(int64_t rows, int64_t heads, int64_t kv_length, int64_t sm_count);
 
   // residual [rows, n] += x, rounded to bf16 as an ATen add would; returns
   // rms_norm(residual) · weight, computed in fp32 and rounded once, as at::rms_norm does.

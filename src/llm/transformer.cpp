@@ -521,7 +521,7 @@ const DecodeKernels* Transformer::decode_kernels_for(const at::Tensor& ids, cons
                                                      const PagedKvCache* cache) const {
   if (!cache || spec.kind != AttentionSpec::Kind::kDecode || ids.size(1) != 1 || options_.dtype != at::kBFloat16 ||
       config_.qk_norm || at::GradMode::is_enabled() ||
-      !DecodeKernels::fits(config_.hidden_size, config_.intermediate_size, config_.head_dim, spec.kv_length))
+      !DecodeKernels::fits(config_.hidden_size, config_.intermediate_size, config_.head_dim))
     return nullptr;
   return DecodeKernels::get(options_.device);
 }
