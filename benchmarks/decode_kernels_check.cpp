@@ -45,6 +45,35 @@ at::Tensor randn(at::IntArrayRef shape, at::Device device) {
   return at::randn(shape, at::TensorOptions().dtype(at::kBFloat16).device(device));
 }
 
+// attention over a shuffled block table, rows at different positions, against SDPA on the gathered
+// keys with the mask transformer.cpp builds.
+void check_attention(const DecodeKernels& kernels, int64_t rows, int64_t heads, int64_t kv_heads, int64_t dim,
+                     int64_t kv_length, at::Device device) {
+  const int64_t block = 16;
+  const auto long_options = at::TensorOptions().dtype(at::kLong).device(device);
+  const int64_t width = kv_length / block, pool_blocks = rows * width + 8;
+  const auto keys = randn({pool_blocks * block, kv_heads, dim}, device);
+  const auto values = randn({pool_blocks * block, kv_heads, dim}, device);
+  const auto table = at::randperm(pool_blocks - 1, long_options).narrow(0, 0, rows * width).add(1).view({rows, width});
+  const auto query = randn({rows, heads, dim}, device);
+  const auto attention_positions = at::tensor(std::vector<int64_t>{0, kv_length / 3, kv_length - 1}, long_options);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
+  const auto got = kernels.attention(query, keys, values, table, attention_positions, block, kv_length, scale);
+  const auto gathered = [&](const at::Tensor& pool) {
+    return pool.view({-1, block, kv_heads, dim})
+        .index_select(0, table.reshape(-1))
+        .view({rows, kv_length, kv_heads, dim})
+        .transpose(1, 2);
+  };
+  const auto visible =
+      (at::arange(kv_length, long_options).view({1, 1, kv_length}) <= attention_positions.view({rows, 1, 1}))
+          .unsqueeze(1);
+  const auto want = at::scaled_dot_product_attention(query.unsqueeze(2), gathered(keys), gathered(values), visible, 0.0,
+                                                     false, scale, /*enable_gqa=*/true);
+  report(fmt::format("attention, {} heads on {} kv heads, {} keys", heads, kv_heads, kv_length),
+         relative_difference(got, want.reshape({rows, heads * dim})), 2e-2);
+}
+
 void check_kernels(const DecodeKernels& kernels, const vinci::llm::ModelConfig& c, at::Device device) {
   const int64_t rows = 3, n = c.hidden_size, dim = c.head_dim, heads = c.num_attention_heads,
                 kv_heads = c.num_key_value_heads;
@@ -84,34 +113,12 @@ void check_kernels(const DecodeKernels& kernels, const vinci::llm::ModelConfig& 
                              qkv.narrow(1, (heads + kv_heads) * dim, kv_heads * dim).view({rows, kv_heads, dim})),
          0.0);
 
-  // attention over a shuffled block table, rows at different positions, against SDPA on the
-  // gathered keys with the mask transformer.cpp builds. At the 7B shape on 132 SMs, 320 keys make 4
-  // splits of 80, where row 0's last three are empty; 16,000 make 4 of 4,000, near the most a split
-  // takes.
-  for (const int64_t kv_length : {int64_t{320}, int64_t{16000}}) {
-    const int64_t width = kv_length / block, pool_blocks = rows * width + 8;
-    keys = randn({pool_blocks * block, kv_heads, dim}, device);
-    values = randn({pool_blocks * block, kv_heads, dim}, device);
-    const auto table =
-        at::randperm(pool_blocks - 1, long_options).narrow(0, 0, rows * width).add(1).view({rows, width});
-    const auto query = randn({rows, heads, dim}, device);
-    const auto attention_positions = at::tensor(std::vector<int64_t>{0, kv_length / 3, kv_length - 1}, long_options);
-    const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
-    const auto got = kernels.attention(query, keys, values, table, attention_positions, block, kv_length, scale);
-    const auto gathered = [&](const at::Tensor& pool) {
-      return pool.view({-1, block, kv_heads, dim})
-          .index_select(0, table.reshape(-1))
-          .view({rows, kv_length, kv_heads, dim})
-          .transpose(1, 2);
-    };
-    const auto visible =
-        (at::arange(kv_length, long_options).view({1, 1, kv_length}) <= attention_positions.view({rows, 1, 1}))
-            .unsqueeze(1);
-    const auto want = at::scaled_dot_product_attention(query.unsqueeze(2), gathered(keys), gathered(values), visible,
-                                                       0.0, false, scale, /*enable_gqa=*/true);
-    report(fmt::format("attention over {} keys", kv_length),
-           relative_difference(got, want.reshape({rows, heads * dim})), 2e-2);
-  }
+  // At the 7B shape on 132 SMs (12 blocks a split), 320 keys make 10 splits of 32, where row 0's last
+  // nine are empty; 16,000 make 22 of 728. 20 query heads on 2 kv heads make two blocks a group, of 8
+  // heads and of 2.
+  for (const int64_t kv_length : {int64_t{320}, int64_t{16000}})
+    check_attention(kernels, rows, heads, kv_heads, dim, kv_length, device);
+  check_attention(kernels, rows, 20, 2, dim, 704, device);
 }
 
 // Whole steps: a prompt prefilled once, then decode steps each run unfused and then fused from the

@@ -24,17 +24,20 @@ namespace vinci::llm {
 namespace {
 
 constexpr int kAttentionThreads = 256;
+// A block of attention takes up to kHeadTile query heads of a group sharing a kv head.
+constexpr int64_t kHeadTile = 8;
 // A split's keys: fewer than kMinSplitKeys leave a block mostly overhead; kMaxSplitKeys bounds its
-// shared memory, (dim + keys + max(keys, 256 threads · 8 partial sums)) floats: 33 KiB at dim 256.
-constexpr int64_t kMinSplitKeys = 64, kMaxSplitKeys = 4096;
+// shared memory, (tile · dim + keys + max(tile · keys, 256 threads · 8 partial sums)) floats: 45 KiB
+// at 8 heads of dim 256, within the 48 KiB a kernel gets without opting in.
+constexpr int64_t kMinSplitKeys = 32, kMaxSplitKeys = 1024;
 
 std::atomic<bool> g_enabled{true};
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// attention_split's: q, the slots, then the scores or the values' partial sums.
-int64_t attention_shared_bytes(int64_t head_dim, int64_t split_keys) {
-  return (head_dim + split_keys + std::max(split_keys, int64_t{kAttentionThreads} * 8)) * 4;
+// attention_split's: the queries, the slots, then the scores or the values' partial sums.
+int64_t attention_shared_bytes(int64_t tile, int64_t head_dim, int64_t split_keys) {
+  return (tile * head_dim + split_keys + std::max(tile * split_keys, int64_t{kAttentionThreads} * 8)) * 4;
 }
 
 // The attention kernel is built for each of these (a template argument, so that a key's loads unroll
@@ -49,9 +52,9 @@ bool DecodeKernels::fits(int64_t hidden, int64_t inter, int64_t head_dim) {
   return hidden % 8 == 0 && inter % 8 == 0 && attention_takes(head_dim);
 }
 
-DecodeKernels::AttentionSplit DecodeKernels::attention_split(int64_t rows, int64_t heads, int64_t kv_length,
+DecodeKernels::AttentionSplit DecodeKernels::attention_split(int64_t blocks_per_split, int64_t kv_length,
                                                              int64_t sm_count) {
-  const int64_t blocks = std::max<int64_t>(rows * heads, 1), keys = std::max<int64_t>(kv_length, 1);
+  const int64_t blocks = std::max<int64_t>(blocks_per_split, 1), keys = std::max<int64_t>(kv_length, 1);
   int64_t splits = std::clamp(ceil_div(2 * sm_count, blocks), int64_t{1}, ceil_div(keys, kMinSplitKeys));
   splits = std::max(splits, ceil_div(keys, kMaxSplitKeys));
   const int64_t split_keys = ceil_div(keys, splits);
@@ -168,78 +171,126 @@ extern "C" __global__ void rope_write_kv(const bf16* __restrict__ qkv, const lon
   }
 }
 
-// Flash-decoding: one block per (row, head, split of the keys), so that a step at batch 1 spreads
-// over every SM (one block per head kept 28 of the H200's 132 busy, each waiting on its loads, 19 us
-// a layer); attention_combine then merges the splits. Shared memory: q (dim floats), the split's
-// keys' pool slots (split_keys ints), then their scores, which the partial sums of the values reuse
-// (max(split_keys, phases · dim) floats). A thread scores whole keys; for the values, thread t sums 8
-// dimensions (chunk t % chunks) over every phases-th key, so each iteration loads 16 independent
-// bytes. dim is a template argument so that a key's loads unroll into one batch in flight.
-// partial[row, head, split] holds the unnormalised sums (dim floats), the split's largest score and
-// its sum of exponentials.
+// block_reduce for each of 8 values at once; scratch holds 8 · 32 floats.
+__device__ void block_reduce8(float* v, bool take_max, float* scratch) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+#pragma unroll
+  for (int g = 0; g < 8; ++g)
+    for (int o = 16; o > 0; o >>= 1) {
+      const float other = __shfl_xor_sync(0xffffffffu, v[g], o);
+      v[g] = take_max ? fmaxf(v[g], other) : v[g] + other;
+    }
+  __syncthreads();  // scratch may still be read by the previous reduction
+  if (lane == 0)
+    for (int g = 0; g < 8; ++g) scratch[g * 32 + warp] = v[g];
+  __syncthreads();
+#pragma unroll
+  for (int g = 0; g < 8; ++g) {
+    v[g] = lane < warps ? scratch[g * 32 + lane] : (take_max ? NEG_INF : 0.f);
+    for (int o = 16; o > 0; o >>= 1) {
+      const float other = __shfl_xor_sync(0xffffffffu, v[g], o);
+      v[g] = take_max ? fmaxf(v[g], other) : v[g] + other;
+    }
+  }
+}
+
+// Flash-decoding: one block per (row, kv head, up to 8 of its query heads, split of the keys), so
+// that a step at batch 1 spreads over the SMs (one block per head kept 28 of the H200's 132 busy, 19
+// us a layer) and each key and value is loaded once for all the query heads that share it (one block
+// per query head loaded them 7 times at the 7B shape: 12.7 ms a step at batch 16 and 4,096 keys,
+// against ATen's 9.0); attention_combine then merges the splits. Shared memory: the block's queries
+// (tile · dim floats, tile = min(group, 8)), the split's keys' pool slots (split_keys ints), then their
+// scores a head in turn (tile · split_keys floats), which the values' partial sums reuse (phases · dim
+// floats). A thread scores whole keys; for the values, thread t sums 8 dimensions (chunk t % chunks)
+// over every phases-th key, so each iteration loads 16 independent bytes. dim is a template argument
+// so that a key's loads unroll into one batch in flight. partial[row, head, split] holds the
+// unnormalised sums (dim floats), the split's largest score and its sum of exponentials.
 template <int dim>
 __device__ void attention_split(const bf16* __restrict__ q, const bf16* __restrict__ keys,
                                 const bf16* __restrict__ values, const long long* block_table, long long table_stride,
                                 const long long* positions, int block_tokens, int kv_length, int split_keys, int heads,
                                 int kv_heads, float scale, float* __restrict__ partial) {
   extern __shared__ float shared[];
-  __shared__ float scratch[32];
+  __shared__ float scratch[8 * 32];
+  const int group = heads / kv_heads, tile = min(group, 8), tiles = (group + 7) / 8;
+  const int row = blockIdx.x, kv_head = blockIdx.y / tiles, split = blockIdx.z;
+  const int first = kv_head * group + (blockIdx.y % tiles) * 8, n = min(8, (kv_head + 1) * group - first);
   float* qs = shared;
-  int* slots = (int*)(shared + dim);
-  float* scores = shared + dim + split_keys;
-  const int row = blockIdx.x, head = blockIdx.y, split = blockIdx.z, kv_head = head / (heads / kv_heads);
+  int* slots = (int*)(shared + tile * dim);
+  float* scores = shared + tile * dim + split_keys;
   const int begin = split * split_keys, end = min(min((int)positions[row] + 1, kv_length), begin + split_keys);
   const int count = max(end - begin, 0);
   const long long* table = block_table + row * table_stride;
-  const bf16* q_row = q + ((long long)row * heads + head) * dim;
-  for (int d = threadIdx.x; d < dim; d += blockDim.x) qs[d] = to_float(q_row[d]);
+  const bf16* q_rows = q + ((long long)row * heads + first) * dim;
+  for (int i = threadIdx.x; i < n * dim; i += blockDim.x) qs[i] = to_float(q_rows[i]);
   for (int j = threadIdx.x; j < count; j += blockDim.x)
     slots[j] = (int)(table[(begin + j) / block_tokens] * block_tokens + (begin + j) % block_tokens);
   __syncthreads();
   constexpr int chunks = dim / 8;
-  float local_max = NEG_INF;
+  float top[8], total[8];
+#pragma unroll
+  for (int g = 0; g < 8; ++g) top[g] = NEG_INF, total[g] = 0.f;
   for (int j = threadIdx.x; j < count; j += blockDim.x) {
     const uint4* k = (const uint4*)(keys + ((long long)slots[j] * kv_heads + kv_head) * dim);
-    float dot = 0.f;
-#pragma unroll
+    float dot[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+#pragma unroll 4
     for (int c = 0; c < chunks; ++c) {
       float f[8];
       unpack8(k[c], f);
-      for (int e = 0; e < 8; ++e) dot += qs[8 * c + e] * f[e];
+#pragma unroll
+      for (int g = 0; g < 8; ++g)
+        if (g < n)
+          for (int e = 0; e < 8; ++e) dot[g] += qs[g * dim + 8 * c + e] * f[e];
     }
-    dot *= scale;
-    scores[j] = dot;
-    local_max = fmaxf(local_max, dot);
+#pragma unroll
+    for (int g = 0; g < 8; ++g)
+      if (g < n) {
+        scores[g * split_keys + j] = dot[g] * scale;
+        top[g] = fmaxf(top[g], dot[g] * scale);
+      }
   }
-  const float top = block_reduce(local_max, true, scratch);
-  float local_sum = 0.f;
-  for (int j = threadIdx.x; j < count; j += blockDim.x) {
-    const float p = expf(scores[j] - top);
-    scores[j] = p;
-    local_sum += p;
-  }
-  const float total = block_reduce(local_sum, false, scratch);  // its barriers publish the scores
+  block_reduce8(top, true, scratch);
+  for (int j = threadIdx.x; j < count; j += blockDim.x)
+#pragma unroll
+    for (int g = 0; g < 8; ++g)
+      if (g < n) {
+        const float p = expf(scores[g * split_keys + j] - top[g]);
+        scores[g * split_keys + j] = p;
+        total[g] += p;
+      }
+  block_reduce8(total, false, scratch);  // its barriers publish the scores
   const int chunk = threadIdx.x % chunks, phase = threadIdx.x / chunks, phases = blockDim.x / chunks;
-  float sum[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-#pragma unroll 4
+  float sum[8][8];
+#pragma unroll
+  for (int g = 0; g < 8; ++g)
+    for (int e = 0; e < 8; ++e) sum[g][e] = 0.f;
+#pragma unroll 2
   for (int j = phase; j < count; j += phases) {
     float f[8];
     unpack8(((const uint4*)(values + ((long long)slots[j] * kv_heads + kv_head) * dim))[chunk], f);
-    const float p = scores[j];
-    for (int e = 0; e < 8; ++e) sum[e] += p * f[e];
+#pragma unroll
+    for (int g = 0; g < 8; ++g)
+      if (g < n) {
+        const float p = scores[g * split_keys + j];
+        for (int e = 0; e < 8; ++e) sum[g][e] += p * f[e];
+      }
   }
-  __syncthreads();  // every score read before the partial sums reuse their memory
-  for (int e = 0; e < 8; ++e) scores[phase * dim + 8 * chunk + e] = sum[e];
-  __syncthreads();
-  float* out = partial + (((long long)row * heads + head) * gridDim.z + split) * (dim + 2);
-  for (int d = threadIdx.x; d < dim; d += blockDim.x) {
-    float total_d = 0.f;
-    for (int p = 0; p < phases; ++p) total_d += scores[p * dim + d];
-    out[d] = total_d;
-  }
-  if (threadIdx.x == 0) {
-    out[dim] = top;  // -inf for a split past the row's keys: it then weighs nothing
-    out[dim + 1] = total;
+#pragma unroll
+  for (int g = 0; g < 8; ++g) {
+    if (g >= n) break;  // n is the block's, so every thread reaches the same barriers
+    __syncthreads();    // the scores, or the last head's partial sums, read before they are overwritten
+    for (int e = 0; e < 8; ++e) scores[phase * dim + 8 * chunk + e] = sum[g][e];
+    __syncthreads();
+    float* out = partial + (((long long)row * heads + first + g) * gridDim.z + split) * (dim + 2);
+    for (int d = threadIdx.x; d < dim; d += blockDim.x) {
+      float total_d = 0.f;
+      for (int p = 0; p < phases; ++p) total_d += scores[p * dim + d];
+      out[d] = total_d;
+    }
+    if (threadIdx.x == 0) {
+      out[dim] = top[g];  // -inf for a split past the row's keys: it then weighs nothing
+      out[dim + 1] = total[g];
+    }
   }
 }
 
@@ -471,7 +522,8 @@ at::Tensor DecodeKernels::attention(const at::Tensor& q, const at::Tensor& keys,
               block_table.size(1) * block_tokens >= kv_length && positions.scalar_type() == at::kLong &&
               positions.is_contiguous() && positions.numel() == rows,
           "attention", "needs an int64 block table covering kv_length and int64 positions, one a row");
-  const AttentionSplit split = attention_split(rows, heads, kv_length, compiled_->sm_count);
+  const int64_t group = heads / kv_heads, tiles = ceil_div(group, kHeadTile), tile = std::min(group, kHeadTile);
+  const AttentionSplit split = attention_split(rows * kv_heads * tiles, kv_length, compiled_->sm_count);
   auto partial = at::empty({rows, heads, split.splits, dim + 2}, q.options().dtype(at::kFloat));
   auto out = at::empty({rows, heads * dim}, q.options());
   const void *q_ptr = q.data_ptr(), *keys_ptr = keys.data_ptr(), *values_ptr = values.data_ptr(),
@@ -482,9 +534,10 @@ at::Tensor DecodeKernels::attention(const at::Tensor& q, const at::Tensor& keys,
       split_keys = static_cast<int>(split.keys), splits_arg = static_cast<int>(split.splits),
       heads_arg = static_cast<int>(heads), kv_heads_arg = static_cast<int>(kv_heads);
   float scale_arg = static_cast<float>(scale);
-  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(heads), static_cast<unsigned>(split.splits));
+  const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(kv_heads * tiles),
+                  static_cast<unsigned>(split.splits));
   launch(*compiled_, for_head_dim(kAttentionSplit, dim), q, grid, dim3(kAttentionThreads),
-         static_cast<size_t>(attention_shared_bytes(dim, split.keys)),
+         static_cast<size_t>(attention_shared_bytes(tile, dim, split.keys)),
          {&q_ptr, &keys_ptr, &values_ptr, &table_ptr, &table_stride, &positions_ptr, &block_arg, &kv_length_arg,
           &split_keys, &heads_arg, &kv_heads_arg, &scale_arg, &partial_ptr});
   launch(*compiled_, for_head_dim(kAttentionCombine, dim), q,

@@ -34,14 +34,15 @@ class DecodeKernels {
   // (16-byte loads), head_dim a power of two from 8 to 256 (the attention kernel is built for each).
   static bool fits(int64_t hidden, int64_t inter, int64_t head_dim);
 
-  // How attention divides kv_length keys among its blocks, one a (row, head, split): enough splits
-  // that the blocks fill each of sm_count SMs twice (one block a head kept 28 of an H200's 132 SMs
-  // busy at batch 1), but at most one per 64 keys, and at least one per 4,096 keys, which bounds the
-  // shared memory; the keys are then shared evenly, and a split left empty is dropped.
+  // How attention divides kv_length keys among its blocks, of which each split has blocks_per_split
+  // (one a row, kv head and up to 8 of its query heads): enough splits that the blocks fill each of
+  // sm_count SMs twice (one block a head kept 28 of an H200's 132 SMs busy at batch 1), but at most
+  // one per 32 keys, and at least one per 1,024 keys, which bounds the shared memory; the keys are
+  // then shared evenly, and a split left empty is dropped.
   struct AttentionSplit {
     int64_t splits = 1, keys = 1;
   };
-  static AttentionSplit attention_split(int64_t rows, int64_t heads, int64_t kv_length, int64_t sm_count);
+  static AttentionSplit attention_split(int64_t blocks_per_split, int64_t kv_length, int64_t sm_count);
 
   // residual [rows, n] += x, rounded to bf16 as an ATen add would; returns
   // rms_norm(residual) · weight, computed in fp32 and rounded once, as at::rms_norm does.

@@ -1,6 +1,5 @@
-// The fused decode kernels' CPU-side contract: which shapes they take (bounds computed by hand from
-// the attention kernel's shared memory: q, a slot and a score per key of its split, and 256 threads'
-// partial sums; at most 32 splits), that no CPU device gets them, and that their source compiles with NVRTC, which
+// The fused decode kernels' CPU-side contract: which shapes they take, how attention splits the keys,
+// that no CPU device gets them, and that their source compiles with NVRTC, which
 // needs no GPU. Their numerics run on a GPU, in benchmarks/decode_kernels_check.cpp.
 #include "llm/decode_kernels.h"
 
@@ -27,22 +26,21 @@ TEST(DecodeKernels, FitsTheShapesTheirKernelsWereBuiltFor) {
 }
 
 // Splits for 132 SMs (an H100 SXM or H200), computed by hand: enough for 264 blocks, at most one per
-// 64 keys, at least one per 4,096, the keys then shared evenly.
+// 32 keys, at least one per 1,024, the keys then shared evenly. At the 7B shape a split has a block
+// for each row and each of the 4 kv heads (7 query heads each).
 TEST(DecodeKernels, AttentionSplitsFillTheSmsWithinTheirKeyBounds) {
-  const auto split = [](int64_t rows, int64_t heads, int64_t kv_length) {
-    const auto s = DecodeKernels::attention_split(rows, heads, kv_length, 132);
+  const auto split = [](int64_t blocks_per_split, int64_t kv_length) {
+    const auto s = DecodeKernels::attention_split(blocks_per_split, kv_length, 132);
     return std::pair{s.splits, s.keys};
   };
-  EXPECT_EQ(split(1, 28, 512), std::pair(int64_t{8}, int64_t{64}));     // 10 wanted, 512 / 64 allow 8
-  EXPECT_EQ(split(1, 28, 5000), std::pair(int64_t{10}, int64_t{500}));  // ceil(264 / 28) = 10
-  EXPECT_EQ(split(1, 28, 600), std::pair(int64_t{10}, int64_t{60}));    // 10 wanted, ceil(600 / 64) = 10
-  EXPECT_EQ(split(1, 1, 1000), std::pair(int64_t{16}, int64_t{63}));    // 16 allowed: 16 · 63 = 1,008 keys
-  // 264 wanted and allowed; 16,897 keys make 65 a split, which 260 splits hold.
-  EXPECT_EQ(split(1, 1, 16897), std::pair(int64_t{260}, int64_t{65}));
-  EXPECT_EQ(split(16, 28, 4096), std::pair(int64_t{1}, int64_t{4096}));  // 448 blocks already
-  EXPECT_EQ(split(16, 28, 9000), std::pair(int64_t{3}, int64_t{3000}));  // no split over 4,096
-  EXPECT_EQ(split(2, 4, 100), std::pair(int64_t{2}, int64_t{50}));
-  EXPECT_EQ(split(1, 28, 1), std::pair(int64_t{1}, int64_t{1}));
+  EXPECT_EQ(split(4, 512), std::pair(int64_t{16}, int64_t{32}));     // 66 wanted, 512 / 32 allow 16
+  EXPECT_EQ(split(4, 5000), std::pair(int64_t{66}, int64_t{76}));    // 66 · 76 = 5,016 keys
+  EXPECT_EQ(split(64, 4096), std::pair(int64_t{5}, int64_t{820}));   // batch 16: ceil(264 / 64) = 5
+  EXPECT_EQ(split(64, 9000), std::pair(int64_t{9}, int64_t{1000}));  // no split over 1,024
+  EXPECT_EQ(split(8, 100), std::pair(int64_t{4}, int64_t{25}));
+  EXPECT_EQ(split(4, 1), std::pair(int64_t{1}, int64_t{1}));
+  // 264 wanted and allowed; 8,449 keys make 33 a split, which 257 splits hold.
+  EXPECT_EQ(split(1, 8449), std::pair(int64_t{257}, int64_t{33}));
 }
 
 TEST(DecodeKernels, NoCpuDeviceGetsThem) { EXPECT_EQ(DecodeKernels::get(at::Device(at::kCPU)), nullptr); }
