@@ -113,12 +113,12 @@ void check_kernels(const DecodeKernels& kernels, const vinci::llm::ModelConfig& 
                              qkv.narrow(1, (heads + kv_heads) * dim, kv_heads * dim).view({rows, kv_heads, dim})),
          0.0);
 
-  // At the 7B shape on 132 SMs (12 blocks a split), 320 keys make 10 splits of 32, where row 0's last
-  // nine are empty; 16,000 make 22 of 728. 20 query heads on 2 kv heads make two blocks a group, of 8
-  // heads and of 2.
+  // At the 7B shape on an H100 or H200 (132 SMs, 50 MiB of L2): 320 keys take a block a query head
+  // and 4 splits of 80, where row 0's last three are empty; 16,000 take tiles of 7 query heads and 22
+  // splits of 728. 20 query heads on 2 kv heads over 8,000 keys take tiles of 8 heads and of 2.
   for (const int64_t kv_length : {int64_t{320}, int64_t{16000}})
     check_attention(kernels, rows, heads, kv_heads, dim, kv_length, device);
-  check_attention(kernels, rows, 20, 2, dim, 704, device);
+  check_attention(kernels, rows, 20, 2, dim, 8000, device);
 }
 
 // Whole steps: a prompt prefilled once, then decode steps each run unfused and then fused from the

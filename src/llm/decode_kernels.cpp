@@ -52,6 +52,12 @@ bool DecodeKernels::fits(int64_t hidden, int64_t inter, int64_t head_dim) {
   return hidden % 8 == 0 && inter % 8 == 0 && attention_takes(head_dim);
 }
 
+int64_t DecodeKernels::attention_head_tile(int64_t rows, int64_t heads, int64_t kv_heads, int64_t head_dim,
+                                           int64_t kv_length, int64_t l2_bytes) {
+  const int64_t kv_bytes = rows * kv_length * kv_heads * head_dim * 4;
+  return kv_bytes > l2_bytes / 4 ? std::min(heads / kv_heads, kHeadTile) : 1;
+}
+
 DecodeKernels::AttentionSplit DecodeKernels::attention_split(int64_t blocks_per_split, int64_t kv_length,
                                                              int64_t sm_count) {
   const int64_t blocks = std::max<int64_t>(blocks_per_split, 1), keys = std::max<int64_t>(kv_length, 1);
@@ -194,12 +200,11 @@ __device__ void block_reduce8(float* v, bool take_max, float* scratch) {
   }
 }
 
-// Flash-decoding: one block per (row, kv head, up to 8 of its query heads, split of the keys), so
-// that a step at batch 1 spreads over the SMs (one block per head kept 28 of the H200's 132 busy, 19
-// us a layer) and each key and value is loaded once for all the query heads that share it (one block
-// per query head loaded them 7 times at the 7B shape: 12.7 ms a step at batch 16 and 4,096 keys,
-// against ATen's 9.0); attention_combine then merges the splits. Shared memory: the block's queries
-// (tile · dim floats, tile = min(group, 8)), the split's keys' pool slots (split_keys ints), then their
+// Flash-decoding: one block per (row, kv head, tile of up to 8 of its query heads, split of the
+// keys), so that a step at batch 1 spreads over the SMs (one block per head kept 28 of the H200's 132
+// busy, 19 us a layer), and, with tiles of several heads, each key and value is loaded once for the
+// query heads that share it (see DecodeKernels::attention_head_tile); attention_combine then merges
+// the splits. Shared memory: the block's queries (tile · dim floats), the split's keys' pool slots (split_keys ints), then their
 // scores a head in turn (tile · split_keys floats), which the values' partial sums reuse (phases · dim
 // floats). A thread scores whole keys; for the values, thread t sums 8 dimensions (chunk t % chunks)
 // over every phases-th key, so each iteration loads 16 independent bytes. dim is a template argument
@@ -209,12 +214,12 @@ template <int dim>
 __device__ void attention_split(const bf16* __restrict__ q, const bf16* __restrict__ keys,
                                 const bf16* __restrict__ values, const long long* block_table, long long table_stride,
                                 const long long* positions, int block_tokens, int kv_length, int split_keys, int heads,
-                                int kv_heads, float scale, float* __restrict__ partial) {
+                                int kv_heads, int tile, float scale, float* __restrict__ partial) {
   extern __shared__ float shared[];
   __shared__ float scratch[8 * 32];
-  const int group = heads / kv_heads, tile = min(group, 8), tiles = (group + 7) / 8;
+  const int group = heads / kv_heads, tiles = (group + tile - 1) / tile;
   const int row = blockIdx.x, kv_head = blockIdx.y / tiles, split = blockIdx.z;
-  const int first = kv_head * group + (blockIdx.y % tiles) * 8, n = min(8, (kv_head + 1) * group - first);
+  const int first = kv_head * group + (blockIdx.y % tiles) * tile, n = min(tile, (kv_head + 1) * group - first);
   float* qs = shared;
   int* slots = (int*)(shared + tile * dim);
   float* scores = shared + tile * dim + split_keys;
@@ -316,9 +321,9 @@ __device__ void attention_combine(const float* __restrict__ partial, int splits,
   extern "C" __global__ void attention_split_##dim(                                                               \
       const bf16* q, const bf16* keys, const bf16* values, const long long* block_table, long long table_stride,  \
       const long long* positions, int block_tokens, int kv_length, int split_keys, int heads, int kv_heads,       \
-      float scale, float* partial) {                                                                              \
+      int tile, float scale, float* partial) {                                                                              \
     attention_split<dim>(q, keys, values, block_table, table_stride, positions, block_tokens, kv_length,         \
-                         split_keys, heads, kv_heads, scale, partial);                                            \
+                         split_keys, heads, kv_heads, tile, scale, partial);                                            \
   }                                                                                                               \
   extern "C" __global__ void attention_combine_##dim(const float* partial, int splits, int heads, bf16* out) {   \
     attention_combine<dim>(partial, splits, heads, out);                                                          \
@@ -383,7 +388,7 @@ void check_nvrtc(nvrtcResult status, const char* what) {
 struct DecodeKernels::Compiled {
   cudaLibrary_t library = nullptr;
   cudaKernel_t kernels[kKernels] = {};
-  int64_t sm_count = 0;
+  int64_t sm_count = 0, l2_bytes = 0;
 };
 
 std::string DecodeKernels::compile(int major, int minor) {
@@ -419,6 +424,7 @@ std::shared_ptr<const DecodeKernels::Compiled> compile_for(int device) {
   const std::string cubin = DecodeKernels::compile(properties.major, properties.minor);
   auto out = std::make_shared<DecodeKernels::Compiled>();
   out->sm_count = properties.multiProcessorCount;
+  out->l2_bytes = properties.l2CacheSize;
   check_cuda(cudaLibraryLoadData(&out->library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
              "cudaLibraryLoadData");
   for (int k = 0; k < kKernels; ++k)
@@ -522,7 +528,8 @@ at::Tensor DecodeKernels::attention(const at::Tensor& q, const at::Tensor& keys,
               block_table.size(1) * block_tokens >= kv_length && positions.scalar_type() == at::kLong &&
               positions.is_contiguous() && positions.numel() == rows,
           "attention", "needs an int64 block table covering kv_length and int64 positions, one a row");
-  const int64_t group = heads / kv_heads, tiles = ceil_div(group, kHeadTile), tile = std::min(group, kHeadTile);
+  const int64_t tile = attention_head_tile(rows, heads, kv_heads, dim, kv_length, compiled_->l2_bytes),
+                tiles = ceil_div(heads / kv_heads, tile);
   const AttentionSplit split = attention_split(rows * kv_heads * tiles, kv_length, compiled_->sm_count);
   auto partial = at::empty({rows, heads, split.splits, dim + 2}, q.options().dtype(at::kFloat));
   auto out = at::empty({rows, heads * dim}, q.options());
@@ -532,14 +539,14 @@ at::Tensor DecodeKernels::attention(const at::Tensor& q, const at::Tensor& keys,
   long long table_stride = block_table.stride(0);
   int block_arg = static_cast<int>(block_tokens), kv_length_arg = static_cast<int>(kv_length),
       split_keys = static_cast<int>(split.keys), splits_arg = static_cast<int>(split.splits),
-      heads_arg = static_cast<int>(heads), kv_heads_arg = static_cast<int>(kv_heads);
+      heads_arg = static_cast<int>(heads), kv_heads_arg = static_cast<int>(kv_heads), tile_arg = static_cast<int>(tile);
   float scale_arg = static_cast<float>(scale);
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(kv_heads * tiles),
                   static_cast<unsigned>(split.splits));
   launch(*compiled_, for_head_dim(kAttentionSplit, dim), q, grid, dim3(kAttentionThreads),
          static_cast<size_t>(attention_shared_bytes(tile, dim, split.keys)),
          {&q_ptr, &keys_ptr, &values_ptr, &table_ptr, &table_stride, &positions_ptr, &block_arg, &kv_length_arg,
-          &split_keys, &heads_arg, &kv_heads_arg, &scale_arg, &partial_ptr});
+          &split_keys, &heads_arg, &kv_heads_arg, &tile_arg, &scale_arg, &partial_ptr});
   launch(*compiled_, for_head_dim(kAttentionCombine, dim), q,
          dim3(static_cast<unsigned>(rows), static_cast<unsigned>(heads)), dim3(static_cast<unsigned>(dim)), 0,
          {&partial_ptr, &splits_arg, &heads_arg, &out_ptr});

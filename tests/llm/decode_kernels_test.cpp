@@ -43,6 +43,18 @@ TEST(DecodeKernels, AttentionSplitsFillTheSmsWithinTheirKeyBounds) {
   EXPECT_EQ(split(1, 8449), std::pair(int64_t{257}, int64_t{33}));
 }
 
+// The 7B shape (28 query heads on 4 kv heads of 128) with an H200's 50 MiB of L2: keys and values
+// take 2 KiB a token, so tiles of 7 heads from 6,400 tokens a step (12.5 MiB) on.
+TEST(DecodeKernels, AttentionGroupsQueryHeadsWhenKeysAndValuesOutgrowL2) {
+  const int64_t l2 = 50 << 20;
+  EXPECT_EQ(DecodeKernels::attention_head_tile(1, 28, 4, 128, 512, l2), 1);
+  EXPECT_EQ(DecodeKernels::attention_head_tile(1, 28, 4, 128, 6400, l2), 1);
+  EXPECT_EQ(DecodeKernels::attention_head_tile(1, 28, 4, 128, 6401, l2), 7);
+  EXPECT_EQ(DecodeKernels::attention_head_tile(16, 28, 4, 128, 512, l2), 7);
+  EXPECT_EQ(DecodeKernels::attention_head_tile(16, 32, 2, 128, 4096, l2), 8);  // 16 a kv head: two tiles
+  EXPECT_EQ(DecodeKernels::attention_head_tile(16, 8, 8, 128, 4096, l2), 1);   // no sharing
+}
+
 TEST(DecodeKernels, NoCpuDeviceGetsThem) { EXPECT_EQ(DecodeKernels::get(at::Device(at::kCPU)), nullptr); }
 
 TEST(DecodeKernels, SourceCompilesForHopperWithEveryKernelTheHostLaunches) {
