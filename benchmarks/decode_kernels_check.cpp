@@ -113,9 +113,10 @@ void check_kernels(const DecodeKernels& kernels, const vinci::llm::ModelConfig& 
                              qkv.narrow(1, (heads + kv_heads) * dim, kv_heads * dim).view({rows, kv_heads, dim})),
          0.0);
 
-  // At the 7B shape on an H100 or H200 (132 SMs, 50 MiB of L2): 320 keys take a block a query head
-  // and 4 splits of 80, where row 0's last three are empty; 16,000 take tiles of 7 query heads and 22
-  // splits of 728. 20 query heads on 2 kv heads over 8,000 keys take tiles of 8 heads and of 2.
+  // At the 7B shape on an H100 or H200 (132 SMs, 50 MiB of L2): 320 keys take attention_head, a
+  // block a query head, in 4 splits of 80, where row 0's last three are empty; 16,000 take
+  // attention_group in tiles of 7 query heads and 22 splits of 728. 20 query heads on 2 kv heads over
+  // 8,000 keys take tiles of 8 heads and of 2.
   for (const int64_t kv_length : {int64_t{320}, int64_t{16000}})
     check_attention(kernels, rows, heads, kv_heads, dim, kv_length, device);
   check_attention(kernels, rows, 20, 2, dim, 8000, device);

@@ -29,7 +29,7 @@ constexpr int64_t kHeadTile = 8;
 // A split's keys: fewer than kMinSplitKeys leave a block mostly overhead; kMaxSplitKeys bounds its
 // shared memory, (tile · dim + keys + max(tile · keys, 256 threads · 8 partial sums)) floats: 45 KiB
 // at 8 heads of dim 256, within the 48 KiB a kernel gets without opting in.
-constexpr int64_t kMinSplitKeys = 32, kMaxSplitKeys = 1024;
+constexpr int64_t kMinSplitKeys = 64, kMaxSplitKeys = 1024;
 
 std::atomic<bool> g_enabled{true};
 
@@ -177,21 +177,22 @@ extern "C" __global__ void rope_write_kv(const bf16* __restrict__ qkv, const lon
   }
 }
 
-// block_reduce for each of 8 values at once; scratch holds 8 · 32 floats.
-__device__ void block_reduce8(float* v, bool take_max, float* scratch) {
+// block_reduce for each of count values at once; scratch holds count · 32 floats.
+template <int count>
+__device__ void block_reduce_each(float* v, bool take_max, float* scratch) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
 #pragma unroll
-  for (int g = 0; g < 8; ++g)
+  for (int g = 0; g < count; ++g)
     for (int o = 16; o > 0; o >>= 1) {
       const float other = __shfl_xor_sync(0xffffffffu, v[g], o);
       v[g] = take_max ? fmaxf(v[g], other) : v[g] + other;
     }
   __syncthreads();  // scratch may still be read by the previous reduction
   if (lane == 0)
-    for (int g = 0; g < 8; ++g) scratch[g * 32 + warp] = v[g];
+    for (int g = 0; g < count; ++g) scratch[g * 32 + warp] = v[g];
   __syncthreads();
 #pragma unroll
-  for (int g = 0; g < 8; ++g) {
+  for (int g = 0; g < count; ++g) {
     v[g] = lane < warps ? scratch[g * 32 + lane] : (take_max ? NEG_INF : 0.f);
     for (int o = 16; o > 0; o >>= 1) {
       const float other = __shfl_xor_sync(0xffffffffu, v[g], o);
@@ -204,19 +205,22 @@ __device__ void block_reduce8(float* v, bool take_max, float* scratch) {
 // keys), so that a step at batch 1 spreads over the SMs (one block per head kept 28 of the H200's 132
 // busy, 19 us a layer), and, with tiles of several heads, each key and value is loaded once for the
 // query heads that share it (see DecodeKernels::attention_head_tile); attention_combine then merges
-// the splits. Shared memory: the block's queries (tile · dim floats), the split's keys' pool slots (split_keys ints), then their
-// scores a head in turn (tile · split_keys floats), which the values' partial sums reuse (phases · dim
-// floats). A thread scores whole keys; for the values, thread t sums 8 dimensions (chunk t % chunks)
-// over every phases-th key, so each iteration loads 16 independent bytes. dim is a template argument
-// so that a key's loads unroll into one batch in flight. partial[row, head, split] holds the
-// unnormalised sums (dim floats), the split's largest score and its sum of exponentials.
-template <int dim>
+// the splits. Shared memory: the block's queries (tile · dim floats), the split's keys' pool slots
+// (split_keys ints), then their scores a head in turn (tile · split_keys floats), which the values'
+// partial sums reuse (phases · dim floats). A thread scores whole keys; for the values, thread t sums
+// 8 dimensions (chunk t % chunks) over every phases-th key, so each iteration loads 16 independent
+// bytes. dim is a template argument so that a key's loads unroll into one batch in flight, and so is
+// most, the largest tile, which sizes the per-head registers: a build for tiles of 1 keeps the
+// one-head kernel as lean as it was before tiles (8.5 us a layer at batch 1 against 11.2 us for the
+// build for 8 running tiles of 1). partial[row, head, split] holds the unnormalised sums (dim
+// floats), the split's largest score and its sum of exponentials.
+template <int dim, int most>
 __device__ void attention_split(const bf16* __restrict__ q, const bf16* __restrict__ keys,
                                 const bf16* __restrict__ values, const long long* block_table, long long table_stride,
                                 const long long* positions, int block_tokens, int kv_length, int split_keys, int heads,
                                 int kv_heads, int tile, float scale, float* __restrict__ partial) {
   extern __shared__ float shared[];
-  __shared__ float scratch[8 * 32];
+  __shared__ float scratch[most * 32];
   const int group = heads / kv_heads, tiles = (group + tile - 1) / tile;
   const int row = blockIdx.x, kv_head = blockIdx.y / tiles, split = blockIdx.z;
   const int first = kv_head * group + (blockIdx.y % tiles) * tile, n = min(tile, (kv_head + 1) * group - first);
@@ -231,57 +235,59 @@ __device__ void attention_split(const bf16* __restrict__ q, const bf16* __restri
   for (int j = threadIdx.x; j < count; j += blockDim.x)
     slots[j] = (int)(table[(begin + j) / block_tokens] * block_tokens + (begin + j) % block_tokens);
   __syncthreads();
-  constexpr int chunks = dim / 8;
-  float top[8], total[8];
+  constexpr int chunks = dim / 8, key_unroll = most == 1 ? chunks : 4, value_unroll = most == 1 ? 4 : 2;
+  float top[most], total[most];
 #pragma unroll
-  for (int g = 0; g < 8; ++g) top[g] = NEG_INF, total[g] = 0.f;
+  for (int g = 0; g < most; ++g) top[g] = NEG_INF, total[g] = 0.f;
   for (int j = threadIdx.x; j < count; j += blockDim.x) {
     const uint4* k = (const uint4*)(keys + ((long long)slots[j] * kv_heads + kv_head) * dim);
-    float dot[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-#pragma unroll 4
+    float dot[most];
+#pragma unroll
+    for (int g = 0; g < most; ++g) dot[g] = 0.f;
+#pragma unroll key_unroll
     for (int c = 0; c < chunks; ++c) {
       float f[8];
       unpack8(k[c], f);
 #pragma unroll
-      for (int g = 0; g < 8; ++g)
+      for (int g = 0; g < most; ++g)
         if (g < n)
           for (int e = 0; e < 8; ++e) dot[g] += qs[g * dim + 8 * c + e] * f[e];
     }
 #pragma unroll
-    for (int g = 0; g < 8; ++g)
+    for (int g = 0; g < most; ++g)
       if (g < n) {
         scores[g * split_keys + j] = dot[g] * scale;
         top[g] = fmaxf(top[g], dot[g] * scale);
       }
   }
-  block_reduce8(top, true, scratch);
+  block_reduce_each<most>(top, true, scratch);
   for (int j = threadIdx.x; j < count; j += blockDim.x)
 #pragma unroll
-    for (int g = 0; g < 8; ++g)
+    for (int g = 0; g < most; ++g)
       if (g < n) {
         const float p = expf(scores[g * split_keys + j] - top[g]);
         scores[g * split_keys + j] = p;
         total[g] += p;
       }
-  block_reduce8(total, false, scratch);  // its barriers publish the scores
+  block_reduce_each<most>(total, false, scratch);  // its barriers publish the scores
   const int chunk = threadIdx.x % chunks, phase = threadIdx.x / chunks, phases = blockDim.x / chunks;
-  float sum[8][8];
+  float sum[most][8];
 #pragma unroll
-  for (int g = 0; g < 8; ++g)
+  for (int g = 0; g < most; ++g)
     for (int e = 0; e < 8; ++e) sum[g][e] = 0.f;
-#pragma unroll 2
+#pragma unroll value_unroll
   for (int j = phase; j < count; j += phases) {
     float f[8];
     unpack8(((const uint4*)(values + ((long long)slots[j] * kv_heads + kv_head) * dim))[chunk], f);
 #pragma unroll
-    for (int g = 0; g < 8; ++g)
+    for (int g = 0; g < most; ++g)
       if (g < n) {
         const float p = scores[g * split_keys + j];
         for (int e = 0; e < 8; ++e) sum[g][e] += p * f[e];
       }
   }
 #pragma unroll
-  for (int g = 0; g < 8; ++g) {
+  for (int g = 0; g < most; ++g) {
     if (g >= n) break;  // n is the block's, so every thread reaches the same barriers
     __syncthreads();    // the scores, or the last head's partial sums, read before they are overwritten
     for (int e = 0; e < 8; ++e) scores[phase * dim + 8 * chunk + e] = sum[g][e];
@@ -318,12 +324,19 @@ __device__ void attention_combine(const float* __restrict__ partial, int splits,
 }
 
 #define ATTENTION(dim)                                                                                            \
-  extern "C" __global__ void attention_split_##dim(                                                               \
+  extern "C" __global__ void attention_head_##dim(                                                                \
       const bf16* q, const bf16* keys, const bf16* values, const long long* block_table, long long table_stride,  \
       const long long* positions, int block_tokens, int kv_length, int split_keys, int heads, int kv_heads,       \
-      int tile, float scale, float* partial) {                                                                              \
-    attention_split<dim>(q, keys, values, block_table, table_stride, positions, block_tokens, kv_length,         \
-                         split_keys, heads, kv_heads, tile, scale, partial);                                            \
+      int tile, float scale, float* partial) {                                                                    \
+    attention_split<dim, 1>(q, keys, values, block_table, table_stride, positions, block_tokens, kv_length,      \
+                            split_keys, heads, kv_heads, tile, scale, partial);                                   \
+  }                                                                                                               \
+  extern "C" __global__ void attention_group_##dim(                                                               \
+      const bf16* q, const bf16* keys, const bf16* values, const long long* block_table, long long table_stride,  \
+      const long long* positions, int block_tokens, int kv_length, int split_keys, int heads, int kv_heads,       \
+      int tile, float scale, float* partial) {                                                                    \
+    attention_split<dim, 8>(q, keys, values, block_table, table_stride, positions, block_tokens, kv_length,      \
+                            split_keys, heads, kv_heads, tile, scale, partial);                                   \
   }                                                                                                               \
   extern "C" __global__ void attention_combine_##dim(const float* partial, int splits, int heads, bf16* out) {   \
     attention_combine<dim>(partial, splits, heads, out);                                                          \
@@ -356,8 +369,10 @@ constexpr int64_t kHeadDims[] = {8, 16, 32, 64, 128, 256};
 constexpr int kHeadDimCount = 6;
 
 constexpr const char* kKernelNames[] = {"add_rms_norm",         "rope_write_kv",         "silu_mul",
-                                        "attention_split_8",    "attention_split_16",    "attention_split_32",
-                                        "attention_split_64",   "attention_split_128",   "attention_split_256",
+                                        "attention_head_8",     "attention_head_16",     "attention_head_32",
+                                        "attention_head_64",    "attention_head_128",    "attention_head_256",
+                                        "attention_group_8",    "attention_group_16",    "attention_group_32",
+                                        "attention_group_64",   "attention_group_128",   "attention_group_256",
                                         "attention_combine_8",  "attention_combine_16",  "attention_combine_32",
                                         "attention_combine_64", "attention_combine_128", "attention_combine_256"};
 // The attention kernels follow kHeadDims' order.
@@ -365,8 +380,9 @@ enum Kernel : int {
   kAddRmsNorm,
   kRopeWriteKv,
   kSiluMul,
-  kAttentionSplit,
-  kAttentionCombine = kAttentionSplit + kHeadDimCount,
+  kAttentionHead,
+  kAttentionGroup = kAttentionHead + kHeadDimCount,
+  kAttentionCombine = kAttentionGroup + kHeadDimCount,
   kKernels = kAttentionCombine + kHeadDimCount
 };
 
@@ -543,7 +559,7 @@ at::Tensor DecodeKernels::attention(const at::Tensor& q, const at::Tensor& keys,
   float scale_arg = static_cast<float>(scale);
   const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>(kv_heads * tiles),
                   static_cast<unsigned>(split.splits));
-  launch(*compiled_, for_head_dim(kAttentionSplit, dim), q, grid, dim3(kAttentionThreads),
+  launch(*compiled_, for_head_dim(tile == 1 ? kAttentionHead : kAttentionGroup, dim), q, grid, dim3(kAttentionThreads),
          static_cast<size_t>(attention_shared_bytes(tile, dim, split.keys)),
          {&q_ptr, &keys_ptr, &values_ptr, &table_ptr, &table_stride, &positions_ptr, &block_arg, &kv_length_arg,
           &split_keys, &heads_arg, &kv_heads_arg, &tile_arg, &scale_arg, &partial_ptr});

@@ -46,7 +46,7 @@ class DecodeKernels {
   // How attention divides kv_length keys among its blocks, of which each split has blocks_per_split
   // (one a row, kv head and tile of its query heads): enough splits that the blocks fill each of
   // sm_count SMs twice (one block a head kept 28 of an H200's 132 SMs busy at batch 1), but at most
-  // one per 32 keys, and at least one per 1,024 keys, which bounds the shared memory; the keys are
+  // one per 64 keys, and at least one per 1,024 keys, which bounds the shared memory; the keys are
   // then shared evenly, and a split left empty is dropped.
   struct AttentionSplit {
     int64_t splits = 1, keys = 1;

@@ -26,21 +26,22 @@ TEST(DecodeKernels, FitsTheShapesTheirKernelsWereBuiltFor) {
 }
 
 // Splits for 132 SMs (an H100 SXM or H200), computed by hand: enough for 264 blocks, at most one per
-// 32 keys, at least one per 1,024, the keys then shared evenly. At the 7B shape a split has a block
-// for each row and each of the 4 kv heads (7 query heads each).
+// 64 keys, at least one per 1,024, the keys then shared evenly. At the 7B shape a split has a block
+// for each row and each of the 28 query heads, or, in tiles of 7, each of the 4 kv heads.
 TEST(DecodeKernels, AttentionSplitsFillTheSmsWithinTheirKeyBounds) {
   const auto split = [](int64_t blocks_per_split, int64_t kv_length) {
     const auto s = DecodeKernels::attention_split(blocks_per_split, kv_length, 132);
     return std::pair{s.splits, s.keys};
   };
-  EXPECT_EQ(split(4, 512), std::pair(int64_t{16}, int64_t{32}));     // 66 wanted, 512 / 32 allow 16
+  EXPECT_EQ(split(28, 512), std::pair(int64_t{8}, int64_t{64}));     // 10 wanted, 512 / 64 allow 8
+  EXPECT_EQ(split(4, 512), std::pair(int64_t{8}, int64_t{64}));      // 66 wanted
   EXPECT_EQ(split(4, 5000), std::pair(int64_t{66}, int64_t{76}));    // 66 · 76 = 5,016 keys
   EXPECT_EQ(split(64, 4096), std::pair(int64_t{5}, int64_t{820}));   // batch 16: ceil(264 / 64) = 5
   EXPECT_EQ(split(64, 9000), std::pair(int64_t{9}, int64_t{1000}));  // no split over 1,024
-  EXPECT_EQ(split(8, 100), std::pair(int64_t{4}, int64_t{25}));
+  EXPECT_EQ(split(8, 100), std::pair(int64_t{2}, int64_t{50}));
   EXPECT_EQ(split(4, 1), std::pair(int64_t{1}, int64_t{1}));
-  // 264 wanted and allowed; 8,449 keys make 33 a split, which 257 splits hold.
-  EXPECT_EQ(split(1, 8449), std::pair(int64_t{257}, int64_t{33}));
+  // 264 wanted and allowed; 16,897 keys make 65 a split, which 260 splits hold.
+  EXPECT_EQ(split(1, 16897), std::pair(int64_t{260}, int64_t{65}));
 }
 
 // The 7B shape (28 query heads on 4 kv heads of 128) with an H200's 50 MiB of L2: keys and values
@@ -71,7 +72,7 @@ TEST(DecodeKernels, SourceCompilesForHopperWithEveryKernelTheHostLaunches) {
   for (const char* name : {"add_rms_norm", "rope_write_kv", "silu_mul"})
     EXPECT_NE(cubin.find(name), std::string::npos) << name;
   for (int dim : {8, 16, 32, 64, 128, 256})
-    for (const char* kernel : {"attention_split_", "attention_combine_"})
+    for (const char* kernel : {"attention_head_", "attention_group_", "attention_combine_"})
       EXPECT_NE(cubin.find(kernel + std::to_string(dim)), std::string::npos) << kernel << dim;
 }
 
