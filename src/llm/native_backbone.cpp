@@ -125,7 +125,7 @@ class NativeBackbone final : public TrainableBackbone {
  public:
   NativeBackbone(fs::path dir, ModelConfig config, Transformer model, std::optional<text::Tokenizer> tokenizer,
                  std::optional<text::ChatTemplate> chat, std::string no_chat_reason, std::size_t max_shard_bytes,
-                 bool cuda_graphs, bool bucketed_decode)
+                 bool cuda_graphs, bool bucketed_decode, bool keep_decode_state)
       : dir_(std::move(dir)),
         config_(std::move(config)),
         model_(std::move(model)),
@@ -137,7 +137,8 @@ class NativeBackbone final : public TrainableBackbone {
         // restart must not replay the same samples. A request's own seed makes it reproducible.
         shared_generator_(make_generator(model_.options().device, std::random_device{}())),
         use_graphs_(cuda_graphs && model_.options().device.is_cuda() && CapturedStep::available()),
-        bucketed_(use_graphs_ || bucketed_decode) {}
+        bucketed_(use_graphs_ || bucketed_decode),
+        keep_decode_state_(use_graphs_ && keep_decode_state) {}
 
   std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) override;
   void serve(RequestFeed& feed, const ServeLimits& limits) override;
@@ -211,6 +212,14 @@ class NativeBackbone final : public TrainableBackbone {
   // By (rows, span) bucket, for the cache of the serve() call in progress and its pool's size.
   std::map<std::pair<int64_t, int64_t>, DecodeGraph> graphs_;
   int64_t graphs_pool_tokens_ = 0;
+  // An inference-only backbone keeps its KV pool, and so its decode graphs, from one serve() call to
+  // the next: every generate() call captured its graphs again (two for a 256-token answer to a
+  // 512-token prompt).
+  // A trainable one frees the pool when a call ends, for training's memory. A call that finds the
+  // pool still holding tokens (one that threw) or with another limit starts from a new one.
+  bool keep_decode_state_ = false;
+  std::optional<PagedKvCache> kept_cache_;
+  int64_t kept_cache_cap_ = 0;
 };
 
 std::vector<int32_t> NativeBackbone::prompt_of(const GenerationRequest& request) const {
@@ -425,8 +434,22 @@ void NativeBackbone::serve(RequestFeed& feed, const ServeLimits& limits) {
   c10::InferenceMode inference;
   const size_t max_batch = std::max<size_t>(1, limits.max_batch);
   const auto cap = static_cast<int64_t>(limits.kv_cache_tokens);
-  PagedKvCache cache(model_.cache_shape(), PagedKvCache::kDefaultBlockTokens, cap > 0 ? cap : 256, cap);
-  graphs_.clear();  // captured on another call's cache
+  if (!keep_decode_state_ || !kept_cache_ || kept_cache_cap_ != cap || kept_cache_->reserved_tokens() != 0) {
+    graphs_.clear();  // captured on another cache
+    kept_cache_.reset();
+    kept_cache_.emplace(model_.cache_shape(), PagedKvCache::kDefaultBlockTokens, cap > 0 ? cap : 256, cap);
+    kept_cache_cap_ = cap;
+  }
+  PagedKvCache& cache = *kept_cache_;
+  // A trainable backbone gives the pool back whichever way the call ends: training needs the memory.
+  struct FreeUnlessKept {
+    NativeBackbone& backbone;
+    ~FreeUnlessKept() {
+      if (backbone.keep_decode_state_) return;
+      backbone.graphs_.clear();
+      backbone.kept_cache_.reset();
+    }
+  } free_unless_kept{*this};
   std::vector<Sequence> running, joining;
   std::deque<Sequence> waiting;  // admitted, not started: no room in the cache yet, or preempted
   const auto too_long = [&](int64_t tokens) {
@@ -787,7 +810,8 @@ std::unique_ptr<TrainableBackbone> open_native_backbone(const fs::path& model_di
   return std::make_unique<NativeBackbone>(model_dir, std::move(config), std::move(model), std::move(tokenizer),
                                           std::move(chat), std::move(no_chat_reason),
                                           options.max_shard_bytes ? options.max_shard_bytes : shard_limit_of(model_dir),
-                                          options.cuda_graphs, options.bucketed_decode);
+                                          options.cuda_graphs, options.bucketed_decode,
+                                          /*keep_decode_state=*/options.training.mode == Training::Mode::none);
 }
 
 }  // namespace vinci::llm
