@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -42,6 +43,17 @@ static void write_all(int fd, std::string_view data, const std::filesystem::path
     }
     data.remove_prefix(static_cast<size_t>(n));
   }
+}
+
+std::filesystem::path cache_root() {
+  std::filesystem::path root = "/tmp/vinci-cache";
+  if (const char* c = std::getenv("VINCI_CACHE"); c && *c)
+    root = c;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    root = std::filesystem::path(x) / "vinci";
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    root = std::filesystem::path(h) / ".cache" / "vinci";
+  return std::filesystem::absolute(root);
 }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view data) {

@@ -15,6 +15,10 @@ namespace vinci::core {
 std::string read_file(const std::filesystem::path& path);
 std::optional<std::string> try_read_file(const std::filesystem::path& path);
 
+// vinci's cache folder: $VINCI_CACHE, else $XDG_CACHE_HOME/vinci, else ~/.cache/vinci, else
+// /tmp/vinci-cache; absolute.
+std::filesystem::path cache_root();
+
 // Writes to a temporary sibling, fsyncs and renames, so readers see the old file or the new one,
 // never half of either.
 void write_file_atomic(const std::filesystem::path& path, std::string_view data);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/files.h"
 #include "core/hash.h"
 
 #ifndef VINCI_SOURCE_ROOT
@@ -77,17 +78,7 @@ std::string EvalConfig::fingerprint() const {
 
 void EvalConfig::resolve() {
   if (const char* p = std::getenv("VINCI_PYTHON"); p && *p) python = p;
-  if (cache_dir.empty()) {
-    if (const char* c = std::getenv("VINCI_CACHE"); c && *c) {
-      cache_dir = c;
-    } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
-      cache_dir = std::filesystem::path(x) / "vinci";
-    } else if (const char* h = std::getenv("HOME"); h && *h) {
-      cache_dir = std::filesystem::path(h) / ".cache" / "vinci";
-    } else {
-      cache_dir = "/tmp/vinci-cache";
-    }
-  }
+  if (cache_dir.empty()) cache_dir = core::cache_root();
   cache_dir = std::filesystem::absolute(cache_dir);  // workers and builds run in other directories
   if (worker_path.empty()) {
     if (const char* w = std::getenv("VINCI_WORKER_PATH"); w && *w)

@@ -13,6 +13,9 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
+#include "core/files.h"
+#include "core/hash.h"
+
 #ifdef VINCI_WITH_DECODE_KERNELS
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
@@ -432,12 +435,32 @@ std::string DecodeKernels::compile(int major, int minor) {
   return cubin;
 }
 
+std::string DecodeKernels::compile_cached(int major, int minor, const std::filesystem::path& dir) {
+  int nvrtc_major = 0, nvrtc_minor = 0;
+  check_nvrtc(nvrtcVersion(&nvrtc_major, &nvrtc_minor), "nvrtcVersion");
+  const auto path =
+      dir / (core::content_hash({kSource, fmt::format("sm_{}{} nvrtc {}.{}", major, minor, nvrtc_major, nvrtc_minor)}) +
+             ".cubin");
+  if (auto cached = core::try_read_file(path); cached && cached->rfind("\x7f"
+                                                                       "ELF",
+                                                                       0) == 0)
+    return *cached;
+  std::string cubin = compile(major, minor);
+  try {
+    core::write_file_atomic(path, cubin);
+  } catch (const std::exception&) {
+    // A cache that cannot be written costs the next process the compile again, nothing more.
+  }
+  return cubin;
+}
+
 namespace {
 
 std::shared_ptr<const DecodeKernels::Compiled> compile_for(int device) {
   cudaDeviceProp properties{};
   check_cuda(cudaGetDeviceProperties(&properties, device), "cudaGetDeviceProperties");
-  const std::string cubin = DecodeKernels::compile(properties.major, properties.minor);
+  const std::string cubin =
+      DecodeKernels::compile_cached(properties.major, properties.minor, core::cache_root() / "decode_kernels");
   auto out = std::make_shared<DecodeKernels::Compiled>();
   out->sm_count = properties.multiProcessorCount;
   out->l2_bytes = properties.l2CacheSize;
@@ -596,6 +619,7 @@ namespace {
 }  // namespace
 
 std::string DecodeKernels::compile(int, int) { unavailable(); }
+std::string DecodeKernels::compile_cached(int, int, const std::filesystem::path&) { unavailable(); }
 at::Tensor DecodeKernels::add_rms_norm(at::Tensor&, const at::Tensor&, const at::Tensor&, double) const {
   unavailable();
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -29,6 +30,11 @@ class DecodeKernels {
   // The kernels' cubin for compute capability major.minor, from NVRTC, which needs no GPU; throws
   // with NVRTC's log when the source does not compile, or when this build has no NVRTC.
   static std::string compile(int major, int minor);
+  // compile()'s cubin through a cache folder (get() uses $VINCI_CACHE/decode_kernels), keyed by the
+  // source, the architecture and NVRTC's version: the compile takes seconds, which every process's
+  // first decode step paid. A cached file that is not an ELF is compiled again; a folder that
+  // cannot be written only costs the next process the compile.
+  static std::string compile_cached(int major, int minor, const std::filesystem::path& dir);
 
   // Whether the kernels take a model of these sizes: hidden and intermediate sizes multiples of 8
   // (16-byte loads), head_dim a power of two from 8 to 256 (the attention kernel is built for each).

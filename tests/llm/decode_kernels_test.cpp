@@ -3,12 +3,20 @@
 // needs no GPU. Their numerics run on a GPU, in benchmarks/decode_kernels_check.cpp.
 #include "llm/decode_kernels.h"
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <filesystem>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include "core/files.h"
 
 namespace vinci::llm {
 namespace {
@@ -58,22 +66,47 @@ TEST(DecodeKernels, AttentionGroupsQueryHeadsWhenKeysAndValuesOutgrowL2) {
 
 TEST(DecodeKernels, NoCpuDeviceGetsThem) { EXPECT_EQ(DecodeKernels::get(at::Device(at::kCPU)), nullptr); }
 
-TEST(DecodeKernels, SourceCompilesForHopperWithEveryKernelTheHostLaunches) {
+bool is_elf(const std::string& bytes) {
+  return bytes.rfind(
+             "\x7f"
+             "ELF",
+             0) == 0;
+}
+
+// Through the cache folder get() uses, so that one NVRTC compile (seconds on the CI machine) serves
+// both the source's check and the cache's: what a file holds is read back, a file that is no ELF is
+// compiled over.
+TEST(DecodeKernels, SourceCompilesForHopperWithEveryKernelTheHostLaunchesAndIsCached) {
+  const auto dir = std::filesystem::temp_directory_path() / fmt::format("vinci-decode-cubins-{}", ::getpid());
+  std::filesystem::remove_all(dir);
   std::string cubin;
   try {
-    cubin = DecodeKernels::compile(9, 0);
+    cubin = DecodeKernels::compile_cached(9, 0, dir);
   } catch (const std::logic_error& e) {
     GTEST_SKIP() << e.what();
   }
-  ASSERT_GT(cubin.size(), 4u);
-  EXPECT_EQ(cubin.substr(0, 4),
-            "\x7f"
-            "ELF");
+  EXPECT_TRUE(is_elf(cubin));
   for (const char* name : {"add_rms_norm", "rope_write_kv", "silu_mul"})
     EXPECT_NE(cubin.find(name), std::string::npos) << name;
   for (int dim : {8, 16, 32, 64, 128, 256})
     for (const char* kernel : {"attention_head_", "attention_group_", "attention_combine_"})
       EXPECT_NE(cubin.find(kernel + std::to_string(dim)), std::string::npos) << kernel << dim;
+
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].extension(), ".cubin");
+  EXPECT_TRUE(vinci::core::read_file(files[0]) == cubin) << "the cached file is not the cubin returned";
+  const std::string marked =
+      "\x7f"
+      "ELF marked";
+  vinci::core::write_file_atomic(files[0], marked);
+  EXPECT_EQ(DecodeKernels::compile_cached(9, 0, dir), marked);
+  vinci::core::write_file_atomic(files[0], "half a cubin");
+  const std::string again = DecodeKernels::compile_cached(9, 0, dir);
+  EXPECT_TRUE(is_elf(again) && again.find("attention_head_128") != std::string::npos) << "not compiled over";
+  EXPECT_TRUE(vinci::core::read_file(files[0]) == again) << "the torn file was not replaced";
+  std::filesystem::remove_all(dir);
 }
 
 TEST(DecodeKernels, AnArchitectureNvrtcDoesNotKnowIsRefusedWithItsLog) {
