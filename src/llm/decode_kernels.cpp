@@ -4,10 +4,12 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -43,9 +45,12 @@ int64_t attention_shared_bytes(int64_t tile, int64_t head_dim, int64_t split_key
   return (tile * head_dim + split_keys + std::max(tile * split_keys, int64_t{kAttentionThreads} * 8)) * 4;
 }
 
-// The attention kernel is built for each of these (a template argument, so that a key's loads unroll
-// into one batch in flight).
-bool attention_takes(int64_t head_dim) { return head_dim >= 8 && head_dim <= 256 && (head_dim & (head_dim - 1)) == 0; }
+// Attention is built for each of these head sizes (a template argument, so that a key's loads unroll
+// into one batch in flight): kSource's ATTENTION(dim) lines and kKernelNames follow this list.
+constexpr int64_t kHeadDims[] = {8, 16, 32, 64, 128, 256};
+constexpr int kHeadDimCount = static_cast<int>(std::size(kHeadDims));
+
+bool attention_takes(int64_t head_dim) { return std::ranges::find(kHeadDims, head_dim) != std::end(kHeadDims); }
 
 }  // namespace
 
@@ -106,21 +111,34 @@ __device__ __forceinline__ uint4 pack8(const float* f) {
   return p;
 }
 
-// The block's total (max when take_max), in every thread. blockDim.x is a multiple of 32.
-__device__ float block_reduce(float v, bool take_max, float* scratch) {
-  for (int o = 16; o > 0; o >>= 1) {
-    float other = __shfl_xor_sync(0xffffffffu, v, o);
-    v = take_max ? fmaxf(v, other) : v + other;
-  }
+// Each of count values' block total (max when take_max), in every thread; scratch holds count · 32
+// floats. blockDim.x is a multiple of 32.
+template <int count>
+__device__ void block_reduce_each(float* v, bool take_max, float* scratch) {
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+#pragma unroll
+  for (int g = 0; g < count; ++g)
+    for (int o = 16; o > 0; o >>= 1) {
+      const float other = __shfl_xor_sync(0xffffffffu, v[g], o);
+      v[g] = take_max ? fmaxf(v[g], other) : v[g] + other;
+    }
   __syncthreads();  // scratch may still be read by the previous reduction
-  if (lane == 0) scratch[warp] = v;
+  if (lane == 0)
+    for (int g = 0; g < count; ++g) scratch[g * 32 + warp] = v[g];
   __syncthreads();
-  v = lane < warps ? scratch[lane] : (take_max ? NEG_INF : 0.f);
-  for (int o = 16; o > 0; o >>= 1) {
-    float other = __shfl_xor_sync(0xffffffffu, v, o);
-    v = take_max ? fmaxf(v, other) : v + other;
+#pragma unroll
+  for (int g = 0; g < count; ++g) {
+    v[g] = lane < warps ? scratch[g * 32 + lane] : (take_max ? NEG_INF : 0.f);
+    for (int o = 16; o > 0; o >>= 1) {
+      const float other = __shfl_xor_sync(0xffffffffu, v[g], o);
+      v[g] = take_max ? fmaxf(v[g], other) : v[g] + other;
+    }
   }
+}
+
+// One value's; scratch holds 32 floats.
+__device__ float block_reduce(float v, bool take_max, float* scratch) {
+  block_reduce_each<1>(&v, take_max, scratch);
   return v;
 }
 
@@ -177,30 +195,6 @@ extern "C" __global__ void rope_write_kv(const bf16* __restrict__ qkv, const lon
                              : keys + (slots[row] * kv_heads + (head - heads)) * dim;
     out[i] = first;
     out[i + half] = second;
-  }
-}
-
-// block_reduce for each of count values at once; scratch holds count · 32 floats.
-template <int count>
-__device__ void block_reduce_each(float* v, bool take_max, float* scratch) {
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, warps = blockDim.x >> 5;
-#pragma unroll
-  for (int g = 0; g < count; ++g)
-    for (int o = 16; o > 0; o >>= 1) {
-      const float other = __shfl_xor_sync(0xffffffffu, v[g], o);
-      v[g] = take_max ? fmaxf(v[g], other) : v[g] + other;
-    }
-  __syncthreads();  // scratch may still be read by the previous reduction
-  if (lane == 0)
-    for (int g = 0; g < count; ++g) scratch[g * 32 + warp] = v[g];
-  __syncthreads();
-#pragma unroll
-  for (int g = 0; g < count; ++g) {
-    v[g] = lane < warps ? scratch[g * 32 + lane] : (take_max ? NEG_INF : 0.f);
-    for (int o = 16; o > 0; o >>= 1) {
-      const float other = __shfl_xor_sync(0xffffffffu, v[g], o);
-      v[g] = take_max ? fmaxf(v[g], other) : v[g] + other;
-    }
   }
 }
 
@@ -326,21 +320,17 @@ __device__ void attention_combine(const float* __restrict__ partial, int splits,
   out[((long long)row * heads + head) * dim + d] = to_bf16(value / weight_sum);
 }
 
+#define ATTENTION_SPLIT(name, dim, most)                                                                         \
+  extern "C" __global__ void name##_##dim(                                                                        \
+      const bf16* q, const bf16* keys, const bf16* values, const long long* block_table, long long table_stride,  \
+      const long long* positions, int block_tokens, int kv_length, int split_keys, int heads, int kv_heads,       \
+      int tile, float scale, float* partial) {                                                                    \
+    attention_split<dim, most>(q, keys, values, block_table, table_stride, positions, block_tokens, kv_length,   \
+                               split_keys, heads, kv_heads, tile, scale, partial);                                \
+  }
 #define ATTENTION(dim)                                                                                            \
-  extern "C" __global__ void attention_head_##dim(                                                                \
-      const bf16* q, const bf16* keys, const bf16* values, const long long* block_table, long long table_stride,  \
-      const long long* positions, int block_tokens, int kv_length, int split_keys, int heads, int kv_heads,       \
-      int tile, float scale, float* partial) {                                                                    \
-    attention_split<dim, 1>(q, keys, values, block_table, table_stride, positions, block_tokens, kv_length,      \
-                            split_keys, heads, kv_heads, tile, scale, partial);                                   \
-  }                                                                                                               \
-  extern "C" __global__ void attention_group_##dim(                                                               \
-      const bf16* q, const bf16* keys, const bf16* values, const long long* block_table, long long table_stride,  \
-      const long long* positions, int block_tokens, int kv_length, int split_keys, int heads, int kv_heads,       \
-      int tile, float scale, float* partial) {                                                                    \
-    attention_split<dim, 8>(q, keys, values, block_table, table_stride, positions, block_tokens, kv_length,      \
-                            split_keys, heads, kv_heads, tile, scale, partial);                                   \
-  }                                                                                                               \
+  ATTENTION_SPLIT(attention_head, dim, 1)                                                                         \
+  ATTENTION_SPLIT(attention_group, dim, 8)                                                                        \
   extern "C" __global__ void attention_combine_##dim(const float* partial, int splits, int heads, bf16* out) {   \
     attention_combine<dim>(partial, splits, heads, out);                                                          \
   }
@@ -365,11 +355,6 @@ extern "C" __global__ void silu_mul(const bf16* __restrict__ gate_up, bf16* __re
   ((uint4*)out)[i] = pack8(gate);
 }
 )CUDA";
-
-// Attention is built for each of these head sizes (a template argument: a key's loads then unroll
-// into one batch in flight).
-constexpr int64_t kHeadDims[] = {8, 16, 32, 64, 128, 256};
-constexpr int kHeadDimCount = 6;
 
 constexpr const char* kKernelNames[] = {"add_rms_norm",         "rope_write_kv",         "silu_mul",
                                         "attention_head_8",     "attention_head_16",     "attention_head_32",
@@ -435,16 +420,17 @@ std::string DecodeKernels::compile(int major, int minor) {
   return cubin;
 }
 
+namespace {
+constexpr std::string_view kElfMagic = "\177ELF";
+}  // namespace
+
 std::string DecodeKernels::compile_cached(int major, int minor, const std::filesystem::path& dir) {
   int nvrtc_major = 0, nvrtc_minor = 0;
   check_nvrtc(nvrtcVersion(&nvrtc_major, &nvrtc_minor), "nvrtcVersion");
   const auto path =
       dir / (core::content_hash({kSource, fmt::format("sm_{}{} nvrtc {}.{}", major, minor, nvrtc_major, nvrtc_minor)}) +
              ".cubin");
-  if (auto cached = core::try_read_file(path); cached && cached->rfind("\x7f"
-                                                                       "ELF",
-                                                                       0) == 0)
-    return *cached;
+  if (auto cached = core::try_read_file(path); cached && cached->starts_with(kElfMagic)) return *cached;
   std::string cubin = compile(major, minor);
   try {
     core::write_file_atomic(path, cubin);

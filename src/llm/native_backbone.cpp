@@ -214,9 +214,8 @@ class NativeBackbone final : public TrainableBackbone {
   int64_t graphs_pool_tokens_ = 0;
   // An inference-only backbone keeps its KV pool, and so its decode graphs, from one serve() call to
   // the next: every generate() call captured its graphs again (two for a 256-token answer to a
-  // 512-token prompt).
-  // A trainable one frees the pool when a call ends, for training's memory. A call that finds the
-  // pool still holding tokens (one that threw) or with another limit starts from a new one.
+  // 512-token prompt). A trainable one frees the pool when a call ends, for training's memory. A call
+  // that finds the pool still holding tokens (one that threw) or with another limit starts anew.
   bool keep_decode_state_ = false;
   std::optional<PagedKvCache> kept_cache_;
   int64_t kept_cache_cap_ = 0;
@@ -434,7 +433,7 @@ void NativeBackbone::serve(RequestFeed& feed, const ServeLimits& limits) {
   c10::InferenceMode inference;
   const size_t max_batch = std::max<size_t>(1, limits.max_batch);
   const auto cap = static_cast<int64_t>(limits.kv_cache_tokens);
-  if (!keep_decode_state_ || !kept_cache_ || kept_cache_cap_ != cap || kept_cache_->reserved_tokens() != 0) {
+  if (!kept_cache_ || kept_cache_cap_ != cap || kept_cache_->reserved_tokens() != 0) {
     graphs_.clear();  // captured on another cache
     kept_cache_.reset();
     kept_cache_.emplace(model_.cache_shape(), PagedKvCache::kDefaultBlockTokens, cap > 0 ? cap : 256, cap);
