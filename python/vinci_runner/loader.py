@@ -87,7 +87,8 @@ def import_file(path: str, module_name: str) -> types.ModuleType:
 
 
 def apply_scale(module: types.ModuleType, scale: float) -> dict:
-    """Shrinks the size constants a task lists in SCALABLE; returns what changed."""
+    """Multiplies the size constants a task lists in SCALABLE (each at least its minimum); returns what
+    changed."""
     spec = getattr(module, "SCALABLE", None)
     if scale == 1.0 or not spec:
         return {}

@@ -193,8 +193,10 @@ Action add_eval_command(CLI::App& app) {
   app.add_option("--out", o->out, "write one JSON line per (task, candidate) to this file");
   app.add_flag("--append", o->append, "append to --out instead of replacing it");
   app.add_flag("--json", o->json, "print the summary as one JSON object instead of a table");
-  app.add_option("--scale", o->config.scale, "shrink the sizes tasks list in SCALABLE (e.g. 0.05 for CPU runs)")
-      ->check(CLI::Range(1e-6, 1.0))
+  app.add_option("--scale", o->config.scale,
+                 "multiply the sizes tasks list in SCALABLE: 0.05 for CPU runs; above 1 on a GPU, where a "
+                 "small task's time is mostly the host's launch work, not its kernels'")
+      ->check(CLI::Range(1e-6, 64.0))
       ->capture_default_str();
   app.add_option("--level", o->levels, "only these levels");
   app.add_option("--filter", o->filter, "only tasks whose id matches this regex");

@@ -58,7 +58,7 @@ struct EvalConfig {
   bool allow_precision_drop = false;
   double min_coverage = 0.5;     // under forbid: the least share of forward's time in the candidate's own kernels
   double roofline_margin = 0.7;  // a claim below this share of the memory roofline's floor is refused
-  double scale = 1.0;            // shrinks the sizes a task lists in SCALABLE
+  double scale = 1.0;            // multiplies the sizes a task lists in SCALABLE
 
   // Where and how.
   std::string device = "auto";  // auto | cpu | cuda

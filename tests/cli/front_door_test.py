@@ -36,6 +36,9 @@ check(rc == 0 and out.startswith("vinci 0.") and "commit" in out and "torch 2." 
 rc, out, err, _ = vinci("eval", "--bogus-flag")
 check(rc == 64 and "--bogus-flag" in err and "--tasks is required" not in err, f"eval --bogus-flag: {rc} {err!r}")
 
+rc, out, err, _ = vinci("eval", "--tasks", TASK.parent, "--scale", "65")
+check(rc == 64 and "65" in err and "64" in err and len(err) < 300, f"eval --scale 65: {rc} {err!r}")
+
 rc, out, err, _ = vinci("generate", "--model", ROOT / "tests" / "fixtures" / "llm" / "models" / "qwen2",
                         "--prompt", "hi", "--max-new-tokens", "-3")
 check(rc == 64 and "-3" in err and "at least 1" in err and len(err) < 300, f"--max-new-tokens -3: {rc} {err!r}")
