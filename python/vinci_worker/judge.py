@@ -78,6 +78,21 @@ CHARGE_MS_CUDA = 0.25
 # several times more.
 CHARGE_OVERHEAD_SHARE_CPU = 1.0
 MESSAGE_CAP = 4000
+# A timing whose kernels kept the GPU busy for under this share of the timed window is flagged
+# launch_bound. The window starts on an idle GPU (nothing may overlap it), so the rest of it the GPU
+# waited for the host: Python and launch work, whose speed differs from process to process by up to
+# 3x (docs/learning.md), so such a speedup compares host work more than kernels. The busy time is
+# the profiled first call's, a claim: the flag informs the user and the policy, and decides nothing.
+LAUNCH_BOUND_BUSY_SHARE = 0.5
+
+
+def gpu_busy_share(busy_ms, median_ms: float) -> float | None:
+    """The share of a median timed call that the forward's kernels kept the GPU busy, at most 1; None
+    when the profiled call gave no usable busy time."""
+    if not isinstance(busy_ms, (int, float)) or isinstance(busy_ms, bool) or not math.isfinite(busy_ms) or \
+            busy_ms < 0 or not median_ms > 0:
+        return None
+    return min(1.0, busy_ms / median_ms)
 
 
 def merged(cfg: dict | None) -> dict:
@@ -571,6 +586,11 @@ class Judge:
                           f"{len(attempts)} times",
                           timing=stats, external=external)
         reply = {"timing": stats, "external": external, "flags": ["timing_charged"] if charged else []}
+        share = gpu_busy_share(check.get("gpu_busy_ms"), stats["median_ms"]) if self.cuda else None
+        if share is not None:
+            external["gpu_busy_share"] = share
+            if share < LAUNCH_BOUND_BUSY_SHARE:
+                reply["flags"].append("launch_bound")
         if self.cuda and self.bandwidth_gbps > 0:
             floor_ms = task.moved_bytes / (self.bandwidth_gbps * 1e9) * 1e3
             reply["roofline_floor_ms"] = floor_ms

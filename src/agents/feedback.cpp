@@ -128,7 +128,14 @@ std::string describe_result(const eval::Result& r, size_t max_log_chars) {
   }
   if (!r.message.empty() && !r.correct()) out += trim_build_log(r.message, max_log_chars) + "\n";
   for (const auto& w : r.warnings) out += "Warning: " + w + "\n";
-  for (const auto& f : r.flags) out += "Flag: " + f + "\n";
+  for (const auto& f : r.flags) {
+    out += "Flag: " + f;
+    if (f == "launch_bound")
+      out +=
+          " (your kernels kept the GPU busy for under half of the measured time; the rest went to launching them "
+          "from the host, so fewer launches and less Python in forward gain more than faster kernels)";
+    out += "\n";
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "eval/metrics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <stdexcept>
@@ -69,11 +70,10 @@ std::vector<TaskOutcome> task_outcomes(const std::vector<Result>& results,
     if (!r.correct()) continue;
     // Best of several candidates: the correct one with the highest speedup; any speedup beats none.
     const std::optional<double> s = speedup_of(r, baseline);
-    if (!o->correct) {
+    if (!o->correct || (s && (!o->speedup || *s > *o->speedup))) {
       o->correct = true;
       o->speedup = s;
-    } else if (s && (!o->speedup || *s > *o->speedup)) {
-      o->speedup = s;
+      o->launch_bound = std::ranges::find(r.flags, "launch_bound") != r.flags.end();
     }
   }
   if (ignored) *ignored = n_ignored;
@@ -99,6 +99,7 @@ LevelSummary summarize_outcomes(int level, const std::vector<const TaskOutcome*>
     for (const auto& [cls, n] : t->by_class) s.by_class[cls] += n;
     if (!t->correct) continue;
     ++s.correct;
+    if (t->launch_bound) ++s.launch_bound;
     for (double p : kFastP) {
       // fast_0 is the correctness rate: a correct result counts there even without a speedup.
       if (p == 0.0 || (t->speedup && *t->speedup > p)) ++above[p];
@@ -142,11 +143,8 @@ Summary summarize(const std::vector<Result>& results, const std::map<int, std::v
 }
 
 nlohmann::json to_json(const LevelSummary& s) {
-  nlohmann::json j{{"tasks", s.tasks},
-                   {"results", s.results},
-                   {"missing", s.missing},
-                   {"correct", s.correct},
-                   {"with_speedup", s.with_speedup}};
+  nlohmann::json j{{"tasks", s.tasks},     {"results", s.results},           {"missing", s.missing},
+                   {"correct", s.correct}, {"with_speedup", s.with_speedup}, {"launch_bound", s.launch_bound}};
   j["correctness_rate"] = s.tasks ? nlohmann::json(s.correctness_rate) : nlohmann::json(nullptr);
   for (const auto& [p, v] : s.fast_p) j[fast_p_key(p)] = s.tasks ? nlohmann::json(v) : nlohmann::json(nullptr);
   j["geomean_speedup"] = s.geomean_speedup ? nlohmann::json(*s.geomean_speedup) : nlohmann::json(nullptr);
@@ -206,6 +204,12 @@ std::string format_table(const Summary& s) {
     if (i + 1 == rows.size() && rows.size() > 2) out += std::string(total + 2 * (width.size() - 1), '-') + "\n";
     put_row(rows[i]);
   }
+  if (s.overall.launch_bound)
+    out += fmt::format(
+        "{} of the {} correct tasks were timed launch-bound (their kernels kept the GPU busy for under half of the "
+        "timed window): their speedups compare the host's launch work more than kernels; a larger --scale times the "
+        "kernels\n",
+        s.overall.launch_bound, s.overall.correct);
   if (s.ignored_results == 1) out += "(1 result for a task outside the suite was ignored)\n";
   if (s.ignored_results > 1)
     out += fmt::format("({} results for tasks outside the suite were ignored)\n", s.ignored_results);

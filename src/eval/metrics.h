@@ -10,6 +10,9 @@
 //   has a speedup (a correct result whose baseline was not timed counts for fast_0 only).
 // - A speedup that is not finite or not > 0 is treated as absent.
 // - The geometric-mean speedup is over the tasks whose best correct result has a speedup (one value per task).
+// - launch_bound counts the correct tasks whose best result carries the judge's flag launch_bound: its kernels kept
+//   the GPU busy for less than half of the timed window, so its speedup compares the host's launch work more than
+//   kernels (a larger --scale times the kernels).
 #pragma once
 
 #include <array>
@@ -49,6 +52,7 @@ struct TaskOutcome {
   int results = 0;                      // results seen for this task (all candidates)
   bool correct = false;                 // at least one correct result
   std::optional<double> speedup;        // speedup of the best correct result, if it has one
+  bool launch_bound = false;            // the best correct result is flagged launch_bound
   std::map<std::string, int> by_class;  // result class -> number of this task's results
 };
 
@@ -68,6 +72,7 @@ struct LevelSummary {
   int missing = 0;                  // tasks without any result
   int correct = 0;                  // tasks with at least one correct result
   int with_speedup = 0;             // correct tasks whose best result has a speedup (the geomean's sample)
+  int launch_bound = 0;             // correct tasks whose best result is flagged launch_bound
   double correctness_rate = 0;      // correct / tasks; 0 when tasks == 0
   std::map<double, double> fast_p;  // p (each of kFastP) -> fraction of the N tasks; 0 when tasks == 0
   std::optional<double> geomean_speedup;
@@ -88,12 +93,13 @@ Summary summarize(const std::vector<Result>& results, const std::map<int, std::v
                   Baseline baseline = Baseline::eager);
 
 // {"baseline":"eager","ignored_results":0,"levels":{"1":{...}},"overall":{...}}; each level object has tasks, results,
-// missing, correct, with_speedup, correctness_rate, fast_0 … fast_2, geomean_speedup (null when absent) and by_class.
-// For a level with no tasks, correctness_rate and the fast_p values are null.
+// missing, correct, with_speedup, launch_bound, correctness_rate, fast_0 … fast_2, geomean_speedup (null when absent)
+// and by_class. For a level with no tasks, correctness_rate and the fast_p values are null.
 nlohmann::json to_json(const LevelSummary& s);
 nlohmann::json to_json(const Summary& s);
 
-// A plain-text table for terminals: level, tasks, results, correct, fast_0 … fast_2 as percentages, geomean.
+// A plain-text table for terminals: level, tasks, results, correct, fast_0 … fast_2 as percentages, geomean; below
+// it, how many correct tasks were timed launch-bound, when any were.
 std::string format_table(const Summary& s);
 
 // The unbiased pass@k estimator of Chen et al. 2021 ("Evaluating Large Language Models Trained on Code"): of n

@@ -56,15 +56,17 @@ TimingStats timing_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const TimingCheck& t) {
-  return {{"clock", t.clock},
-          {"spent_ms", t.spent_ms},
-          {"overhead_ms", t.overhead_ms},
-          {"forward_ms", t.forward_ms},
-          {"hidden_ms", t.hidden_ms},
-          {"allowed_ms", t.allowed_ms},
-          {"opened", t.opened},
-          {"hidden_p10_p90_ms", {t.hidden_p10_ms, t.hidden_p90_ms}},
-          {"attempts", t.attempts}};
+  nlohmann::json j{{"clock", t.clock},
+                   {"spent_ms", t.spent_ms},
+                   {"overhead_ms", t.overhead_ms},
+                   {"forward_ms", t.forward_ms},
+                   {"hidden_ms", t.hidden_ms},
+                   {"allowed_ms", t.allowed_ms},
+                   {"opened", t.opened},
+                   {"hidden_p10_p90_ms", {t.hidden_p10_ms, t.hidden_p90_ms}},
+                   {"attempts", t.attempts}};
+  if (t.gpu_busy_share) j["gpu_busy_share"] = *t.gpu_busy_share;
+  return j;
 }
 
 TimingCheck timing_check_from_json(const nlohmann::json& j) {
@@ -82,6 +84,7 @@ TimingCheck timing_check_from_json(const nlohmann::json& j) {
   t.allowed_ms = j.value("allowed_ms", 0.0);
   t.opened = j.value("opened", 0);
   t.attempts = j.value("attempts", 1);
+  t.gpu_busy_share = get_opt<double>(j, "gpu_busy_share");
   return t;
 }
 

@@ -32,6 +32,7 @@ struct TimingCheck {
   double allowed_ms = 0;                        // the noise a claim may be off by
   int opened = 0;                               // timed calls checked against the reference after the fact
   int attempts = 1;                             // measurements taken (a second one when the first did not verify)
+  std::optional<double> gpu_busy_share;  // GPU: the share of a median call the kernels kept the GPU busy (a claim)
 };
 
 // One kernel of the profiled forward call (GPU only), for the agents' profiler summary.

@@ -95,6 +95,17 @@ TEST(Feedback, ACorrectResultShowsTimesButNotItsMessage) {
             "Speedup over eager: 2.50x.\nWarning: slow build\nFlag: timing_charged\n");
 }
 
+TEST(Feedback, ALaunchBoundTimingSaysWhereTheTimeWent) {
+  Result r;
+  r.verdict = Verdict::correct;
+  r.trials = r.trials_passed = 5;
+  r.flags = {"launch_bound"};
+  EXPECT_EQ(describe_result(r),
+            "Correct on 5/5 trials.\nFlag: launch_bound (your kernels kept the GPU busy for under half of the measured "
+            "time; the rest went to launching them from the host, so fewer launches and less Python in forward gain "
+            "more than faster kernels)\n");
+}
+
 TEST(Feedback, TheMessageIsTrimmedToTheGivenSize) {
   Result r;
   r.verdict = Verdict::runtime_error;

@@ -217,6 +217,35 @@ TEST(Metrics, BestOfSeveralPrefersSpeedupAndIgnoresIncorrect) {
   EXPECT_NEAR(*l.geomean_speedup, 1.3, 1e-12);
 }
 
+TEST(Metrics, LaunchBoundFollowsTheBestResult) {
+  // t: launch-bound at 1.3x, then a better 1.6x timed on the kernels: the best is not launch-bound.
+  // u: 2.0x launch-bound beats 1.2x: launch-bound. v: only an incorrect launch-bound result. w: correct, no speedup,
+  // launch-bound. So 2 of the 3 correct tasks (u, w).
+  const auto flagged = [](Result r) {
+    r.flags = {"timing_charged", "launch_bound"};
+    return r;
+  };
+  std::map<int, std::vector<std::string>> suite{{1, {"t", "u", "v", "w"}}};
+  std::vector<Result> rs{flagged(make_result("t", 1, Verdict::correct, 1.3)),
+                         make_result("t", 1, Verdict::correct, 1.6),
+                         make_result("u", 1, Verdict::correct, 1.2),
+                         flagged(make_result("u", 1, Verdict::correct, 2.0)),
+                         flagged(make_result("v", 1, Verdict::incorrect, 3.0)),
+                         flagged(make_result("w", 1, Verdict::correct))};
+  const auto outcomes = task_outcomes(rs, suite, Baseline::eager);
+  ASSERT_EQ(outcomes.size(), 4u);
+  EXPECT_FALSE(outcomes[0].launch_bound);
+  EXPECT_TRUE(outcomes[1].launch_bound);
+  EXPECT_FALSE(outcomes[2].launch_bound);
+  EXPECT_TRUE(outcomes[3].launch_bound);
+  const Summary s = summarize(rs, suite);
+  EXPECT_EQ(s.overall.correct, 3);
+  EXPECT_EQ(s.overall.launch_bound, 2);
+  EXPECT_EQ(to_json(s)["overall"]["launch_bound"], 2);
+  EXPECT_NE(format_table(s).find("2 of the 3 correct tasks were timed launch-bound"), std::string::npos);
+  EXPECT_EQ(format_table(summarize(hand_suite_results(), kSuite)).find("launch-bound"), std::string::npos);
+}
+
 TEST(Metrics, CorrectWithoutSpeedupCountsForFast0Only) {
   std::map<int, std::vector<std::string>> suite{{1, {"a", "b"}}};
   // a: correct, no baseline; b: correct with a speedup that is not usable (NaN, then -1): treated as absent.

@@ -94,7 +94,7 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   r.timing = TimingStats{100, 1.0, 1.1, 0.1, 0.9, 1.5, 0.95, 1.2};
   r.eager = TimingStats{100, 2.0, 2.0, 0.0, 2.0, 2.0, 2.0, 2.0};
   r.compiled = TimingStats{50, 1.5, 1.5, 0.0, 1.5, 1.5, 1.5, 1.5};
-  r.timing_check = TimingCheck{"wall", 1.2, 0.1, 1.1, 0.05, 0.01, 0.09, 0.3, 10, 2};
+  r.timing_check = TimingCheck{"wall", 1.2, 0.1, 1.1, 0.05, 0.01, 0.09, 0.3, 10, 2, 0.25};
   r.speedup_eager = 2.0;
   r.speedup_compile = 1.5;
   r.coverage = 0.9;
@@ -116,6 +116,7 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   EXPECT_EQ(b.compiled->trials, 50);
   EXPECT_EQ(b.timing_check->hidden_p90_ms, 0.09);
   EXPECT_EQ(b.timing_check->attempts, 2);
+  EXPECT_EQ(b.timing_check->gpu_busy_share, 0.25);
   EXPECT_EQ(b.profile.at(0).name, "relu_kernel");
   EXPECT_TRUE(b.profile.at(0).custom);
   EXPECT_EQ(b.phase_seconds.at("build"), 3.0);
@@ -138,7 +139,9 @@ TEST(Result, AMalformedSpreadIsIgnored) {
   EXPECT_EQ(t.hidden_p10_ms, 0.0);
   EXPECT_EQ(t.hidden_p90_ms, 0.0);
   EXPECT_EQ(t.opened, 4);
-  EXPECT_EQ(t.attempts, 1);  // one measurement unless told otherwise
+  EXPECT_EQ(t.attempts, 1);        // one measurement unless told otherwise
+  EXPECT_FALSE(t.gpu_busy_share);  // CPU timings and older lines have none
+  EXPECT_FALSE(to_json(t).contains("gpu_busy_share"));
 }
 
 TEST(Result, KernelTimesNeedNameCallsAndTime) {
