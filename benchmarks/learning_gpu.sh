@@ -17,7 +17,10 @@
 # training task, added to the SFT data; EVALUATED=0 makes only those, with no GPU); SFT_EPOCHS (40), SFT_LR (1e-3); RL_STEPS (4), RL_TASKS (4 a step), RL_SAMPLES
 # (1), RL_TURNS (2; 1 with EVALUATED=0, whose data teaches no turn after feedback), RL_TEMPERATURE (1.0), RL_LR (3e-5), RL_PARALLEL (8: tasks in lockstep), RL_CONTINUE (0; 1: a run the deadline stops
 # goes on in the next job, when the machine is still warm); TRIALS (20); BENCHES (all: a list of the
-# benches this job may run, e.g. "sft_no_skills"). With several GPUs, RL's
+# benches this job may run, e.g. "sft_no_skills"); SHAPE_ROWS and SHAPE_COLS (the curriculum's
+# --rows and --cols; its defaults give tensors of 16-512 MB, whose timings on an H200 are mostly the
+# host's launch work: docs/learning.md) and SCALE (1: --scale of every evaluation, SFT data's,
+# RL's and the benches'). With several GPUs, RL's
 # evaluation uses them all and the two benches of a model run at once.
 set -uo pipefail
 OUT=${1:-learning-out}
@@ -36,7 +39,7 @@ if [ -n "${STATE_IN:-}" ] && ls "$STATE_IN"/state.tgz.part-* >/dev/null 2>&1; th
 fi
 export VINCI_CACHE=$S/cache
 SEED=${SEED:-0}
-EVAL=(--device cuda --no-compile-baseline --trials "${TRIALS:-20}" --time-budget 1)
+EVAL=(--device cuda --no-compile-baseline --trials "${TRIALS:-20}" --time-budget 1 --scale "${SCALE:-1}")
 done_() { [ -e "$S/done.$1" ]; }
 mark() { touch "$S/done.$1"; echo "stage $1 done at $(($(date +%s) - T0)) s"; }
 # Runs a command with what is left of the job (less 45 s to pack the state); 124 when none is left.
@@ -49,7 +52,8 @@ bounded() {
 if ! done_ setup; then
   rm -rf "$S"/{cur,teach,tok,model0,skills.db}
   $VINCI curriculum --out "$S/cur" --seed "$SEED" --elementwise "${ELEMENTWISE:-12}" --rowwise "${ROWWISE:-12}" \
-    --heldout-share "${HELDOUT:-0.33}" >"$S/curriculum.log" 2>&1 || { tail "$S/curriculum.log"; exit 1; }
+    --heldout-share "${HELDOUT:-0.33}" ${SHAPE_ROWS:+--rows "$SHAPE_ROWS"} ${SHAPE_COLS:+--cols "$SHAPE_COLS"} \
+    >"$S/curriculum.log" 2>&1 || { tail "$S/curriculum.log"; exit 1; }
   # The tokenizer learns from the task files (prompts quote them), the training tasks' solutions
   # (never the held-out ones'), the prompts and the skills.
   $VINCI teach --curriculum "$S/cur" --out "$S/teach" --split train >/dev/null || exit 1
