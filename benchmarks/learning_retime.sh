@@ -8,7 +8,9 @@
 # sft": the benches to time again, in turn), BUDGET (seconds for the whole job, 420), TRIALS (20, as
 # learning_gpu.sh's benches), SCALE (1: the tasks' sizes times this, `vinci eval --scale`), REPEATS
 # (1: measurements of each bench, each from an empty cache; with 2 the flips between them are counted
-# too), CORRECT_ONLY (0; 1 times only the tasks the bench found correct, the only ones that can flip).
+# too), CORRECT_ONLY (0; 1 times only the tasks the bench found correct, the only ones that can flip),
+# TASKS (the held-out tasks to time against: the state's by default; e.g. the same curriculum made
+# again with other --rows and --cols, whose tasks keep their names and ops).
 set -uo pipefail
 OUT=${1:-retime-out}
 mkdir -p "$OUT"
@@ -37,7 +39,7 @@ for name in ${BENCHES:-sft_no_skills sft}; do
     left=$((BUDGET - ($(date +%s) - T0) - 20))
     [ "$left" -gt 60 ] || { echo "no time left for $name, measurement $rep"; break; }
     suffix=$([ "$rep" = 1 ] && echo "" || echo ".$rep")
-    "$VINCI" eval --tasks "$S/cur/heldout" --candidates "$flat" --device cuda --cache-dir "$S/cache-$name$suffix" \
+    "$VINCI" eval --tasks "$(realpath "${TASKS:-$S/cur/heldout}")" --candidates "$flat" --device cuda --cache-dir "$S/cache-$name$suffix" \
       --scale "${SCALE:-1}" --no-compile-baseline --trials "${TRIALS:-20}" --time-budget 1 --deadline "$left" \
       --out "$OUT/retime-$name$suffix.jsonl" >"$OUT/retime-$name$suffix.txt" 2>"$S/retime-$name$suffix.log"
     echo "$name, measurement $rep (scale ${SCALE:-1}): eval exit $? at $(($(date +%s) - T0)) s"
