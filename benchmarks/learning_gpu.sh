@@ -20,7 +20,11 @@
 # benches this job may run, e.g. "sft_no_skills"); SHAPE_ROWS and SHAPE_COLS (the curriculum's
 # --rows and --cols; its defaults give tensors of 16-512 MB, whose timings on an H200 are mostly the
 # host's launch work: docs/learning.md) and SCALE (1: --scale of every evaluation, SFT data's,
-# RL's and the benches'). With several GPUs, RL's
+# RL's and the benches'). A second RL stage on a state whose run is done: RL_DIR (rl: its folder,
+# marker and benches' names), RL_MODEL (sft-run/final: the model it starts from, relative to the
+# state) and CUR (cur: the curriculum RL and the benches draw from; one not in the state is made with
+# the setup's seed and counts at SHAPE_ROWS and SHAPE_COLS, so its tasks are the same but their
+# sizes). With several GPUs, RL's
 # evaluation uses them all and the two benches of a model run at once.
 set -uo pipefail
 OUT=${1:-learning-out}
@@ -70,6 +74,12 @@ JSON
     $VINCI skills --db "$S/skills.db" import skills/curriculum.jsonl >/dev/null || exit 1
   mark setup
 fi
+CUR=${CUR:-cur}
+if done_ setup && [ ! -e "$S/$CUR/curriculum.jsonl" ]; then
+  $VINCI curriculum --out "$S/$CUR" --seed "$SEED" --elementwise "${ELEMENTWISE:-12}" --rowwise "${ROWWISE:-12}" \
+    --heldout-share "${HELDOUT:-0.33}" ${SHAPE_ROWS:+--rows "$SHAPE_ROWS"} ${SHAPE_COLS:+--cols "$SHAPE_COLS"} \
+    >"$S/$CUR.log" 2>&1 || { tail "$S/$CUR.log"; exit 1; }
+fi
 
 if ! done_ sftdata; then
   resume=()
@@ -99,7 +109,7 @@ bench() {
   [ -n "${BENCHES:-}" ] && [[ " $BENCHES " != *" $name "* ]] && return 0
   local resume=()
   [ -e "$S/bench-$name/run.json" ] && resume=(--resume)
-  bounded "$VINCI" bench-model --model "$model" --model-device cuda --tasks "$S/cur/heldout" --out "$S/bench-$name" \
+  bounded "$VINCI" bench-model --model "$model" --model-device cuda --tasks "$S/$CUR/heldout" --out "$S/bench-$name" \
     --temperature 0 --max-new-tokens 1024 --selection-max-new-tokens 256 --seed "$SEED" "${EVAL[@]}" "$@" \
     "${resume[@]}" >"$S/bench-$name.txt" 2>"$S/bench-$name.log" && mark "bench-$name"
 }
@@ -122,13 +132,15 @@ done_ sft && bench_both sft "$S/sft-run/final" skills/seed.jsonl skills/curricul
 
 # RL_CONTINUE=1: a run the deadline stopped is not done, and the next job on the same warm machine
 # resumes it from its checkpoint, optimizer state included (the packed state carries neither).
+RL_DIR=${RL_DIR:-rl}
+RL=$S/$RL_DIR
 rl_resume=()
-! done_ rl && ls "$S"/rl/checkpoints/* >/dev/null 2>&1 && rl_resume=(--resume)
-if done_ bench-sft_no_skills && ! done_ rl && [ "$(left)" -gt 300 ]; then
+! done_ "$RL_DIR" && ls "$RL"/checkpoints/* >/dev/null 2>&1 && rl_resume=(--resume)
+if done_ bench-sft_no_skills && ! done_ "$RL_DIR" && [ "$(left)" -gt 300 ]; then
   if [ ${#rl_resume[@]} -eq 0 ]; then
     # Run 3 found a model taught first turns only writes no kernel at all after feedback (82 of 96).
     [ "${EVALUATED:-1}" = 0 ] && default_turns=1 || default_turns=2
-    cat >"$S/rl.toml" <<TOML
+    cat >"$RL.toml" <<TOML
 [run]
 steps = ${RL_STEPS:-4}
 tasks_per_step = ${RL_TASKS:-4}
@@ -149,31 +161,32 @@ training = "full"
 [optimizer]
 lr = ${RL_LR:-3e-5}
 TOML
-    rm -rf "$S/rl" "$S/rl.txt" "$S/rl.log"
+    rm -rf "$RL" "$RL.txt" "$RL.log"
   fi
   # A killed run leaves no final/: --deadline starts no step that the slowest one so far would carry
   # past it, and leaves 30 s for final/ before the state is packed.
-  bounded "$VINCI" train rl --config "$S/rl.toml" --model "$S/sft-run/final" --model-device cuda \
-    --tasks "$S/cur/train" --out "$S/rl" --skills "$S/skills.db" --deadline $(($(left) - 75)) "${EVAL[@]}" \
-    "${rl_resume[@]}" >>"$S/rl.txt" 2>>"$S/rl.log"
+  bounded "$VINCI" train rl --config "$RL.toml" --model "$S/${RL_MODEL:-sft-run/final}" --model-device cuda \
+    --tasks "$S/$CUR/train" --out "$RL" --skills "$S/skills.db" --deadline $(($(left) - 75)) "${EVAL[@]}" \
+    "${rl_resume[@]}" >>"$RL.txt" 2>>"$RL.log"
   rc=$?
   # 3: the deadline stopped it after the steps it finished, final/ saved; they are the run, unless
   # RL_CONTINUE asks the next job to go on.
-  { [ $rc -eq 0 ] || { [ $rc -eq 3 ] && [ "${RL_CONTINUE:-0}" = 0 ]; }; } && [ -d "$S/rl/final" ] && mark rl
-  tail -1 "$S/rl.txt"
-  $VINCI skills --db "$S/skills.db" export -o "$S/rl-library.jsonl"
+  { [ $rc -eq 0 ] || { [ $rc -eq 3 ] && [ "${RL_CONTINUE:-0}" = 0 ]; }; } && [ -d "$RL/final" ] && mark "$RL_DIR"
+  tail -1 "$RL.txt"
+  $VINCI skills --db "$S/skills.db" export -o "$RL-library.jsonl"
 fi
-done_ rl && bench_both rl "$S/rl/final" "$S/rl-library.jsonl"
+done_ "$RL_DIR" && bench_both "$RL_DIR" "$RL/final" "$RL-library.jsonl"
 
-python3 benchmarks/learning_report.py "$S" "$OUT/gpu.txt" "$OUT/learning.json" >"$OUT/report.md"
-for f in sft-run/metrics.jsonl rl/metrics.jsonl; do
+python3 benchmarks/learning_report.py "$S" "$OUT/gpu.txt" "$OUT/learning.json" "$RL_DIR" >"$OUT/report.md"
+for f in sft-run/metrics.jsonl $RL_DIR/metrics.jsonl; do
   [ -s "$S/$f" ] && $VINCI plot "$S/$f" --out "$OUT/$(dirname $f)_metrics.svg" >/dev/null
 done
 # The state the next job needs, without optimizer state, model snapshots or evaluation scratch.
 rm -f "$OUT"/state.tgz.part-*
 tar czf - -C "$S" --exclude=./cache/logs --exclude=./cache/scratch --exclude=./cache/ext --exclude=./cache/candidates \
   --exclude='./*/checkpoints' --exclude=./teach --exclude=./sft-all.jsonl $(done_ sft && echo --exclude=./model0) \
-  $(done_ rl && echo --exclude=./sft-run/final) $(done_ bench-rl_no_skills && echo --exclude=./rl/final) . |
+  $(done_ rl && echo --exclude=./sft-run/final) $(done_ bench-rl_no_skills && echo --exclude=./rl/final) \
+  $(done_ "bench-${RL_DIR}_no_skills" && echo --exclude="./$RL_DIR/final") . |
   split -b 15m - "$OUT/state.tgz.part-"
 rm -f "$OUT/cmake.log"  # at most 8 files come back; the build log matters only when the build fails
 ls "$S" | grep '^done\.' | tr '\n' ' '

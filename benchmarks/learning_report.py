@@ -7,9 +7,10 @@ writes docs/learning.json's form:
   {"sft": {...}, "rl": {...}, "rl_no_skills": {...}, "sft_no_skills": {...}}
 each with correct, fast_1, fast_1_5 (fractions of the held-out tasks), mean_speedup (the arithmetic
 mean over the correct answers of the speedup over eager; null without one), geomean_speedup,
-tasks and gpu. A model whose bench has not run yet is left out.
+tasks and gpu. A model whose bench has not run yet is left out. RL_DIR (rl) names the RL stage whose
+run and benches fill the RL rows (learning_gpu.sh's RL_DIR).
 
-    learning_report.py STATE_DIR GPU_TXT OUT_JSON
+    learning_report.py STATE_DIR GPU_TXT OUT_JSON [RL_DIR]
 """
 import json
 import pathlib
@@ -64,11 +65,12 @@ def task_kind(entry: dict) -> str:
     return "chain, 2-3 ops" if n <= 3 else "chain, 4 ops" if n == 4 else "chain, 5-6 ops"
 
 
-def breakdown(state: pathlib.Path, keys: list[str]) -> list[str]:
+def breakdown(state: pathlib.Path, benches: dict[str, pathlib.Path]) -> list[str]:
     """Markdown: per kind of held-out task, each benched model's correct and faster-than-eager counts;
     then per strategy the correct answers named, how many and their mean speedup."""
     kinds = {e["id"]: task_kind(e) for e in jsonl(state / "cur" / "curriculum.jsonl") if e.get("split") == "heldout"}
-    attempts = {k: [a for a in jsonl(state / f"bench-{k}" / "attempts.jsonl") if a.get("turn", 0) == 0] for k in keys}
+    keys = list(benches)
+    attempts = {k: [a for a in jsonl(benches[k] / "attempts.jsonl") if a.get("turn", 0) == 0] for k in keys}
     if not kinds or not any(attempts.values()):
         return []
     lines = ["\n| held-out tasks | " + " | ".join(f"{k}: correct, faster" for k in keys) + " |",
@@ -102,10 +104,12 @@ def ratio(v) -> str:
 
 def main() -> int:
     state, gpu_txt, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+    rl_dir = sys.argv[4] if len(sys.argv) > 4 else "rl"
     gpu = gpu_txt.read_text().strip().split(",")[0] if gpu_txt.exists() else "unknown"
+    benches = {key: state / ("bench-" + (rl_dir + key[2:] if key.startswith("rl") else key)) for key, _ in MODELS}
     table = {}
     for key, _ in MODELS:
-        if entry := model_entry(state / f"bench-{key}", gpu):
+        if entry := model_entry(benches[key], gpu):
             table[key] = entry
     out.write_text(json.dumps(table, indent=2) + "\n")
 
@@ -118,12 +122,12 @@ def main() -> int:
             print(f"| {label} | {e['tasks']} | {pct(e['correct'])} | {pct(e['fast_1'])} | {pct(e['fast_1_5'])} | "
                   f"{ratio(e['mean_speedup'])} | {ratio(e['geomean_speedup'])} | {bound} |")
 
-    print("\n".join(breakdown(state, list(table))))
+    print("\n".join(breakdown(state, {k: benches[k] for k in table})))
 
     sft = jsonl(state / "sft-run" / "metrics.jsonl")
     if sft:
         print(f"\nSFT: {len(sft)} steps, loss {sft[0]['loss']:.3f} -> {sft[-1]['loss']:.3f}")
-    rl = jsonl(state / "rl" / "metrics.jsonl")
+    rl = jsonl(state / rl_dir / "metrics.jsonl")
     if rl:
         print("\n| RL step | policy reward | fast_1 (train) | trained samples | grad norm | skills proposed | admitted | "
               "library | candidates | per min | step s |")
@@ -132,7 +136,7 @@ def main() -> int:
             print(f"| {m['step']} | {m['reward_mean_policy']:.3f} | {m['fast_1']:.2f} | {m['trained_samples']} | "
                   f"{m['grad_norm']:.3g} | {m['skills_proposed']} | {m['skills_admitted']} | {m['library_size']} | "
                   f"{m['candidates']} | {m['candidates_per_min']:.1f} | {m['step_s']:.0f} |")
-    outcomes = policy_outcomes(state / "rl" / "episodes")
+    outcomes = policy_outcomes(state / rl_dir / "episodes")
     if outcomes:
         classes = sorted({c for per_turn in outcomes.values() for c in per_turn})
         print("\nWhat the RL policy wrote, by turn (a parse failure: no kernel to evaluate)\n")
@@ -141,8 +145,9 @@ def main() -> int:
         for turn in sorted(outcomes):
             print(f"| {turn + 1} | " + " | ".join(str(outcomes[turn].get(c, 0)) for c in classes) + " |")
     seeded = {s["name"] for f in ("skills/seed.jsonl", "skills/curriculum.jsonl") for s in jsonl(pathlib.Path(f))}
-    grown = [s for s in jsonl(state / "rl-library.jsonl") if s["name"] not in seeded]
-    if (state / "rl-library.jsonl").exists():
+    library = state / f"{rl_dir}-library.jsonl"
+    grown = [s for s in jsonl(library) if s["name"] not in seeded]
+    if library.exists():
         print(f"\nSkills the RL run admitted: {len(grown)}")
         for s in grown:
             v = s.get("verification") or {}
