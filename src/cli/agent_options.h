@@ -1,6 +1,6 @@
 // What `vinci optimize` and `vinci bench-model` share: the model the agents run on (a checkpoint
-// through the native backbone, or an OpenAI-compatible server) and the evaluator that judges
-// their kernels. --device is the evaluator's; the checkpoint's is --model-device.
+// through the native backbone, or an OpenAI-compatible server; the evaluator's options are in
+// evaluator_options.h). --device is the evaluator's; the checkpoint's is --model-device.
 #pragma once
 
 #include <filesystem>
@@ -11,7 +11,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/backbone_options.h"
-#include "eval/config.h"
 #include "eval/task.h"
 #include "llm/backbone.h"
 
@@ -26,14 +25,6 @@ struct AgentModelOptions {
 // Also makes one of --model and --llm required (the app's callback).
 void add_agent_model_options(CLI::App& app, AgentModelOptions& options);
 std::unique_ptr<llm::Backbone> open_agent_model(const AgentModelOptions& options);
-
-struct AgentEvalOptions {
-  eval::EvalConfig config;
-  int compile_timeout_s = 900, run_timeout_s = 300;
-  eval::EvalConfig resolved() const;  // the config with the timeouts set
-};
-
-void add_agent_eval_options(CLI::App& app, AgentEvalOptions& options);
 
 // Writes out/run.json; on --resume first warns when the earlier run's settings differ, since only
 // calls identical to its own are then answered from the journal.

@@ -17,6 +17,7 @@
 #include "cli/agent_options.h"
 #include "cli/checks.h"
 #include "cli/commands.h"
+#include "cli/evaluator_options.h"
 #include "core/files.h"
 #include "eval/pool.h"
 #include "skills/skill_jsonl.h"
@@ -39,7 +40,7 @@ struct BenchModelOptions {
   double temperature = 1.0;
   int max_new_tokens = 8192;
   agents::BenchSettings settings;
-  AgentEvalOptions eval;
+  EvaluatorOptions eval;
 };
 
 nlohmann::json bench_run_settings(const BenchModelOptions& o, const std::vector<eval::Task>& tasks) {
@@ -155,7 +156,7 @@ Action add_bench_model_command(CLI::App& app) {
   app.add_flag("--resume", o->resume,
                "continue the run recorded in --out: completed calls are answered from its journal");
 
-  add_agent_eval_options(app, o->eval);
+  add_evaluator_options(app, o->eval);
   return [o] { return run_bench_model(*o); };
 }
 

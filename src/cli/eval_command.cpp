@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/evaluator_options.h"
 #include "core/files.h"
 #include "core/progress.h"
 #include "core/setup_error.h"
@@ -29,8 +30,7 @@ struct EvalOptions {
   bool json = false, no_cache = false, append = false, quiet = false, expect = false, rebaseline = false;
   std::vector<int> levels;
   double atol_fp32 = 1e-4, rtol_fp32 = 1e-4, tol_half = 1e-2;
-  int compile_timeout_s = 900, run_timeout_s = 300;
-  eval::EvalConfig config;
+  EvaluatorOptions evaluator;
 };
 
 std::string class_counts(const std::vector<eval::Result>& results) {
@@ -101,15 +101,13 @@ int run_eval(EvalOptions& o) {
   if (pairing.pairs.empty())
     throw std::runtime_error(fmt::format("no candidate in {} matches a task of {}", o.candidates, o.tasks));
 
-  eval::EvalConfig& c = o.config;
+  eval::EvalConfig c = o.evaluator.resolved();
   c.tolerances["float32"] = {o.atol_fp32, o.rtol_fp32};
   c.tolerances["float16"] = {o.tol_half, o.tol_half};
   c.tolerances["bfloat16"] = {o.tol_half, o.tol_half};
   c.use_cache = !o.no_cache;
   c.reuse_baselines = !o.rebaseline;
-  c.compile_timeout = std::chrono::seconds(o.compile_timeout_s);
   c.import_timeout = std::chrono::seconds(o.import_timeout_s);
-  c.run_timeout = std::chrono::seconds(o.run_timeout_s);
   c.protocol = eval::Protocol::named(o.protocol);
   eval::EvaluatorPool pool(c);
   const std::string sandbox = pool.sandbox();
@@ -187,17 +185,10 @@ Action add_eval_command(CLI::App& app) {
                  "folder of candidate files, matched to tasks by name (levelN/<file>, <file>, "
                  "level_L_problem_N_*.py) or by a '# vinci-task: <id>' header")
       ->required();
-  app.add_option("--device", o->config.device, "cpu, cuda (one worker per visible GPU) or auto")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
-      ->capture_default_str();
+  add_evaluator_options(app, o->evaluator);
   app.add_option("--out", o->out, "write one JSON line per (task, candidate) to this file");
   app.add_flag("--append", o->append, "append to --out instead of replacing it");
   app.add_flag("--json", o->json, "print the summary as one JSON object instead of a table");
-  app.add_option("--scale", o->config.scale,
-                 "multiply the sizes tasks list in SCALABLE: 0.05 for CPU runs; above 1 on a GPU, where a "
-                 "small task's time is mostly the host's launch work, not its kernels'")
-      ->check(CLI::Range(1e-6, 64.0))
-      ->capture_default_str();
   app.add_option("--level", o->levels, "only these levels");
   app.add_option("--filter", o->filter, "only tasks whose id matches this regex");
   app.add_flag("--no-cache", o->no_cache, "evaluate every pair again instead of reusing cached results");
@@ -206,27 +197,18 @@ Action add_eval_command(CLI::App& app) {
                "check '# vinci-expect: class/reason' headers (skipping candidates whose '# vinci-devices:' "
                "excludes this device); exit 1 on any mismatch, exit 4 before anything runs when a file matches no "
                "task or carries no label");
-  app.add_option("--cache-dir", o->config.cache_dir, "cache folder (default $VINCI_CACHE or ~/.cache/vinci)");
-  app.add_option("--correctness-trials", o->config.correctness_trials, "correctness trials with fresh inputs")
+  app.add_option("--correctness-trials", o->evaluator.config.correctness_trials, "correctness trials with fresh inputs")
       ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  app.add_option("--trials", o->config.timing.trials, "timed calls per measurement")
-      ->check(CLI::Range(1, 100000))
-      ->capture_default_str();
-  app.add_option("--time-budget", o->config.timing.budget_s, "seconds at most per timing run (at least 10 trials)")
       ->capture_default_str();
   app.add_option("--atol", o->atol_fp32, "fp32 absolute tolerance")->capture_default_str();
   app.add_option("--rtol", o->rtol_fp32, "fp32 relative tolerance")->capture_default_str();
   app.add_option("--half-tol", o->tol_half, "fp16/bf16 absolute and relative tolerance")->capture_default_str();
-  app.add_option("--torch-ops", o->config.torch_ops, "torch compute ops inside ModelNew.forward")
-      ->check(CLI::IsMember({"forbid", "warn", "allow"}))
-      ->capture_default_str();
-  app.add_flag("--allow-precision-drop", o->config.allow_precision_drop, "accept fp16/bf16/TF32 in fp32 tasks");
-  app.add_flag("!--no-compile-baseline", o->config.compile_baseline, "skip the torch.compile baseline");
+  app.add_flag("--allow-precision-drop", o->evaluator.config.allow_precision_drop,
+               "accept fp16/bf16/TF32 in fp32 tasks");
   app.add_option("--baseline", o->baseline, "speedup baseline for fast_p")
       ->check(CLI::IsMember({"eager", "compile"}))
       ->capture_default_str();
-  app.add_option("--jobs", o->config.build_jobs, "parallel builds (default: CPU cores)");
+  app.add_option("--jobs", o->evaluator.config.build_jobs, "parallel builds (default: CPU cores)");
   app.add_option("--protocol", o->protocol,
                  "numerics and checks: vinci (TF32 off, out-of-distribution trials, fp64 check of half-precision "
                  "tasks) or kernelbench (PyTorch's TF32 defaults, the task's inputs only)")
@@ -235,15 +217,10 @@ Action add_eval_command(CLI::App& app) {
   app.add_option("--deadline", o->deadline_s,
                  "stop after this many seconds: what is in flight is killed, and the summary covers what finished "
                  "(exit code 3)");
-  app.add_option("--compile-timeout", o->compile_timeout_s, "seconds per extension build")->capture_default_str();
   app.add_option("--import-timeout", o->import_timeout_s,
                  "seconds to import a candidate and build ModelNew, builds not counted")
       ->capture_default_str();
-  app.add_option("--run-timeout", o->run_timeout_s,
-                 "seconds for a candidate's correctness calls, and again for its "
-                 "timed calls")
-      ->capture_default_str();
-  app.add_option("--seed", o->config.seed, "base seed of the correctness inputs")->capture_default_str();
+  app.add_option("--seed", o->evaluator.config.seed, "base seed of the correctness inputs")->capture_default_str();
   app.add_flag("-q,--quiet", o->quiet, "no progress bar");
   return [o] { return run_eval(*o); };
 }

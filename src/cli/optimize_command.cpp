@@ -14,6 +14,7 @@
 #include "cli/agent_options.h"
 #include "cli/checks.h"
 #include "cli/commands.h"
+#include "cli/evaluator_options.h"
 #include "cli/skills_db.h"
 #include "core/files.h"
 #include "eval/pool.h"
@@ -35,7 +36,7 @@ struct OptimizeOptions {
   double temperature = 1.0;
   int max_new_tokens = 8192;
   agents::OptimizeSettings settings;
-  AgentEvalOptions eval;
+  EvaluatorOptions eval;
 };
 
 nlohmann::json run_settings(const OptimizeOptions& o) {
@@ -152,7 +153,7 @@ Action add_optimize_command(CLI::App& app) {
   app.add_option("--out", o->out, "output folder (default vinci-optimize/<task name>)");
   app.add_flag("--resume", o->resume, "continue the run recorded in --out");
 
-  add_agent_eval_options(app, o->eval);
+  add_evaluator_options(app, o->eval);
   return [o] { return run_optimize(*o); };
 }
 

@@ -31,6 +31,7 @@
 #include "cli/agent_options.h"
 #include "cli/checks.h"
 #include "cli/commands.h"
+#include "cli/evaluator_options.h"
 #include "core/files.h"
 #include "core/setup_error.h"
 #include "curriculum/manifest.h"
@@ -60,7 +61,7 @@ struct SftDataOptions {
   bool only_first_turns = false;
   int parallel_tasks = 8;
   bool resume = false;
-  AgentEvalOptions eval;
+  EvaluatorOptions eval;
 };
 
 // The tasks an earlier run of --out finished (those whose episode line landed), with sft.jsonl cut
@@ -269,7 +270,7 @@ Action add_sft_data_command(CLI::App& app) {
       ->check(CLI::Range(1, 256));
   app.add_flag("--resume", o->resume,
                "go on with the run in --out: tasks whose episode it holds are kept, the others are run");
-  add_agent_eval_options(app, o->eval);
+  add_evaluator_options(app, o->eval);
   return [o] {
     o->teacher.seed = o->settings.seed;
     return run_sft_data(*o);

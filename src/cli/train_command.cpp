@@ -17,6 +17,7 @@
 #include "cli/backbone_options.h"
 #include "cli/checks.h"
 #include "cli/commands.h"
+#include "cli/evaluator_options.h"
 #include "cli/skills_db.h"
 #include "core/files.h"
 #include "llm/model_config.h"
@@ -201,7 +202,7 @@ struct RlCommandOptions {
   std::string config, tasks, out, skills_db, prompts, filter;
   std::vector<int> levels;
   std::string model, model_device = "auto", dtype = "auto", chat_template;
-  AgentEvalOptions eval;
+  EvaluatorOptions eval;
   int64_t steps = 0;
   bool resume = false;
   double deadline_s = 0;
@@ -315,7 +316,7 @@ Action add_rl_command(CLI::App& app) {
                  "far would carry past it; the last finished step is checkpointed with final/, the command "
                  "exits 3, and --resume goes on")
       ->check(CLI::PositiveNumber);
-  add_agent_eval_options(app, o->eval);
+  add_evaluator_options(app, o->eval);
   return [o] { return run_rl(*o); };
 }
 

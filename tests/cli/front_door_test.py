@@ -39,6 +39,12 @@ check(rc == 64 and "--bogus-flag" in err and "--tasks is required" not in err, f
 rc, out, err, _ = vinci("eval", "--tasks", TASK.parent, "--scale", "65")
 check(rc == 64 and "65" in err and "64" in err and len(err) < 300, f"eval --scale 65: {rc} {err!r}")
 
+# The evaluator's options are one block in every command that judges kernels, checks included.
+model = ROOT / "tests" / "fixtures" / "llm" / "models" / "qwen2"
+for command in (["eval", "--candidates", TASK.parent], ["bench-model", "--model", model], ["train", "rl", "--model", model]):
+    rc, out, err, _ = vinci(*command, "--tasks", TASK.parent, "--trials", "0")
+    check(rc == 64 and "--trials" in err and "0" in err and len(err) < 300, f"{command[0]} --trials 0: {rc} {err!r}")
+
 rc, out, err, _ = vinci("generate", "--model", ROOT / "tests" / "fixtures" / "llm" / "models" / "qwen2",
                         "--prompt", "hi", "--max-new-tokens", "-3")
 check(rc == 64 and "-3" in err and "at least 1" in err and len(err) < 300, f"--max-new-tokens -3: {rc} {err!r}")
