@@ -53,11 +53,16 @@ bounded() {
   timeout "$t" "$@"
 }
 
+# curriculum DIR LOG: the run's curriculum (its seed, counts and shapes) in $S/DIR.
+curriculum() {
+  $VINCI curriculum --out "$S/$1" --seed "$SEED" --elementwise "${ELEMENTWISE:-12}" --rowwise "${ROWWISE:-12}" \
+    --heldout-share "${HELDOUT:-0.33}" ${SHAPE_ROWS:+--rows "$SHAPE_ROWS"} ${SHAPE_COLS:+--cols "$SHAPE_COLS"} \
+    >"$S/$2" 2>&1 || { tail "$S/$2"; exit 1; }
+}
+
 if ! done_ setup; then
   rm -rf "$S"/{cur,teach,tok,model0,skills.db}
-  $VINCI curriculum --out "$S/cur" --seed "$SEED" --elementwise "${ELEMENTWISE:-12}" --rowwise "${ROWWISE:-12}" \
-    --heldout-share "${HELDOUT:-0.33}" ${SHAPE_ROWS:+--rows "$SHAPE_ROWS"} ${SHAPE_COLS:+--cols "$SHAPE_COLS"} \
-    >"$S/curriculum.log" 2>&1 || { tail "$S/curriculum.log"; exit 1; }
+  curriculum cur curriculum.log
   # The tokenizer learns from the task files (prompts quote them), the training tasks' solutions
   # (never the held-out ones'), the prompts and the skills.
   $VINCI teach --curriculum "$S/cur" --out "$S/teach" --split train >/dev/null || exit 1
@@ -75,11 +80,7 @@ JSON
   mark setup
 fi
 CUR=${CUR:-cur}
-if done_ setup && [ ! -e "$S/$CUR/curriculum.jsonl" ]; then
-  $VINCI curriculum --out "$S/$CUR" --seed "$SEED" --elementwise "${ELEMENTWISE:-12}" --rowwise "${ROWWISE:-12}" \
-    --heldout-share "${HELDOUT:-0.33}" ${SHAPE_ROWS:+--rows "$SHAPE_ROWS"} ${SHAPE_COLS:+--cols "$SHAPE_COLS"} \
-    >"$S/$CUR.log" 2>&1 || { tail "$S/$CUR.log"; exit 1; }
-fi
+done_ setup && [ ! -e "$S/$CUR/curriculum.jsonl" ] && curriculum "$CUR" "$CUR.log"
 
 if ! done_ sftdata; then
   resume=()

@@ -102,6 +102,17 @@ def ratio(v) -> str:
     return "-" if v is None else f"{v:.2f}x"
 
 
+def print_table(table: dict) -> None:
+    """The Markdown table of docs/learning.json's entries, in MODELS' order (learning_table.py's too)."""
+    print("| model | tasks | correct | fast_1 | fast_1.5 | mean speedup | geomean speedup | timed launch-bound |")
+    print("|---|---|---|---|---|---|---|---|")
+    for key, label in MODELS:
+        if e := table.get(key):
+            bound = "-" if e["launch_bound"] is None else e["launch_bound"]
+            print(f"| {label} | {e['tasks']} | {pct(e['correct'])} | {pct(e['fast_1'])} | {pct(e['fast_1_5'])} | "
+                  f"{ratio(e['mean_speedup'])} | {ratio(e['geomean_speedup'])} | {bound} |")
+
+
 def main() -> int:
     state, gpu_txt, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
     rl_dir = sys.argv[4] if len(sys.argv) > 4 else "rl"
@@ -114,13 +125,7 @@ def main() -> int:
     out.write_text(json.dumps(table, indent=2) + "\n")
 
     print(f"## Held-out tasks, greedy, one answer each ({gpu})\n")
-    print("| model | tasks | correct | fast_1 | fast_1.5 | mean speedup | geomean speedup | timed launch-bound |")
-    print("|---|---|---|---|---|---|---|---|")
-    for key, label in MODELS:
-        if e := table.get(key):
-            bound = "-" if e["launch_bound"] is None else e["launch_bound"]
-            print(f"| {label} | {e['tasks']} | {pct(e['correct'])} | {pct(e['fast_1'])} | {pct(e['fast_1_5'])} | "
-                  f"{ratio(e['mean_speedup'])} | {ratio(e['geomean_speedup'])} | {bound} |")
+    print_table(table)
 
     print("\n".join(breakdown(state, {k: benches[k] for k in table})))
 

@@ -18,8 +18,9 @@ import math
 import pathlib
 import sys
 
-KEYS = {"sft": "SFT, skills injected", "sft_no_skills": "SFT, no skills", "rl": "RL, skills injected",
-        "rl_no_skills": "RL, no skills"}
+from learning_report import MODELS, print_table
+
+KEYS = [key for key, _ in MODELS]
 
 
 def first_answers(path: pathlib.Path) -> dict:
@@ -70,16 +71,8 @@ def main() -> int:
         if key not in KEYS or not file:
             sys.exit(f"{spec}: expected KEY=FILE with KEY one of {', '.join(KEYS)}")
         table[key] = entry(first_answers(pathlib.Path(file)), a.tasks, a.gpu)
-    order = [k for k in KEYS if k in table]
-    print("| model | tasks | correct | fast_1 | fast_1.5 | mean speedup | geomean speedup | launch-bound |")
-    print("|---|---|---|---|---|---|---|---|")
-    ratio = lambda v: "-" if v is None else f"{v:.2f}x"
-    for k in order:
-        e = table[k]
-        print(f"| {KEYS[k]} | {e['tasks']} | {100 * e['correct']:.1f}% | {100 * e['fast_1']:.1f}% | "
-              f"{100 * e['fast_1_5']:.1f}% | {ratio(e['mean_speedup'])} | {ratio(e['geomean_speedup'])} | "
-              f"{'-' if e['launch_bound'] is None else e['launch_bound']} |")
-    a.out.write_text(json.dumps({k: table[k] for k in order}, indent=2) + "\n")
+    print_table(table)
+    a.out.write_text(json.dumps({k: table[k] for k in KEYS if k in table}, indent=2) + "\n")
     return 0
 
 
