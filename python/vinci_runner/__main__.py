@@ -22,6 +22,7 @@ def main() -> int:
     i.add_argument("--task", default="")
     i.add_argument("--scale", type=float, default=1.0)
     i.add_argument("--policy", default="{}", help="the static checks' policy, as JSON")
+    i.add_argument("--static-only", action="store_true", help="stop after the static report (no import)")
     c = sub.add_parser("compile", help="build one load_inline extension")
     c.add_argument("--arguments", required=True, help="a JSON file of load_inline's arguments")
     c.add_argument("--out", required=True, help="the folder to build into")
@@ -38,7 +39,7 @@ def main() -> int:
         return serve(a.control, a.buffer, a.inputs, a.device)
     if a.cmd == "import":
         from .importer import main as import_main
-        return import_main(a.control, a.candidate, a.task, a.scale, json.loads(a.policy))
+        return import_main(a.control, a.candidate, a.task, a.scale, json.loads(a.policy), a.static_only)
     if a.cmd == "precompile":
         from .precompiled_header import main as precompile_main
         return precompile_main(a.flags, a.out)

@@ -1,5 +1,7 @@
 """The build step's sandboxed side: the static checks of a candidate's source, then its import, so
 that every extension it loads is compiled (by the trusted side) before a device runner needs it.
+With static_only (CPU evaluation) it stops after the checks: there the candidate's own runner
+imports it, and a candidate the checks reject never costs a runner's torch import.
 
 The static report is the first message, sent before any of the candidate's code runs, so the
 trusted side can take it at its word; everything after the import is the candidate's claim.
@@ -33,7 +35,7 @@ def static_report(source: str, task_source: str, policy: dict) -> tuple[dict, di
     return static, failure
 
 
-def run(channel: Channel, candidate: str, task: str, scale: float, policy: dict) -> int:
+def run(channel: Channel, candidate: str, task: str, scale: float, policy: dict, static_only: bool = False) -> int:
     with open(candidate, encoding="utf-8", errors="replace") as f:
         source = f.read()
     task_source = ""
@@ -45,7 +47,7 @@ def run(channel: Channel, candidate: str, task: str, scale: float, policy: dict)
             pass
     static, failure = static_report(source, task_source, policy)
     channel.send({"op": "static", "static": static, "failure": failure})
-    if failure:
+    if failure or static_only:
         return 0
 
     from . import loader  # torch is imported only for candidates that pass the static checks
@@ -90,7 +92,7 @@ def _construct(loader, module, task: str, scale: float) -> None:
         pass
 
 
-def main(control_fd: int, candidate: str, task: str, scale: float, policy: dict) -> int:
+def main(control_fd: int, candidate: str, task: str, scale: float, policy: dict, static_only: bool = False) -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    return run(Channel.from_fd(control_fd), candidate, task, scale, policy)
+    return run(Channel.from_fd(control_fd), candidate, task, scale, policy, static_only)

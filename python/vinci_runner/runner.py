@@ -8,10 +8,8 @@ calls, a random subset of timed ones). Nothing here decides a verdict: replies a
 
 Requests (JSON lines on the control socket) and replies:
   {"op": "load", "task_name", "task_source", "scale", "candidate_name", "candidate_source"|null, "specs",
-   "input_specs", "seed", "numerics", "kernel_names", "flush_bytes", "compile", "static_policy"}
+   "input_specs", "seed", "numerics", "kernel_names", "flush_bytes", "compile"}
                                                       -> {"ok", "load_s"} | a failure
-     (with static_policy, the static checks' {"op": "static", "static", "failure"} comes first,
-     before any of the candidate's code runs)
   {"op": "call", "id", "seed", "kind", "key", "deliver", "monitor", "profile", "from_buffer", "input_values"}
                                                       -> {"ok", "id", "ms", "commitment", "values", "signals"}
   {"op": "null", ...same as call}                     -> the call without the forward (overhead probe)
@@ -34,7 +32,6 @@ import torch
 from . import inputs as inputs_mod
 from . import loader, monitors, outputs
 from .channel import Channel, SharedBuffer
-from .importer import static_report
 from .logs import trim_log
 from .timing import Clock
 
@@ -124,13 +121,6 @@ class Runner:
         candidate = None
         if req.get("candidate_source") is not None:
             candidate = self._materialize("candidate", req["candidate_name"], req["candidate_source"])
-        if candidate and req.get("static_policy") is not None:
-            # Sent before any of the candidate's code runs, so the judge can take it at its word.
-            static, failure = static_report(req["candidate_source"], req["task_source"], req["static_policy"])
-            self.kernel_names = set(static["kernel_names"])
-            self.channel.send({"op": "static", "static": static, "failure": failure})
-            if failure:
-                raise Failure(failure["class"], failure["reason"], failure["message"])
         self.snapshot = None
         if candidate:
             loader.install_compile_hook(self.compile_remote, wrap=self.calls.wrap_module)

@@ -2,8 +2,10 @@
 extension cache, a verdict only for what went wrong before a device ever sees the candidate.
 
 Requests on stdin, one JSON object a line: {"candidate", "task", "scale", "policy", "log",
-"import_timeout"}; each is answered on stdout with {"report": {"static", "ok", "class", "reason",
-"message", "seconds", "built"}}. The candidate's code never runs in this process.
+"import_timeout", "static_only"}; each is answered on stdout with {"report": {"static", "ok", "class",
+"reason", "message", "seconds", "built"}}. With static_only the import stops after the static checks
+(CPU evaluation, where the candidate's runner imports it). The candidate's code never runs in this
+process.
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ def build(req: dict, launcher: Launcher, compiler: CompileService) -> dict:
     mounts = [(candidate, inner_candidate)] + ([(task, inner_task)] if task else [])
     built_before = len(compiler.built)
     proc = launcher.spawn(["import", "--control", "{control}", "--candidate", inner_candidate, "--task", inner_task,
-                           "--scale", str(req.get("scale", 1.0)), "--policy", json.dumps(req.get("policy") or {})],
+                           "--scale", str(req.get("scale", 1.0)), "--policy", json.dumps(req.get("policy") or {})] +
+                          (["--static-only"] if req.get("static_only") else []),
                           read_only=[compiler.root], read_only_as=mounts,
                           cpu_seconds=int(req.get("cpu_seconds", 0)), address_space=int(req.get("address_space", 0)))
     report: dict = {"static": {}, "ok": False}
@@ -38,6 +41,8 @@ def build(req: dict, launcher: Launcher, compiler: CompileService) -> dict:
         report["static"] = first.get("static") or {}
         if first.get("failure"):
             report.update(first["failure"])
+        elif req.get("static_only"):
+            report["ok"] = True
         else:
             started = proc.ask(None, timeout)
             if started.get("op") != "importing":

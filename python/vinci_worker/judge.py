@@ -212,16 +212,10 @@ class Judge:
         task = self._task(req, cfg)
         phases: dict = {}
         runner = self._candidate_runner(task, cfg)
-        static = req.get("static") or {}
         try:
             t = time.monotonic()
             reply = self._ask(runner, self._load_request(task, cfg, req), cfg["import_timeout_s"], "import_timeout",
                               compiler=self.compiler)
-            if reply.get("op") == "static" and req.get("static_policy") is not None:
-                static = reply.get("static") or {}  # first, before the candidate's code ran: trusted
-                if reply.get("failure"):
-                    self._accept({"ok": False, **reply["failure"]}, "the static checks")
-                reply = self._ask(runner, None, cfg["import_timeout_s"], "import_timeout", compiler=self.compiler)
             phases["load"] = time.monotonic() - t
             self._accept(reply, "loading the candidate")
             t = time.monotonic()
@@ -231,7 +225,6 @@ class Judge:
             timed = self._time(runner, task, cfg, check, float(req.get("eager_ms") or 0.0))
             phases["time"] = time.monotonic() - t
             result = {"ok": True, "class": "correct", **check, **timed}
-            result["warnings"] = result.get("warnings", []) + list(static.get("findings", []))
         except Outcome as o:
             result = o.reply
         finally:
@@ -363,8 +356,6 @@ class Judge:
         if req is not None:
             with open(req["candidate"], encoding="utf-8", errors="replace") as f:
                 message.update(candidate_name=os.path.basename(req["candidate"]), candidate_source=f.read())
-            if req.get("static_policy") is not None:
-                message["static_policy"] = req["static_policy"]
         return message
 
     def _reference_runner(self, task: TaskState, cfg, compiled: bool) -> Sandboxed:

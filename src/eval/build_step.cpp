@@ -12,8 +12,10 @@ namespace vinci::eval {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-BuildStep::BuildStep(const EvalConfig& config, int id)
-    : config_(config), log_(config.cache_dir / "logs" / fmt::format("build-server-{}-{}.log", ::getpid(), id)) {}
+BuildStep::BuildStep(const EvalConfig& config, int id, bool static_only)
+    : config_(config),
+      static_only_(static_only),
+      log_(config.cache_dir / "logs" / fmt::format("build-server-{}-{}.log", ::getpid(), id)) {}
 
 BuildStep::~BuildStep() { stop(); }
 
@@ -82,8 +84,8 @@ BuildOutcome BuildStep::run(const fs::path& candidate_file, const Task& task, co
       {"import_timeout", config_.import_timeout.count()},
       {"cpu_seconds", config_.cpu_seconds},
       {"address_space", config_.device == "cpu" ? config_.cpu_memory_limit : 0},
-      {"policy", {{"torch_ops", config_.torch_ops}, {"allow_precision_drop", config_.allow_precision_drop}}}};
-  // (the same policy EvaluatorPool::static_policy sends a CPU runner)
+      {"policy", {{"torch_ops", config_.torch_ops}, {"allow_precision_drop", config_.allow_precision_drop}}},
+      {"static_only", static_only_}};
   auto lost_server = [&](const std::string& what) {
     stop();
     out.verdict = Verdict::runtime_error;

@@ -35,8 +35,9 @@ struct BuildOutcome {
 // Not thread-safe: one BuildStep per building thread.
 class BuildStep {
  public:
-  // `id` tells this step's server apart from its siblings' in scratch and log names.
-  BuildStep(const EvalConfig& config, int id);
+  // `id` tells this step's server apart from its siblings' in scratch and log names. A static_only
+  // step runs the static checks and leaves the import (and its compiles) to the candidate's runner.
+  BuildStep(const EvalConfig& config, int id, bool static_only = false);
   ~BuildStep();
   BuildStep(const BuildStep&) = delete;
   BuildStep& operator=(const BuildStep&) = delete;
@@ -52,6 +53,7 @@ class BuildStep {
   void stop();
 
   const EvalConfig& config_;
+  bool static_only_;
   std::filesystem::path log_;
   std::optional<core::Process> server_;
   std::atomic<pid_t> live_pid_{-1};

@@ -64,8 +64,7 @@ class EvaluatorPool {
   std::optional<nlohmann::json> baseline(const Task& task, WorkerClient& worker, Shared& shared, Result& failure);
   std::string result_key(const Job& job) const;
   void sweep() const;  // keeps the cache within config_.cache_budget_bytes
-  bool separate_builds() const;
-  nlohmann::json static_policy() const;
+  bool build_step_imports() const;
   std::filesystem::path candidate_copy(const Job& job) const;
   std::filesystem::path candidate_log(const Job& job, const char* step) const;
 

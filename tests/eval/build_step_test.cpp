@@ -77,6 +77,7 @@ TEST(BuildStep, ASuccessfulBuildCarriesTheStaticReport) {
   EXPECT_EQ(request.at("task"), (b.dir.path() / "1_Relu.py").string());
   EXPECT_EQ(request.at("address_space"), 123456789);  // the CPU memory limit applies to CPU builds
   EXPECT_EQ(request.at("policy").at("torch_ops"), "warn");
+  EXPECT_EQ(request.at("static_only"), false);
   const std::vector<std::string> argv = out.static_report.at("argv");
   ASSERT_GE(argv.size(), 5u);
   EXPECT_EQ(argv[0], "build-server");
@@ -85,6 +86,15 @@ TEST(BuildStep, ASuccessfulBuildCarriesTheStaticReport) {
   // Builds run side by side: each gets two jobs, not every core.
   EXPECT_EQ(out.static_report.at("max_jobs"), "2");
   EXPECT_GE(out.seconds, 0.0);
+}
+
+// The CPU pool's steps ask the server for the static checks only.
+TEST(BuildStep, AStaticOnlyStepSaysSoInItsRequests) {
+  Builder b;
+  b.step = std::make_unique<BuildStep>(b.config, 1, /*static_only=*/true);
+  const BuildOutcome out = b.build("ok");
+  ASSERT_TRUE(out.ok) << out.message;
+  EXPECT_EQ(out.static_report.at("request").at("static_only"), true);
 }
 
 TEST(BuildStep, AFailedBuildKeepsItsClassReasonAndMessage) {

@@ -59,6 +59,28 @@ TEST(Pool, PlainPytorchIsEvaluatedUnderAllow) {
   EXPECT_EQ(results[0].protocol, "vinci");
 }
 
+// On the CPU the build step only runs the static checks (no torch in that process); a candidate
+// they reject is answered there, and the judge never starts a runner for it: no run log, no load.
+TEST(Pool, TheStaticChecksRejectWithoutARunnerOnTheCpu) {
+  EvalConfig c = cached_config("pool-static-test");
+  c.use_cache = false;
+  fs::remove_all(c.cache_dir / "logs");
+  EvaluatorPool pool(c);
+  const auto results =
+      pool.run({{adversarial_task(), load_candidate(kAdversarial / "candidates" / "plain_pytorch_add.py")}}, nullptr);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].verdict, Verdict::rejected) << results[0].reason << ": " << results[0].message;
+  EXPECT_TRUE(results[0].phase_seconds.count("build"));
+  EXPECT_FALSE(results[0].phase_seconds.count("load"));
+  size_t build_logs = 0;
+  for (const auto& e : fs::directory_iterator(c.cache_dir / "logs")) {
+    const std::string name = e.path().filename().string();
+    EXPECT_NE(name.rfind("run-", 0), 0u) << "the judge ran it: " << name;
+    build_logs += name.rfind("build-", 0) == 0 && name.find("server") == std::string::npos;
+  }
+  EXPECT_EQ(build_logs, 1u);
+}
+
 // A claim the judge cannot corroborate by less than charge_ms is not refused: the result is timed
 // by the judge's figure. The fake-clock threat claims ~10 us for an honest, slower matmul; the default
 // CPU charge (one trusted harness overhead, ~1.6 ms at this size) is far below the ~8 ms it hides, so
