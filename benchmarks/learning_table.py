@@ -9,7 +9,8 @@ gives rates over every held-out task.
 
 Prints the Markdown table and writes the JSON: correct, fast_1, fast_1_5 (fractions of N),
 mean_speedup and geomean_speedup (over the correct answers; null without one), launch_bound (correct
-answers the judge flagged as timed on host launch work; null from attempts, which lack the flags),
+answers the judge flagged as timed on host launch work; null from attempts written before they
+carried the flags),
 tasks and gpu.
 """
 import argparse
@@ -25,7 +26,7 @@ KEYS = [key for key, _ in MODELS]
 
 def first_answers(path: pathlib.Path) -> dict:
     """task -> (class, speedup over eager, launch_bound) of each task's first-turn answer; launch_bound
-    is None in bench-model's attempts, which do not carry the judge's flags."""
+    is None in attempts written before bench-model carried the judge's flags."""
     out = {}
     for n, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip():
@@ -36,7 +37,8 @@ def first_answers(path: pathlib.Path) -> dict:
             if row.get("turn", 0) != 0 or task in out:
                 continue
             speedup = row["speedup"] if "speedup" in row else row.get("speedup_eager")
-            bound = "launch_bound" in row.get("flags", []) if "timing_check" in row else None
+            flags = row.get("flags", [] if "timing_check" in row else None)  # eval results omit an empty list
+            bound = None if flags is None else "launch_bound" in flags
             out[task] = (row["class"], speedup or 0.0, bound)
         except (json.JSONDecodeError, KeyError, TypeError) as e:
             sys.exit(f"{path}:{n}: not a bench-model attempt or eval result ({e})")

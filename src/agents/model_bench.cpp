@@ -77,7 +77,8 @@ json bench_attempt_json(const BenchTask& b, const Rollout& r, const PolicyTurn& 
       {"reason", res ? res->reason : ""},
       {"outcome", res ? outcome_line(*res) : "no usable answer (" + t.parse_failure + ")"},
       {"speedup", t.speedup()},
-      {"speedup_compile", res && res->correct() && res->speedup_compile ? json(*res->speedup_compile) : json(nullptr)}};
+      {"speedup_compile", res && res->correct() && res->speedup_compile ? json(*res->speedup_compile) : json(nullptr)},
+      {"flags", res ? json(res->flags) : json(nullptr)}};
 }
 
 std::string which_tasks(size_t first, size_t last, size_t total) {

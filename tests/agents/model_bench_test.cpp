@@ -161,7 +161,7 @@ TEST(ModelBench, ChunksTasksAndSummarizesPassAtKAndFastP) {
   CountingBackbone model(fake);
   vinci::test::ScriptedEvaluator evaluator;
   // Chunk 1: A (one correct sample of two), B (no kernel at all); chunk 2: C (both correct).
-  fake.push_text(kernel("a fast", "eager=2.0 compile=0.9"));
+  fake.push_text(kernel("a fast", "eager=2.0 compile=0.9 flag=launch_bound"));
   fake.push_text(kernel("a wrong", "wrong"));
   fake.push_text(kNoCode);
   fake.push_text("");
@@ -243,11 +243,14 @@ TEST(ModelBench, ChunksTasksAndSummarizesPassAtKAndFastP) {
   EXPECT_EQ(attempts[0]["class"], "correct");
   EXPECT_DOUBLE_EQ(attempts[0]["speedup"].get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(attempts[0]["speedup_compile"].get<double>(), 0.9);
+  EXPECT_EQ(attempts[0]["flags"], nlohmann::json::array({"launch_bound"}));  // the judge's, as they came
   EXPECT_EQ(attempts[1]["class"], "incorrect");
+  EXPECT_EQ(attempts[1]["flags"], nlohmann::json::array());
   EXPECT_EQ(attempts[2]["task"], "level1/2_B");
   EXPECT_EQ(attempts[2]["parse_failure"], "no_code");
   EXPECT_TRUE(attempts[2]["file"].is_null());
   EXPECT_TRUE(attempts[2]["class"].is_null());
+  EXPECT_TRUE(attempts[2]["flags"].is_null());  // nothing was evaluated
   EXPECT_EQ(attempts[4]["strategy"], "c slow \xef\xbf\xbd") << "the broken character replaced, the files written";
   const auto episodes = load_episodes(dir / "episodes.jsonl");
   ASSERT_EQ(episodes.size(), 3u);

@@ -1,7 +1,8 @@
 """benchmarks/learning_table.py on hand-made result files: rates over every held-out task (a task
 missing from a file counts as failed), speedups over the correct answers only, the first turn of a
-task only, the judge's launch_bound flag counted from eval results and unknown (null) in bench-model's
-attempts, and bad input refused with the file and line. Expected values are worked by hand.
+task only, the judge's launch_bound flag counted from eval results and attempts and unknown (null) in
+attempts written before they carried it, and bad input refused with the file and line. Expected
+values are worked by hand.
 
     python3 tests/benchmarks/learning_table_test.py REPO_ROOT
 """
@@ -55,7 +56,7 @@ with tempfile.TemporaryDirectory() as d:
               f"attempts' rates over the 5 tasks: {rl}")
         check(math.isclose(rl["mean_speedup"], 2.625) and math.isclose(rl["geomean_speedup"], math.sqrt(5.0)),
               f"attempts' speedups: {rl}")
-        check(rl["launch_bound"] is None, "attempts carry no flags, so launch_bound is unknown")
+        check(rl["launch_bound"] is None, "old attempts carry no flags, so launch_bound is unknown")
         check(sft["correct"] == 3 / 5 and sft["fast_1"] == 2 / 5 and sft["fast_1_5"] == 2 / 5,
               f"results' rates: {sft}")
         check(math.isclose(sft["mean_speedup"], 3.5) and math.isclose(sft["geomean_speedup"], 2.0),
@@ -63,6 +64,21 @@ with tempfile.TemporaryDirectory() as d:
         check(sft["launch_bound"] == 1 and sft["tasks"] == 5 and sft["gpu"] == "G", f"results' flag and fields: {sft}")
         check("| RL, skills injected | 5 | 40.0% | 40.0% | 20.0% | 2.62x | 2.24x | - |" in run.stdout,
               f"the Markdown row: {run.stdout}")
+
+    # Attempts that carry the judge's flags: one of the 2 correct first answers is launch-bound; the
+    # flag of a wrong answer or of a later turn does not count.
+    flagged = write(d / "flagged.jsonl", [
+        {"task": "l2/a", "turn": 0, "class": "correct", "speedup": 4.0, "flags": []},
+        {"task": "l2/b", "turn": 0, "class": "correct", "speedup": 1.25, "flags": ["launch_bound"]},
+        {"task": "l2/c", "turn": 0, "class": "incorrect", "speedup": 0.0, "flags": ["launch_bound"]},
+        {"task": "l2/d", "turn": 0, "class": None, "speedup": 0.0, "flags": None},
+        {"task": "l2/e", "turn": 1, "class": "correct", "speedup": 9.0, "flags": ["launch_bound"]}])
+    run = table(out, f"rl={flagged}")
+    check(run.returncode == 0, f"flagged attempts fail: {run.stderr}")
+    if run.returncode == 0:
+        check(json.loads(out.read_text())["rl"]["launch_bound"] == 1, f"flagged attempts: {out.read_text()}")
+        check("| RL, skills injected | 5 | 40.0% | 40.0% | 20.0% | 2.62x | 2.24x | 1 |" in run.stdout,
+              f"the flagged Markdown row: {run.stdout}")
 
     before = out.read_text() if out.exists() else ""
     bad = write(d / "bad.jsonl", [{"task": "l2/a", "class": "correct", "speedup": 2.0}, {"class": "correct"}])

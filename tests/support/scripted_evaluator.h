@@ -1,7 +1,8 @@
 // An evaluator that reads its verdicts from the candidate's own text, for testing the agents without
 // running kernels: a file is correct with the speedup over eager written after "eager=" (and over
-// torch.compile after "compile=", when present); "wrong", or no "eager=" at all, makes it incorrect
-// (2 of 5 trials passed, 0.5 off). Every evaluate() call's jobs are kept.
+// torch.compile after "compile=", when present), and the judge's flag written after "flag=", if any;
+// "wrong", or no "eager=" at all, makes it incorrect (2 of 5 trials passed, 0.5 off). Every
+// evaluate() call's jobs are kept.
 #pragma once
 
 #include <string>
@@ -39,6 +40,8 @@ class ScriptedEvaluator final : public agents::KernelEvaluator {
         r.speedup_eager = std::stod(src.substr(eager + 6));
         if (const auto at = src.find("compile="); at != std::string::npos)
           r.speedup_compile = std::stod(src.substr(at + 8));
+        if (const auto at = src.find("flag="); at != std::string::npos)
+          r.flags.push_back(src.substr(at + 5, src.find_first_of(" \n\"", at) - at - 5));
       }
       out.push_back(r);
     }
