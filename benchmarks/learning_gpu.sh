@@ -182,12 +182,15 @@ python3 benchmarks/learning_report.py "$S" "$OUT/gpu.txt" "$OUT/learning.json" "
 for f in sft-run/metrics.jsonl $RL_DIR/metrics.jsonl; do
   [ -s "$S/$f" ] && $VINCI plot "$S/$f" --out "$OUT/$(dirname $f)_metrics.svg" >/dev/null
 done
-# The state the next job needs, without optimizer state, model snapshots or evaluation scratch.
+# The state the next job needs, without optimizer state, model snapshots or evaluation scratch. Of
+# the models only the newest stays (about 20 MB packed): a later RL stage starts from it (run 6's
+# model was packed out after its benches, and run 7 had to start from run 5's).
 rm -f "$OUT"/state.tgz.part-*
+superseded=${RL_MODEL:-sft-run/final}
 tar czf - -C "$S" --exclude=./cache/logs --exclude=./cache/scratch --exclude=./cache/ext --exclude=./cache/candidates \
   --exclude='./*/checkpoints' --exclude=./teach --exclude=./sft-all.jsonl $(done_ sft && echo --exclude=./model0) \
-  $(done_ rl && echo --exclude=./sft-run/final) $(done_ bench-rl_no_skills && echo --exclude=./rl/final) \
-  $(done_ "bench-${RL_DIR}_no_skills" && echo --exclude="./$RL_DIR/final") . |
+  $(done_ rl && echo --exclude=./sft-run/final) \
+  $(done_ "$RL_DIR" && [ "$superseded" != sft-run/final ] && echo --exclude="./$superseded") . |
   split -b 15m - "$OUT/state.tgz.part-"
 rm -f "$OUT/cmake.log"  # at most 8 files come back; the build log matters only when the build fails
 ls "$S" | grep '^done\.' | tr '\n' ' '
