@@ -117,10 +117,10 @@ Action add_bench_model_command(CLI::App& app) {
   app.footer(
       "Writes to --out: results.jsonl (every evaluated attempt, for vinci report), attempts.jsonl (task, sample, "
       "turn, file, parse failure, class, speedup, the judge's flags such as launch_bound), episodes.jsonl (one per "
-      "task, token level), summary.json (pass@k "
-      "for k = 1, powers of two and --samples; fast_p per level against eager and torch.compile; counts), "
-      "candidates/ (every kernel file), run.json and journal.jsonl (for --resume). A sample counts for pass@k when "
-      "any of its turns is correct; fast_p counts each task's best correct attempt over all its samples.");
+      "task, token level), summary.json (pass@k for k = 1, powers of two and --samples; fast_p per level against "
+      "eager and torch.compile; counts), candidates/ (every kernel file), run.json and journal.jsonl (for --resume). "
+      "A sample counts for pass@k when any of its turns is correct; fast_p counts each task's best correct attempt "
+      "over all its samples.");
   app.add_option("--tasks", o->tasks, "task suite: a folder of levelN/<number>_<Name>.py problem files")
       ->required()
       ->check(CLI::ExistingDirectory);
