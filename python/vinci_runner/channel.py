@@ -1,11 +1,13 @@
-"""The wire between a trusted process and a sandboxed one: JSON lines over a Unix socket, and a
-shared-memory buffer for tensors.
+"""The wire between a trusted process and a sandboxed one: JSON lines over a Unix socket, file
+descriptors passed beside a line (a built library, a GPU allocation), and a shared-memory buffer
+for tensors.
 
 Both sides import this file, so it must stay free of policy: the trusted side treats everything
 that arrives as a claim to check, never as a verdict.
 """
 from __future__ import annotations
 
+import array
 import json
 import math
 import mmap
@@ -15,6 +17,7 @@ import socket
 import time
 
 MAX_LINE = 1 << 20  # a runner's message; tensors travel through the buffer, never in a line
+MAX_FDS = 64  # descriptors one message may carry; more are closed unread
 ALIGN = 64
 
 
@@ -45,20 +48,31 @@ class Channel:
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.buffer = b""
+        self.fds: list[int] = []  # descriptors received and not yet taken by a message
 
     @classmethod
     def from_fd(cls, fd: int) -> "Channel":
         return cls(socket.socket(fileno=fd))
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict, fds: list[int] = ()) -> None:
+        """Sends one line; fds travel with its first byte, and the line says how many ("fds")."""
+        if fds:
+            message = {**message, "fds": len(fds)}
         data = json.dumps(finite(message), default=str, allow_nan=False).encode() + b"\n"
         try:
-            self.sock.sendall(data)
+            if fds:
+                sent = self.sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+                if sent < len(data):
+                    self.sock.sendall(data[sent:])
+            else:
+                self.sock.sendall(data)
         except OSError as e:
             raise ChannelClosed(f"send failed: {e}") from None
 
     def receive(self, timeout: float | None = None) -> dict:
-        """The next message; timeout None waits for ever."""
+        """The next message; timeout None waits for ever. A message that says it carries n
+        descriptors ("fds": n) takes them, in order, as message["fds"] (a list the caller owns and
+        must close); descriptors no message announces pile up to MAX_FDS, then end the channel."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while b"\n" not in self.buffer:
             if len(self.buffer) > MAX_LINE:
@@ -68,9 +82,17 @@ class Channel:
                 if left <= 0 or not select.select([self.sock], [], [], left)[0]:
                     raise ChannelTimeout()
             try:
-                chunk = self.sock.recv(65536)
+                chunk, ancillary, flags, _ = self.sock.recvmsg(65536, socket.CMSG_SPACE(MAX_FDS * 4))
             except OSError as e:
                 raise ChannelClosed(f"receive failed: {e}") from None
+            for level, kind, payload in ancillary:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    got = array.array("i")
+                    got.frombytes(payload[:len(payload) - len(payload) % got.itemsize])
+                    self.fds.extend(got)
+            if len(self.fds) > MAX_FDS or flags & socket.MSG_CTRUNC:
+                self._close_fds(len(self.fds))
+                raise ProtocolError(f"more than {MAX_FDS} descriptors, or truncated ones")
             if not chunk:
                 raise ChannelClosed("the other side closed the channel")
             self.buffer += chunk
@@ -78,12 +100,28 @@ class Channel:
         try:
             message = json.loads(line)
         except (ValueError, UnicodeDecodeError):
+            self._close_fds(len(self.fds))
             raise ProtocolError(f"not JSON: {line[:120]!r}") from None
         if not isinstance(message, dict):
+            self._close_fds(len(self.fds))
             raise ProtocolError(f"not a JSON object: {line[:120]!r}")
+        wanted = message.get("fds", 0)
+        if not isinstance(wanted, int) or isinstance(wanted, bool) or not 0 <= wanted <= len(self.fds):
+            self._close_fds(len(self.fds))
+            raise ProtocolError(f"a message announcing {wanted!r} descriptors, {len(self.fds)} received")
+        message["fds"], self.fds = self.fds[:wanted], self.fds[wanted:]
         return message
 
+    def _close_fds(self, n: int) -> None:
+        for fd in self.fds[:n]:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = self.fds[n:]
+
     def close(self) -> None:
+        self._close_fds(len(self.fds))
         try:
             self.sock.close()
         except OSError:
@@ -101,7 +139,8 @@ def layout(specs: list[dict]) -> tuple[list[int], int]:
 
 
 class SharedBuffer:
-    """A memfd both sides map: the runner writes delivered outputs, the trusted side copies them out."""
+    """A memfd both sides map: a CPU call's inputs, which the judge writes and the runner's tensors
+    view (and its outputs, where a host will not let the judge read the runner's memory)."""
 
     def __init__(self, fd: int, size: int | None = None):
         self.fd = fd
@@ -116,37 +155,12 @@ class SharedBuffer:
 
     def resize(self, size: int) -> None:
         """Grows or shrinks the buffer; a process that maps it afterwards sees the new size."""
-        pinned = self._pinned is not None
         self.unmap()
         os.ftruncate(self.fd, size)
         self.size = size
         self.map = mmap.mmap(self.fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
-        if pinned:
-            self.pin()
-
-    _pinned = None  # the whole mapping as a tensor, while it is registered with CUDA
-
-    def pin(self) -> str:
-        """Page-locks the mapping for CUDA (cudaHostRegister), so copies between it and a GPU run by
-        DMA instead of through the driver's pageable staging: a task's outputs of a few GB move in a
-        tenth of the time. Kept across resize. Returns why not where CUDA refuses (the copies still
-        work, slower), else ''."""
-        import torch  # the judge's launcher imports this module before torch is needed
-        if self._pinned is not None:
-            return ""
-        whole = torch.frombuffer(self.map, dtype=torch.uint8)
-        code = int(torch.cuda.cudart().cudaHostRegister(whole.data_ptr(), self.size, 0))
-        if code != 0:
-            _clear_cuda_error()
-            return f"cudaHostRegister of {self.size} bytes failed with cudaError {code}"
-        self._pinned = whole
-        return ""
 
     def unmap(self) -> None:
-        if self._pinned is not None:
-            import torch
-            torch.cuda.cudart().cudaHostUnregister(self._pinned.data_ptr())
-            self._pinned = None
         try:
             self.map.close()
         except (ValueError, BufferError):
@@ -158,14 +172,3 @@ class SharedBuffer:
             os.close(self.fd)
         except OSError:
             pass
-
-
-def _clear_cuda_error() -> None:
-    """Takes a failed call's error off the CUDA runtime, which would otherwise raise at torch's next
-    launch check although nothing is wrong with the context."""
-    import ctypes
-    import torch
-    try:
-        ctypes.CDLL(f"libcudart.so.{torch.version.cuda.split('.')[0]}").cudaGetLastError()
-    except (OSError, AttributeError):
-        pass

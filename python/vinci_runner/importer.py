@@ -54,7 +54,7 @@ def run(channel: Channel, candidate: str, task: str, scale: float, policy: dict,
 
     def compile_remote(arguments: dict) -> dict:
         channel.send({"op": "compile", "args": arguments})
-        return channel.receive()
+        return channel.receive()  # the library comes as a descriptor (loader.install_compile_hook)
 
     loader.install_compile_hook(compile_remote)
     channel.send({"op": "importing"})
@@ -62,7 +62,7 @@ def run(channel: Channel, candidate: str, task: str, scale: float, policy: dict,
     try:
         module = loader.import_file(candidate, loader.candidate_module_name(candidate))
     except loader.BuildError as e:
-        channel.send({"op": "imported", "ok": False, "class": "compile_error", "reason": "build_failed",
+        channel.send({"op": "imported", "ok": False, "class": "compile_error", "reason": e.reason,
                       "message": trim_log(str(e)), "seconds": time.perf_counter() - t0})
         return 0
     except SyntaxError as e:

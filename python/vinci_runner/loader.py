@@ -2,12 +2,14 @@
 
 A candidate's `load_inline` call is not compiled where the candidate runs: the hook sends its
 arguments (data) to the trusted side, which compiles them in a sandbox of their own, once per
-distinct set of arguments, into an extension cache no candidate can write, and answers with the
-library's path. A candidate that compiles by other means does so in its own sandbox, for itself.
+distinct set of arguments, into an extension cache no candidate can write or even see, and answers
+with the built library as an open descriptor, which the hook copies into the sandbox's scratch and
+imports. A candidate that compiles by other means does so in its own sandbox, for itself.
 """
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import inspect
 import os
 import sys
@@ -29,7 +31,11 @@ class TaskError(Exception):
 
 
 class BuildError(Exception):
-    """A candidate extension that failed to compile."""
+    """A candidate extension that failed to compile; reason is the result's reason code."""
+
+    def __init__(self, message: str, reason: str = "build_failed"):
+        super().__init__(message)
+        self.reason = reason
 
 
 def load_inline_arguments(*args, **kwargs) -> dict:
@@ -46,16 +52,41 @@ def load_inline_arguments(*args, **kwargs) -> dict:
     return arguments
 
 
+_received = itertools.count()  # libraries received: one folder each, so a rebuilt name never clashes
+
+
+def _receive_library(reply: dict, name: str) -> str:
+    """Copies the library the trusted side sent as a descriptor into scratch; returns its path."""
+    fds = reply.get("fds") or []
+    try:
+        if len(fds) != 1:
+            raise BuildError(f"the trusted side sent {len(fds)} libraries for {name}", "build_failed")
+        folder = os.path.abspath(os.path.join("extensions", str(next(_received))))
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, f"{name}.so")
+        with os.fdopen(os.dup(fds[0]), "rb") as src, open(path, "wb") as dst:
+            src.seek(0)
+            while chunk := src.read(1 << 20):
+                dst.write(chunk)
+        return path
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
 def install_compile_hook(compile_remote, wrap=None) -> None:
-    """Routes load_inline through compile_remote(arguments) -> {"ok", "path", "log"}; wrap sees every
-    loaded module (the runner counts calls into extensions through it)."""
+    """Routes load_inline through compile_remote(arguments) -> {"ok", "log"?, "reason"?} with the
+    library as a descriptor; wrap sees every loaded module (the runner counts calls into extensions
+    through it)."""
 
     def load_inline(*args, **kwargs):
         arguments = load_inline_arguments(*args, **kwargs)
         reply = compile_remote(arguments)
         if not reply.get("ok"):
-            raise BuildError(reply.get("log") or "the extension did not build")
-        path = reply["path"]
+            for fd in reply.get("fds") or []:
+                os.close(fd)
+            raise BuildError(reply.get("log") or "the extension did not build", str(reply.get("reason") or "build_failed"))
+        path = _receive_library(reply, arguments["name"])
         if not arguments.get("is_python_module", True):
             torch.ops.load_library(path)
             return path

@@ -1,39 +1,37 @@
 """The sandboxed side of an evaluation: one process runs one candidate's ModelNew (or, in the trusted
 reference runner, the task's Model) and answers calls.
 
-Every call gets its inputs from a seed the trusted side picks, runs the model once under the clock,
-copies the outputs into the runner's slots, and answers with the claimed time and a commitment to
-the slots' bytes; the trusted side asks for the bytes of the calls it checks (all correctness
-calls, a random subset of timed ones). Nothing here decides a verdict: replies are claims.
+The judge writes each call's inputs where this process maps them (input sets: views over a memfd on
+the CPU, over a GPU allocation the judge shares), starts the call, and reads the outputs in place
+once the call has returned and this process is frozen. So a call here is only: run the model on the
+input sets named, keep the outputs alive, and say where they are. Nothing here times, hashes or
+decides anything: the judge does all of that from outside.
 
 Requests (JSON lines on the control socket) and replies:
   {"op": "load", "task_name", "task_source", "scale", "candidate_name", "candidate_source"|null, "specs",
-   "input_specs", "seed", "numerics", "kernel_names", "flush_bytes", "compile"}
-                                                      -> {"ok", "load_s"} | a failure
-  {"op": "call", "id", "seed", "kind", "key", "deliver", "monitor", "profile", "from_buffer", "input_values"}
-                                                      -> {"ok", "id", "ms", "commitment", "values", "signals"}
-  {"op": "null", ...same as call}                     -> the call without the forward (overhead probe)
-  {"op": "open", "id"}                                -> the last call's outputs into the buffer
-  {"op": "time", "calls", "warmup", "seed"}           -> {"ok", "times"} (reference runner: baselines)
-  {"op": "coverage", "seeds", "seconds"}              -> {"ok", "calls"} (CPU: forward calls to sample)
-While loading, the runner may ask {"op": "compile", "args"} and waits for {"ok", "path" | "log"}.
-A failure is {"ok": false, "class", "reason", "message"}.
+   "input_specs", "seed", "numerics", "kernel_names", "low_precision", "compile", "protocol",
+   "input_sets", "input_offsets", "input_bytes", "deliver", ["input_mapping_size" + 1 descriptor]}
+                                          -> {"ok", "load_s"} | a failure
+  {"op": "call", "id", "sets", "values", "monitor", "profile"}
+                                          -> {"ok", "id", "outputs": [[{"ptr", "nbytes"} | {"value"}, ...] per set],
+                                              "pieces": [{"id", "base", "size"}, ...] + one descriptor each (GPU),
+                                              "signals"}
+  {"op": "coverage", "seconds"}           -> {"ok", "calls"} (CPU: forward on input set 0, for the sampler)
+While loading, the runner may ask {"op": "compile", "args"} and waits for {"ok", "name", "reason"?, "log"?}
+with the built library as a descriptor. A failure is {"ok": false, "class", "reason", "message"}.
 """
 from __future__ import annotations
 
 import os
-import random
 import sys
 import time
 import traceback
 
 import torch
 
-from . import inputs as inputs_mod
-from . import loader, monitors, outputs
+from . import device_memory, loader, monitors, outputs
 from .channel import Channel, SharedBuffer
 from .logs import trim_log
-from .timing import Clock
 
 
 class Failure(Exception):
@@ -60,14 +58,23 @@ class Runner:
     def __init__(self, channel: Channel, buffer_fd: int, inputs_fd: int, device: str):
         self.channel = channel
         self.buffer_fds = (buffer_fd, inputs_fd)
-        self.buffer = self.input_buffer = None
+        self.output_buffer = self.input_buffer = None
+        self.input_mapping: device_memory.Mapping | None = None
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
         if self.cuda:
             torch.cuda.set_device(self.device)
+        else:
+            # The judge times the CPU time of every thread: intra-op threads would only add their
+            # synchronisation, for the reference and the candidate alike.
+            torch.set_num_threads(1)
         self.calls = monitors.ExtensionCalls()
         self.model = None
-        self.slots: list = []
+        self.input_views: list[list] = []
+        self.kept: list = []  # the last call's outputs, alive until the judge has read them
+        self.pieces: list[tuple[int, int]] = []  # (base, size) of each GPU page exported, by id
+        self.shared: set[tuple[int, int]] = set()  # (ptr, nbytes) of outputs whose pages were exported
+        self.staging: dict[int, torch.Tensor] = {}
         self._warm_up()
 
     def _warm_up(self):
@@ -76,8 +83,13 @@ class Runner:
         that would otherwise sit on the one GPU worker's critical path in every load. The monitors'
         first use also lazily rebinds torch attributes, which must happen before any patch
         snapshot."""
-        self._warm_up_monitors()
+        x = torch.ones(4, device=self.device)
+        with monitors.TorchOpMonitor(False), torch.no_grad():
+            (x + 1).sum()
         if self.cuda:
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+                (x * 2).sum()
+            torch.cuda.synchronize(self.device)
             try:
                 import triton  # noqa: F401
                 import triton.language  # noqa: F401
@@ -100,17 +112,12 @@ class Runner:
         return path
 
     def load(self, req):
-        # The judge sized the shared buffers for this task before sending the request (a reference
-        # runner loads one task after another).
-        for b in (self.buffer, self.input_buffer):
-            if b is not None:
-                b.unmap()
-        self.buffer, self.input_buffer = (SharedBuffer(fd) if fd >= 0 else None for fd in self.buffer_fds)
+        t0 = time.perf_counter()
         numerics = req.get("numerics", {})
         torch.backends.cuda.matmul.allow_tf32 = bool(numerics.get("allow_tf32_matmul", False))
         torch.backends.cudnn.allow_tf32 = bool(numerics.get("allow_tf32_cudnn", False))
         torch.set_float32_matmul_precision("high" if numerics.get("allow_tf32_matmul") else "highest")
-        t0 = time.perf_counter()
+        self._attach_inputs(req)
         task = self._materialize("task", req["task_name"], req["task_source"])
         try:
             self.task, _ = loader.load_task(task, float(req.get("scale", 1.0)), "vinci_task")
@@ -118,6 +125,7 @@ class Runner:
             raise Failure("invalid_task", e.reason, str(e)) from None
         self.kernel_names = set(req.get("kernel_names", []))
         self.low_precision = bool(req.get("low_precision", False))
+        self.lenient_layout = req.get("protocol") == "kernelbench"
         candidate = None
         if req.get("candidate_source") is not None:
             candidate = self._materialize("candidate", req["candidate_name"], req["candidate_source"])
@@ -133,12 +141,13 @@ class Runner:
                 raise Failure("rejected", "reference_model", "ModelNew is a subclass of the reference Model")
         else:
             cls = self.task.Model
+        from . import inputs as inputs_mod
         inputs_mod.seed_everything(int(req.get("seed", 42)))
         try:
             with self.device:  # parameters are created where they live
                 model = cls(*self.task.get_init_inputs()).to(self.device).eval()
         except loader.BuildError as e:
-            raise Failure("compile_error", "build_failed", trim_log(str(e))) from None
+            raise Failure("compile_error", e.reason, trim_log(str(e))) from None
         except Exception as e:
             raise Failure("runtime_error", error_reason(e), f"ModelNew(*get_init_inputs()) raised "
                           f"{type(e).__name__}: {trim_log(str(e))}") from None
@@ -146,118 +155,195 @@ class Runner:
             model = torch.compile(model)
         self.model = model
         self.specs = req["specs"]
-        self.slots = [torch.empty(s["shape"], dtype=outputs.dtype_of(s["dtype"]), device=self.device)
-                      if s["kind"] == "tensor" else None for s in self.specs]
-        self.null_outputs = None  # the overhead probe's outputs, made on its first call (reference runner)
-        # On the CPU the commitment works in buffers of its own, so a call allocates the same every
-        # time (the CPU-time check reads it); a GPU's caching allocator needs no such help.
-        self.scratch = None if self.cuda else outputs.commitment_scratch(self.slots)
-        self.input_specs = req.get("input_specs") or []
-        self.input_tensors = [torch.empty(s["shape"], dtype=outputs.dtype_of(s["dtype"]), device=self.device)
-                              if s["kind"] == "tensor" else None for s in self.input_specs]
-        self.clock = Clock(self.device, int(req.get("flush_bytes", 32 << 20)))
         return {"ok": True, "load_s": time.perf_counter() - t0}
+
+    def _attach_inputs(self, req) -> None:
+        """Views of the input sets the judge fills: a reference runner loads task after task, so
+        the previous task's views and mappings go first."""
+        self.input_views, self.kept = [], []
+        for b in (self.output_buffer, self.input_buffer):
+            if b is not None:
+                b.unmap()
+        self.output_buffer = self.input_buffer = None
+        if self.input_mapping is not None:
+            self.input_mapping.close()
+            self.input_mapping = None
+        fds = req.get("fds") or []
+        specs = req["input_specs"]
+        try:
+            if self.cuda:
+                if len(fds) != 1:
+                    raise Failure("runtime_error", "protocol", "a GPU load without its input allocation")
+                self.input_mapping = device_memory.Mapping.attach(fds[0], int(req["input_mapping_size"]))
+            else:
+                self.input_buffer = SharedBuffer(self.buffer_fds[1])
+        finally:
+            for fd in fds:
+                os.close(fd)
+        if req.get("deliver") == "buffer":
+            self.output_buffer = SharedBuffer(self.buffer_fds[0])
+        for row in req["input_offsets"]:
+            self.input_views.append([self._view(s, off) if s["kind"] == "tensor" else None
+                                     for s, off in zip(specs, row)])
+
+    def _view(self, spec: dict, offset: int) -> torch.Tensor:
+        dtype = outputs.dtype_of(spec["dtype"])
+        if spec["nbytes"] == 0:
+            return torch.empty(spec["shape"], dtype=dtype, device=self.device)
+        if self.input_mapping is not None:
+            raw = self.input_mapping.tensor(offset, spec["nbytes"])
+        else:
+            raw = torch.frombuffer(self.input_buffer.map, dtype=torch.uint8, count=spec["nbytes"], offset=offset)
+        return raw.view(dtype).reshape(spec["shape"])
 
     def _import_candidate(self, path: str):
         name = loader.candidate_module_name(path)
         try:
             return loader.import_file(path, name)
         except loader.BuildError as e:
-            raise Failure("compile_error", "build_failed", trim_log(str(e))) from None
+            raise Failure("compile_error", e.reason, trim_log(str(e))) from None
         except SyntaxError as e:
             raise Failure("compile_error", "syntax_error", f"{e.msg} (line {e.lineno})") from None
         except BaseException as e:  # SystemExit included: the module's code is the candidate's
             raise Failure("compile_error", "import_failed",
                           f"importing the candidate raised {type(e).__name__}: {trim_log(str(e))}") from None
 
-    def _warm_up_monitors(self):
-        """Runs the monitors once before any snapshot: their first use lazily rebinds torch
-        attributes, which must not read as a candidate's patch."""
-        x = torch.ones(4, device=self.device)
-        with monitors.TorchOpMonitor(False), torch.no_grad():
-            (x + 1).sum()
-        if self.cuda:
-            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
-                (x * 2).sum()
-            torch.cuda.synchronize(self.device)
-
     # --- calls -----------------------------------------------------------------------------
+    def _arguments(self, k: int, values: list) -> list:
+        if not 0 <= k < len(self.input_views):
+            raise Failure("runtime_error", "protocol", f"no input set {k}")
+        return [v if v is not None else value for v, value in zip(self.input_views[k], values)]
+
     def call(self, req):
-        return self._call(req, self.model)
-
-    def null(self, req):
-        """Everything a call does but the forward: the trusted overhead probe."""
-        if self.null_outputs is None:
-            self.null_outputs = [torch.zeros_like(t) if t is not None else None for t in self.slots]
-        return self._call(req, lambda *a: self.null_outputs[0] if len(self.null_outputs) == 1 else
-                          tuple(self.null_outputs))
-
-    def _call(self, req, model):
-        if model is None:
+        if self.model is None:
             raise Failure("runtime_error", "protocol", "call before load")
-        args = self._arguments(req)
-        monitor = bool(req.get("monitor"))
-        profile = bool(req.get("profile")) and self.cuda
+        sets, values = req.get("sets") or [0], req.get("values") or []
+        monitor, profile = bool(req.get("monitor")), bool(req.get("profile")) and self.cuda
         signals: dict = {}
-        before = [a.clone() if isinstance(a, torch.Tensor) else None for a in args] if monitor else None
-        if monitor:
-            _poison_free_memory(self.device, self.slots)
-        self.clock.flush()
-        self.clock.sync()
+        self.kept = []
+        results = []
         try:
             with torch.no_grad():
-                if monitor:
-                    out, elapsed, signals = self._monitored(model, args, profile)
-                else:
-                    out, elapsed = self.clock.timed(model, args)
-                outs = outputs.flatten(out)
-                mismatch = self._fill_slots(outs)
-                commitment = outputs.commitment(self.slots, int(req.get("key", 0)), self.scratch) if not mismatch else 0
-                self.clock.sync()
+                for j, k in enumerate(sets):
+                    args = self._arguments(k, values[j] if j < len(values) else [None] * len(self.input_views[0]))
+                    if monitor and j == 0:
+                        out, signals = self._monitored(args, profile)
+                    else:
+                        out = self.model(*args)
+                    results.append(outputs.flatten(out))
+            if self.cuda:
+                torch.cuda.synchronize(self.device)
         except Failure:
             raise
         except BaseException as e:
             raise Failure("runtime_error", error_reason(e), f"forward raised {type(e).__name__}: "
                           f"{trim_log(str(e))}") from None
-        ms = elapsed()
-        if monitor:
-            signals.update(self._after_call(outs, args, before))
-        if mismatch:
-            raise Failure("rejected" if mismatch[0] == "output_not_dense" else "incorrect", *mismatch)
-        if req.get("deliver"):
-            self._deliver()
-        values = [o if s["kind"] == "value" else None for o, s in zip(outs, self.specs)]
-        return {"ok": True, "id": req.get("id"), "ms": ms, "commitment": commitment,
-                "values": [v if isinstance(v, (int, float, bool, str, type(None))) else repr(v) for v in values],
-                "signals": signals}
+        pieces, fds, described = [], [], []
+        for k, outs in zip(sets, results):
+            described.append(self._describe(outs, k, pieces, fds))
+        reply = {"ok": True, "id": req.get("id"), "outputs": described, "pieces": pieces, "signals": signals}
+        return reply, fds
 
-    def _arguments(self, req) -> list:
-        """The call's inputs: made from its seed, or (timed CPU calls) copied from the input buffer
-        the trusted side filled while this process was stopped."""
-        if req.get("from_buffer"):
-            if self.input_buffer is None:
-                raise Failure("runtime_error", "protocol", "a buffered call without an input buffer")
-            outputs.read_into(self.input_buffer, self.input_specs, self.input_tensors)
-            values = req.get("input_values") or []
-            return [t if s["kind"] == "tensor" else v for t, s, v in zip(self.input_tensors, self.input_specs, values)]
-        try:
-            return inputs_mod.make_inputs(self.task, int(req["seed"]), req.get("kind", "task"), self.device)
-        except Exception as e:
-            raise Failure("invalid_task", "get_inputs_failed", f"get_inputs() raised {type(e).__name__}: {e}") from None
+    def _describe(self, outs: list, k: int, pieces: list, fds: list) -> list:
+        """Where each output is, once it meets the output contract (the reference's dtype, shape,
+        device and, under the vinci protocol, a dense row-major layout)."""
+        if len(outs) != len(self.specs):
+            raise Failure("incorrect", "shape_mismatch", f"returned {len(outs)} outputs, the reference returns "
+                                                         f"{len(self.specs)}")
+        described = []
+        for i, (o, s) in enumerate(zip(outs, self.specs)):
+            if s["kind"] != "tensor":
+                described.append({"value": o if isinstance(o, (int, float, bool, str, type(None))) else repr(o)})
+                continue
+            o = self._contract(i, o, s)
+            self.kept.append(o)
+            if self.output_buffer is not None:
+                off = k * outputs.layout(self.specs)[1] + outputs.layout(self.specs)[0][i]
+                dst = torch.frombuffer(self.output_buffer.map, dtype=torch.uint8, count=s["nbytes"], offset=off)
+                dst.copy_(o.reshape(-1).view(torch.uint8))
+                del dst
+                described.append({"buffer": True})
+                continue
+            if self.cuda and s["nbytes"]:
+                o = self._share(i, o, pieces, fds)
+            described.append({"ptr": o.data_ptr(), "nbytes": s["nbytes"]})
+        return described
 
-    def _monitored(self, model, args, profile: bool):
+    def _contract(self, i: int, o, s: dict) -> torch.Tensor:
+        if type(o) is not torch.Tensor:
+            if isinstance(o, torch.Tensor):
+                raise Failure("rejected", "output_not_dense", f"output {i} is a {type(o).__name__}, a tensor subclass")
+            raise Failure("incorrect", "shape_mismatch", f"output {i} is a {type(o).__name__}, not a tensor")
+        if o.layout != torch.strided:
+            raise Failure("rejected", "output_not_dense", f"output {i} has layout {o.layout}")
+        if list(o.shape) != s["shape"]:
+            raise Failure("incorrect", "shape_mismatch", f"output {i} has shape {tuple(o.shape)}, the reference "
+                                                         f"{tuple(s['shape'])}")
+        if outputs.dtype_name(o.dtype) != s["dtype"]:
+            raise Failure("incorrect", "dtype_mismatch", f"output {i} is {o.dtype}, the reference torch.{s['dtype']}")
+        if o.device != self.device:
+            raise Failure("incorrect", "device_mismatch", f"output {i} is on {o.device}, the reference on {self.device}")
+        if not o.is_contiguous():
+            if not self.lenient_layout:
+                raise Failure("incorrect", "layout", f"output {i} has strides {o.stride()}, the reference's is dense "
+                                                     "row-major (contiguous)")
+            o = o.contiguous()  # KernelBench compares values whatever the layout: the copy is the candidate's time
+        return o.detach()
+
+    def _share(self, i: int, o: torch.Tensor, pieces: list, fds: list) -> torch.Tensor:
+        """Exports the GPU pages that hold o, those not exported before. Memory that cannot be
+        shared (a candidate's own cudaMalloc) is copied into memory that can, in the candidate's
+        time."""
+        key = (o.data_ptr(), o.numel() * o.element_size())
+        if key in self.shared:
+            return o
+        if not self._export(key, pieces, fds):
+            staged = self.staging.get(i)
+            if staged is None or staged.shape != o.shape or staged.dtype != o.dtype:
+                staged = self.staging[i] = torch.empty_like(o, memory_format=torch.contiguous_format)
+            staged.copy_(o)
+            self.kept.append(staged)
+            key = (staged.data_ptr(), key[1])
+            if key not in self.shared and not self._export(key, pieces, fds):
+                raise Failure("runtime_error", "unshareable_output",
+                              "the runner's GPU memory cannot be shared with the judge (expandable segments off?)")
+            return staged
+        return o
+
+    def _export(self, key: tuple[int, int], pieces: list, fds: list) -> bool:
+        at, end = key[0], key[0] + key[1]
+        while at < end:
+            known = next(((b, s) for b, s in self.pieces if b <= at < b + s), None)
+            if known is None:
+                page = device_memory.page_of(at)
+                fd = device_memory.export_page(at) if page else None
+                if fd is None:
+                    return False
+                pieces.append({"id": len(self.pieces), "base": page[0], "size": page[1]})
+                fds.append(fd)
+                self.pieces.append(page)
+                known = page
+            at = known[0] + known[1]
+        self.shared.add(key)
+        return True
+
+    def _monitored(self, args, profile: bool):
         op_monitor = monitors.TorchOpMonitor(self.low_precision)
         census = monitors.Census()
         tripwire = monitors.Tripwire(self.task.Model)
+        before = [a.clone() if isinstance(a, torch.Tensor) else None for a in args]
         self.calls.reset()
+        if self.cuda:
+            _poison_free_memory(self.device, [before])
         prof = None
         if profile:
             prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])
             prof.__enter__()
         try:
             with tripwire, op_monitor:
-                out, elapsed = self.clock.timed(model, args)
-            self.clock.sync()
+                out = self.model(*args)
+            if self.cuda:
+                torch.cuda.synchronize(self.device)
         finally:
             if prof is not None:
                 prof.__exit__(None, None, None)
@@ -270,85 +356,33 @@ class Runner:
             signals.update(launches=launches, coverage=coverage, gpu_busy_ms=busy_ms, profile=kernels)
         elif not self.cuda:
             signals["launches"] = self.calls.calls
-        return out, elapsed, signals
-
-    def _fill_slots(self, outs) -> tuple[str, str] | None:
-        """Copies the outputs into the slots; (reason, message) when they do not fit the specs."""
-        if len(outs) != len(self.specs):
-            return "shape_mismatch", f"returned {len(outs)} outputs, the reference returns {len(self.specs)}"
-        for i, (o, s, slot) in enumerate(zip(outs, self.specs, self.slots)):
-            if s["kind"] != "tensor":
-                continue
-            if type(o) is not torch.Tensor:
-                what = type(o).__name__
-                return ("shape_mismatch", f"output {i} is a {what}, not a plain tensor") if not isinstance(o, torch.Tensor) \
-                    else ("output_not_dense", f"output {i} is a {what}, a tensor subclass")
-            if o.layout != torch.strided:
-                return "output_not_dense", f"output {i} has layout {o.layout}"
-            if list(o.shape) != s["shape"]:
-                return "shape_mismatch", f"output {i} has shape {tuple(o.shape)}, the reference {tuple(s['shape'])}"
-            if outputs.dtype_name(o.dtype) != s["dtype"]:
-                return "dtype_mismatch", f"output {i} is {o.dtype}, the reference torch.{s['dtype']}"
-            if o.device != slot.device:
-                return "shape_mismatch", f"output {i} is on {o.device}, the reference on {slot.device}"
-            slot.copy_(o)
-        return None
-
-    def _after_call(self, outs, args, before) -> dict:
-        found: dict = {}
-        for i, (a, b) in enumerate(zip(args, before)):
-            if isinstance(a, torch.Tensor) and not torch.equal(a, b):
-                found["mutated_input"] = i
-                break
-        storages = {x.untyped_storage().data_ptr(): j for j, x in enumerate(args) if isinstance(x, torch.Tensor)}
-        for i, o in enumerate(outs):
-            if isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() in storages:
-                found["aliased"] = [i, storages[o.untyped_storage().data_ptr()]]
-                break
-        return found
+        signals.update(_after_call(outputs.flatten(out), args, before))
+        return out, signals
 
     def coverage(self, req):
-        """Calls forward over a few prepared inputs for a while, so that the trusted side's CPU
-        sampler sees where a call's time goes (inputs are made first, outside the sampled calls)."""
-        sets = [inputs_mod.make_inputs(self.task, int(seed), "task", self.device) for seed in req["seeds"]]
+        """Calls forward on input set 0 for a while, so that the trusted side's CPU sampler sees where
+        a call's time goes."""
+        args = self._arguments(0, req.get("values") or [None] * len(self.input_views[0]))
         calls, start = 0, time.perf_counter()
         with torch.no_grad():
-            while time.perf_counter() - start < float(req["seconds"]) or calls < len(sets):
-                self.model(*sets[calls % len(sets)])
+            while time.perf_counter() - start < float(req["seconds"]) or calls < 2:
+                self.model(*args)
                 calls += 1
         return {"ok": True, "calls": calls}
 
-    def open(self, req):
-        self._deliver()
-        return {"ok": True, "id": req.get("id")}
 
-    def _deliver(self) -> None:
-        if self.cuda:
-            self.buffer.pin()  # once per load; unpinned, it still works, slower
-        outputs.write(self.buffer, self.specs, self.slots)
-
-    def time(self, req):
-        """Timed calls of this runner's model in one request: the trusted reference runner's
-        baselines (a candidate's calls go one by one, each seen by the trusted wall clock)."""
-        start = time.perf_counter()
-        n, warmup = int(req["calls"]), int(req.get("warmup", 5))
-        rng = random.Random(int(req.get("seed", 0)))
-        times = []
-        for i in range(warmup + n):
-            args = inputs_mod.make_inputs(self.task, rng.getrandbits(62), "task", self.device)
-            self.clock.flush()
-            self.clock.sync()
-            with torch.no_grad():
-                out, elapsed = self.clock.timed(self.model, args)
-                self._fill_slots(outputs.flatten(out))
-                outputs.commitment(self.slots, i, self.scratch)
-                self.clock.sync()
-            if i >= warmup:
-                times.append(elapsed())
-            if req.get("budget_s") and i >= warmup + int(req.get("min_calls", 10)) and \
-                    time.perf_counter() - start > float(req["budget_s"]):
-                break
-        return {"ok": True, "times": times}
+def _after_call(outs, args, before) -> dict:
+    found: dict = {}
+    for i, (a, b) in enumerate(zip(args, before)):
+        if isinstance(a, torch.Tensor) and not torch.equal(a, b):
+            found["mutated_input"] = i
+            break
+    storages = {x.untyped_storage().data_ptr(): j for j, x in enumerate(args) if isinstance(x, torch.Tensor)}
+    for i, o in enumerate(outs):
+        if isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() in storages:
+            found["aliased"] = [i, storages[o.untyped_storage().data_ptr()]]
+            break
+    return found
 
 
 def _profile_summary(prof, names):
@@ -400,14 +434,15 @@ def _union_ms(spans) -> float:
 
 
 def _poison_free_memory(device, like) -> None:
-    """Fills free allocator blocks of the outputs' size with NaN, so an output never written reads
+    """Fills free allocator blocks of the inputs' size with NaN, so an output never written reads
     as NaN rather than as whatever an earlier call left there."""
-    nbytes = max(sum(x.numel() * x.element_size() for x in like if isinstance(x, torch.Tensor)), 1 << 20) * 3 // 2
+    nbytes = max(sum(x.numel() * x.element_size() for row in like for x in row if isinstance(x, torch.Tensor)),
+                 1 << 20) * 3 // 2
     junk = torch.empty(nbytes // 4, dtype=torch.float32, device=device).fill_(float("nan"))
     del junk
 
 
-OPS = ("load", "call", "null", "open", "time", "coverage")
+OPS = ("load", "call", "coverage")
 
 
 def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
@@ -423,13 +458,18 @@ def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
         op = req.get("op")
         if op == "exit":
             return 0
+        fds: list[int] = []
         try:
             if op not in OPS:
                 raise Failure("runtime_error", "protocol", f"unknown op {op!r}")
             reply = getattr(runner, op)(req)
+            if isinstance(reply, tuple):
+                reply, fds = reply
         except Failure as f:
             reply = f.reply
         except BaseException as e:  # noqa: BLE001 - the runner reports, the trusted side decides
             reply = {"ok": False, "class": "runtime_error", "reason": error_reason(e),
                      "message": trim_log(f"{type(e).__name__}: {e}\n{traceback.format_exc()[-1500:]}")}
-        channel.send(reply)
+        channel.send(reply, fds)
+        for fd in fds:
+            os.close(fd)

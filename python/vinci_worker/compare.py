@@ -7,6 +7,12 @@ twice the task's own reference's error plus half a unit roundoff (the error of o
 rounding): a kernel that rounds its operands, or accumulates, below the dtype's precision does not
 fit under that, and one that rounds once from a wider accumulator does.
 
+An element-wise tolerance is blind where the outputs are far below its atol (a softmax over a long
+row, a mean of random values): zeros, or values a few percent off everywhere, pass it. So every
+output is also held to a bound on its error's norm relative to the fp64 reference's norm: at most
+the dtype's rtol, or REFERENCE_ERROR_FACTOR times the task reference's own relative error where that
+is larger (outputs whose computation cancels), whatever the outputs' scale.
+
 Out-of-distribution inputs (large offsets, large magnitudes) make sums cancel, where the task's own
 reference is no longer the truth: there the values are compared with the fp64 reference, and each
 output's tolerance grows by the task reference's own error (8x its RMS or 2x its largest, whichever
@@ -110,6 +116,39 @@ def compare(got: list, expected: list, tolerances: dict, finite_only: bool = Fal
         result.update(reason="mismatch",
                       message=f"{bad} elements beyond tolerance; max |diff| {worst:.3g}, mean {result['mean_abs_diff']:.3g}")
     return result
+
+
+def relative_error(got: list, exact: list, task_reference: list, tolerances: dict | None = None) -> dict | None:
+    """A failure when an output's error, as a norm relative to the fp64 reference's norm, exceeds
+    both the dtype's rtol and REFERENCE_ERROR_FACTOR times the task reference's own; else None.
+    Only where the fp64 and the task's reference are finite; outputs whose reference is all zeros
+    are left to the element-wise rule."""
+    for i, (c, e, r) in enumerate(zip(got, exact, task_reference)):
+        if not isinstance(c, torch.Tensor) or not isinstance(e, torch.Tensor) or not isinstance(r, torch.Tensor) \
+                or not r.is_floating_point() or c.numel() == 0:
+            continue
+        sq_c = sq_r = sq_e = 0.0
+        for cc, ec, rc in _chunks(c, e, r):
+            ed = ec.double()
+            cd, rd = cc.to(ed.device).double(), rc.to(ed.device).double()
+            finite = torch.isfinite(ed) & torch.isfinite(rd)
+            ev = ed[finite]
+            sq_c += float((cd[finite] - ev).pow(2).sum())
+            sq_r += float((rd[finite] - ev).pow(2).sum())
+            sq_e += float(ev.pow(2).sum())
+        if sq_e == 0.0 or not math.isfinite(sq_c):
+            continue
+        norm = math.sqrt(sq_e)
+        mine, theirs = math.sqrt(sq_c) / norm, math.sqrt(sq_r) / norm
+        _, rtol = tolerance(r.dtype, tolerances or {})
+        bound = max(rtol, REFERENCE_ERROR_FACTOR * theirs)
+        if mine > bound:
+            name = str(r.dtype).replace("torch.", "")
+            return _fail("relative_error",
+                         f"output {i}: its error is {mine:.3g} of the fp64 reference's norm, above the bound {bound:.3g} "
+                         f"(the larger of {name}'s rtol {rtol:g} and {REFERENCE_ERROR_FACTOR:g}x the task reference's "
+                         f"own {theirs:.3g}): values far below the element-wise atol are wrong all the same")
+    return None
 
 
 def precision(got: list, exact: list, task_reference: list) -> dict | None:

@@ -1,24 +1,24 @@
 """The judge: one per device, long-lived, and it never imports a candidate's code.
 
 For each candidate it starts a sandboxed runner (python/vinci_runner) that imports the candidate
-and answers calls; the judge picks every call's seed, computes the reference itself on the same
-inputs, compares, and times:
+and answers calls. The judge picks every call's seed, makes its inputs and writes them where the
+runner reads them, times the call from outside, reads the outputs in place while the runner is
+frozen, computes the reference itself and compares (call_window.py says how a call is watched):
   correctness  the task's own inputs (5 seeds) and out-of-distribution ones (signed, offset, scaled,
-               specials; compared where the reference is finite); half-precision tasks also against
-               an fp64 reference. Every output is delivered through shared memory and checked here.
-  timing       each timed call gets fresh inputs; the runner claims the call's time (CUDA events or
-               the CPU clock) and commits to the output's bytes; a random hidden subset is opened and
-               checked; the claims must agree with the judge's own wall clock of the same calls,
-               minus the overhead a trusted runner (the task's Model, never a candidate) shows for
-               everything but the forward.
-Baselines are timed by that trusted reference runner. A runner's messages are claims: failures it
-reports about itself are accepted, successes only once checked.
+               specials; compared where the reference is finite), each output also against the fp64
+               reference by its error's norm (compare.py); half-precision tasks' precision too
+  timing       windows of fresh inputs, each timed by the judge; a random hidden subset of the
+               calls is read and checked after the fact; a window may hold several calls when one
+               call is short beside what a window costs (the same count for the baseline)
+Baselines are timed by a trusted reference runner through the very same windows. Nothing a
+runner says is a measurement: a failure it reports about itself is accepted, nothing better.
 
 Requests on stdin, one JSON object a line; replies on the protocol descriptor (stdout at start):
-  {"op": "hello"}                                           -> device, torch, bandwidth, sandbox
-  {"op": "baseline", "path", "scale", "config"}             -> eager and torch.compile timings
-  {"op": "evaluate", "path", "scale", "candidate", "static", "config", "log", "eager_ms"}
-                                                            -> the result's fields
+  {"op": "hello"}                                           -> device, torch, bandwidth, sandbox, drain
+  {"op": "baseline", "path", "scale", "config"}             -> eager and torch.compile timings, each call's
+                                                               time, the calls per window
+  {"op": "evaluate", "path", "scale", "candidate", "static", "config", "log", "eager_times",
+   "compile_times", "calls_per_window"}                     -> the result's fields
 """
 from __future__ import annotations
 
@@ -42,41 +42,28 @@ from vinci_runner import loader, outputs
 from vinci_runner.channel import ChannelClosed, ChannelTimeout, ProtocolError, finite
 from vinci_runner.logs import trim_log
 from vinci_runner.static_check import is_low_precision_task
-from vinci_runner.timing import measure_bandwidth, summarize
 
-from . import compare, process_tree
+from . import compare, gpu_drain
+from .call_window import CallWindow, Flush, WindowError, cache_bytes, input_layout
 from .extensions import CompileService
 from .openings import Openings
 from .sandbox import Launcher, Sandboxed, describe_exit
+from .timing import measure_bandwidth, speedup_interval, summarize
 
 DEFAULTS = {
     "protocol": "vinci", "seed": 42, "correctness_trials": 5, "ood_trials": True, "precision_gate": True,
+    "relative_error": True, "strict_layout": True,
     "numerics": {"allow_tf32_matmul": False, "allow_tf32_cudnn": False},
     "tolerances": {"float32": [1e-4, 1e-4], "float16": [1e-2, 1e-2], "bfloat16": [1e-2, 1e-2],
                    "float64": [1e-7, 1e-7]},
     "torch_ops": "forbid", "allow_precision_drop": False, "min_coverage": 0.5,
     "timing": {"trials": 100, "min_trials": 10, "warmup": 5, "warmup_ms": 25.0, "budget_s": 20.0, "open_calls": 10,
-               "verify_abs_ms": -1.0, "verify_rel": 0.25, "charge_ms": -1.0},
-    "flush_bytes": 0, "side_stream_ratio": 0.5, "roofline_margin": 0.7, "cpu_seconds": 600,
+               "window_ms": 5.0, "max_calls_per_window": 16, "window_bytes": 1 << 30},
+    "flush_bytes": 0, "roofline_margin": 0.7, "cpu_seconds": 600,
     "compile_baseline": True, "import_timeout_s": 120, "run_timeout_s": 300, "compile_timeout_s": 900,
     "baseline_timeout_s": 1200, "file_size_limit": 64 << 20, "cpu_memory_limit": 0, "scratch_bytes": 1 << 30,
 }
 RUNNER_CLASSES = {"compile_error", "runtime_error", "incorrect", "rejected", "timeout"}
-VERIFY_ABS_MS = {"cuda": 0.02, "cpu": 0.25}  # the wall clock's noise floor per call, by device
-# Unclaimed time the judge charges to the candidate instead of refusing its claim. On a GPU a fixed
-# 0.25 ms: on the H100 an honest 0.08 ms CUDA add showed 0.08-0.17 ms of host time per call that its
-# CUDA events do not see (not yet explained), while every hiding cheat of the corpora left 0.7-1.6 ms.
-CHARGE_MS_CUDA = 0.25
-# On the CPU the unclaimed time is the difference of two measurements of the same harness work (the
-# inputs read, the outputs copied and hashed: 1-8 ms a call at CI sizes) in two processes, the
-# candidate's and the trusted runner's. Under memory traffic beside them the two drift apart as a
-# whole: a 2-core machine copying 512 MB arrays beside a run showed one process's harness work 30%
-# dearer than the other's for a whole measurement, with the sign flipping between measurements; a CI
-# run beside other evaluators left 4.2 and 6.1 ms of two honest ReLU-sized kernels unclaimed (their
-# harness work is about 4.5 ms). So up to one overhead's worth is charged, not refused: a hiding
-# cheat gains nothing by it (it is timed by the judge's figure), and the corpora's CPU cheats hide
-# several times more.
-CHARGE_OVERHEAD_SHARE_CPU = 1.0
 MESSAGE_CAP = 4000
 # A timing whose kernels kept the GPU busy for under this share of the timed window is flagged
 # launch_bound. The window starts on an idle GPU (nothing may overlap it), so the rest of it the GPU
@@ -84,6 +71,9 @@ MESSAGE_CAP = 4000
 # 3x (docs/learning.md), so such a speedup compares host work more than kernels. The busy time is
 # the profiled first call's, a claim: the flag informs the user and the policy, and decides nothing.
 LAUNCH_BOUND_BUSY_SHARE = 0.5
+# How a window's failure to show the judge the runner's outputs is classified.
+WINDOW_CLASSES = {"unreadable_output": "incorrect", "shape_mismatch": "incorrect", "protocol_violation": "rejected",
+                  "gpu_drain_failed": "rejected", "runner_lost": "runtime_error"}
 
 
 def gpu_busy_share(busy_ms, median_ms: float) -> float | None:
@@ -93,6 +83,14 @@ def gpu_busy_share(busy_ms, median_ms: float) -> float | None:
             busy_ms < 0 or not median_ms > 0:
         return None
     return min(1.0, busy_ms / median_ms)
+
+
+def calls_per_window(one_call_ms: float, window_ms: float, cap: int) -> int:
+    """Calls a window holds so that a window lasts about window_ms (a call's own time set against
+    what every window costs besides it: the thaw, the message and the drain), at most cap."""
+    if not one_call_ms > 0 or not window_ms > 0:
+        return 1
+    return max(1, min(cap, math.ceil(window_ms / one_call_ms)))
 
 
 def merged(cfg: dict | None) -> dict:
@@ -132,6 +130,13 @@ class TaskState:
     moved_bytes: int
 
 
+@dataclass
+class Loaded:
+    """A runner with a task loaded, and the window its calls go through."""
+    runner: Sandboxed
+    window: CallWindow
+
+
 def _flat(out) -> list:
     return [o.detach() if isinstance(o, torch.Tensor) else o for o in outputs.flatten(out)]
 
@@ -145,11 +150,22 @@ def _aliases(out, args) -> bool:
     return any(isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() in storages for o in out)
 
 
+def _memory_readable() -> str:
+    """Why this host will not let the judge read a runner's memory ('' when it will): the runner is
+    the judge's descendant, which Yama's ptrace scopes 0 and 1 allow any user and scope 2 only root."""
+    try:
+        scope = int(open("/proc/sys/kernel/yama/ptrace_scope").read().strip())
+    except (OSError, ValueError):
+        return ""
+    if scope <= 1 or (scope == 2 and os.geteuid() == 0):
+        return ""
+    return f"Yama ptrace_scope {scope}"
+
+
 class Judge:
     def __init__(self, device: str, cache_dir: str, sandbox_binary: str, limits: dict):
         self.device = torch.device(device)
         self.cuda = self.device.type == "cuda"
-        self._landing = self.device if self.cuda else None  # where delivered outputs are copied to
         if self.cuda:
             torch.cuda.set_device(self.device)
         self.cache_dir = cache_dir
@@ -157,19 +173,42 @@ class Judge:
                                  self.cuda, limits)
         self.compiler = CompileService(self.launcher, os.path.join(cache_dir, "ext"), DEFAULTS["compile_timeout_s"])
         self.tasks: OrderedDict = OrderedDict()
-        self.reference: Sandboxed | None = None
-        self.reference_key = None
+        self.reference: Loaded | None = None
+        self.reference_process: Sandboxed | None = None
         self.reference_limits = ""
         self.spare: tuple[Sandboxed, str] | None = None
         self.bandwidth_gbps = 0.0
         self.rng = random.SystemRandom()
         self.sampler = os.path.join(os.path.dirname(sandbox_binary), "vinci-cpu-sampler")
+        self.drain_unavailable = gpu_drain.unavailable() if self.cuda else ""
+        self.memory_unreadable = "" if self.cuda else _memory_readable()
+        if self.cuda:
+            torch.ones(1, device=self.device)  # the context the driver calls below work in
+            cache = torch.cuda.get_device_properties(self.device).L2_cache_size
+        else:
+            cache = cache_bytes()
+        self.flushes: dict[int, Flush] = {}
+        self.default_flush = 2 * cache
+        self.warnings = []
+        if self.drain_unavailable:
+            self.warnings.append(f"no trusted drain of GPU work ({self.drain_unavailable}): work a candidate queues "
+                                 "past a call's end is unseen by the clock")
+        if self.memory_unreadable:
+            self.warnings.append(f"outputs delivered through the runner's buffer ({self.memory_unreadable}): a "
+                                 "candidate may skip that copy")
+
+    def _flush(self, cfg) -> Flush:
+        nbytes = int(cfg["flush_bytes"]) or self.default_flush
+        if nbytes not in self.flushes:
+            self.flushes = {nbytes: Flush(self.device, nbytes)}
+        return self.flushes[nbytes]
 
     # --- requests --------------------------------------------------------------------------
     def hello(self, _req):
         info = {"ok": True, "device": str(self.device), "torch": torch.__version__, "cuda": torch.version.cuda,
                 "pid": os.getpid(), "python": sys.version.split()[0], "sandbox": self.launcher.description,
-                "sandbox_mode": self.launcher.mode}
+                "sandbox_mode": self.launcher.mode, "flush_bytes": self.default_flush,
+                "clock": self._clock_name(), "warnings": self.warnings}
         if self.cuda:
             p = torch.cuda.get_device_properties(self.device)
             info.update(device_name=p.name, arch=f"sm_{p.major}{p.minor}", l2_bytes=p.L2_cache_size,
@@ -182,25 +221,26 @@ class Judge:
                         arch="cpu", l2_bytes=0)
         return info
 
+    def _clock_name(self) -> str:
+        if not self.cuda:
+            return "cpu time of the sandbox's processes"
+        return "wall, to the end of a drain of the runner's GPU work" if not self.drain_unavailable else \
+            "wall, to the runner's reply (no drain)"
+
     def baseline(self, req):
         cfg = merged(req.get("config"))
         task = self._task(req, cfg)
         tc = cfg["timing"]
-        ask = {"op": "time", "calls": tc["trials"], "warmup": tc["warmup"], "seed": self.rng.getrandbits(62),
-               "budget_s": tc["budget_s"], "min_calls": tc["min_trials"]}
-        runner = self._reference_runner(task, cfg, compiled=False)
-        reply = self._ask(runner, ask, cfg["baseline_timeout_s"], "baseline_timeout")
-        if not reply.get("ok"):
-            raise Outcome("invalid_task", "reference_failed", f"timing the reference failed: {reply.get('message', '')}")
-        result = {"ok": True, "eager": summarize(reply["times"]), "compile": None}
+        cap = self._window_cap(task, cfg)
+        loaded = self._reference_runner(task, cfg, compiled=False, sets=cap)
+        per_call, r = self._time_reference(loaded, task, cfg, None, cfg["baseline_timeout_s"])
+        result = {"ok": True, "eager": summarize(per_call), "eager_times": per_call, "calls_per_window": r,
+                  "compile": None, "compile_times": None}
         if cfg["compile_baseline"]:
             try:
-                runner = self._reference_runner(task, cfg, compiled=True)
-                reply = self._ask(runner, ask, cfg["baseline_timeout_s"], "baseline_timeout")
-                if reply.get("ok"):
-                    result["compile"] = summarize(reply["times"])
-                else:
-                    result["compile_error"] = str(reply.get("message", ""))[:500]
+                loaded = self._reference_runner(task, cfg, compiled=True, sets=cap)
+                times, _ = self._time_reference(loaded, task, cfg, r, cfg["baseline_timeout_s"])
+                result.update(compile=summarize(times), compile_times=times)
             except Outcome as o:
                 result["compile_error"] = o.reply["message"][:500]
         self._release_memory()
@@ -210,28 +250,33 @@ class Judge:
         cfg = merged(req.get("config"))
         self.compiler.timeout_s = float(cfg["compile_timeout_s"])
         task = self._task(req, cfg)
+        r = int(req.get("calls_per_window") or 1)
+        r = max(1, min(r, self._window_cap(task, cfg)))
         phases: dict = {}
-        runner = self._candidate_runner(task, cfg)
+        loaded = None
+        runner = self._candidate_process(cfg)
         try:
             t = time.monotonic()
-            reply = self._ask(runner, self._load_request(task, cfg, req), cfg["import_timeout_s"], "import_timeout",
-                              compiler=self.compiler)
+            loaded = self._load(runner, task, cfg, r, req, compiler=self.compiler)
             phases["load"] = time.monotonic() - t
-            self._accept(reply, "loading the candidate")
             t = time.monotonic()
-            check = self._check(runner, task, cfg)
+            check = self._check(loaded, task, cfg)
             phases["check"] = time.monotonic() - t
             t = time.monotonic()
-            timed = self._time(runner, task, cfg, check, float(req.get("eager_ms") or 0.0))
+            timed = self._time(loaded, task, cfg, check, r, req)
             phases["time"] = time.monotonic() - t
             result = {"ok": True, "class": "correct", **check, **timed}
         except Outcome as o:
             result = o.reply
         finally:
+            if loaded is not None:
+                loaded.window.close()
             runner.close()
             runner.log.save(req.get("log"))
         result["phase_seconds"] = phases
         result.pop("signals", None)
+        if self.warnings:
+            result["warnings"] = sorted(set(result.get("warnings", []) + self.warnings))
         self._release_memory()
         return result
 
@@ -250,7 +295,8 @@ class Judge:
     def _task(self, req, cfg) -> TaskState:
         self._numerics(cfg)
         path, scale = req["path"], float(req.get("scale", 1.0))
-        key = (path, scale, cfg["seed"], json.dumps(cfg["numerics"], sort_keys=True), cfg["precision_gate"])
+        wide = cfg["ood_trials"] or cfg["relative_error"]
+        key = (path, scale, cfg["seed"], json.dumps(cfg["numerics"], sort_keys=True), cfg["precision_gate"], wide)
         if key in self.tasks:
             self.tasks.move_to_end(key)
             return self.tasks[key]
@@ -274,7 +320,7 @@ class Judge:
         if any(isinstance(a, torch.Tensor) and not torch.equal(a, b) for a, b in zip(first, again)):
             raise Outcome("invalid_task", "inputs_not_reproducible",
                           f"{path}: get_inputs() gives other values for the same seed (it must draw from torch, "
-                          "random or numpy, which the evaluator seeds), so a runner cannot rebuild the inputs")
+                          "random or numpy, which the evaluator seeds), so the judge cannot make them again")
         try:
             with torch.no_grad():
                 out = _flat(ref(*[a.clone() if isinstance(a, torch.Tensor) else a for a in first]))
@@ -285,19 +331,18 @@ class Judge:
         low = is_low_precision_task(source) or any(
             isinstance(x, torch.Tensor) and x.dtype in compare.UNIT_ROUNDOFF for x in list(first) + out)
         ref64 = None
-        if (low and cfg["precision_gate"]) or cfg["ood_trials"]:
+        if (low and cfg["precision_gate"]) or wide:
             ref64 = copy.deepcopy(ref).double()
         state = TaskState(path, scale, module, ref, ref64, outputs.specs_of(out), outputs.specs_of(first), source, low,
                           _aliases(out, first), _nbytes(first) + _nbytes(out))
         self.tasks[key] = state
         return state
 
-    def _expected(self, task: TaskState, seed: int, kind: str, exact_too: bool) -> tuple[list, list | None]:
-        """The reference's outputs for a call, and with exact_too the fp64 reference's."""
-        args = inputs_mod.make_inputs(task.module, seed, kind, self.device)
+    def _expected(self, task: TaskState, args: list, exact_too: bool) -> tuple[list, list | None]:
+        """The reference's outputs for a call's inputs, and with exact_too the fp64 reference's."""
         try:
             with torch.no_grad():
-                expected = _flat(task.ref(*args))
+                expected = _flat(task.ref(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args]))
                 exact = None
                 if exact_too and task.ref64 is not None:
                     wide = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
@@ -316,6 +361,12 @@ class Judge:
     def _buffer_size(specs: list) -> int:
         return max(64, sum(s.get("nbytes", 0) + 64 for s in specs))
 
+    def _window_cap(self, task: TaskState, cfg) -> int:
+        """The most calls a window may hold: each needs an input set and its outputs alive."""
+        tc = cfg["timing"]
+        per_call = max(1, task.moved_bytes)
+        return max(1, min(int(tc["max_calls_per_window"]), int(tc["window_bytes"]) // per_call))
+
     def _spawn_runner(self, cfg, **extra) -> Sandboxed:
         """A runner for any task and candidate: both arrive as sources in its load request, so one
         can be started ahead of need, its Python and torch loading while another candidate runs."""
@@ -324,7 +375,7 @@ class Judge:
              "--device", "cuda:0" if self.cuda else "cpu"],
             buffers={"buffer": 64, "inputs": 0 if self.cuda else 64}, **self._limits(cfg), **extra)
 
-    def _candidate_runner(self, task: TaskState, cfg) -> Sandboxed:
+    def _candidate_process(self, cfg) -> Sandboxed:
         key = json.dumps(self._limits(cfg), sort_keys=True)
         runner = None
         if self.spare is not None:
@@ -333,60 +384,75 @@ class Judge:
                 runner = spare
             else:
                 spare.close()
-        runner = runner or self._spawn_runner(cfg, read_only=[self.compiler.root])
-        self.spare = (self._spawn_runner(cfg, read_only=[self.compiler.root]), key)
-        self._size_buffers(runner, task)
-        if self.cuda and (why := runner.buffer.pin()):  # the outputs it delivers come to the judge's GPU
-            print(f"judge: outputs move through pageable memory, slower: {why}", file=sys.stderr, flush=True)
+        runner = runner or self._spawn_runner(cfg)
+        self.spare = (self._spawn_runner(cfg), key)
         return runner
 
-    def _size_buffers(self, runner: Sandboxed, task: TaskState) -> None:
-        runner.buffer.resize(self._buffer_size(task.specs))
-        if runner.inputs is not None:
-            runner.inputs.resize(self._buffer_size(task.input_specs))
-
-    def _load_request(self, task: TaskState, cfg, req=None, compiled=False) -> dict:
-        flush = cfg["flush_bytes"] or (2 * torch.cuda.get_device_properties(self.device).L2_cache_size
-                                       if self.cuda else 8 << 20)
+    def _load(self, runner: Sandboxed, task: TaskState, cfg, sets: int, req=None, compiled=False,
+              compiler=None) -> Loaded:
+        """Loads the task (and the candidate, with req) into runner through a new window of `sets`
+        input sets."""
+        window = CallWindow(runner, self.device, self.launcher.python_binary, task.input_specs, task.specs, sets,
+                            drain=self.cuda and not self.drain_unavailable, flush=self._flush(cfg),
+                            deliver_in_place=not self.memory_unreadable)
         static = (req or {}).get("static") or {}
         message = {"op": "load", "task_name": os.path.basename(task.path), "task_source": task.source,
                    "scale": task.scale, "specs": task.specs, "input_specs": task.input_specs, "seed": cfg["seed"],
-                   "numerics": cfg["numerics"], "flush_bytes": flush, "kernel_names": static.get("kernel_names", []),
-                   "low_precision": task.low_precision, "compile": compiled}
+                   "numerics": cfg["numerics"], "kernel_names": static.get("kernel_names", []),
+                   "low_precision": task.low_precision, "compile": compiled,
+                   "protocol": "vinci" if cfg["strict_layout"] else "kernelbench"}
         if req is not None:
             with open(req["candidate"], encoding="utf-8", errors="replace") as f:
                 message.update(candidate_name=os.path.basename(req["candidate"]), candidate_source=f.read())
-        return message
+        fields, fds = window.load_fields()
+        message.update(fields)
+        timeout = cfg["baseline_timeout_s"] if req is None else cfg["import_timeout_s"]
+        try:
+            reply = self._ask(runner, message, timeout, "baseline_timeout" if req is None else "import_timeout",
+                              compiler=compiler, fds=fds)
+        except Outcome:
+            window.close()
+            raise
+        finally:
+            for fd in fds:
+                os.close(fd)
+        if not reply.get("ok"):
+            window.close()
+            if req is None:
+                raise Outcome("invalid_task", "reference_failed",
+                              f"the reference runner could not load the task: {reply.get('message', '')}")
+            self._accept(reply, "loading the candidate")
+        try:
+            window.bind()
+        except WindowError as e:
+            window.close()
+            raise Outcome(WINDOW_CLASSES.get(e.reason, "runtime_error"), e.reason, str(e)) from None
+        return Loaded(runner, window)
 
-    def _reference_runner(self, task: TaskState, cfg, compiled: bool) -> Sandboxed:
-        """The trusted runner: the task's Model through the very harness candidates run in, for the
-        baselines and the overhead probes. No candidate code ever runs in it."""
-        key = (task.path, task.scale, json.dumps(cfg["numerics"], sort_keys=True), compiled)
+    def _reference_runner(self, task: TaskState, cfg, compiled: bool, sets: int) -> Loaded:
+        """The trusted runner: the task's Model through the very windows candidates run in, for the
+        baselines. No candidate code ever runs in it."""
         limits = json.dumps(self._limits(cfg), sort_keys=True)
-        alive = self.reference is not None and self.reference.proc.poll() is None
-        if alive and self.reference_key == key:
-            return self.reference
-        if not alive or self.reference_limits != limits:  # else the same process loads the new task
-            if self.reference is not None:
-                self.reference.close()
+        if self.reference is not None:
+            self.reference.window.close()  # thaws it, so that it can take the next load
+            self.reference = None
+        alive = self.reference_process is not None and self.reference_process.proc.poll() is None
+        if not alive or self.reference_limits != limits:
+            if self.reference_process is not None:
+                self.reference_process.close()
             trusted_cache = os.path.join(self.cache_dir, "trusted")
             os.makedirs(trusted_cache, exist_ok=True)
-            self.reference = self._spawn_runner(
+            self.reference_process = self._spawn_runner(
                 cfg, read_write=[trusted_cache], env={"TORCHINDUCTOR_CACHE_DIR": os.path.join(trusted_cache, "inductor"),
                                                      "TRITON_CACHE_DIR": os.path.join(trusted_cache, "triton")})
             self.reference_limits = limits
-        self._size_buffers(self.reference, task)
-        self.reference_key = key
-        reply = self._ask(self.reference, self._load_request(task, cfg, compiled=compiled), cfg["baseline_timeout_s"],
-                          "baseline_timeout")
-        if not reply.get("ok"):
-            raise Outcome("invalid_task", "reference_failed",
-                          f"the reference runner could not load the task: {reply.get('message', '')}")
+        self.reference = self._load(self.reference_process, task, cfg, sets, compiled=compiled)
         return self.reference
 
-    def _ask(self, runner: Sandboxed, message: dict | None, timeout: float, timeout_reason: str, compiler=None) -> dict:
+    def _ask(self, runner: Sandboxed, message: dict | None, timeout: float, timeout_reason: str, compiler=None,
+             fds=(), keep_fds=False) -> dict:
         try:
-            return runner.ask(message, timeout, compiler=compiler)
+            return runner.ask(message, timeout, compiler=compiler, fds=fds, keep_fds=keep_fds)
         except ChannelTimeout:
             what = message.get("op") if message else "a reply"
             raise Outcome("timeout", timeout_reason, f"no answer to '{what}' within {timeout:.0f} s "
@@ -411,6 +477,78 @@ class Judge:
         message = str(reply.get("message") or f"{doing} failed")
         raise Outcome(cls, reason, f"{label}: {message}" if label else message)
 
+    # --- one call -------------------------------------------------------------------------------
+    def _window(self, loaded: Loaded, task: TaskState, cfg, calls: list[tuple[int, str]], label: str,
+                monitor=False, profile=False) -> tuple[dict, float, list[list]]:
+        """Runs one window of len(calls) calls, each on the inputs of its (seed, kind). Returns the
+        reply, the window's milliseconds, and each call's inputs as the judge made them."""
+        window = loaded.window
+        args_of = []
+        values = []
+        window.gate.freeze()
+        for k, (seed, kind) in enumerate(calls):
+            try:
+                args = inputs_mod.make_inputs(task.module, seed, kind, self.device)
+            except Exception as e:
+                raise Outcome("invalid_task", "get_inputs_failed", f"get_inputs() raised {type(e).__name__}: {e}") \
+                    from None
+            values.append(window.write_inputs(k, args))
+            args_of.append(args)
+        request = {"op": "call", "id": label, "sets": list(range(len(calls))), "values": values,
+                   "monitor": monitor, "profile": profile}
+        try:
+            reply, ms = window.run(request, cfg["run_timeout_s"], lambda m, t: self._ask(
+                loaded.runner, m, t, "run_timeout", keep_fds=True))
+        except WindowError as e:
+            raise Outcome(WINDOW_CLASSES.get(e.reason, "runtime_error"), e.reason, f"{label}: {e}") from None
+        fds = reply.get("fds") or []
+        if not reply.get("ok"):
+            for fd in fds:
+                os.close(fd)
+            self._accept(reply, "the call", label)
+        try:
+            window.take_pieces(reply)
+        except WindowError as e:
+            raise Outcome(WINDOW_CLASSES.get(e.reason, "runtime_error"), e.reason, f"{label}: {e}") from None
+        described = reply.get("outputs")
+        if not isinstance(described, list) or len(described) != len(calls):
+            raise Outcome("rejected", "protocol_violation", f"{label}: the reply describes "
+                          f"{len(described) if isinstance(described, list) else 'no'} calls' outputs, not {len(calls)}")
+        return reply, ms, args_of
+
+    def _read(self, loaded: Loaded, reply: dict, k: int, label: str) -> list:
+        try:
+            return loaded.window.read(reply["outputs"][k], k)
+        except WindowError as e:
+            raise Outcome(WINDOW_CLASSES.get(e.reason, "runtime_error"), e.reason, f"{label}: {e}") from None
+
+    def _judge_outputs(self, task: TaskState, cfg, got: list, args: list, kind: str, label: str,
+                       cls: str, extra: dict | None = None) -> dict:
+        """Compares a call's outputs with the reference on its inputs; raises Outcome(cls, ...) when
+        they differ. Returns the comparison."""
+        ood = kind != "task"
+        gate = task.low_precision and cfg["precision_gate"]
+        exact_needed = ood or gate or cfg["relative_error"]
+        expected, exact = self._expected(task, args, exact_too=exact_needed)
+        result = compare.compare(got, expected, cfg["tolerances"], finite_only=ood, exact=exact if ood else None)
+        if result["ok"] and cfg["relative_error"] and exact is not None:
+            result = compare.relative_error(got, exact, expected, cfg["tolerances"]) or result
+        reason_prefix = "" if cls == "incorrect" else "timed_output"
+        if not result["ok"]:
+            if reason_prefix:
+                raise Outcome(cls, reason_prefix, f"{label} (checked at random after it ended) is wrong: "
+                              f"{result['message']}; the correctness trials passed, so the output depends on "
+                              "being watched, on earlier calls (a cache), or on work deferred past the call")
+            raise Outcome(cls, result["reason"], f"{label}: {result['message']}", max_abs_diff=result["max_abs_diff"],
+                          mean_abs_diff=result["mean_abs_diff"], **(extra or {}))
+        if exact is not None and gate:
+            loss = compare.precision(got, exact, expected)
+            if loss:
+                if reason_prefix:
+                    raise Outcome(cls, reason_prefix, f"{label} lost precision that the correctness trials kept")
+                raise Outcome(cls, "precision_loss", f"{label}: {loss['message']}", **(extra or {}))
+        return result
+
     # --- correctness -----------------------------------------------------------------------------
     def _trials(self, cfg) -> list[tuple[int, str]]:
         trials = [(cfg["seed"] + 1009 * t, "task") for t in range(int(cfg["correctness_trials"]))]
@@ -418,52 +556,46 @@ class Judge:
             trials += [(cfg["seed"] + 7919 * (j + 1), kind) for j, kind in enumerate(inputs_mod.OUT_OF_DISTRIBUTION)]
         return trials
 
-    def _check(self, runner: Sandboxed, task: TaskState, cfg) -> dict:
+    def _check(self, loaded: Loaded, task: TaskState, cfg) -> dict:
         worst, mean_sum, counted, warnings, skipped = 0.0, 0.0, 0, [], []
         first = {}
         trials = self._trials(cfg)
         for t, (seed, kind) in enumerate(trials):
             label = f"trial {t}" + ("" if kind == "task" else f" ({kind} inputs)")
-            reply = self._ask(runner, {"op": "call", "id": t, "seed": seed, "kind": kind, "key": 0, "deliver": True,
-                                       "monitor": True, "profile": t == 0}, cfg["run_timeout_s"], "run_timeout")
             try:
-                self._accept(reply, "the call", label)
+                reply, ms, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, monitor=True,
+                                                  profile=t == 0)
             except Outcome as o:
                 o.reply["trials_passed"] = t
                 raise
             signals = reply.get("signals") if isinstance(reply.get("signals"), dict) else {}
             if t == 0:
-                first = {"signals": signals, "ms": reply.get("ms")}
-            self._signal_policy(signals, task, cfg, label, first_call=t == 0, ms=reply.get("ms"))
+                first = {"signals": signals}
+            self._signal_policy(signals, task, cfg, label)
             if signals.get("torch_ops"):
                 warnings.append(f"torch ops in forward: {sorted(signals['torch_ops'])}")
-            got = outputs.read(runner.buffer, task.specs, reply.get("values") or [None] * len(task.specs), self._landing)
-            ood = kind != "task"
-            gate = task.low_precision and cfg["precision_gate"]
+            got = self._read(loaded, reply, 0, label)
             try:
-                expected, exact = self._expected(task, seed, kind, exact_too=ood or gate)
+                result = self._judge_outputs(task, cfg, got, args_of[0], kind, label, "incorrect",
+                                             {"trials_passed": t})
             except ReferenceFailed as e:
                 if kind == "task":
-                    raise Outcome("invalid_task", "reference_failed", f"{label}: the reference forward raised {e}") from None
+                    raise Outcome("invalid_task", "reference_failed", f"{label}: the reference forward raised {e}") \
+                        from None
                 skipped.append(f"{label}: the reference raised {e}"[:200])
                 continue
-            result = compare.compare(got, expected, cfg["tolerances"], finite_only=ood, exact=exact if ood else None)
-            if not result["ok"]:
-                raise Outcome("incorrect", result["reason"], f"{label}: {result['message']}", trials_passed=t,
-                              max_abs_diff=result["max_abs_diff"], mean_abs_diff=result["mean_abs_diff"])
-            if exact is not None and gate:
-                loss = compare.precision(got, exact, expected)
-                if loss:
-                    raise Outcome("incorrect", "precision_loss", f"{label}: {loss['message']}", trials_passed=t)
+            except Outcome as o:
+                o.reply.setdefault("trials_passed", t)
+                raise
             worst = max(worst, result["max_abs_diff"])
             mean_sum += result["mean_abs_diff"]
             counted += 1
         signals = dict(first.get("signals", {}))
         if not self.cuda and cfg["torch_ops"] != "allow":
-            signals["coverage"], note = self._cpu_coverage(runner, cfg)
+            signals["coverage"], note = self._cpu_coverage(loaded, task, cfg)
             if note:
                 warnings.append(note)
-            self._signal_policy({"coverage": signals["coverage"]}, task, cfg, "coverage", first_call=False, ms=None)
+            self._signal_policy({"coverage": signals["coverage"]}, task, cfg, "coverage")
         return {"trials": len(trials), "trials_passed": len(trials), "max_abs_diff": worst,
                 "mean_abs_diff": mean_sum / max(counted, 1), "warnings": sorted(set(warnings)),
                 "skipped_trials": skipped, "custom_launches": int(signals.get("launches") or 0),
@@ -473,38 +605,46 @@ class Judge:
     COVERAGE_SAMPLES = 100  # samples in compiled code a CPU coverage verdict rests on
     COVERAGE_ROUNDS = 8     # rounds of half a second at most to get them (a loaded machine samples less)
 
-    def _cpu_coverage(self, runner: Sandboxed, cfg) -> tuple[float | None, str]:
+    def _cpu_coverage(self, loaded: Loaded, task: TaskState, cfg) -> tuple[float | None, str]:
         """The share of forward's CPU samples in the candidate's own compiled code, among samples in
         its own code or in libraries (the interpreter, libc and torch's binding and allocator layers
         are glue, counted for neither). The samples are the trusted sampler's, taken from outside the
         sandbox, round after round until there are enough; None when the host does not allow tracing
         or even the last round left too few to say, with a note saying which."""
         own = library = 0
-        for _ in range(self.COVERAGE_ROUNDS):
-            sampler = subprocess.Popen([self.sampler, "--pid", str(runner.proc.pid), "--ms", "600", "--hz", "500"],
-                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-            time.sleep(0.05)  # attached before the calls start
-            reply = self._ask(runner, {"op": "coverage", "seeds": [self.rng.getrandbits(62) for _ in range(4)],
-                                       "seconds": 0.5}, cfg["run_timeout_s"], "run_timeout")
-            try:
-                out, _ = sampler.communicate(timeout=30)
-                samples = json.loads(out)
-            except (subprocess.TimeoutExpired, ValueError):
-                sampler.kill()
-                return None, "CPU coverage unavailable: the sampler did not answer"
-            self._accept(reply, "the coverage calls")
-            if samples.get("error"):
-                return None, f"CPU coverage unavailable: {samples['error']}"
-            for obj, n in (samples.get("by_object") or {}).items():
-                if obj.startswith((self.compiler.root + os.sep, runner.scratch + os.sep)):
-                    own += n
-                elif not _glue(obj, self.launcher.python_binary):
-                    library += n
-            if own + library >= self.COVERAGE_SAMPLES:
-                return own / (own + library), ""
-        return None, f"CPU coverage inconclusive: {own + library} samples in compiled code"
+        window, runner = loaded.window, loaded.runner
+        window.gate.freeze()
+        args = inputs_mod.make_inputs(task.module, self.rng.getrandbits(62), "task", self.device)
+        values = window.write_inputs(0, args)
+        window.thaw()
+        try:
+            for _ in range(self.COVERAGE_ROUNDS):
+                sampler = subprocess.Popen([self.sampler, "--pid", str(runner.proc.pid), "--ms", "600", "--hz", "500"],
+                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                time.sleep(0.05)  # attached before the calls start
+                reply = self._ask(runner, {"op": "coverage", "seconds": 0.5, "values": values}, cfg["run_timeout_s"],
+                                  "run_timeout")
+                try:
+                    out, _ = sampler.communicate(timeout=30)
+                    samples = json.loads(out)
+                except (subprocess.TimeoutExpired, ValueError):
+                    sampler.kill()
+                    return None, "CPU coverage unavailable: the sampler did not answer"
+                self._accept(reply, "the coverage calls")
+                if samples.get("error"):
+                    return None, f"CPU coverage unavailable: {samples['error']}"
+                for obj, n in (samples.get("by_object") or {}).items():
+                    if obj.startswith(runner.scratch + os.sep):
+                        own += n
+                    elif not _glue(obj, self.launcher.python_binary):
+                        library += n
+                if own + library >= self.COVERAGE_SAMPLES:
+                    return own / (own + library), ""
+            return None, f"CPU coverage inconclusive: {own + library} samples in compiled code"
+        finally:
+            window.gate.freeze()
 
-    def _signal_policy(self, s: dict, task: TaskState, cfg, label: str, first_call: bool, ms) -> None:
+    def _signal_policy(self, s: dict, task: TaskState, cfg, label: str) -> None:
         """The runner's in-process monitors: early, cheap, and blind-able, so they only ever reject."""
         def reject(reason, message):
             raise Outcome("rejected", reason, f"{label}: {message}")
@@ -535,48 +675,83 @@ class Judge:
             reject("library_compute", f"only {100 * s['coverage']:.1f}% of forward's time ran in the candidate's own "
                    f"kernels (at least {100 * cfg['min_coverage']:.0f}% under --torch-ops forbid): the rest is "
                    "library code")
-        busy = s.get("gpu_busy_ms")
-        if self.cuda and first_call and isinstance(busy, (int, float)) and isinstance(ms, (int, float)) and \
-                ms < cfg["side_stream_ratio"] * busy:
-            reject("side_stream", f"event timing on the current stream ({ms:.3f} ms) is far below the GPU time of the "
-                   f"kernels forward launched ({busy:.3f} ms): work runs on a stream the caller never waits for")
 
     # --- timing ---------------------------------------------------------------------------------
-    def _time(self, runner: Sandboxed, task: TaskState, cfg, check: dict, eager_ms: float) -> dict:
-        reference = self._reference_runner(task, cfg, compiled=False)
-        attempts = []
-        for _ in range(2):  # a noisy machine gets one more measurement before a claim is refused
-            measured = self._measure(runner, reference, task, cfg)
-            attempts.append(measured)
-            if measured["verified"]:
-                break
-        m = attempts[-1]
-        stats = summarize(m["claims"])
-        charged = False
+    def _time_reference(self, loaded: Loaded, task: TaskState, cfg, r: int | None, timeout: float) \
+            -> tuple[list[float], int]:
+        """The trusted runner's per-call times, through the candidates' windows. With r None the
+        count of calls a window holds is chosen here, from the warm-up's one-call windows."""
         tc = cfg["timing"]
-        if tc.get("charge_ms", -1) >= 0:
-            limit = tc["charge_ms"]
-        else:
-            limit = CHARGE_MS_CUDA if self.cuda else CHARGE_OVERHEAD_SHARE_CPU * m["overhead_main_ms"]
-        if not m["verified"]:
-            if m["hidden_ms"] <= m["allowed_ms"] + limit:
-                # A claim the judge cannot corroborate, but by too little to be a hiding cheat's: the
-                # candidate is timed by the judge's figure, so hiding that much gains nothing.
-                stats = summarize([c + m["hidden_ms"] for c in m["claims"]])
-                charged = True
-        external = {"clock": m["clock"], "spent_ms": m["spent_ms"], "overhead_ms": m["overhead_ms"],
-                    "forward_ms": m["forward_ms"], "hidden_ms": m["hidden_ms"], "allowed_ms": m["allowed_ms"],
-                    "hidden_p10_p90_ms": m["hidden_p10_p90_ms"],
-                    "opened": m["opened"], "attempts": len(attempts), "charged": charged}
-        if not m["verified"] and not charged:
-            raise Outcome("rejected", "timing_unverified",
-                          f"the runner claimed {stats['median_ms']:.4g} ms per call, but by the judge's {m['clock']} clock "
-                          f"a call took {m['spent_ms']:.4g} ms and a trusted runner needs {m['overhead_ms']:.4g} ms for "
-                          f"everything but the forward: {m['hidden_ms']:.4g} ms per call went unclaimed (at most "
-                          f"{m['allowed_ms']:.4g} ms is noise, and {limit:.4g} ms more would have been charged); measured "
-                          f"{len(attempts)} times",
-                          timing=stats, external=external)
-        reply = {"timing": stats, "external": external, "flags": ["timing_charged"] if charged else []}
+        deadline = time.monotonic() + timeout
+        warm = self._warm_up(loaded, task, cfg, r or 1, deadline)
+        if r is None:
+            r = calls_per_window(statistics.median(warm), float(tc["window_ms"]), loaded.window.sets)
+        per_call, start = [], time.monotonic()
+        for i in range(int(tc["trials"])):
+            _, ms, _ = self._window(loaded, task, cfg, self._fresh(r), f"baseline window {i}")
+            per_call.append(ms / r)
+            if self._timing_done(i, start, tc, deadline):
+                break
+        return per_call, r
+
+    def _fresh(self, r: int) -> list[tuple[int, str]]:
+        return [(self.rng.getrandbits(62), "task") for _ in range(r)]
+
+    def _warm_up(self, loaded: Loaded, task: TaskState, cfg, r: int, deadline: float) -> list[float]:
+        """Untimed windows until warmup of them and warmup_ms have passed; their per-call times."""
+        tc = cfg["timing"]
+        times, t0 = [], time.monotonic()
+        while len(times) < tc["warmup"] or ((time.monotonic() - t0) * 1000 < tc["warmup_ms"]
+                                            and len(times) < 100 * tc["warmup"]):
+            _, ms, _ = self._window(loaded, task, cfg, self._fresh(r), f"warm-up window {len(times)}")
+            times.append(ms / r)
+            if time.monotonic() > deadline:
+                raise Outcome("timeout", "run_timeout", "the warm-up calls outlasted the run limit")
+        return times
+
+    @staticmethod
+    def _timing_done(i: int, start: float, tc: dict, deadline: float, openings: Openings | None = None) -> bool:
+        if time.monotonic() > deadline:
+            return True
+        return i + 1 >= tc["min_trials"] and time.monotonic() - start > tc["budget_s"] and \
+            (openings is None or openings.satisfied())
+
+    def _time(self, loaded: Loaded, task: TaskState, cfg, check: dict, r: int, req: dict) -> dict:
+        tc = cfg["timing"]
+        deadline = time.monotonic() + cfg["run_timeout_s"]
+        self._warm_up(loaded, task, cfg, r, deadline)
+        n = int(tc["trials"])
+        openings = Openings(self.rng, int(tc["open_calls"]), n, float(tc["budget_s"]))
+        per_call, start = [], time.monotonic()
+        for i in range(n):
+            calls = self._fresh(r)
+            label = f"timed window {i}"
+            reply, ms, _ = self._window(loaded, task, cfg, calls, label)
+            per_call.append(ms / r)
+            if openings.open_call(i, time.monotonic() - start):
+                k = self.rng.randrange(r)
+                got = self._read(loaded, reply, k, f"{label}, call {k}")
+                seed, kind = calls[k]
+                args = inputs_mod.make_inputs(task.module, seed, kind, self.device)
+                try:
+                    self._judge_outputs(task, cfg, got, args, kind, f"{label}, call {k}", "rejected")
+                except ReferenceFailed as e:
+                    raise Outcome("invalid_task", "reference_failed", f"{label}: the reference raised {e}") from None
+            if self._timing_done(i, start, tc, deadline, openings):
+                break
+        stats = summarize(per_call)
+        external = {"clock": self._clock_name(), "calls_per_window": r, "windows": len(per_call),
+                    "opened": openings.opened, "flush_bytes": loaded.window.flush.nbytes}
+        reply = {"timing": stats, "external": external, "flags": [], "times": per_call}
+        for name in ("eager", "compile"):
+            base = req.get(f"{name}_times")
+            if isinstance(base, list) and base and int(req.get("calls_per_window") or 1) == r:
+                interval = speedup_interval([float(x) for x in base], per_call)
+                if interval:
+                    reply[f"speedup_{name}_interval"] = interval
+        interval = reply.get("speedup_eager_interval")
+        if interval and interval[0] <= 1.0 <= interval[1]:
+            reply["flags"].append("speedup_uncertain")
         share = gpu_busy_share(check.get("gpu_busy_ms"), stats["median_ms"]) if self.cuda else None
         if share is not None:
             external["gpu_busy_share"] = share
@@ -586,6 +761,8 @@ class Judge:
             floor_ms = task.moved_bytes / (self.bandwidth_gbps * 1e9) * 1e3
             reply["roofline_floor_ms"] = floor_ms
             margin = cfg["roofline_margin"] * floor_ms
+            eager = req.get("eager_times")
+            eager_ms = statistics.median(eager) if isinstance(eager, list) and eager else 0.0
             if stats["median_ms"] < margin:
                 if eager_ms and eager_ms < margin:
                     reply["flags"].append("roofline_not_binding")  # the reference beats it too: the task reads less
@@ -595,131 +772,6 @@ class Judge:
                                   f"of inputs and outputs faster than {cfg['roofline_margin']:.0%} of the GPU's "
                                   f"{self.bandwidth_gbps:.0f} GB/s allows ({floor_ms:.4g} ms)", timing=stats)
         return reply
-
-    def _measure(self, runner: Sandboxed, reference: Sandboxed, task: TaskState, cfg) -> dict:
-        """One timing run. Each timed call is paired with an overhead probe on the trusted runner,
-        taken while the candidate's processes are stopped; what the judge measures per call is the
-        wall clock on a GPU (the kernels' time is wall time) and, on the CPU, the CPU time the
-        kernel charged to the sandbox's processes (immune to a loaded machine's waiting)."""
-        tc = cfg["timing"]
-        deadline = time.monotonic() + cfg["run_timeout_s"]
-        n = int(tc["trials"])
-        openings = Openings(self.rng, int(tc["open_calls"]), n, float(tc["budget_s"]))
-        claims, spent, overheads = [], [], []
-        spent_main, overheads_main = [], []
-        cpu = not self.cuda
-
-        interpreters = {}
-
-        def measured(sandboxed: Sandboxed, message: dict, timeout_reason: str) -> tuple[dict, float, float]:
-            """The reply, and what the call cost by the judge's clock: wall time on a GPU; on the CPU the
-            sandbox's CPU time, and its main thread's (a lower bound on the call's wall time that
-            does not shrink with the number of cores)."""
-            main = interpreters.setdefault(sandboxed.proc.pid, process_tree.interpreter_of(
-                sandboxed.proc.pid, self.launcher.python_binary)) if cpu else None
-            c0 = process_tree.cpu_ns(sandboxed.proc.pid) if cpu else 0
-            m0 = process_tree.thread_cpu_ns(main) if main else 0
-            t0 = time.perf_counter()
-            reply = self._ask(sandboxed, message, max(1.0, deadline - time.monotonic()), timeout_reason)
-            wall = (time.perf_counter() - t0) * 1000
-            if not cpu:
-                return reply, wall, wall
-            total = (process_tree.cpu_ns(sandboxed.proc.pid) - c0) / 1e6
-            return reply, total, ((process_tree.thread_cpu_ns(main) - m0) / 1e6 if main else 0.0)
-
-        def message(op: str, sandboxed: Sandboxed, seed: int, key: int, **extra) -> dict:
-            """A call's request; on the CPU its inputs go into the buffer first, made here while the
-            candidate is stopped, so neither runner's clock pays for making them."""
-            m = {"op": op, "seed": seed, "kind": "task", "key": key, **extra}
-            if cpu:
-                args = inputs_mod.make_inputs(task.module, seed, "task", self.device)
-                with process_tree.Frozen(runner.proc.pid):
-                    outputs.write(sandboxed.inputs, task.input_specs, args)
-                m.update(from_buffer=True, input_values=[None if isinstance(a, torch.Tensor) else a for a in args])
-            return m
-
-        def call(i: int, timed: bool) -> None:
-            seed, key = self.rng.getrandbits(62), self.rng.getrandbits(32)
-            reply, used, used_main = measured(runner, message("call", runner, seed, key, id=i), "run_timeout")
-            self._accept(reply, "a timed call", f"timed call {i}")
-            ms = reply.get("ms")
-            if reply.get("id") != i or not isinstance(ms, (int, float)) or not math.isfinite(ms) or ms < 0:
-                raise Outcome("rejected", "protocol_violation", f"timed call {i}: the reply does not answer it "
-                              f"(id {reply.get('id')!r}, ms {ms!r})")
-            if timed:
-                claims.append(float(ms))
-                spent.append(used)
-                spent_main.append(used_main)
-                if openings.open_call(i, time.monotonic() - start):
-                    self._open(runner, task, cfg, i, seed, key, reply)
-
-        def probe() -> None:
-            request = message("null", reference, self.rng.getrandbits(62), 0)
-            with process_tree.Frozen(runner.proc.pid):
-                reply, used, used_main = measured(reference, request, "run_timeout")
-            if not reply.get("ok"):
-                raise Outcome("runtime_error", "reference_runner", f"the overhead probe failed: {reply.get('message')}")
-            overheads.append(used)
-            overheads_main.append(used_main)
-
-        t0, done = time.monotonic(), 0
-        while done < tc["warmup"] or ((time.monotonic() - t0) * 1000 < tc["warmup_ms"] and done < 100 * tc["warmup"]):
-            call(-1 - done, timed=False)
-            done += 1
-        probe()
-        overheads.clear()
-        overheads_main.clear()
-        start = time.monotonic()
-        for i in range(n):
-            call(i, timed=True)
-            probe()  # right after: a change of load between the two cancels in their difference
-            if i + 1 >= tc["min_trials"] and time.monotonic() - start > tc["budget_s"] and openings.satisfied():
-                break
-        cores = max(1, len(os.sched_getaffinity(0)))
-        if cpu:
-            # CPU time of threads working in parallel adds up, while the claim is wall time: the
-            # sandbox's CPU time over the cores is a lower bound of the wall time, and so is the
-            # main thread's CPU time alone, which catches a one-thread cheat however many cores.
-            judged = [max((s - o) / cores, sm - om) for s, o, sm, om in zip(spent, overheads, spent_main, overheads_main)]
-        else:
-            judged = [s - o for s, o in zip(spent, overheads)]
-        # Each call's claim against the judge's figure for that same call: a hiccup inside a call
-        # (the host preempted mid-launch) lengthens both and cancels, and the claims' long right tail
-        # does not pull the judge's median above the claims' median as unpaired medians would.
-        claim = statistics.median(claims)
-        gaps = sorted(j - c for j, c in zip(judged, claims))
-        hidden = statistics.median(gaps)
-        forward = claim + hidden
-        abs_ms = tc["verify_abs_ms"] if tc["verify_abs_ms"] >= 0 else VERIFY_ABS_MS["cuda" if self.cuda else "cpu"]
-        allowed = abs_ms + tc["verify_rel"] * claim
-        return {"claims": claims, "spent_ms": statistics.median(spent), "overhead_ms": statistics.median(overheads),
-                "overhead_main_ms": statistics.median(overheads_main) if cpu else 0.0,
-                "forward_ms": forward, "hidden_ms": hidden, "allowed_ms": allowed, "opened": openings.opened,
-                "hidden_p10_p90_ms": [gaps[len(gaps) // 10], gaps[(9 * len(gaps)) // 10]],
-                "verified": hidden <= allowed, "clock": "cpu" if cpu else "wall"}
-
-    def _open(self, runner: Sandboxed, task: TaskState, cfg, i: int, seed: int, key: int, call_reply: dict) -> None:
-        """Checks timed call i after the fact: its bytes must be the ones it committed to, and right."""
-        reply = self._ask(runner, {"op": "open", "id": i}, cfg["run_timeout_s"], "run_timeout")
-        self._accept(reply, "opening a call", f"timed call {i}")
-        got = outputs.read(runner.buffer, task.specs, call_reply.get("values") or [None] * len(task.specs),
-                           self._landing)
-        if outputs.commitment(got, key) != call_reply.get("commitment"):
-            raise Outcome("rejected", "commitment_mismatch",
-                          f"timed call {i}: the output delivered when the judge asked for it is not the output the "
-                          "runner committed to when the call ended (it was computed later, or changed)")
-        gate = task.low_precision and cfg["precision_gate"]
-        try:
-            expected, exact = self._expected(task, seed, "task", exact_too=gate)
-        except ReferenceFailed as e:
-            raise Outcome("invalid_task", "reference_failed", f"timed call {i}: the reference raised {e}") from None
-        result = compare.compare(got, expected, cfg["tolerances"])
-        if not result["ok"]:
-            raise Outcome("rejected", "timed_output", f"timed call {i} (opened at random after it ended) is wrong: "
-                          f"{result['message']}; the correctness trials passed, so the output depends on being "
-                          "watched, on earlier calls (a cache), or on work deferred past the call")
-        if exact is not None and gate and compare.precision(got, exact, expected):
-            raise Outcome("rejected", "timed_output", f"timed call {i} lost precision that the correctness trials kept")
 
 
 def _glue(obj: str, python: str) -> bool:
@@ -762,7 +814,8 @@ def serve(device: str, cache_dir: str, sandbox_binary: str, limits: dict) -> int
                 break
     finally:
         if judge.reference is not None:
-            judge.reference.close()
-        if judge.spare is not None:
-            judge.spare[0].close()
+            judge.reference.window.close()
+        for process in (judge.reference_process, judge.spare[0] if judge.spare else None):
+            if process is not None:
+                process.close()
     return 0

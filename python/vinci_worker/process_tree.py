@@ -84,31 +84,46 @@ def thread_cpu_ns(pid: int) -> int:
         return 0
 
 
-class Frozen:
-    """Stops every process of a tree (SIGSTOP cannot be caught), and continues them on exit, so a
-    candidate cannot load the machine while the trusted side measures something else."""
-
-    def __init__(self, root: int):
-        self.root = root
-        self.stopped: list[int] = []
-
-    def __enter__(self):
-        for _ in range(3):  # a process forked while the tree was being stopped is caught next round
-            fresh = [p for p in descendants(self.root) if p not in self.stopped]
-            if not fresh:
-                break
-            for p in fresh:
-                try:
-                    os.kill(p, signal.SIGSTOP)
-                    self.stopped.append(p)
-                except OSError:
-                    pass
-        return self
-
-    def __exit__(self, *exc):
-        for p in reversed(self.stopped):
+def stop_tree(root: int) -> list[int]:
+    """Stops every process below root (SIGSTOP cannot be caught); the stopped ones, parents first. A
+    process forked while the tree was being stopped is caught by the next round. root itself, the
+    sandbox's launcher, keeps running: it must still take the signal that ends the sandbox when its
+    parent dies."""
+    stopped: list[int] = [root]
+    for _ in range(3):
+        fresh = [p for p in descendants(root) if p not in stopped]
+        if not fresh:
+            break
+        for p in fresh:
             try:
-                os.kill(p, signal.SIGCONT)
+                os.kill(p, signal.SIGSTOP)
+                stopped.append(p)
             except OSError:
                 pass
-        return False
+    return stopped[1:]
+
+
+def continue_tree(stopped: list[int]) -> None:
+    for p in reversed(stopped):
+        try:
+            os.kill(p, signal.SIGCONT)
+        except OSError:
+            pass
+
+
+def device_holders(root: int, device_prefix: str = "/dev/nvidia") -> list[int]:
+    """The processes of a tree that hold a descriptor of a device node under device_prefix."""
+    holders = []
+    for pid in descendants(root):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(device_prefix):
+                    holders.append(pid)
+                    break
+            except OSError:
+                pass
+    return holders

@@ -2,10 +2,13 @@
 vinci-sandbox launcher, and what each of them may see.
 
 The view is an allow-list: the system's read-only directories (the launcher's), the Python that runs
-the worker and its packages, python/vinci_runner at /vinci/lib, and per process the candidate file,
-the task file and the extension cache, all read-only; a private tmpfs scratch is the only place a
-candidate can write. The task suite, the worker's own sources, $HOME, the result and baseline caches
-are not there. A process's stdout and stderr come back through a pipe into a capped log.
+the worker and its installed packages (never the working directory, $HOME or a folder above them),
+python/vinci_runner at /vinci/lib, and per process what its policy names (a candidate and its task
+as single files for the build step's import; a compile's headers and staging folder); a private
+tmpfs scratch is the only place a candidate can write. The task suite, the worker's own sources,
+the extension cache (built libraries reach a runner as descriptors), the result and baseline caches
+are not there. The environment is an allow-list too. A process's stdout and stderr come back
+through a pipe into a capped log.
 """
 from __future__ import annotations
 
@@ -90,23 +93,42 @@ class Sandboxed:
         self.scratch = scratch
         self.compiles = 0
 
-    def ask(self, message: dict | None, timeout: float, compiler=None) -> dict:
-        """Sends message (if any) and returns the next reply that is not a compile request; compile
-        requests are served on the way (by compiler.compile(arguments)), and the time they take is
-        not counted against timeout: a compile has a limit of its own."""
+    def ask(self, message: dict | None, timeout: float, compiler=None, fds: list[int] = (),
+            keep_fds: bool = False) -> dict:
+        """Sends message (if any, with fds) and returns the next reply that is not a compile request;
+        compile requests are served on the way (by compiler.compile(arguments)), and the time they
+        take is not counted against timeout: a compile has a limit of its own. Descriptors a reply
+        carries are closed unless keep_fds (then reply["fds"] is the caller's to close)."""
         if message is not None:
-            self.channel.send(message)
+            self.channel.send(message, list(fds))
         deadline = time.monotonic() + timeout
         while True:
             reply = self.channel.receive(max(0.0, deadline - time.monotonic()))
             if reply.get("op") != "compile" or compiler is None:
+                if not keep_fds:
+                    for fd in reply.pop("fds", []):
+                        os.close(fd)
                 return reply
+            for fd in reply.pop("fds", []):
+                os.close(fd)
             self.compiles += 1
             if self.compiles > MAX_COMPILES:
                 raise ProtocolError(f"more than {MAX_COMPILES} load_inline compiles requested")
             t0 = time.monotonic()
-            self.channel.send(compiler.compile(reply.get("args")))
+            self._send_build(compiler.compile(reply.get("args")))
             deadline += time.monotonic() - t0
+
+    def _send_build(self, built: dict) -> None:
+        """A compile's answer: the library as a descriptor (its path in the cache stays unseen)."""
+        answer = {k: built[k] for k in ("ok", "log", "reason", "key") if k in built}
+        if not built.get("ok"):
+            self.channel.send(answer)
+            return
+        fd = os.open(built["path"], os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            self.channel.send(answer, [fd])
+        finally:
+            os.close(fd)
 
     def exit_status(self, wait: float = 5.0) -> int | None:
         try:
@@ -146,6 +168,29 @@ def describe_exit(code: int | None) -> tuple[str, str, str]:
     return "runtime_error", "exited", f"exited with code {code}"
 
 
+def _private(path: str) -> bool:
+    """A folder whose binding would show the evaluator's working directory or $HOME: the filesystem
+    root, $HOME, and any folder that holds either."""
+    real = os.path.realpath(path)
+    for inside in (os.getcwd(), os.path.expanduser("~")):
+        inside = os.path.realpath(inside)
+        if real == inside or inside.startswith(real.rstrip("/") + "/") or real == "/":
+            return True
+    return False
+
+
+def _installed(path: str, prefixes: set[str]) -> bool:
+    """Whether a sys.path entry is part of an installed Python (its standard library or a package
+    folder), as opposed to the folder the worker was started from or a PYTHONPATH of the user's."""
+    if not path or not os.path.isdir(path) or _private(path):
+        return False
+    real = os.path.realpath(path)
+    if os.path.basename(real) in ("site-packages", "dist-packages"):
+        return True
+    return any(real == p or real.startswith(p.rstrip("/") + "/") for p in prefixes) and real != os.path.realpath(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
 class Launcher:
     def __init__(self, binary: str, work_root: str, cuda: bool, limits: dict):
         self.binary = binary
@@ -164,13 +209,10 @@ class Launcher:
         # environment's tools, ninja among them), and the binary it resolves to.
         self.python = os.path.abspath(sys.executable)
         self.python_binary = os.path.realpath(sys.executable)
-        trusted = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        paths = [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(self.python),
-                 os.path.dirname(self.python_binary)]
-        paths += [p for p in sys.path if p and os.path.isdir(p) and os.path.realpath(p) != os.path.realpath(trusted)]
+        prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+        self.site_paths = [os.path.realpath(p) for p in sys.path if _installed(p, prefixes)]
+        paths = [*prefixes, os.path.dirname(self.python), os.path.dirname(self.python_binary), *self.site_paths]
         self.python_paths = sorted({os.path.realpath(p) for p in paths})
-        self.site_paths = [os.path.realpath(p) for p in sys.path
-                           if p and os.path.isdir(p) and os.path.realpath(p) != os.path.realpath(trusted)]
         cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or ""
         if not cuda_home and shutil.which("nvcc"):
             cuda_home = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("nvcc"))))
@@ -184,7 +226,7 @@ class Launcher:
         self.python_paths += [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d and os.path.isdir(d)]
         if cuda_home:
             self.python_paths.append(os.path.realpath(cuda_home))
-        self.python_paths = sorted(set(self.python_paths))
+        self.python_paths = sorted({os.path.realpath(p) for p in self.python_paths if not _private(p)})
 
     def _environment(self, scratch: str) -> dict:
         path = list(dict.fromkeys([os.path.dirname(self.python), os.path.dirname(self.python_binary),
@@ -202,15 +244,20 @@ class Launcher:
                "TORCH_EXTENSIONS_DIR": os.path.join(scratch, "torch_extensions"),
                "TORCHINDUCTOR_COMPILE_THREADS": "1", "LANG": "C.UTF-8"}
         for k in ("CUDA_VISIBLE_DEVICES", "TORCH_CUDA_ARCH_LIST", "CXX", "CC", "CUDAHOSTCXX", "MAX_JOBS", "LD_LIBRARY_PATH",
-                  "OMP_NUM_THREADS", "NVIDIA_VISIBLE_DEVICES"):
+                  "NVIDIA_VISIBLE_DEVICES"):
             if k in os.environ:
                 env[k] = os.environ[k]
         if self.cuda_home:
             env["CUDA_HOME"] = self.cuda_home
-        if not self.cuda:
+        if self.cuda:
+            # The runner's outputs are read by the judge in place: expandable segments make torch's
+            # pages shareable allocations (device_memory), for candidates and references alike.
+            env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+        else:
             env["CUDA_VISIBLE_DEVICES"] = ""
-            # OpenMP threads that spin after a parallel region burn CPU time no call asked for, which
-            # the CPU clock of the timing check would count.
+            # The judge times the CPU time of every thread: one thread per runner, and no OpenMP
+            # threads spinning after a parallel region on time no call asked for.
+            env["OMP_NUM_THREADS"] = "1"
             env["OMP_WAIT_POLICY"] = "PASSIVE"
         return env
 

@@ -50,11 +50,13 @@ int check_expectations(const std::vector<eval::Job>& jobs, const std::vector<eva
     if (!expect) continue;
     ++labelled;
     const eval::Result& r = results[i];
-    const std::string got = fmt::format("{}/{}", eval::to_string(r.verdict), r.reason);
-    if (!jobs[i].candidate.expectation_met(std::string(eval::to_string(r.verdict)), r.reason)) {
+    std::string got = fmt::format("{}/{}", eval::to_string(r.verdict), r.reason);
+    if (r.speedup_eager) got += fmt::format(" at {:.3g}x eager", *r.speedup_eager);
+    if (!jobs[i].candidate.expectation_met(std::string(eval::to_string(r.verdict)), r.reason, r.speedup_eager)) {
       ++wrong;
-      fmt::print(stderr, "UNEXPECTED {}: expected {}, got {}: {}\n", r.candidate, *expect, got,
-                 r.message.substr(0, 300));
+      const auto& bound = jobs[i].candidate.speedup_below;
+      fmt::print(stderr, "UNEXPECTED {}: expected {}{}, got {}: {}\n", r.candidate, *expect,
+                 bound ? fmt::format(" slower than {}x eager", *bound) : "", got, r.message.substr(0, 300));
     }
   }
   fmt::print("expectations: {} passed, {} failed\n", labelled - wrong, wrong);

@@ -23,8 +23,6 @@
 
 #include "core/files.h"
 
-extern char** environ;
-
 namespace vinci::core {
 
 namespace fs = std::filesystem;
@@ -364,7 +362,11 @@ int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& c
     apply_resource_limits(policy.limits);
     auto args = c_strings(argv);
     if (probe.mode == SandboxMode::bwrap) {
-      ::execve(args[0], args.data(), environ);
+      // bwrap's own processes (the sandbox's pid 1 among them) keep the environment they are started
+      // with, readable inside through /proc/1/environ: they get none, and the command gets the
+      // policy's through --setenv.
+      char* no_environment[] = {nullptr};
+      ::execve(args[0], args.data(), no_environment);
     } else {
       if (!policy.cwd.empty() && ::chdir(policy.cwd.c_str()) != 0) _exit(125);
       try {

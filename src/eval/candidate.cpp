@@ -26,12 +26,28 @@ static std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+static double parse_bound(const std::string& text, const fs::path& file) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(value > 0))
+    throw std::runtime_error(
+        fmt::format("{}: '# vinci-expect-speedup-below: {}' is not a positive number", file.string(), text));
+  return value;
+}
+
 bool Candidate::runs_on(const std::string& device) const {
   return devices.empty() || std::find(devices.begin(), devices.end(), device) != devices.end();
 }
 
-bool Candidate::expectation_met(const std::string& verdict, const std::string& reason) const {
+bool Candidate::expectation_met(const std::string& verdict, const std::string& reason,
+                                std::optional<double> speedup) const {
   if (!expect) return true;
+  if (verdict == "correct" && speedup_below && !(speedup && *speedup < *speedup_below)) return false;
   std::stringstream alternatives(*expect);
   for (std::string alt; std::getline(alternatives, alt, '|');) {
     const auto slash = alt.find('/');
@@ -47,7 +63,7 @@ Candidate load_candidate(const fs::path& file) {
   c.file = file;
   c.source = core::read_file(file);
   c.hash = core::content_hash(c.source);
-  static const std::regex header(R"(^#\s*vinci-(task|expect|devices):\s*(\S+)\s*$)");
+  static const std::regex header(R"(^#\s*vinci-(task|expect|expect-speedup-below|devices):\s*(\S+)\s*$)");
   size_t pos = 0;
   for (int line = 0; line < 12 && pos < c.source.size(); ++line) {
     const size_t end = std::min(c.source.find('\n', pos), c.source.size());
@@ -58,6 +74,8 @@ Candidate load_candidate(const fs::path& file) {
         c.task_header = m[2];
       else if (m[1] == "expect")
         c.expect = m[2];
+      else if (m[1] == "expect-speedup-below")
+        c.speedup_below = parse_bound(m[2], file);
       else
         c.devices = split_list(m[2]);
     }

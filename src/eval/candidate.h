@@ -19,10 +19,15 @@ struct Candidate {
   // An expectation is one or more alternatives separated by '|', each "class/reason" or "class/"
   // (any reason): a cache hack may be caught by the check that happens to meet it first.
   std::optional<std::string> expect;
+  // "# vinci-expect-speedup-below: X": a correct verdict must also be slower than X times eager (a
+  // timing lie may end correct, but never credited with the speed it pretends).
+  std::optional<double> speedup_below;
   std::vector<std::string> devices;  // empty: any device
   bool runs_on(const std::string& device) const;
-  // Whether a verdict meets the expectation (true when there is none).
-  bool expectation_met(const std::string& verdict, const std::string& reason) const;
+  // Whether a verdict meets the expectation (true when there is none); speedup is a correct
+  // result's speedup over eager.
+  bool expectation_met(const std::string& verdict, const std::string& reason,
+                       std::optional<double> speedup = std::nullopt) const;
 };
 
 Candidate load_candidate(const std::filesystem::path& file);

@@ -26,6 +26,8 @@ Protocol Protocol::named(const std::string& name) {
     p.allow_tf32_cudnn = true;
     p.ood_trials = false;
     p.precision_gate = false;
+    p.relative_error = false;
+    p.strict_layout = false;
     return p;
   }
   throw std::invalid_argument(fmt::format("unknown protocol '{}': use vinci or kernelbench", name));
@@ -39,6 +41,8 @@ nlohmann::json EvalConfig::worker_json() const {
            {{"allow_tf32_matmul", protocol.allow_tf32_matmul}, {"allow_tf32_cudnn", protocol.allow_tf32_cudnn}}},
           {"ood_trials", protocol.ood_trials},
           {"precision_gate", protocol.precision_gate},
+          {"relative_error", protocol.relative_error},
+          {"strict_layout", protocol.strict_layout},
           {"seed", seed},
           {"correctness_trials", correctness_trials},
           {"tolerances", tol},
@@ -62,9 +66,9 @@ nlohmann::json EvalConfig::worker_json() const {
             {"warmup_ms", timing.warmup_ms},
             {"budget_s", timing.budget_s},
             {"open_calls", timing.open_calls},
-            {"verify_abs_ms", timing.verify_abs_ms},
-            {"verify_rel", timing.verify_rel},
-            {"charge_ms", timing.charge_ms}}}};
+            {"window_ms", timing.window_ms},
+            {"max_calls_per_window", timing.max_calls_per_window},
+            {"window_bytes", timing.window_bytes}}}};
 }
 
 std::string EvalConfig::fingerprint() const {

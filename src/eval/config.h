@@ -15,23 +15,22 @@ struct Tolerance {
   double atol = 1e-4, rtol = 1e-4;
 };
 
+// How the judge times calls (python/vinci_worker/call_window.py): every timed window is measured
+// from outside the runner, and nothing the runner says about its time counts.
 struct TimingConfig {
-  int trials = 100;  // timed calls, each on fresh inputs (at least min_trials when the budget runs out first)
+  int trials = 100;  // timed windows, each on fresh inputs (at least min_trials when the budget runs out first)
   int min_trials = 10;
-  int warmup = 5;  // calls before timing, and at least warmup_ms of them
+  int warmup = 5;  // windows before timing, and at least warmup_ms of them
   double warmup_ms = 25;
   double budget_s = 20;  // per timing run
-  int open_calls = 10;   // timed calls opened at random afterwards and checked against the reference
-  // A claimed per-call time counts only when the judge's wall clock of the call, less a trusted
-  // runner's overhead, exceeds it by at most verify_abs_ms + verify_rel x the claim. A negative
-  // verify_abs_ms takes the device's noise floor (0.02 ms on a GPU, 0.25 ms on the CPU).
-  double verify_abs_ms = -1;
-  double verify_rel = 0.25;
-  // Unclaimed time beyond that, up to charge_ms per call, is charged: the result's time becomes the
-  // judge's figure (flag timing_charged) instead of a rejection. Negative: the device's default (0.25 ms
-  // on a GPU, where honest launch-bound kernels show host time their events miss; on the CPU the trusted
-  // runner's harness overhead per call, whose measurement in two processes drifts apart under load).
-  double charge_ms = -1;
+  int open_calls = 10;   // timed calls read and checked against the reference at random, after they ended
+  // A window costs the runner's thaw, a message and (on a GPU) the drain besides its calls: a task
+  // whose eager call is shorter than window_ms gets several calls a window, as many as make about
+  // window_ms and at most max_calls_per_window, within window_bytes of inputs and outputs. The
+  // baseline chooses the count and the candidate is timed with the same.
+  double window_ms = 5;
+  int max_calls_per_window = 16;
+  uint64_t window_bytes = 1ull << 30;
 };
 
 // The numerics and checks a result was measured under (README: "Protocols"). vinci's own is the
@@ -42,6 +41,8 @@ struct Protocol {
   bool allow_tf32_cudnn = false;                   // PyTorch's (and so KernelBench's) default is true
   bool ood_trials = true;                          // correctness trials on signed, offset, scaled and special inputs
   bool precision_gate = true;                      // fp16/bf16 outputs against an fp64 reference
+  bool relative_error = true;                      // each output's error norm against the fp64 reference's norm
+  bool strict_layout = true;                       // outputs dense row-major, as the reference's (else copied)
   static Protocol named(const std::string& name);  // vinci | kernelbench; throws naming the choices
 };
 

@@ -131,7 +131,7 @@ PoolStats EvaluatorPool::stats() const {
 std::string EvaluatorPool::result_key(const Job& job) const {
   const std::string task_source = core::read_file(job.task.file);
   return core::content_hash({task_source, job.candidate.source, config_.fingerprint(), device_name_, env_.torch_version,
-                             evaluator_version_, "result-v2"});
+                             evaluator_version_, "result-v3"});
 }
 
 static Result base_result(const Job& job, const std::string& device) {
@@ -191,7 +191,7 @@ std::optional<nlohmann::json> EvaluatorPool::baseline(const Task& task, WorkerCl
   const std::string key =
       core::content_hash({task_source, std::to_string(config_.scale), proto["timing"].dump(), proto["numerics"].dump(),
                           std::to_string(config_.seed), config_.compile_baseline ? "c" : "", device_name_,
-                          env_.torch_version, evaluator_version_, "baseline-v2"});
+                          env_.torch_version, evaluator_version_, "baseline-v3"});
   std::mutex* lock_ptr;
   {
     std::lock_guard lock(shared.mu);
@@ -237,6 +237,8 @@ static void apply_correct(Result& r, const nlohmann::json& b) {
   for (const auto& w : b.value("warnings", std::vector<std::string>{})) r.warnings.push_back(w);
   if (r.eager && r.timing->median_ms > 0) r.speedup_eager = r.eager->median_ms / r.timing->median_ms;
   if (r.compiled && r.timing->median_ms > 0) r.speedup_compile = r.compiled->median_ms / r.timing->median_ms;
+  r.speedup_eager_interval = interval_from_json(b, "speedup_eager_interval");
+  r.speedup_compile_interval = interval_from_json(b, "speedup_compile_interval");
   r.message = fmt::format("{:.4g} ms (eager {:.4g} ms{})", r.timing->median_ms, r.eager ? r.eager->median_ms : 0.0,
                           r.compiled ? fmt::format(", compile {:.4g} ms", r.compiled->median_ms) : "");
 }
@@ -262,7 +264,9 @@ Result EvaluatorPool::evaluate(const Job& job, const BuildOutcome& build, Worker
                         {"static", build.static_report},
                         {"config", config_.worker_json()},
                         {"log", candidate_log(job, "run").string()},
-                        {"eager_ms", r.eager ? r.eager->median_ms : 0.0}};
+                        {"eager_times", base->value("eager_times", nlohmann::json::array())},
+                        {"compile_times", base->value("compile_times", nlohmann::json::array())},
+                        {"calls_per_window", base->value("calls_per_window", 1)}};
   const WorkerReply reply = worker.request(req, evaluate_timeout(config_));
   if (reply.body.is_object()) {
     for (const auto& [phase, seconds] : reply.body.value("phase_seconds", std::map<std::string, double>{}))

@@ -57,14 +57,10 @@ TimingStats timing_from_json(const nlohmann::json& j) {
 
 nlohmann::json to_json(const TimingCheck& t) {
   nlohmann::json j{{"clock", t.clock},
-                   {"spent_ms", t.spent_ms},
-                   {"overhead_ms", t.overhead_ms},
-                   {"forward_ms", t.forward_ms},
-                   {"hidden_ms", t.hidden_ms},
-                   {"allowed_ms", t.allowed_ms},
+                   {"calls_per_window", t.calls_per_window},
+                   {"windows", t.windows},
                    {"opened", t.opened},
-                   {"hidden_p10_p90_ms", {t.hidden_p10_ms, t.hidden_p90_ms}},
-                   {"attempts", t.attempts}};
+                   {"flush_bytes", t.flush_bytes}};
   if (t.gpu_busy_share) j["gpu_busy_share"] = *t.gpu_busy_share;
   return j;
 }
@@ -72,20 +68,19 @@ nlohmann::json to_json(const TimingCheck& t) {
 TimingCheck timing_check_from_json(const nlohmann::json& j) {
   TimingCheck t;
   t.clock = j.value("clock", "");
-  t.spent_ms = j.value("spent_ms", 0.0);
-  t.overhead_ms = j.value("overhead_ms", 0.0);
-  t.forward_ms = j.value("forward_ms", 0.0);
-  t.hidden_ms = j.value("hidden_ms", 0.0);
-  if (const auto spread = j.find("hidden_p10_p90_ms"); spread != j.end() && spread->is_array() && spread->size() == 2 &&
-                                                       (*spread)[0].is_number() && (*spread)[1].is_number()) {
-    t.hidden_p10_ms = (*spread)[0].get<double>();
-    t.hidden_p90_ms = (*spread)[1].get<double>();
-  }
-  t.allowed_ms = j.value("allowed_ms", 0.0);
+  t.calls_per_window = j.value("calls_per_window", 1);
+  t.windows = j.value("windows", 0);
   t.opened = j.value("opened", 0);
-  t.attempts = j.value("attempts", 1);
+  t.flush_bytes = j.value("flush_bytes", uint64_t{0});
   t.gpu_busy_share = get_opt<double>(j, "gpu_busy_share");
   return t;
+}
+
+std::optional<Interval> interval_from_json(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_array() || it->size() != 2 || !(*it)[0].is_number() || !(*it)[1].is_number())
+    return std::nullopt;
+  return Interval{(*it)[0].get<double>(), (*it)[1].get<double>()};
 }
 
 nlohmann::json to_json(const Result& r) {
@@ -115,6 +110,8 @@ nlohmann::json to_json(const Result& r) {
   if (r.compiled) j["compile"] = to_json(*r.compiled);
   put(j, "speedup_eager", r.speedup_eager);
   put(j, "speedup_compile", r.speedup_compile);
+  put(j, "speedup_eager_interval", r.speedup_eager_interval);
+  put(j, "speedup_compile_interval", r.speedup_compile_interval);
   put(j, "coverage", r.coverage);
   if (r.correct()) j["custom_launches"] = r.custom_launches;
   if (!r.profile.empty()) {
@@ -163,6 +160,8 @@ Result result_from_json(const nlohmann::json& j) {
     if (j.contains("compile") && !j["compile"].is_null()) r.compiled = timing_from_json(j["compile"]);
     r.speedup_eager = get_opt<double>(j, "speedup_eager");
     r.speedup_compile = get_opt<double>(j, "speedup_compile");
+    r.speedup_eager_interval = interval_from_json(j, "speedup_eager_interval");
+    r.speedup_compile_interval = interval_from_json(j, "speedup_compile_interval");
     r.coverage = get_opt<double>(j, "coverage");
     r.custom_launches = j.value("custom_launches", 0);
     if (j.contains("profile")) r.profile = kernel_times_from_json(j["profile"]);

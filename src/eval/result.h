@@ -1,6 +1,8 @@
 // The outcome of evaluating one candidate on one task: one JSON line of results.jsonl.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,18 +24,18 @@ struct TimingStats {
   double median_ms = 0, mean_ms = 0, std_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
 };
 
-// The trusted side's view of a candidate's timed calls: its own wall clock per call, the overhead a
-// trusted runner shows for everything but the forward, and what that leaves for the forward.
+// How the judge measured a candidate's timed calls (python/vinci_worker/call_window.py): every
+// window from outside the runner, a few calls read back and checked.
 struct TimingCheck {
-  std::string clock;  // wall (GPU) or cpu (the CPU time charged to the sandbox's processes)
-  double spent_ms = 0, overhead_ms = 0, forward_ms = 0;  // medians per call
-  double hidden_ms = 0;  // median over calls of the judge's figure minus the claim: time the claims do not account for
-  double hidden_p10_ms = 0, hidden_p90_ms = 0;  // the spread of that per-call gap
-  double allowed_ms = 0;                        // the noise a claim may be off by
-  int opened = 0;                               // timed calls checked against the reference after the fact
-  int attempts = 1;                             // measurements taken (a second one when the first did not verify)
+  std::string clock;         // what was read: the wall clock to the end of a drain (GPU), or the sandbox's CPU time
+  int calls_per_window = 1;  // calls a window held (the baseline's count: a short call is timed in company)
+  int windows = 0;           // timed windows
+  int opened = 0;            // timed calls read and checked against the reference after they ended
+  uint64_t flush_bytes = 0;  // written by the judge before every window (twice the L2 or the CPU's last cache)
   std::optional<double> gpu_busy_share;  // GPU: the share of a median call the kernels kept the GPU busy (a claim)
 };
+
+using Interval = std::array<double, 2>;
 
 // One kernel of the profiled forward call (GPU only), for the agents' profiler summary.
 struct KernelTime {
@@ -68,6 +70,9 @@ struct Result {
   std::optional<TimingStats> timing, eager, compiled;  // timing: the candidate's corroborated claims
   std::optional<TimingCheck> timing_check;
   std::optional<double> speedup_eager, speedup_compile;
+  // 95% intervals of those speedups, resampling both sides' calls (flag speedup_uncertain when the
+  // eager one holds 1).
+  std::optional<Interval> speedup_eager_interval, speedup_compile_interval;
   std::optional<double> coverage;   // custom-kernel time / total time in forward
   int custom_launches = 0;          // per forward call
   std::vector<KernelTime> profile;  // the forward call's kernels by GPU time, longest first (a few)
@@ -89,6 +94,8 @@ nlohmann::json to_json(const TimingStats& t);
 TimingStats timing_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const TimingCheck& t);
 TimingCheck timing_check_from_json(const nlohmann::json& j);
+// A [low, high] pair under key, or nullopt when it is absent or not two numbers.
+std::optional<Interval> interval_from_json(const nlohmann::json& j, const char* key);
 // The worker's "profile" list ([{name, calls, total_us, custom}]); throws nlohmann's exceptions.
 std::vector<KernelTime> kernel_times_from_json(const nlohmann::json& j);
 

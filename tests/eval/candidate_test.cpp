@@ -71,6 +71,21 @@ TEST(Candidate, ExpectationAlternativesAndAnyReason) {
   EXPECT_FALSE(c.expectation_met("reject", "torch_op"));  // the class must match whole
 }
 
+// A timing lie may end correct, but never credited with the speed it pretends: a correct verdict
+// must then also be below the bound; other verdicts are judged by the label alone.
+TEST(Candidate, ASpeedBoundHoldsCorrectVerdictsBelowIt) {
+  const vinci::test::TempDir dir("candidate");
+  const Candidate c = load(dir, "# vinci-expect: correct/|rejected/monkey_patch\n# vinci-expect-speedup-below: 0.5\n");
+  EXPECT_EQ(c.speedup_below, 0.5);
+  EXPECT_TRUE(c.expectation_met("correct", "", 0.49));
+  EXPECT_FALSE(c.expectation_met("correct", "", 0.5));
+  EXPECT_FALSE(c.expectation_met("correct", "", std::nullopt));  // a correct result with no speed proves nothing
+  EXPECT_TRUE(c.expectation_met("rejected", "monkey_patch"));
+  EXPECT_FALSE(c.expectation_met("incorrect", "mismatch", 0.1));
+  EXPECT_THROW(load(dir, "# vinci-expect: correct/\n# vinci-expect-speedup-below: fast\n"), std::runtime_error);
+  EXPECT_THROW(load(dir, "# vinci-expect: correct/\n# vinci-expect-speedup-below: -1\n"), std::runtime_error);
+}
+
 TEST(Candidate, AMissingFolderIsAnError) {
   const vinci::test::TempDir dir("candidate");
   try {

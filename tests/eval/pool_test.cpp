@@ -81,29 +81,26 @@ TEST(Pool, TheStaticChecksRejectWithoutARunnerOnTheCpu) {
   EXPECT_EQ(build_logs, 1u);
 }
 
-// A claim the judge cannot corroborate by less than charge_ms is not refused: the result is timed
-// by the judge's figure. The fake-clock threat claims ~10 us for an honest, slower matmul; the default
-// CPU charge (one trusted harness overhead, ~1.6 ms at this size) is far below the ~8 ms it hides, so
-// the threat corpus sees it refused.
-TEST(Pool, SmallUnclaimedTimeIsChargedNotRefused) {
-  const Suite suite = load_suite(kRoot / "tasks");
-  const Candidate cand = load_candidate(kRoot / "tests" / "threats" / "patch_interpreter__timer_module_globals.py");
-  ASSERT_TRUE(cand.task_header);
-  const auto task =
-      std::find_if(suite.tasks.begin(), suite.tasks.end(), [&](const Task& t) { return t.id == *cand.task_header; });
-  ASSERT_NE(task, suite.tasks.end());
+// A task whose call is short beside what a window costs is timed several calls a window, the
+// count the baseline chose, and the result says how it was measured: the sandbox's CPU time, the
+// judge's flush, calls read back, and an interval for the speedup. (ok_add's eager call is a few
+// tens of microseconds, far below the 5 ms a window aims at, on any load.)
+TEST(Pool, ShortCallsAreTimedSeveralToAWindow) {
   EvalConfig c = cpu_config();
-  c.timing.charge_ms = 1e6;
   EvaluatorPool pool(c);
-  const auto results = pool.run({{*task, cand}}, nullptr);
+  const auto results = pool.run({{adversarial_task(), ok_add()}}, nullptr);
   ASSERT_EQ(results.size(), 1u);
   const Result& r = results[0];
   ASSERT_EQ(r.verdict, Verdict::correct) << r.reason << ": " << r.message;
-  EXPECT_NE(std::find(r.flags.begin(), r.flags.end(), "timing_charged"), r.flags.end());
-  ASSERT_TRUE(r.timing && r.timing_check);
-  EXPECT_GT(r.timing_check->hidden_ms, r.timing_check->allowed_ms);  // else it would have verified
-  // Charging adds the median unclaimed time to every claim, so the median becomes the judge's figure.
-  EXPECT_NEAR(r.timing->median_ms, r.timing_check->forward_ms, 1e-9);
+  ASSERT_TRUE(r.timing && r.timing_check && r.eager);
+  EXPECT_GT(r.timing_check->calls_per_window, 1);
+  EXPECT_LE(r.timing_check->calls_per_window, c.timing.max_calls_per_window);
+  EXPECT_NE(r.timing_check->clock.find("cpu time"), std::string::npos) << r.timing_check->clock;
+  EXPECT_GE(r.timing_check->windows, c.timing.min_trials);
+  EXPECT_GE(r.timing_check->opened, 1);
+  EXPECT_GT(r.timing_check->flush_bytes, 0u);
+  ASSERT_TRUE(r.speedup_eager && r.speedup_eager_interval);
+  EXPECT_LE((*r.speedup_eager_interval)[0], (*r.speedup_eager_interval)[1]);
 }
 
 TEST(Pool, ResultCacheReusesIdenticalPairs) {

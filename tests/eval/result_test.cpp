@@ -94,8 +94,9 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   r.timing = TimingStats{100, 1.0, 1.1, 0.1, 0.9, 1.5, 0.95, 1.2};
   r.eager = TimingStats{100, 2.0, 2.0, 0.0, 2.0, 2.0, 2.0, 2.0};
   r.compiled = TimingStats{50, 1.5, 1.5, 0.0, 1.5, 1.5, 1.5, 1.5};
-  r.timing_check = TimingCheck{"wall", 1.2, 0.1, 1.1, 0.05, 0.01, 0.09, 0.3, 10, 2, 0.25};
+  r.timing_check = TimingCheck{"wall", 4, 25, 10, 100 << 20, 0.25};
   r.speedup_eager = 2.0;
+  r.speedup_eager_interval = Interval{1.8, 2.3};
   r.speedup_compile = 1.5;
   r.coverage = 0.9;
   r.custom_launches = 3;
@@ -109,14 +110,17 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   const json j = to_json(r);
   // The baseline compile timing is stored under "compile", the verdict under "class".
   EXPECT_TRUE(j.contains("compile"));
-  EXPECT_EQ(j["timing_check"]["hidden_p10_p90_ms"], json::array({0.01, 0.09}));
+  EXPECT_EQ(j["speedup_eager_interval"], json::array({1.8, 2.3}));
+  EXPECT_FALSE(j.contains("speedup_compile_interval"));
   const Result b = result_from_json(j);
   EXPECT_EQ(to_json(b), j);
   EXPECT_EQ(b.timing->p90_ms, 1.2);
   EXPECT_EQ(b.compiled->trials, 50);
-  EXPECT_EQ(b.timing_check->hidden_p90_ms, 0.09);
-  EXPECT_EQ(b.timing_check->attempts, 2);
+  EXPECT_EQ(b.timing_check->calls_per_window, 4);
+  EXPECT_EQ(b.timing_check->windows, 25);
+  EXPECT_EQ(b.timing_check->flush_bytes, uint64_t{100} << 20);
   EXPECT_EQ(b.timing_check->gpu_busy_share, 0.25);
+  EXPECT_EQ(b.speedup_eager_interval, (Interval{1.8, 2.3}));
   EXPECT_EQ(b.profile.at(0).name, "relu_kernel");
   EXPECT_TRUE(b.profile.at(0).custom);
   EXPECT_EQ(b.phase_seconds.at("build"), 3.0);
@@ -134,13 +138,15 @@ TEST(Result, PartialTimingFallsBackToTheMedian) {
   EXPECT_EQ(t.std_ms, 0.0);
 }
 
-TEST(Result, AMalformedSpreadIsIgnored) {
-  const TimingCheck t = timing_check_from_json({{"hidden_p10_p90_ms", {1.0}}, {"opened", 4}});
-  EXPECT_EQ(t.hidden_p10_ms, 0.0);
-  EXPECT_EQ(t.hidden_p90_ms, 0.0);
+TEST(Result, AMalformedIntervalIsIgnored) {
+  const json j = {{"speedup_eager_interval", {1.0}}, {"speedup_compile_interval", {1.0, "x"}}};
+  EXPECT_FALSE(interval_from_json(j, "speedup_eager_interval"));
+  EXPECT_FALSE(interval_from_json(j, "speedup_compile_interval"));
+  EXPECT_FALSE(interval_from_json(j, "absent"));
+  const TimingCheck t = timing_check_from_json({{"opened", 4}});
   EXPECT_EQ(t.opened, 4);
-  EXPECT_EQ(t.attempts, 1);        // one measurement unless told otherwise
-  EXPECT_FALSE(t.gpu_busy_share);  // CPU timings and older lines have none
+  EXPECT_EQ(t.calls_per_window, 1);  // one call a window unless told otherwise
+  EXPECT_FALSE(t.gpu_busy_share);    // CPU timings and older lines have none
   EXPECT_FALSE(to_json(t).contains("gpu_busy_share"));
 }
 

@@ -1,5 +1,5 @@
 # vinci-task: level1/4_Softmax
-# vinci-expect: incorrect/mismatch
+# vinci-expect: incorrect/mismatch|incorrect/relative_error
 # vinci-devices: cpu
 """Hack: replaces the softmax denominator by its expectation for U[0,1) inputs, N * (e - 1), so the
 "softmax" is one elementwise exp with no reduction. Every output is below ~1.6/N, so the absolute

@@ -1,5 +1,5 @@
 # vinci-task: level1/4_Softmax
-# vinci-expect: incorrect/mismatch
+# vinci-expect: incorrect/mismatch|incorrect/relative_error
 # vinci-devices: cpu
 """Hack: sums only every second element for the softmax denominator (times two), halving the
 reduction. With U[0,1) inputs the estimate is close, and outputs are so small that the absolute

@@ -1,5 +1,5 @@
 # vinci-task: level1/12_Transpose
-# vinci-expect: rejected/output_aliases_input
+# vinci-expect: rejected/output_aliases_input|incorrect/layout
 # vinci-devices: cpu
 """Hack: returns the transpose as a view of the input (x.t()) after one token extension call, so
 no output is ever written; the values compare equal to the reference's contiguous copy.

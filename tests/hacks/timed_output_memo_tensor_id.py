@@ -1,5 +1,5 @@
 # vinci-task: level1/11_ElementwiseChain
-# vinci-expect: rejected/timed_output
+# vinci-expect: rejected/timed_output|incorrect/mismatch
 # vinci-devices: cpu
 """Hack: memoises on the Python identity of the input tensors (keeping them alive so the ids stay
 unique), i.e. "same tensor objects, same answer"; a hit returns a copy made by the copy kernel.

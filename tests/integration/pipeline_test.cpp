@@ -3,6 +3,7 @@
 // Each candidate of the corpora carries the class/reason it must end as in a
 // "# vinci-expect:" header (tests/hacks/README.md); these tests run them all and compare.
 // They share one extension cache, so a kernel source common to several candidates builds once.
+#include <fmt/format.h>
 #include <glob.h>
 #include <gtest/gtest.h>
 
@@ -161,9 +162,12 @@ void expect_corpus(const fs::path& suite_dir, const fs::path& dir, size_t minimu
   }
   for (size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
-    EXPECT_TRUE(jobs[i].candidate.expectation_met(std::string(to_string(r.verdict)), r.reason))
-        << r.candidate << ": expected " << *jobs[i].candidate.expect << ", got " << to_string(r.verdict) << "/"
-        << r.reason << ": " << r.message;
+    EXPECT_TRUE(jobs[i].candidate.expectation_met(std::string(to_string(r.verdict)), r.reason, r.speedup_eager))
+        << r.candidate << ": expected " << *jobs[i].candidate.expect
+        << (jobs[i].candidate.speedup_below ? fmt::format(" (slower than {}x eager)", *jobs[i].candidate.speedup_below)
+                                            : "")
+        << ", got " << to_string(r.verdict) << "/" << r.reason << " at "
+        << (r.speedup_eager ? fmt::format("{:.3g}x", *r.speedup_eager) : "-") << ": " << r.message;
   }
 }
 

@@ -1,5 +1,5 @@
 # vinci-task: level1/12_Transpose
-# vinci-expect: rejected/timing_unverified|correct/
+# vinci-expect: correct/
 # vinci-devices: cpu
 # vinci-check-no-process: vt-busy
 # vinci-check-baseline: clean

@@ -1,5 +1,5 @@
 # vinci-task: level1/13_ReLU
-# vinci-expect: incorrect/mismatch
+# vinci-expect: rejected/protocol_violation|incorrect/mismatch
 # vinci-devices: cpu
 """Forges the judge's replies: on its first call forward has native code walk /proc/self/fd for
 write-only pipes and sockets past stdio (a reply channel, wherever the harness put it) and write a

@@ -1,5 +1,6 @@
 # vinci-task: level1/1_Matmul
-# vinci-expect: rejected/timing_unverified
+# vinci-expect: correct/
+# vinci-expect-speedup-below: 0.5
 # vinci-devices: cpu
 """Patches the clock, where a harness keeps it: every loaded module's global that is bound to
 time.perf_counter (or its _ns / monotonic siblings) is rebound to a fake clock that advances 10 us
