@@ -25,7 +25,8 @@ def main() -> int:
     i.add_argument("--static-only", action="store_true", help="stop after the static report (no import)")
     c = sub.add_parser("compile", help="build one load_inline extension")
     c.add_argument("--arguments", required=True, help="a JSON file of load_inline's arguments")
-    c.add_argument("--out", required=True, help="the folder to build into")
+    c.add_argument("--out", required=True, help="the folder to put the library in")
+    c.add_argument("--work", default="", help="the folder to build in (default: --out)")
     c.add_argument("--pch", default="", help="a folder holding torch/extension.h precompiled for these flags")
     c.add_argument("--as-written", action="store_true",
                    help="build the CUDA sources as written, without first trying them with torch/extension.h "
@@ -44,7 +45,7 @@ def main() -> int:
         from .precompiled_header import main as precompile_main
         return precompile_main(a.flags, a.out)
     from .compile import main as compile_main
-    return compile_main(a.arguments, a.out, a.pch, lean_cuda=not a.as_written)
+    return compile_main(a.arguments, a.out, a.pch, lean_cuda=not a.as_written, work_dir=a.work)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
 """One extension build, in a sandbox of its own: load_inline's arguments (as a candidate passed them)
 in, the built library out, into the one folder this sandbox may write.
 
-No candidate Python runs here; the compiler runs on the candidate's sources and flags, so the
-outcome is a function of those arguments alone, which is what the trusted cache keys it by. A
-precompiled torch/extension.h, when the trusted side passes one, changes how long that takes, not
-what comes out.
+Only the toolchain runs here: no candidate Python, and the library is never loaded (load_inline
+would import it, running its constructors and module init, the candidate's native code, in a
+sandbox that can write the staging folder on disk). The compiler runs on the candidate's sources
+and the flags the trusted side allowed, so the outcome is a function of those arguments alone,
+which is what the trusted cache keys it by. The build works in the sandbox's private tmpfs (--work)
+and only the library is copied out. A precompiled torch/extension.h, when the trusted side passes
+one, changes how long that takes, not what comes out.
 
 nvcc cannot read GCC's precompiled header, and a CUDA source that includes torch/extension.h
 makes nvcc parse all of libtorch's C++ API and pybind11 (78 s of nvcc on the 2-core CI machine,
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 
 _EXTENSION_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]torch/extension\.h[>"][^\n]*$', re.M)
@@ -55,8 +59,8 @@ def forget_build(cpp_extension, name: str) -> None:
 
 
 def build(arguments: dict, cpp_extension, try_lean: bool = True) -> None:
-    """Builds (and loads) the extension with cpp_extension.load_inline, first with lean CUDA
-    sources when there are any and try_lean."""
+    """Builds the extension with cpp_extension.load_inline, first with lean CUDA sources when there
+    are any and try_lean."""
     lean = lean_arguments(arguments) if try_lean else None
     if lean is not None:
         try:
@@ -70,24 +74,35 @@ def build(arguments: dict, cpp_extension, try_lean: bool = True) -> None:
     cpp_extension.load_inline(**arguments)
 
 
-def main(arguments_file: str, out_dir: str, pch_dir: str, lean_cuda: bool = True) -> int:
+def never_load(cpp_extension) -> None:
+    """Makes load_inline stop once the library is built: its last step imports the module (or
+    dlopens the library), which would run the candidate's code here."""
+    cpp_extension._import_module_from_library = lambda name, path, is_python_module: None
+
+
+def main(arguments_file: str, out_dir: str, pch_dir: str, lean_cuda: bool = True, work_dir: str = "") -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     with open(arguments_file, encoding="utf-8") as f:
         arguments = json.load(f)
     import torch.utils.cpp_extension as cpp_extension
 
-    arguments["build_directory"] = out_dir
+    work = os.path.abspath(work_dir or out_dir)
+    os.makedirs(work, exist_ok=True)
+    arguments["build_directory"] = work
     arguments["verbose"] = False
     if pch_dir:
         # Searched before torch's own include folders, so GCC finds torch/extension.h.gch there.
         arguments["extra_include_paths"] = [pch_dir]
+    never_load(cpp_extension)
     build(arguments, cpp_extension, try_lean=lean_cuda)
     name = arguments["name"]
-    built = [f for f in os.listdir(out_dir) if f.startswith(name) and f.endswith(".so")]
+    built = [f for f in os.listdir(work) if f.startswith(name) and f.endswith(".so")]
     if not built:
         print(f"the build finished without {name}.so", file=sys.stderr)
         return 1
+    if work != os.path.abspath(out_dir):
+        shutil.copyfile(os.path.join(work, built[0]), os.path.join(out_dir, built[0]))
     with open(os.path.join(out_dir, "library"), "w", encoding="utf-8") as f:
         f.write(built[0])
     return 0

@@ -360,13 +360,15 @@ class Runner:
         return out, signals
 
     def coverage(self, req):
-        """Calls forward on input set 0 for a while, so that the trusted side's CPU sampler sees where
-        a call's time goes."""
+        """Calls forward on input set 0 for a while, so that the trusted side's sampler sees where a
+        call's host time goes (on a GPU each call is waited for: queued calls would outlast the while)."""
         args = self._arguments(0, req.get("values") or [None] * len(self.input_views[0]))
         calls, start = 0, time.perf_counter()
         with torch.no_grad():
             while time.perf_counter() - start < float(req["seconds"]) or calls < 2:
                 self.model(*args)
+                if self.cuda:
+                    torch.cuda.synchronize(self.device)
                 calls += 1
         return {"ok": True, "calls": calls}
 

@@ -245,7 +245,8 @@ class _Visitor(ast.NodeVisitor):
                     val = [val]
                 if isinstance(val, dict):
                     val = list(val)
-                self.r.extension_functions.extend(v for v in val if isinstance(v, str))
+                if isinstance(val, (list, tuple)):  # functions=None (or any other literal) names none
+                    self.r.extension_functions.extend(v for v in val if isinstance(v, str))
 
     def _assign_target(self, target: ast.AST, node: ast.AST) -> None:
         if isinstance(target, (ast.Attribute, ast.Subscript)):

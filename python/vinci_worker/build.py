@@ -16,6 +16,7 @@ import time
 
 from vinci_runner.channel import ChannelClosed, ChannelTimeout, ProtocolError
 
+from .build_limits import BuildLimits
 from .extensions import CompileService
 from .sandbox import CANDIDATE_DIR, TASK_DIR, Launcher, describe_exit
 
@@ -30,7 +31,7 @@ def build(req: dict, launcher: Launcher, compiler: CompileService) -> dict:
     proc = launcher.spawn(["import", "--control", "{control}", "--candidate", inner_candidate, "--task", inner_task,
                            "--scale", str(req.get("scale", 1.0)), "--policy", json.dumps(req.get("policy") or {})] +
                           (["--static-only"] if req.get("static_only") else []),
-                          read_only=[compiler.root], read_only_as=mounts,
+                          read_only_as=mounts,
                           cpu_seconds=int(req.get("cpu_seconds", 0)), address_space=int(req.get("address_space", 0)))
     report: dict = {"static": {}, "ok": False}
     timeout = float(req.get("import_timeout", 120))
@@ -70,13 +71,14 @@ def build(req: dict, launcher: Launcher, compiler: CompileService) -> dict:
     return report
 
 
-def serve(cache_dir: str, sandbox_binary: str, cuda: bool, compile_timeout: float, limits: dict) -> int:
+def serve(cache_dir: str, sandbox_binary: str, cuda: bool, compile_timeout: float, limits: dict,
+          build_limits: BuildLimits) -> int:
     os.nice(10)  # builds yield the cores to the judges, whose timing checks read wall clocks
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     launcher = Launcher(sandbox_binary, os.path.join(cache_dir, "scratch", f"build-{os.getpid()}"), cuda, limits)
-    compiler = CompileService(launcher, os.path.join(cache_dir, "ext"), compile_timeout)
+    compiler = CompileService(launcher, os.path.join(cache_dir, "ext"), compile_timeout, build_limits)
     proto.write(json.dumps({"ok": True, "pid": os.getpid(), "sandbox": launcher.description}) + "\n")
     for line in sys.stdin:
         if not line.strip():

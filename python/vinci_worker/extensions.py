@@ -3,12 +3,19 @@
 A candidate's load_inline arguments arrive as data. Their key is a hash of those arguments and of
 the toolchain (torch, nvcc, the C++ compiler, the target GPUs), so two candidates share a build only
 when they ask for exactly the same thing, and a candidate can never put a library under another's
-key. Each build runs in a sandbox of its own that may write only its staging folder; the trusted
-side moves the result into place. Builds read a precompiled torch/extension.h from the same
-cache (precompiled_headers.py). A failure is cached too, but only after a retry (build_failures.py).
+key. The arguments are checked first, the flags against an allow-list (build_limits.py). Each build
+runs in a sandbox of its own, in that sandbox's private tmpfs, bounded in memory, CPU time, wall
+time, disk and output (build_limits.py); only the finished library is copied into the staging folder,
+the one place the sandbox may write, and the trusted side moves it into place. Builds read a
+precompiled torch/extension.h from the same cache (precompiled_headers.py).
+
+A failure is cached too, but only after a retry (build_failures.py), and only under the limits it
+met: a build stopped by a limit is as much the source's doing as a compile error (a bomb resent
+must not cost a machine its limit again each time), but under larger limits it may build.
 """
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -17,9 +24,10 @@ import shutil
 import subprocess
 import time
 
-from . import build_failures
+from . import build_failures, build_limits
+from .build_limits import BuildLimits
 from .precompiled_headers import PrecompiledHeaders
-from .sandbox import Launcher, wait_for
+from .sandbox import Launcher
 
 LOG_CAP = 256 << 10
 
@@ -55,10 +63,11 @@ def toolchain_id(cuda_home: str) -> str:
 
 
 class CompileService:
-    def __init__(self, launcher: Launcher, ext_root: str, timeout_s: float):
+    def __init__(self, launcher: Launcher, ext_root: str, timeout_s: float, limits: BuildLimits | None = None):
         self.launcher = launcher
         self.root = ext_root
         self.timeout_s = timeout_s
+        self.limits = limits or BuildLimits()
         self.toolchain = toolchain_id(launcher.cuda_home)
         self.headers = PrecompiledHeaders(launcher, ext_root, self.toolchain, timeout_s)
         self.built: list[str] = []  # keys this process compiled
@@ -69,13 +78,19 @@ class CompileService:
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
     def compile(self, arguments: dict) -> dict:
-        """{"ok": True, "path", "key"} or {"ok": False, "log", "key"}; blocks while another process
-        builds the same key."""
-        if not isinstance(arguments, dict) or not isinstance(arguments.get("name"), str) or \
-                not arguments["name"].isidentifier():
-            return {"ok": False, "log": "load_inline needs a name that is a Python identifier", "key": ""}
+        """{"ok": True, "path", "key"} or {"ok": False, "reason", "log", "key"}; blocks while another
+        process builds the same key. Arguments that may not be built are refused before anything runs
+        ("bad_arguments", "forbidden_flag"); a build that fails says why ("build_failed", or the limit
+        that stopped it: "build_memory", "build_cpu_time", "build_timeout", "build_disk",
+        "build_output_size")."""
+        refused = build_limits.refusal(arguments)
+        if refused:
+            reason, line = refused
+            return {"ok": False, "reason": reason, "log": line,
+                    "key": self.key(arguments) if reason == "forbidden_flag" else ""}
         key = self.key(arguments)
         final = os.path.join(self.root, key)
+        limits = dataclasses.asdict(self.limits) | {"timeout_s": self.timeout_s}
         with open(os.path.join(self.root, key + ".lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             done = self._library(final)
@@ -83,15 +98,18 @@ class CompileService:
                 os.utime(final)
                 return {"ok": True, "path": done, "key": key}
             failure = build_failures.read(final)
+            if failure and failure.get("limits") != limits:
+                failure = None  # met other limits: these may let it build
             if failure and failure["attempts"] >= build_failures.ATTEMPTS_BEFORE_TRUSTED:
-                return {"ok": False, "log": failure["log"], "key": key}
-            ok, log = self._build(arguments, key, final)
-            if ok:
+                return {"ok": False, "reason": failure.get("reason", "build_failed"), "log": failure["log"], "key": key}
+            reason, log = self._build(arguments, key, final)
+            if reason is None:
                 self.built.append(key)
                 return {"ok": True, "path": self._library(final), "key": key}
             attempts = (failure["attempts"] if failure else 0) + 1
-            build_failures.write(final, {"attempts": attempts, "log": log, "toolchain": self.toolchain})
-            return {"ok": False, "log": log, "key": key}
+            build_failures.write(final, {"attempts": attempts, "reason": reason, "log": log,
+                                         "toolchain": self.toolchain, "limits": limits})
+            return {"ok": False, "reason": reason, "log": log, "key": key}
 
     @staticmethod
     def _library(folder: str) -> str | None:
@@ -102,7 +120,20 @@ class CompileService:
         except OSError:
             return None
 
-    def _build(self, arguments: dict, key: str, final: str) -> tuple[bool, str]:
+    def _outcome(self, returncode: int, log: str, staging: str) -> tuple[str | None, str]:
+        """(None, "") for a library within its limit, else (reason, a line that says why)."""
+        library = self._library(staging)
+        if returncode != 0 or not library:
+            return build_limits.failure_reason(log, self.limits, address_space_applied=not self.launcher.cuda)
+        size = os.path.getsize(library)
+        if size > self.limits.output_bytes:
+            return "build_output_size", (f"[the library is {size} bytes, more than its limit of "
+                                         f"{self.limits.output_bytes} (build_output_size)]")
+        return None, ""
+
+    def _build(self, arguments: dict, key: str, final: str) -> tuple[str | None, str]:
+        """(None, log) when the library is in place, else (reason, log)."""
+        limits = self.limits
         staging = os.path.join(self.root, f"{key}.tmp-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
         os.makedirs(staging)
@@ -111,29 +142,27 @@ class CompileService:
             json.dump(arguments, f)
         with self.headers.folder(arguments) as pch:
             t0 = time.monotonic()
+            # The build works in "build" under the sandbox's working directory, its private tmpfs.
             proc = self.launcher.spawn(["compile", "--arguments", os.path.join(staging, "arguments.json"),
-                                        "--out", staging, "--pch", pch or ""], read_only=[pch] if pch else [],
-                                       read_write=[staging], file_size=2 << 30, scratch_bytes=4 << 30)
-            wait_for(proc, self.timeout_s)
-            timed_out = proc.proc.poll() is None
+                                        "--out", staging, "--work", "build", "--pch", pch or ""],
+                                       read_only=[pch] if pch else [], read_write=[staging],
+                                       file_size=limits.output_bytes, scratch_bytes=limits.scratch_bytes,
+                                       cpu_seconds=limits.cpu_seconds + build_limits.CPU_SLACK_S,
+                                       address_space=limits.address_space_bytes)
+            stopped = build_limits.watch(proc, limits, self.timeout_s)
             proc.close()
         log = proc.log.text()
-        if timed_out:
-            log += f"\n[the build took longer than {self.timeout_s:.0f} s and was stopped]"
-        ok = not timed_out and proc.proc.returncode == 0 and self._library(staging) is not None
-        if not ok:
+        reason, line = stopped or self._outcome(proc.proc.returncode, log, staging)
+        log += f"\n{line}" if line else ""
+        if reason:
             log += f"\n[{time.monotonic() - t0:.1f} s]"
         if len(log) > LOG_CAP:
             log = log[:LOG_CAP // 2] + "\n[... trimmed ...]\n" + log[-LOG_CAP // 2:]
-        if ok:
+        if reason is None:
             with open(os.path.join(staging, "build.log"), "w") as f:
                 f.write(log)
-            for leftover in os.listdir(staging):  # objects and ninja files: only the library is used
-                if leftover.endswith((".o", ".ninja", ".ninja_deps", ".ninja_log")):
-                    os.remove(os.path.join(staging, leftover))
             shutil.rmtree(final, ignore_errors=True)
             os.rename(staging, final)
         else:
             shutil.rmtree(staging, ignore_errors=True)
-        return ok, log
-
+        return reason, log

@@ -44,7 +44,8 @@ from vinci_runner.logs import trim_log
 from vinci_runner.static_check import is_low_precision_task
 
 from . import compare, gpu_drain
-from .call_window import CallWindow, Flush, WindowError, cache_bytes, input_layout
+from .build_limits import BuildLimits
+from .call_window import CallWindow, Flush, WindowError, cache_bytes
 from .extensions import CompileService
 from .openings import Openings
 from .sandbox import Launcher, Sandboxed, describe_exit
@@ -61,6 +62,8 @@ DEFAULTS = {
                "window_ms": 5.0, "max_calls_per_window": 16, "window_bytes": 1 << 30},
     "flush_bytes": 0, "roofline_margin": 0.7, "cpu_seconds": 600,
     "compile_baseline": True, "import_timeout_s": 120, "run_timeout_s": 300, "compile_timeout_s": 900,
+    "compile_memory_bytes": BuildLimits.memory_bytes, "compile_cpu_seconds": BuildLimits.cpu_seconds,
+    "compile_disk_bytes": BuildLimits.scratch_bytes, "compile_output_bytes": BuildLimits.output_bytes,
     "baseline_timeout_s": 1200, "file_size_limit": 64 << 20, "cpu_memory_limit": 0, "scratch_bytes": 1 << 30,
 }
 RUNNER_CLASSES = {"compile_error", "runtime_error", "incorrect", "rejected", "timeout"}
@@ -249,6 +252,10 @@ class Judge:
     def evaluate(self, req):
         cfg = merged(req.get("config"))
         self.compiler.timeout_s = float(cfg["compile_timeout_s"])
+        self.compiler.limits = BuildLimits(memory_bytes=int(cfg["compile_memory_bytes"]),
+                                           cpu_seconds=int(cfg["compile_cpu_seconds"]),
+                                           scratch_bytes=int(cfg["compile_disk_bytes"]),
+                                           output_bytes=int(cfg["compile_output_bytes"]))
         task = self._task(req, cfg)
         r = int(req.get("calls_per_window") or 1)
         r = max(1, min(r, self._window_cap(task, cfg)))
@@ -591,26 +598,41 @@ class Judge:
             mean_sum += result["mean_abs_diff"]
             counted += 1
         signals = dict(first.get("signals", {}))
-        if not self.cuda and cfg["torch_ops"] != "allow":
-            signals["coverage"], note = self._cpu_coverage(loaded, task, cfg)
+        if cfg["torch_ops"] != "allow":
+            share, note = self._host_coverage(loaded, task, cfg)
             if note:
                 warnings.append(note)
-            self._signal_policy({"coverage": signals["coverage"]}, task, cfg, "coverage")
+            if not self.cuda:
+                signals["coverage"] = share
+                self._signal_policy({"coverage": share}, task, cfg, "coverage")
+            elif share is not None and cfg["torch_ops"] == "forbid" and share < cfg["min_coverage"]:
+                raise Outcome("rejected", "library_compute",
+                              f"the trusted sampler found forward's host code in GPU math libraries: only "
+                              f"{100 * share:.1f}% of its samples in compiled code were the candidate's own (at least "
+                              f"{100 * cfg['min_coverage']:.0f}% under --torch-ops forbid)")
         return {"trials": len(trials), "trials_passed": len(trials), "max_abs_diff": worst,
                 "mean_abs_diff": mean_sum / max(counted, 1), "warnings": sorted(set(warnings)),
                 "skipped_trials": skipped, "custom_launches": int(signals.get("launches") or 0),
                 "coverage": signals.get("coverage"), "profile": signals.get("profile") or [],
                 "gpu_busy_ms": signals.get("gpu_busy_ms")}
 
-    COVERAGE_SAMPLES = 100  # samples in compiled code a CPU coverage verdict rests on
-    COVERAGE_ROUNDS = 8     # rounds of half a second at most to get them (a loaded machine samples less)
+    # How the trusted ptrace sampler (vinci-cpu-sampler, outside the sandbox) looks at forward. On the
+    # CPU it decides the share of compute in the candidate's own code: rounds until 100 samples land in
+    # its own code or in libraries. On a GPU a call's host thread only launches and waits, so it looks
+    # for host code of GPU math libraries (cuBLAS reached by dlsym spends microseconds of host code a
+    # call there, an honest kernel none), which a candidate cannot pause or relabel as it can the
+    # profiler in its own process: one short, dense round, a verdict only with 10 samples there.
+    COVERAGE = {"cpu": {"rounds": 8, "ms": 600, "hz": 500, "seconds": 0.5, "enough": 100},
+                "cuda": {"rounds": 1, "ms": 450, "hz": 2000, "seconds": 0.4, "enough": 10}}
+    GPU_LIBRARIES = ("libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse", "libcusolver", "libcutensor",
+                     "libnvblas", "libnccl", "libnvjpeg", "libnpp")
 
-    def _cpu_coverage(self, loaded: Loaded, task: TaskState, cfg) -> tuple[float | None, str]:
-        """The share of forward's CPU samples in the candidate's own compiled code, among samples in
-        its own code or in libraries (the interpreter, libc and torch's binding and allocator layers
-        are glue, counted for neither). The samples are the trusted sampler's, taken from outside the
-        sandbox, round after round until there are enough; None when the host does not allow tracing
-        or even the last round left too few to say, with a note saying which."""
+    def _host_coverage(self, loaded: Loaded, task: TaskState, cfg) -> tuple[float | None, str]:
+        """The share of forward's host samples in the candidate's own compiled code, among samples in
+        its own code or in libraries; None with a note when the host refuses tracing or the samples
+        are too few to say. On the CPU every library but the interpreter, libc and torch's binding and
+        allocator layers counts; on a GPU only the math libraries of GPU_LIBRARIES do."""
+        plan = self.COVERAGE["cuda" if self.cuda else "cpu"]
         own = library = 0
         window, runner = loaded.window, loaded.runner
         window.gate.freeze()
@@ -618,31 +640,39 @@ class Judge:
         values = window.write_inputs(0, args)
         window.thaw()
         try:
-            for _ in range(self.COVERAGE_ROUNDS):
-                sampler = subprocess.Popen([self.sampler, "--pid", str(runner.proc.pid), "--ms", "600", "--hz", "500"],
+            for _ in range(plan["rounds"]):
+                sampler = subprocess.Popen([self.sampler, "--pid", str(runner.proc.pid), "--ms", str(plan["ms"]),
+                                            "--hz", str(plan["hz"])],
                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
                 time.sleep(0.05)  # attached before the calls start
-                reply = self._ask(runner, {"op": "coverage", "seconds": 0.5, "values": values}, cfg["run_timeout_s"],
-                                  "run_timeout")
+                reply = self._ask(runner, {"op": "coverage", "seconds": plan["seconds"], "values": values},
+                                  cfg["run_timeout_s"], "run_timeout")
                 try:
                     out, _ = sampler.communicate(timeout=30)
                     samples = json.loads(out)
                 except (subprocess.TimeoutExpired, ValueError):
                     sampler.kill()
-                    return None, "CPU coverage unavailable: the sampler did not answer"
+                    return None, "library sampling unavailable: the sampler did not answer"
                 self._accept(reply, "the coverage calls")
                 if samples.get("error"):
-                    return None, f"CPU coverage unavailable: {samples['error']}"
+                    return None, f"library sampling unavailable: {samples['error']}"
                 for obj, n in (samples.get("by_object") or {}).items():
                     if obj.startswith(runner.scratch + os.sep):
                         own += n
-                    elif not _glue(obj, self.launcher.python_binary):
+                    elif self._library(obj):
                         library += n
-                if own + library >= self.COVERAGE_SAMPLES:
+                if (library if self.cuda else own + library) >= plan["enough"]:
                     return own / (own + library), ""
+            if self.cuda:
+                return None, ""  # no math library's host code ran: nothing to say
             return None, f"CPU coverage inconclusive: {own + library} samples in compiled code"
         finally:
             window.gate.freeze()
+
+    def _library(self, obj: str) -> bool:
+        if self.cuda:
+            return os.path.basename(obj).startswith(self.GPU_LIBRARIES)
+        return not _glue(obj, self.launcher.python_binary)
 
     def _signal_policy(self, s: dict, task: TaskState, cfg, label: str) -> None:
         """The runner's in-process monitors: early, cheap, and blind-able, so they only ever reject."""

@@ -33,6 +33,13 @@ void add_evaluator_options(CLI::App& app, EvaluatorOptions& o) {
       ->check(CLI::IsMember({"forbid", "warn", "allow"}))
       ->capture_default_str();
   app.add_option("--compile-timeout", o.compile_timeout_s, "seconds per extension build")->capture_default_str();
+  app.add_option("--compile-memory", e.compile_memory_bytes,
+                 "bytes of resident memory an extension build's processes may hold together")
+      ->check(CLI::Range(uint64_t{64} << 20, uint64_t{1} << 50))
+      ->capture_default_str();
+  app.add_option("--compile-cpu", e.compile_cpu_seconds, "CPU seconds per process of an extension build")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
   app.add_option("--run-timeout", o.run_timeout_s,
                  "seconds for a candidate's correctness calls, and again for its timed calls")
       ->capture_default_str();

@@ -28,6 +28,10 @@ void BuildStep::start() {
             "--cache",           fs::absolute(config_.cache_dir).string(),
             "--sandbox",         config_.sandbox_path.string(),
             "--compile-timeout", std::to_string(config_.compile_timeout.count()),
+            "--compile-memory",  std::to_string(config_.compile_memory_bytes),
+            "--compile-cpu",     std::to_string(config_.compile_cpu_seconds),
+            "--compile-disk",    std::to_string(config_.compile_disk_bytes),
+            "--compile-output",  std::to_string(config_.compile_output_bytes),
             "--max-pids",        std::to_string(config_.max_pids)};
   o.env["PYTHONPATH"] = config_.worker_path.string();
   o.env["PYTHONDONTWRITEBYTECODE"] = "1";

@@ -54,6 +54,10 @@ nlohmann::json EvalConfig::worker_json() const {
           {"import_timeout_s", import_timeout.count()},
           {"run_timeout_s", run_timeout.count()},
           {"compile_timeout_s", compile_timeout.count()},
+          {"compile_memory_bytes", compile_memory_bytes},
+          {"compile_cpu_seconds", compile_cpu_seconds},
+          {"compile_disk_bytes", compile_disk_bytes},
+          {"compile_output_bytes", compile_output_bytes},
           {"baseline_timeout_s", baseline_timeout.count()},
           {"file_size_limit", file_size_limit},
           {"cpu_memory_limit", cpu_memory_limit},
@@ -75,7 +79,8 @@ std::string EvalConfig::fingerprint() const {
   // Limits and timeouts decide whether a run finishes, not what it measures.
   nlohmann::json proto = worker_json();
   for (const char* k : {"import_timeout_s", "run_timeout_s", "compile_timeout_s", "baseline_timeout_s",
-                        "file_size_limit", "cpu_memory_limit", "scratch_bytes", "cpu_seconds"})
+                        "file_size_limit", "cpu_memory_limit", "scratch_bytes", "cpu_seconds", "compile_memory_bytes",
+                        "compile_cpu_seconds", "compile_disk_bytes", "compile_output_bytes"})
     proto.erase(k);
   return core::content_hash({proto.dump(), std::to_string(scale)});
 }

@@ -68,7 +68,13 @@ struct EvalConfig {
   // fewer GPUs than processes, GPU index (mod GPUs) is shared.
   int gpu_share_index = 0, gpu_share_count = 1;
   int build_jobs = 0;                           // parallel builds; 0: one per CPU core
-  std::chrono::seconds compile_timeout{900};    // per extension build
+  std::chrono::seconds compile_timeout{900};    // per extension build (wall clock)
+  // An extension build's bounds (python/vinci_worker/build_limits.py): resident memory of its whole
+  // process tree, CPU time per process, the private tmpfs it works in, and the library it makes.
+  uint64_t compile_memory_bytes = 8ull << 30;
+  int compile_cpu_seconds = 600;
+  uint64_t compile_disk_bytes = 4ull << 30;
+  uint64_t compile_output_bytes = 512ull << 20;
   std::chrono::seconds import_timeout{120};     // importing a candidate and building ModelNew, builds not counted
   std::chrono::seconds run_timeout{300};        // per phase of a candidate (its correctness calls, its timed calls)
   std::chrono::seconds baseline_timeout{1200};  // eager + torch.compile of the reference

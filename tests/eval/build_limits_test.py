@@ -161,6 +161,7 @@ check("65 flags", refusal(arguments(extra_cflags=["-O2"] * 65))[0], "forbidden_f
 for label, args in (("not a mapping", ["m"]), ("no name", {"cpp_sources": "x"}),
                     ("a name that is not an identifier", arguments(name="m; rm")),
                     ("a name of 101 characters", arguments(name="m" * 101)),
+                    ("a name not in ASCII", arguments(name="mé")),
                     ("no cpp_sources", {"name": "m"}), ("sources not text", arguments(cpp_sources=["x", 3])),
                     ("flags as one string", arguments(extra_cflags="-O3")),
                     ("a flag that is not text", arguments(extra_cflags=["-O3", 3])),
@@ -212,13 +213,13 @@ def sandboxed_builds_possible() -> str:
 def processes_naming(text: str) -> list[str]:
     """Command lines of live processes that mention text (the test's own folder)."""
     found = []
-    for pid in os.listdir("/proc"):
+    for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if pid.isdigit() and int(pid) != os.getpid() and text in cmdline:
+        if int(pid) != os.getpid() and text in cmdline:
             found.append(cmdline[:200])
     return found
 
@@ -249,7 +250,6 @@ def expect_failure(service, label, name, source, reason, limit_text, bound_s):
     check(f"{label}: reason", (result["ok"], result.get("reason")), (False, reason))
     if limit_text not in result.get("log", ""):
         failures.append(f"{label}: the log does not name the limit ({limit_text!r}): {result.get('log', '')[-400:]!r}")
-    return result
 
 
 why_not = sandboxed_builds_possible()

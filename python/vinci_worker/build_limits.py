@@ -1,0 +1,339 @@
+"""What a candidate's extension build may ask for and what it may use, decided on the trusted side
+(extensions.py) before and while the build runs.
+
+The flags are an allow-list, not a list of the dangerous ones. A compiler's command line can run
+programs: gcc runs what -wrapper, -B, -specs= and -fplugin= name and reads more options from a
+response file (@file), nvcc runs the host compiler -ccbin names, and -Xcompiler, -Xlinker and -Wl,
+pass the same through to the next tool. torch then writes the flags unquoted into a ninja file whose
+commands /bin/sh runs, so a space, a ';' or a '$' in a flag is a command of its own. Every release of
+gcc, binutils and nvcc adds options, so a list of the dangerous ones is never finished; the flags
+honest extensions use (optimisation, code generation, defines, warnings, include and library
+folders, a few of nvcc's and ptxas's) are few and regular. Every flag must match a pattern here;
+anything else is refused before a build starts, with one line naming the flag and why.
+
+The resources are bounded for the build's whole process tree (the sandboxed python, ninja, the
+compiler drivers, cc1plus, as, ld, nvcc, cicc, ptxas): rlimits stop any one process (address space,
+CPU time, the size of a file it writes); the trusted side watches the tree (its resident memory, each
+process's CPU time, the wall clock) and kills it past a limit, naming the limit. The build works in
+its sandbox's private size-bounded tmpfs, and only the finished library comes back.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import signal
+import time
+
+from . import process_tree
+from .sandbox import Sandboxed
+
+POLL_S = 0.05
+# The rlimit stops a process this long after the trusted side should have: the watcher, which can
+# name the limit, gets there first, and the rlimit holds should the watcher fall behind.
+CPU_SLACK_S = 5
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildLimits:
+    memory_bytes: int = 8 << 30  # resident memory of the whole build process tree
+    address_space_bytes: int = 16 << 30  # RLIMIT_AS per process (not where builds see a GPU: CUDA maps huge ranges)
+    cpu_seconds: int = 600  # CPU time per process
+    scratch_bytes: int = 4 << 30  # the private tmpfs the build works in (and its /tmp, another as large)
+    output_bytes: int = 512 << 20  # the library, and any one file the build writes (RLIMIT_FSIZE)
+
+
+# --- the allow-list ---
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_DEFINE = _NAME + r"(=[A-Za-z0-9_.+-]*)?"
+_PATH = r"[A-Za-z0-9_./][A-Za-z0-9_.+/-]*"  # never starts with '-': it is an option's value
+_WORD = r"[A-Za-z0-9_.+-]+"
+_STD = r"(c|gnu)\+\+(98|03|0x|11|1y|14|1z|17|2a|20|2b|23|2c|26)"
+_CODE = r"(sm|compute)_[0-9]+[af]?"
+_F_FLAGS = ("align-functions", "align-jumps", "align-labels", "align-loops", "associative-math",
+            "asynchronous-unwind-tables", "builtin", "common", "cx-limited-range", "data-sections",
+            "devirtualize", "diagnostics-color", "exceptions", "excess-precision", "expensive-optimizations",
+            "ext-numeric-literals", "fast-math", "finite-math-only", "float-store", "fp-contract",
+            "function-sections", "gcse", "gcse-after-reload", "inline", "inline-functions", "inline-limit",
+            "inline-small-functions", "ipa-cp-clone", "ipa-pta", "ivopts", "loop-interchange",
+            "loop-unroll-and-jam", "math-errno", "max-errors", "merge-all-constants", "modulo-sched",
+            "move-loop-invariants", "omit-frame-pointer", "openmp", "openmp-simd", "peel-loops", "permissive",
+            "PIC", "pic", "PIE", "pie", "plt", "predictive-commoning", "prefetch-loop-arrays",
+            "reciprocal-math", "rename-registers", "rounding-math", "rtti", "sched-pressure", "schedule-insns",
+            "schedule-insns2", "semantic-interposition", "signed-char", "signed-zeros", "simd-cost-model",
+            "split-loops", "stack-protector", "stack-protector-strong", "strict-aliasing", "strict-overflow",
+            "threadsafe-statics", "tracer", "trapping-math", "tree-loop-distribution", "tree-loop-vectorize",
+            "tree-partial-pre", "tree-slp-vectorize", "tree-vectorize", "unroll-all-loops", "unroll-loops",
+            "unsafe-math-optimizations", "unsigned-char", "unwind-tables", "variable-expansion-in-unroller",
+            "vect-cost-model", "version-loops-for-strides", "visibility", "visibility-inlines-hidden", "web",
+            "wrapv")
+# One word of the host compiler's command line (g++, or nvcc's host compiler through -Xcompiler).
+_HOST = re.compile("|".join([
+    r"-O[0-3sgz]?|-Ofast", rf"-D{_DEFINE}", rf"-U{_NAME}", rf"-I{_PATH}", rf"-isystem{_PATH}", rf"-std={_STD}",
+    r"-g[0-3]?|-ggdb[0-3]?|-gdwarf(-[2-5])?", r"-w|-pthread|-pedantic(-errors)?",
+    rf"-f(no-)?({'|'.join(_F_FLAGS)})(={_WORD})?",
+    r"-m(no-)?(?!llvm)[a-z0-9][a-z0-9_.+-]*(=[A-Za-z0-9_.+-]+)?",
+    r"-W(no-)?[a-z][a-z0-9+-]+(=[a-z0-9_+-]+)?",  # two letters at least and no comma: never -Wl, -Wa, -Wp,
+]))
+_LINK = re.compile(rf"-l{_WORD}|-L{_PATH}|-pthread|-fopenmp|-O[0-3]|"
+                   rf"-Wl,(--as-needed|--no-as-needed|-O[0-3]|--gc-sections|-rpath,{_PATH}|-rpath={_PATH})")
+_PTXAS = re.compile(r"-v|--verbose|-O[0-3]|--?maxrregcount=[0-9]{1,4}|--warn-on-spills|-warn-spills|"
+                    r"--warn-on-local-memory-usage|-warn-lmem-usage|--?allow-expensive-optimizations(=(true|false))?|"
+                    r"-dlcm=(ca|cg)|--def-load-cache=(ca|cg|cs|lu|cv)|-dscm=(wb|cg|cs|wt)|"
+                    r"--def-store-cache=(wb|cg|cs|wt)|--?suppress-stack-size-warning|--?fmad=(true|false)")
+_NVCC = re.compile("|".join([
+    r"-O[0-3]", rf"-D{_DEFINE}", rf"-U{_NAME}", rf"-I{_PATH}", r"--?use_fast_math", r"-lineinfo|--generate-line-info",
+    r"--?expt-relaxed-constexpr", r"--?expt-extended-lambda|--?extended-lambda", r"-res-usage|--resource-usage",
+    r"-g|-G|--device-debug|-w|--disable-warnings|--?restrict", r"-W(no-)?[a-z][a-z0-9+-]+",
+]))
+_SHELL_SAFE = re.compile(r"[A-Za-z0-9_.,+=/\[\]-]*")
+_DANGEROUS = (  # (how a flag starts, why it is refused), for a refusal that says more than "not allowed"
+    ("@", "reads a command line from a file (a response file)"),
+    ("--options-file", "reads a command line from a file (a response file)"),
+    ("-optf", "reads a command line from a file (a response file)"),
+    ("-wrapper", "runs a program around every compiler pass"), ("-fplugin", "loads a compiler plugin"),
+    ("-B", "names a folder the compiler driver runs its programs from"),
+    ("-specs", "names a spec file, which can run programs"), ("--specs", "names a spec file, which can run programs"),
+    ("-ccbin", "names the host compiler nvcc runs"), ("--compiler-bindir", "names the host compiler nvcc runs"),
+    ("-Wl,", "passes options to the linker"), ("-Xlinker", "passes options to the linker"),
+    ("--linker-options", "passes options to the linker"), ("-Xnvlink", "passes options to nvlink"),
+    ("-Wa,", "passes options to the assembler"), ("-Xassembler", "passes options to the assembler"),
+    ("-Wp,", "passes options to the preprocessor"), ("-Xpreprocessor", "passes options to the preprocessor"),
+    ("-Xclang", "passes options to clang's front end"), ("-mllvm", "passes options to LLVM"),
+    ("-o", "names an output path"), ("--output", "names an output path"),
+    ("-fdump", "writes compiler dumps"), ("-save-temps", "keeps the intermediate files"),
+    ("--keep", "keeps the intermediate files"), ("--run", "runs the built program"),
+)
+
+
+def _why(flag: str) -> str:
+    for start, why in _DANGEROUS:
+        if flag.startswith(start):
+            return why
+    if not _SHELL_SAFE.fullmatch(flag):
+        bad = next(c for c in flag if not _SHELL_SAFE.fullmatch(c))
+        return (f"contains {bad!r}: torch writes flags unquoted into a ninja file that /bin/sh runs, so only "
+                "letters, digits and _.,+=/[]- may appear")
+    return "is not on the allow-list (optimisation, code generation, defines, warnings, include and library flags)"
+
+
+def _bad_value(value: str) -> str:
+    return _why(value) if not _SHELL_SAFE.fullmatch(value) else "is not a value this option takes"
+
+
+def _matching(pattern: str):
+    expression = re.compile(pattern)
+    return lambda value: None if expression.fullmatch(value) else f"{value!r} {_bad_value(value)}"
+
+
+def _each(pattern: re.Pattern, tool: str):
+    """A comma-separated list of options passed on to another tool, each checked by pattern."""
+    def check(value: str) -> str | None:
+        for inner in value.split(","):
+            if not pattern.fullmatch(inner):
+                return f"{inner!r} {_why(inner)} (passed on to {tool})"
+        return None
+    return check
+
+
+_HOST_VALUED = {"-D": _matching(_DEFINE), "-U": _matching(_NAME), "-I": _matching(_PATH), "-isystem": _matching(_PATH)}
+_LINK_VALUED = {"-l": _matching(_WORD), "-L": _matching(_PATH)}
+_NVCC_VALUED = {name: check for names, check in (
+        (("-arch", "--gpu-architecture"), _matching(rf"{_CODE}|lto_[0-9]+[af]?|native|all|all-major")),
+        (("-code", "--gpu-code"), _matching(rf"{_CODE}(,{_CODE})*")),
+        (("-gencode", "--generate-code"),
+         _matching(rf"arch=compute_[0-9]+[af]?,code=({_CODE}|\[{_CODE}(,{_CODE})*\])")),
+        (("-maxrregcount", "--maxrregcount", "-t", "--threads"), _matching(r"[0-9]{1,4}")),
+        (("-std", "--std"), _matching(_STD)),
+        (("-ftz", "--ftz", "-prec-div", "--prec-div", "-prec-sqrt", "--prec-sqrt", "-fmad", "--fmad"),
+         _matching(r"true|false")),
+        (("-default-stream", "--default-stream"), _matching(r"legacy|null|per-thread")),
+        (("-diag-suppress", "--diag-suppress"), _matching(r"[0-9]+(,[0-9]+)*")),
+        (("-D", "--define-macro"), _matching(_DEFINE)),
+        (("-U", "--undefine-macro"), _matching(_NAME)),
+        (("-I", "--include-path"), _matching(_PATH)),
+        (("-Xptxas", "--ptxas-options"), _each(_PTXAS, "ptxas")),
+        (("-Xcompiler", "--compiler-options"), _each(_HOST, "the host compiler"))) for name in names}
+
+
+def _flag_refusal(flags: list[str], single: re.Pattern, valued: dict) -> str | None:
+    """Why the first refused flag of one list is refused, naming it; None when all are allowed. An
+    option that takes a value comes as one word (-arch=sm_90) or two (-arch sm_90)."""
+    i = 0
+    while i < len(flags):
+        flag = flags[i].strip()  # as torch does before it joins them
+        if single.fullmatch(flag):
+            i += 1
+            continue
+        if flag in valued:
+            if i + 1 == len(flags):
+                return f"{flag}: needs a value after it"
+            name, value, shown = flag, flags[i + 1].strip(), f"{flag} {flags[i + 1].strip()}"
+            i += 2
+        else:
+            name, eq, value = flag.partition("=")
+            if not (eq and name in valued):
+                return f"{flag}: {_why(flag)}"
+            shown = flag
+            i += 1
+        why = valued[name](value)
+        if why:
+            return f"{shown}: {why}"
+    return None
+
+
+_FLAG_LISTS = {  # argument -> (one-word pattern, options that take a value)
+    "extra_cflags": (_HOST, _HOST_VALUED),
+    "extra_cuda_cflags": (_NVCC, _NVCC_VALUED),
+    "extra_ldflags": (_LINK, _LINK_VALUED),
+}
+MAX_FLAGS = 64
+MAX_FLAG_CHARS = 256
+
+
+# --- the arguments ---
+
+def _is_text_or_texts(value, optional: bool) -> bool:
+    if value is None:
+        return optional
+    return isinstance(value, str) or (isinstance(value, list) and all(isinstance(s, str) for s in value))
+
+
+def _is_functions(value) -> bool:
+    if value is None or isinstance(value, str):
+        return True
+    if isinstance(value, list):
+        return all(isinstance(f, str) for f in value)
+    return isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+
+
+_TYPES = {  # load_inline's arguments as the runner's loader sends them (build_directory, verbose and
+    # keep_intermediates are the build's own), and whether a value has the right type
+    "name": lambda v: isinstance(v, str) and v.isascii() and v.isidentifier() and len(v) <= 100,
+    "cpp_sources": lambda v: _is_text_or_texts(v, optional=False),
+    "cuda_sources": lambda v: _is_text_or_texts(v, optional=True),
+    "sycl_sources": lambda v: not v,
+    "functions": _is_functions,
+    "extra_cflags": lambda v: _is_text_or_texts(v, optional=True) and not isinstance(v, str),
+    "extra_cuda_cflags": lambda v: _is_text_or_texts(v, optional=True) and not isinstance(v, str),
+    "extra_sycl_cflags": lambda v: not v,
+    "extra_ldflags": lambda v: _is_text_or_texts(v, optional=True) and not isinstance(v, str),
+    "extra_include_paths": lambda v: _is_text_or_texts(v, optional=True) and not isinstance(v, str),
+    "with_cuda": lambda v: v is None or isinstance(v, bool),
+    "with_sycl": lambda v: not v,
+    "is_python_module": lambda v: isinstance(v, bool),
+    "with_pytorch_error_handling": lambda v: isinstance(v, bool),
+    "use_pch": lambda v: isinstance(v, bool),
+    "no_implicit_headers": lambda v: isinstance(v, bool),
+}
+
+
+def _type_refusal(arguments) -> str | None:
+    if not isinstance(arguments, dict):
+        return "load_inline's arguments are not a mapping"
+    for key, value in arguments.items():
+        if key not in _TYPES:
+            return f"load_inline has no argument {str(key)[:80]!r} that a build accepts"
+        if not _TYPES[key](value):
+            return f"load_inline's {key} has the wrong type or value: {str(value)[:80]!r}"
+    if not isinstance(arguments.get("name"), str):
+        return "load_inline needs a name that is a Python identifier"
+    if "cpp_sources" not in arguments:
+        return "load_inline needs cpp_sources"
+    return None
+
+
+def refusal(arguments) -> tuple[str, str] | None:
+    """(reason, one line) when these load_inline arguments may not be built: "bad_arguments" for a
+    wrong shape or type, "forbidden_flag" for a flag off the allow-list; None when they may."""
+    why = _type_refusal(arguments)
+    if why:
+        return "bad_arguments", why
+    if arguments.get("use_pch"):
+        return "forbidden_flag", "use_pch=True: torch would build its own header into torch's folder"
+    for key, (single, valued) in _FLAG_LISTS.items():
+        flags = arguments.get(key) or []
+        if len(flags) > MAX_FLAGS or any(len(f) > MAX_FLAG_CHARS for f in flags):
+            return "forbidden_flag", (f"{key}: more than {MAX_FLAGS} flags, or one longer than {MAX_FLAG_CHARS} "
+                                      "characters")
+        why = _flag_refusal(flags, single, valued)
+        if why:
+            return "forbidden_flag", f"{key}: {why}"
+    for path in arguments.get("extra_include_paths") or []:
+        if not re.fullmatch(_PATH, path.strip()) or len(path) > MAX_FLAG_CHARS:
+            return "forbidden_flag", f"extra_include_paths: {path!r} {_why('-I' + path)}"
+    return None
+
+
+# --- the resources ---
+
+def _usage(pid: int) -> tuple[int, float]:
+    """(resident bytes, CPU seconds) of one process, zeros once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[21]) * _PAGE, (int(fields[11]) + int(fields[12])) / _TICK
+    except (OSError, IndexError, ValueError):
+        return 0, 0.0
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def watch(sandboxed: Sandboxed, limits: BuildLimits, timeout_s: float) -> tuple[str, str] | None:
+    """Waits for a build to end by itself. When it passes a limit first, kills every process below
+    the launcher (which then takes the pid namespace and its cgroup along) and returns (reason, line)."""
+    t0 = time.monotonic()
+    root = sandboxed.proc.pid
+    while sandboxed.proc.poll() is None:
+        pids = process_tree.descendants(root)
+        usage = [_usage(p) for p in pids]
+        resident = sum(u[0] for u in usage)
+        cpu = max((u[1] for u in usage), default=0.0)
+        elapsed = time.monotonic() - t0
+        over = None
+        if resident > limits.memory_bytes:
+            over = ("build_memory", f"the build's processes held {resident} bytes of memory, more than its limit "
+                                    f"of {limits.memory_bytes}")
+        elif cpu >= limits.cpu_seconds:
+            over = ("build_cpu_time", f"a process of the build used {cpu:.0f} s of CPU, its limit is "
+                                      f"{limits.cpu_seconds} s per process")
+        elif elapsed > timeout_s:
+            over = ("build_timeout", f"the build took longer than its limit of {timeout_s:.0f} s")
+        if over:
+            _kill(pids[1:])
+            return over[0], f"[{over[1]} ({over[0]}); stopped after {elapsed:.1f} s]"
+        time.sleep(POLL_S)
+    return None
+
+
+_LOG_SIGNS = (  # (reason, what the tools print when that limit stops them)
+    ("build_output_size", re.compile(r"File size limit exceeded|File too large")),
+    ("build_disk", re.compile(r"No space left on device")),
+    ("build_memory", re.compile(r"out of memory allocating|virtual memory exhausted|Cannot allocate memory|"
+                                r"std::bad_alloc|MemoryError")),
+)
+
+
+def failure_reason(log: str, limits: BuildLimits, address_space_applied: bool) -> tuple[str, str]:
+    """(reason, line) for a build that failed by itself: the limit its log says a tool met, else
+    "build_failed". The log is the compiler's account of the candidate's source, which can print
+    these words too; that only chooses which failure it is reported as."""
+    for reason, sign in _LOG_SIGNS:
+        if sign.search(log):
+            break
+    else:
+        return "build_failed", ""
+    limit = {"build_output_size": f"{limits.output_bytes} bytes for any one file it writes",
+             "build_disk": f"a private tmpfs of {limits.scratch_bytes} bytes to work in",
+             "build_memory": (f"{limits.address_space_bytes} bytes of address space per process"
+                              if address_space_applied else "the machine's memory")}[reason]
+    return reason, f"[a tool of the build ran out of room: it has {limit} ({reason})]"
