@@ -6,8 +6,9 @@
 #      is carried as .before (copied from `git worktree add` of that commit; not committed)
 #   2  warm throughput, new: compile cache and baselines warm, results not reused
 #   w  warm throughput, old
-#   3  the corpora on CUDA, new: tests/hacks, tests/threats, tests/adversarial, and KernelBench's three
-#      unit-test kernels, carried as .kernelbench (their code stays out of the repository)
+#   3  the corpora on CUDA, new: tests/hacks, tests/threats, tests/claims (written out from its
+#      templates), tests/adversarial, and KernelBench's three unit-test kernels, carried as
+#      .kernelbench (their code stays out of the repository)
 # Usage (repository root): benchmarks/eval_gpu.sh OUT_DIR [STAGES]   (default s1o2w3, in that order)
 # Environment:
 #   DEADLINE=S        seconds since start: a stage that would start after S-60 is skipped, and a
@@ -92,9 +93,14 @@ if want w && [ -n "$OLD" ]; then
 fi
 if want 3; then
   MIX=/tmp/vinci-corpora && rm -rf $MIX && mkdir -p $MIX
-  for corpus in ${CORPORA:-tests/hacks tests/threats .kernelbench}; do
+  for corpus in ${CORPORA:-tests/hacks tests/threats tests/claims .kernelbench}; do
+    name=$(basename "$corpus" | tr -d .)
+    if [ "$corpus" = tests/claims ]; then
+      python3 scripts/materialize_corpus.py tests/claims /tmp/claims-corpus --suite tasks >/dev/null || exit 1
+      corpus=/tmp/claims-corpus/candidates
+    fi
     for f in $(grep -l '^# vinci-devices:.*cuda' "$corpus"/*.py); do
-      cp "$f" "$MIX/$(basename "$corpus" | tr -d .)__$(basename "$f")"
+      cp "$f" "$MIX/${name}__$(basename "$f")"
     done
   done
   for id in ${WITH_SOLUTIONS:-}; do

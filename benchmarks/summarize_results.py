@@ -37,15 +37,16 @@ def main(out):
         for r in rows:
             if r["class"] != "correct":
                 print(f"  NOT CORRECT {r['task']}: {r['class']}/{r['reason']}: {r['message'][:400]}")
-        print(f"  {'task':<30} {'eager':>8} {'kernel':>8} {'old':>8} {'speedup':>7} {'cover':>6} "
-              f"{'forward':>8} {'hidden':>8} {'allowed':>8} {'overhead':>8}")
+        print(f"  {'task':<30} {'eager':>8} {'kernel':>8} {'old':>8} {'speedup':>7} {'interval':>13} {'cover':>6} "
+              f"{'calls/w':>7} {'windows':>7} {'opened':>6} flags")
         for r in sorted((r for r in rows if r["class"] == "correct"), key=lambda r: r["task"]):
             c = r.get("timing_check") or {}
             o = old.get(r["task"], {}).get("timing") or {}
+            lo, hi = r.get("speedup_eager_interval") or [float("nan")] * 2
             print(f"  {r['task']:<30} {r['eager']['median_ms']:>8.4f} {r['timing']['median_ms']:>8.4f} "
-                  f"{o.get('median_ms', float('nan')):>8.4f} {r.get('speedup_eager', 0):>7.3f} "
-                  f"{r.get('coverage') or 0:>6.3f} {c.get('forward_ms', 0):>8.4f} {c.get('hidden_ms', 0):>8.4f} "
-                  f"{c.get('allowed_ms', 0):>8.4f} {c.get('overhead_ms', 0):>8.4f}")
+                  f"{o.get('median_ms', float('nan')):>8.4f} {r.get('speedup_eager', 0):>7.3f} {lo:>6.3f}-{hi:<6.3f} "
+                  f"{r.get('coverage') or 0:>6.3f} {c.get('calls_per_window', 1):>7} {c.get('windows', 0):>7} "
+                  f"{c.get('opened', 0):>6} {','.join(r.get('flags', []))}")
         phases = {}
         for r in rows:
             for k, v in (r.get("phase_seconds") or {}).items():

@@ -30,20 +30,7 @@ Candidate ok_add() { return load_candidate(kAdversarial / "candidates" / "ok_add
 // Its ext/ is the shared test cache's: only the result cache is under test here, and a folder of
 // extensions of its own would build torch/extension.h precompiled again (over a minute of CPU on
 // the 2-core CI machine) before ok_add itself.
-EvalConfig cached_config(const std::string& folder) {
-  EvalConfig c = cpu_config();
-  c.use_cache = true;
-  c.cache_dir = test_cache() / folder;
-  fs::remove_all(c.cache_dir / "results");
-  fs::remove_all(c.cache_dir / "baselines");
-  fs::create_directories(c.cache_dir);
-  fs::create_directories(test_cache() / "ext");
-  if (!fs::is_symlink(c.cache_dir / "ext")) {
-    fs::remove_all(c.cache_dir / "ext");
-    fs::create_directory_symlink(test_cache() / "ext", c.cache_dir / "ext");
-  }
-  return c;
-}
+EvalConfig cached_config(const std::string& folder) { return vinci::test::cpu_eval_config_in(folder); }
 
 // Under --torch-ops allow a candidate without kernels of its own is timed like any other (the
 // containment corpus checks that forbid refuses the same file).

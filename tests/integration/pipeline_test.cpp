@@ -220,6 +220,88 @@ TEST(Pipeline, ThreatCorpusIsCaughtOnCpu) {
   expect_corpus(kRoot / "tasks", kRoot / "tests" / "threats", 40, cpu_config());
 }
 
+// Issue 18's corpus (tests/claims/README.md): each file attacks something the judge used to believe.
+// Its files are templates that share their native sources; scripts/materialize_corpus.py writes them
+// out, with a suite of the main tasks and the corpus's own.
+fs::path materialized_claims() {
+  const fs::path dst = test_cache() / "claims-corpus";
+  core::SpawnOptions o;
+  o.argv = {cpu_config().python, (kRoot / "scripts" / "materialize_corpus.py").string(),
+            (kRoot / "tests" / "claims").string(), dst.string(), "--suite", (kRoot / "tasks").string()};
+  const auto run = core::run_to_completion(o, std::chrono::seconds(60));
+  EXPECT_TRUE(run.status.exited && run.status.code == 0) << run.out;
+  return dst;
+}
+
+// Sets an environment variable for the test's lifetime (the evaluator's processes inherit it).
+struct ScopedEnv {
+  std::string name;
+  std::optional<std::string> before;
+  ScopedEnv(std::string n, const std::string& value) : name(std::move(n)) {
+    if (const char* v = std::getenv(name.c_str())) before = v;
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() { before ? (void)::setenv(name.c_str(), before->c_str(), 1) : (void)::unsetenv(name.c_str()); }
+};
+
+// Every file under dir (links followed) whose bytes hold one of the needles.
+std::vector<std::string> files_holding(const fs::path& dir, const std::vector<std::string>& needles) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink, ec);
+       it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    const std::string bytes = core::try_read_file(it->path()).value_or("");
+    for (const auto& n : needles)
+      if (bytes.find(n) != std::string::npos) found.push_back(it->path().string());
+  }
+  return found;
+}
+
+// The corpus runs with canaries where an evaluator's secrets would be: a variable in its environment
+// (an API key's stand-in), a file in its $HOME and in its working directory. Its secrets__* files look
+// for them everywhere a sandboxed process can; none may reach a result, a log or a cache.
+TEST(Pipeline, ClaimsCorpusIsCaughtOnCpuAndNoSecretLeaks) {
+  const fs::path corpus = materialized_claims();
+  const std::string env_secret = "vinci-env-canary-" + core::content_hash(std::to_string(::getpid()) + "env");
+  const std::string file_secret = "vinci-file-canary-" + core::content_hash(std::to_string(::getpid()) + "file");
+  const fs::path home = test_cache() / "claims-home";
+  fs::create_directories(home);
+  std::ofstream(home / "vinci-canary-token.txt") << file_secret;
+  const fs::path cwd_canary = fs::current_path() / "vinci-canary-token.txt";
+  std::ofstream(cwd_canary) << file_secret;
+  EvalConfig c = vinci::test::cpu_eval_config_in("claims-cache");
+  c.use_cache = false;
+  fs::remove_all(c.cache_dir / "logs");
+  {
+    const ScopedEnv secret("VINCI_TEST_API_KEY", env_secret), at_home("HOME", home.string());
+    expect_corpus(corpus / "tasks", corpus / "candidates", 15, c);
+  }
+  fs::remove(cwd_canary);
+  for (const auto& f : files_holding(c.cache_dir, {env_secret, file_secret}))
+    ADD_FAILURE() << f << " holds a canary: a secret of the evaluator reached a candidate";
+}
+
+// Build bombs (tests/build_bombs) end at their limits, each named, in bounded time, and a build
+// after them works. The limits are tightened so that the bombs end in seconds on the CI machine.
+TEST(Pipeline, BuildBombsEndAtTheirLimits) {
+  EvalConfig c = cpu_config();
+  c.compile_memory_bytes = 3ull << 30;
+  c.compile_cpu_seconds = 40;
+  c.compile_disk_bytes = 1ull << 30;
+  c.compile_output_bytes = 64ull << 20;
+  c.compile_timeout = std::chrono::seconds(300);
+  expect_corpus(kRoot / "tasks", kRoot / "tests" / "build_bombs", 4, c);
+  const Suite suite = load_suite(kRoot / "tasks");
+  const auto relu = std::find_if(suite.tasks.begin(), suite.tasks.end(),
+                                 [](const Task& t) { return t.id == "level1/13_ReLU"; });
+  ASSERT_NE(relu, suite.tasks.end());
+  const auto after = EvaluatorPool(c).run(
+      {{*relu, load_candidate(kRoot / "tasks" / "solutions" / "cpu" / "level1" / "13_ReLU.py")}}, nullptr);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].verdict, Verdict::correct) << after[0].reason << ": " << after[0].message;
+}
+
 TEST(Pipeline, ContainmentAndBadInput) {
   EvalConfig c = cpu_config();
   c.run_timeout = std::chrono::seconds(20);  // hang_forever must end here, not in an hour

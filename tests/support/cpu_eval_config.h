@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <string>
 
 #include "eval/config.h"
 #include "support/test_cache.h"
@@ -26,6 +27,24 @@ inline eval::EvalConfig cpu_eval_config() {
   c.run_timeout = std::chrono::seconds(60);
   c.compile_timeout = std::chrono::seconds(1800);
   c.worker_path = std::filesystem::path(VINCI_SOURCE_ROOT) / "python";
+  return c;
+}
+
+// The same settings with a cache folder of their own under the test cache (its results and baselines
+// emptied), whose extensions are the shared ones: a test that reads what the evaluator wrote reads
+// only its own, and still builds nothing the others built.
+inline eval::EvalConfig cpu_eval_config_in(const std::string& folder) {
+  eval::EvalConfig c = cpu_eval_config();
+  c.use_cache = true;
+  c.cache_dir = test_cache() / folder;
+  std::filesystem::remove_all(c.cache_dir / "results");
+  std::filesystem::remove_all(c.cache_dir / "baselines");
+  std::filesystem::create_directories(c.cache_dir);
+  std::filesystem::create_directories(test_cache() / "ext");
+  if (!std::filesystem::is_symlink(c.cache_dir / "ext")) {
+    std::filesystem::remove_all(c.cache_dir / "ext");
+    std::filesystem::create_directory_symlink(test_cache() / "ext", c.cache_dir / "ext");
+  }
   return c;
 }
 

@@ -1,0 +1,240 @@
+// The one C++ source of the CPU files of tests/claims (issue 18's corpus: the judge believes no
+// claim). scripts/materialize_corpus.py writes it into every file that says `# vinci-native: native.cpp`,
+// so the extension cache builds it once for the whole corpus.
+//
+// Plain-loop kernels (honest, or wrong in one chosen way), and helpers that attack what the judge
+// used to believe: threads that work where a per-thread clock does not look, outputs written after
+// the call returned, the runner's own harness rewritten from native code, and probes for secrets
+// and sockets. Names the text rules know (thread and file calls, 16-bit types) are avoided or held
+// in data, so that a deeper layer has to catch each file.
+#include <torch/extension.h>
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+static float* fp(const torch::Tensor& t) { return t.data_ptr<float>(); }
+
+// ------------------------------------------------------------------------------------------ kernels
+torch::Tensor relu_plain(torch::Tensor x) {
+  x = x.contiguous();
+  auto y = torch::empty_like(x);
+  const float* a = fp(x);
+  float* o = fp(y);
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) o[i] = a[i] > 0.f ? a[i] : 0.f;
+  return y;
+}
+
+// softmax over the last dimension of a 2-D tensor, every value times `scale` (1: honest).
+torch::Tensor softmax_rows(torch::Tensor x, double scale) {
+  x = x.contiguous();
+  auto y = torch::empty_like(x);
+  const int64_t rows = x.size(0), cols = x.size(1);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* a = fp(x) + r * cols;
+    float* o = fp(y) + r * cols;
+    float m = a[0];
+    for (int64_t c = 1; c < cols; ++c) m = a[c] > m ? a[c] : m;
+    double s = 0;
+    for (int64_t c = 0; c < cols; ++c) s += std::exp(static_cast<double>(a[c] - m));
+    for (int64_t c = 0; c < cols; ++c) o[c] = static_cast<float>(std::exp(static_cast<double>(a[c] - m)) / s * scale);
+  }
+  return y;
+}
+
+// mean over the last dimension of a 2-D tensor, times `scale`.
+torch::Tensor mean_rows(torch::Tensor x, double scale) {
+  x = x.contiguous();
+  auto y = torch::empty({x.size(0)}, x.options());
+  const int64_t cols = x.size(1);
+  for (int64_t r = 0; r < x.size(0); ++r) {
+    double s = 0;
+    for (int64_t c = 0; c < cols; ++c) s += fp(x)[r * cols + c];
+    fp(y)[r] = static_cast<float>(s / cols * scale);
+  }
+  return y;
+}
+
+torch::Tensor transpose_plain(torch::Tensor x) {
+  x = x.contiguous();
+  const int64_t m = x.size(0), n = x.size(1);
+  auto y = torch::empty({n, m}, x.options());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) fp(y)[j * m + i] = fp(x)[i * n + j];
+  return y;
+}
+
+// The same values in the input's order, shaped as asked: what a transpose that never transposes returns.
+torch::Tensor copy_shaped(torch::Tensor x, std::vector<int64_t> shape) {
+  x = x.contiguous();
+  auto y = torch::empty(shape, x.options());
+  std::memcpy(fp(y), fp(x), x.numel() * sizeof(float));
+  return y;
+}
+
+// ReLU stored as 16-bit floats (rounded by hand; the type is named through ScalarType).
+torch::Tensor relu_16bit(torch::Tensor x) {
+  x = x.contiguous();
+  auto y = torch::empty(x.sizes(), x.options().dtype(torch::ScalarType::Half));
+  auto* o = reinterpret_cast<uint16_t*>(y.data_ptr());
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) {
+    float v = fp(x)[i] > 0.f ? fp(x)[i] : 0.f;
+    uint32_t b;
+    std::memcpy(&b, &v, 4);
+    const int32_t e = static_cast<int32_t>((b >> 23) & 0xff) - 127 + 15;
+    uint16_t h = 0;
+    if (v != 0.f && e > 0 && e < 31) h = static_cast<uint16_t>((e << 10) | ((b >> 13) & 0x3ff));
+    o[i] = h;
+  }
+  return y;
+}
+
+// Whether every value lies in [0, 1): the task's own uniform draw, not an out-of-distribution one.
+bool in_unit_interval(torch::Tensor x) {
+  x = x.contiguous();
+  for (int64_t i = 0, n = x.numel(); i < n; ++i)
+    if (!(fp(x)[i] >= 0.f && fp(x)[i] < 1.f)) return false;
+  return true;
+}
+
+// ------------------------------------------------------------------------------- native threads
+// p,t,h,r,e,a,d,_,c,r,e,a,t,e / _,j,o,i,n / _,d,e,t,a,c,h, each ^ 0x5a: never as text.
+static std::string unmask(const std::vector<int>& codes) {
+  std::string s;
+  for (int c : codes) s.push_back(static_cast<char>(c ^ 0x5a));
+  return s;
+}
+static const std::vector<int> kPrefix = {42, 46, 50, 40, 63, 59, 62, 5};
+typedef int (*spawn_fn)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+typedef int (*one_fn)(pthread_t, void**);
+static void* thread_call(const std::vector<int>& rest) {
+  std::vector<int> name = kPrefix;
+  name.insert(name.end(), rest.begin(), rest.end());
+  return dlsym(RTLD_DEFAULT, unmask(name).c_str());
+}
+static bool start_thread(void* (*body)(void*), void* arg, pthread_t* t) {
+  auto spawn = reinterpret_cast<spawn_fn>(thread_call({57, 40, 63, 59, 46, 63}));
+  return spawn != nullptr && spawn(t, nullptr, body, arg) == 0;
+}
+static void end_thread(pthread_t t, bool wait) {
+  auto f = reinterpret_cast<one_fn>(thread_call(wait ? std::vector<int>{48, 53, 51, 52} : std::vector<int>{62, 63, 46, 59, 57, 50}));
+  if (f != nullptr) f(t, nullptr);
+}
+
+static double now_ms(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+static void* spin_body(void* p) {
+  const double ms = *static_cast<double*>(p), t0 = now_ms(CLOCK_THREAD_CPUTIME_ID);
+  volatile double sink = 0;
+  while (now_ms(CLOCK_THREAD_CPUTIME_ID) - t0 < ms) sink = sink + 1.0;
+  return nullptr;
+}
+
+// ReLU on the calling thread while `threads` helpers each burn `ms` of CPU time, joined before it returns.
+torch::Tensor relu_with_spinning_helpers(torch::Tensor x, double ms, int64_t threads) {
+  std::vector<pthread_t> ts(threads);
+  std::vector<bool> started(threads);
+  for (int64_t i = 0; i < threads; ++i) started[i] = start_thread(spin_body, &ms, &ts[i]);
+  auto y = relu_plain(x);
+  for (int64_t i = 0; i < threads; ++i)
+    if (started[i]) end_thread(ts[i], true);
+  return y;
+}
+
+// ReLU plus `ms` of CPU time spent right here, on the calling thread.
+torch::Tensor relu_then_spin(torch::Tensor x, double ms) {
+  auto y = relu_plain(x);
+  spin_body(&ms);
+  return y;
+}
+
+struct Later {
+  torch::Tensor in, out;
+  int64_t nap_us;
+};
+static void* later_body(void* p) {
+  auto* job = static_cast<Later*>(p);
+  usleep(static_cast<useconds_t>(job->nap_us));
+  const float* a = fp(job->in);
+  float* o = fp(job->out);
+  for (int64_t i = 0, n = job->in.numel(); i < n; ++i) o[i] = a[i] > 0.f ? a[i] : 0.f;
+  delete job;
+  return nullptr;
+}
+
+// Returns an output a detached helper fills after `nap_us`: the work happens after the call returned.
+torch::Tensor relu_after_return(torch::Tensor x, int64_t nap_us) {
+  auto* job = new Later{x.contiguous().clone(), torch::empty_like(x), nap_us};
+  torch::Tensor out = job->out;
+  pthread_t t;
+  if (start_thread(later_body, job, &t))
+    end_thread(t, false);
+  else
+    later_body(job);
+  return out;
+}
+
+// --------------------------------------------------------------------------- the harness, rewritten
+// Sets an attribute of any Python object from native code: the text rules see no assignment.
+void set_attribute(py::object target, std::string name, py::object value) { py::setattr(target, name.c_str(), value); }
+py::object import_attribute(std::string module, std::string name) {
+  return py::module_::import(module.c_str()).attr(name.c_str());
+}
+
+// ------------------------------------------------------------------------------ secrets and sockets
+std::string read_text(std::string path, int64_t limit) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out(static_cast<size_t>(limit), '\0');
+  const ssize_t n = ::read(fd, out.data(), out.size());
+  ::close(fd);
+  out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return out;
+}
+
+std::vector<std::string> list_folder(std::string path) {
+  std::vector<std::string> names;
+  if (DIR* d = opendir(path.c_str())) {
+    while (dirent* e = readdir(d))
+      if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) names.push_back(e->d_name);
+    closedir(d);
+  }
+  return names;
+}
+
+// Connects to a Unix socket by path, or by abstract name when the name starts with '@'; "" on success,
+// else why not.
+std::string connect_unix(std::string name) {
+  const int s = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return std::string("socket: ") + std::strerror(errno);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  socklen_t len = sizeof(sa_family_t);
+  if (!name.empty() && name[0] == '@') {
+    std::memcpy(a.sun_path + 1, name.data() + 1, std::min(name.size() - 1, sizeof a.sun_path - 1));
+    len += static_cast<socklen_t>(std::min(name.size(), sizeof a.sun_path));
+  } else {
+    std::strncpy(a.sun_path, name.c_str(), sizeof a.sun_path - 1);
+    len += static_cast<socklen_t>(std::strlen(a.sun_path) + 1);
+  }
+  const int rc = ::connect(s, reinterpret_cast<sockaddr*>(&a), len);
+  const std::string why = rc == 0 ? "" : std::strerror(errno);
+  ::close(s);
+  return why;
+}
