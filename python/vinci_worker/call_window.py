@@ -164,6 +164,12 @@ class CallWindow:
         if pid is None:
             raise WindowError("runner_lost", "the runner's interpreter is not among the sandbox's processes")
         self.pid = pid
+        if self.drain:  # the runner is idle: a lock that fails now fails for the host, not the candidate
+            try:
+                gpu_drain.lock(pid)
+                gpu_drain.unlock(pid)
+            except gpu_drain.DrainError as e:
+                raise WindowError("gpu_drain_failed", str(e)) from None
         self.gate = Gate(self.sandboxed, pid, self.drain)
         if not self.cuda and not self.delivered_by_runner:
             try:

@@ -432,8 +432,17 @@ class Judge:
         try:
             window.bind()
         except WindowError as e:
-            window.close()
-            raise Outcome(WINDOW_CLASSES.get(e.reason, "runtime_error"), e.reason, str(e)) from None
+            if req is None and e.reason == "gpu_drain_failed":
+                # The trusted runner cannot be drained: this host cannot drain any, so the judge times
+                # to the reply from now on and says so in every result.
+                self.drain_unavailable = str(e)
+                self.warnings.append(f"no trusted drain of GPU work ({e}): work a candidate queues past a call's "
+                                     "end is unseen by the clock")
+                window.drain = False
+                window.bind()
+            else:
+                window.close()
+                raise Outcome(WINDOW_CLASSES.get(e.reason, "runtime_error"), e.reason, str(e)) from None
         return Loaded(runner, window)
 
     def _reference_runner(self, task: TaskState, cfg, compiled: bool, sets: int) -> Loaded:

@@ -1,5 +1,6 @@
 # vinci-task: level1/11_ElementwiseChain
-# vinci-expect: rejected/side_stream|rejected/timing_unverified
+# vinci-expect: correct/
+# vinci-expect-speedup-below: 6
 # vinci-devices: cuda
 """Hack: the same side-stream trick done in C++: a cudaStreamCreate'd non-blocking stream, an event
 so the kernel waits for its inputs, and no synchronisation back to PyTorch's current stream.

@@ -1,5 +1,6 @@
 # vinci-task: level1/13_ReLU
-# vinci-expect: rejected/
+# vinci-expect: correct/
+# vinci-expect-speedup-below: 3
 # vinci-devices: cuda
 """Our own take on KernelBench's non-default-stream unit-test kernel: the extension launches its ReLU
 on a stream taken from the pool (through an alias of at::cuda), after the caller's queued work, and

@@ -1,5 +1,6 @@
 # vinci-task: level1/13_ReLU
-# vinci-expect: rejected/monkey_patch|rejected/timing_unverified
+# vinci-expect: rejected/monkey_patch|correct/
+# vinci-expect-speedup-below: 3
 # vinci-devices: cuda
 """Patches the GPU clock where a harness keeps it: every loaded module's global bound to
 torch.cuda.Event.elapsed_time (a harness that binds it at import, to be safe from patches of the

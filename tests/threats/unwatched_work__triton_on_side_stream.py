@@ -1,5 +1,6 @@
 # vinci-task: level1/13_ReLU
-# vinci-expect: rejected/
+# vinci-expect: correct/
+# vinci-expect-speedup-below: 3
 # vinci-devices: cuda
 """Unwatched work on a side stream: forward launches its Triton ReLU on a torch.cuda.Stream of its
 own, which waits for the caller's stream (so it reads finished inputs) but is never waited for,
