@@ -52,7 +52,7 @@ def met(expect: str | None, below: str | None, result: dict) -> bool:
 class Judge:
     def __init__(self, device: str, cache: str, sandbox: str):
         env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "python"))
-        self.proc = subprocess.Popen([sys.executable, "-m", "vinci_worker", "judge", "--device", device,
+        self.proc = subprocess.Popen([sys.executable, "-m", "vinci_worker", "judge", "--device", "cuda:0" if device == "cuda" else device,
                                       "--cache", cache, "--sandbox", sandbox],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
 

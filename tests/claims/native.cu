@@ -33,7 +33,7 @@ __global__ void claims_spin_kernel(long long cycles) {
 
 static int grid_for(int64_t n) { return (int)std::min<int64_t>((n + 255) / 256, 65535); }
 
-torch::Tensor relu(torch::Tensor x) {
+torch::Tensor relu_plain(torch::Tensor x) {
   auto xc = x.contiguous();
   auto y = torch::empty_like(xc);
   claims_relu_kernel<<<grid_for(xc.numel()), 256, 0, at::cuda::getCurrentCUDAStream()>>>(
@@ -58,7 +58,7 @@ torch::Tensor relu_on_unjoined_stream(torch::Tensor x) {
 
 // The ReLU, then `cycles` of one block spinning on the same stream, left queued when forward returns.
 torch::Tensor relu_then_queued_spin(torch::Tensor x, int64_t cycles) {
-  auto y = relu(x);
+  auto y = relu_plain(x);
   claims_spin_kernel<<<1, 1, 0, at::cuda::getCurrentCUDAStream()>>>(cycles);
   return y;
 }
