@@ -17,7 +17,8 @@ import socket
 import time
 
 MAX_LINE = 1 << 20  # a runner's message; tensors travel through the buffer, never in a line
-MAX_FDS = 64  # descriptors one message may carry; more are closed unread
+MAX_FDS = 4096  # descriptors one message may carry (a GPU output's pages); more end the channel
+FDS_PER_SEND = 250  # the kernel passes at most 253 (SCM_MAX_FD) with one piece of data
 ALIGN = 64
 
 
@@ -55,17 +56,20 @@ class Channel:
         return cls(socket.socket(fileno=fd))
 
     def send(self, message: dict, fds: list[int] = ()) -> None:
-        """Sends one line; fds travel with its first byte, and the line says how many ("fds")."""
+        """Sends one line; the line says how many descriptors travel with it ("fds"), at most
+        FDS_PER_SEND with each of its first bytes, so all have arrived when its end has."""
+        fds = list(fds)
         if fds:
             message = {**message, "fds": len(fds)}
         data = json.dumps(finite(message), default=str, allow_nan=False).encode() + b"\n"
         try:
-            if fds:
-                sent = self.sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
-                if sent < len(data):
-                    self.sock.sendall(data[sent:])
-            else:
-                self.sock.sendall(data)
+            at = 0
+            while fds:
+                batch, fds = fds[:FDS_PER_SEND], fds[FDS_PER_SEND:]
+                piece = data[at:at + 1] if fds else data[at:]  # one byte per batch, the rest with the last
+                sent = self.sock.sendmsg([piece], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", batch))])
+                at += sent
+            self.sock.sendall(data[at:])
         except OSError as e:
             raise ChannelClosed(f"send failed: {e}") from None
 
@@ -82,7 +86,7 @@ class Channel:
                 if left <= 0 or not select.select([self.sock], [], [], left)[0]:
                     raise ChannelTimeout()
             try:
-                chunk, ancillary, flags, _ = self.sock.recvmsg(65536, socket.CMSG_SPACE(MAX_FDS * 4))
+                chunk, ancillary, flags, _ = self.sock.recvmsg(65536, socket.CMSG_SPACE(256 * 4))
             except OSError as e:
                 raise ChannelClosed(f"receive failed: {e}") from None
             for level, kind, payload in ancillary:

@@ -16,7 +16,6 @@ have made its context current on the calling thread.
 from __future__ import annotations
 
 import ctypes
-import os
 
 _POSIX_FD = 1  # CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
 _PINNED = 1  # CU_MEM_ALLOCATION_TYPE_PINNED
@@ -195,10 +194,3 @@ def export_page(ptr: int) -> int | None:
         return fd.value
     finally:
         d.cuMemRelease(handle)
-
-
-def file_identity(fd: int) -> tuple[int, int]:
-    """What makes two descriptors of one allocation equal: an export of the same pages gives another
-    descriptor of the same file (seen on an H200, driver 580)."""
-    st = os.fstat(fd)
-    return st.st_dev, st.st_ino

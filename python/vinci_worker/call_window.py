@@ -146,7 +146,6 @@ class CallWindow:
         self.inputs_gpu: device_memory.Mapping | None = None
         self.memory_fd = -1
         self.pieces: dict[int, tuple[int, int, device_memory.Mapping]] = {}  # id -> runner base, size, mapping
-        self.mapped: dict[tuple[int, int], device_memory.Mapping] = {}  # file identity -> mapping
         # Where the judge may not read a runner's memory (a host's ptrace policy), the runner copies
         # its outputs into a shared buffer inside the call, a copy a candidate could leave out.
         self.delivered_by_runner = not self.cuda and not deliver_in_place
@@ -245,14 +244,12 @@ class CallWindow:
                 for base, size, _ in self.pieces.values():
                     if piece["base"] < base + size and base < piece["base"] + piece["size"]:
                         raise WindowError("protocol_violation", "two pages announced over the same addresses")
-                identity = device_memory.file_identity(fd)
-                mapping = self.mapped.get(identity)
-                if mapping is None or mapping.size != piece["size"]:
-                    try:
-                        mapping = device_memory.Mapping.attach(fd, piece["size"])
-                    except device_memory.DeviceMemoryError as e:
-                        raise WindowError("unreadable_output", f"page {piece['id']} cannot be mapped: {e}") from None
-                    self.mapped[identity] = mapping
+                # Every page is mapped on its own: descriptors of different allocations can share one
+                # file identity (an H200 showed every export as inode 142), so nothing is deduplicated.
+                try:
+                    mapping = device_memory.Mapping.attach(fd, piece["size"])
+                except device_memory.DeviceMemoryError as e:
+                    raise WindowError("unreadable_output", f"page {piece['id']} cannot be mapped: {e}") from None
                 self.pieces[piece["id"]] = (piece["base"], piece["size"], mapping)
         finally:
             for fd in fds:
@@ -323,9 +320,8 @@ class CallWindow:
         """Lets go of the runner's memory and thaws it (a reference runner takes the next task)."""
         if self.gate is not None:
             self.gate.thaw()
-        for m in self.mapped.values():
+        for _, _, m in self.pieces.values():
             m.close()
-        self.mapped.clear()
         self.pieces.clear()
         if self.inputs_gpu is not None:
             self.inputs_gpu.close()

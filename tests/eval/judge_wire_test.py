@@ -1,0 +1,102 @@
+"""The judge's pieces that need no runner, worked by hand (issue 18): descriptors beside a channel's
+lines, more than one sendmsg can carry; the input sets' layout; how many calls a window holds; a
+speedup's bootstrap interval; the error norm against fp64's; what the sandbox's view may bind.
+
+    python3 tests/eval/judge_wire_test.py REPO_ROOT
+"""
+import os
+import socket
+import sys
+
+sys.path.insert(0, f"{sys.argv[1]}/python")
+import torch  # noqa: E402
+
+from vinci_runner.channel import FDS_PER_SEND, MAX_FDS, Channel, ProtocolError  # noqa: E402
+from vinci_worker import compare, sandbox  # noqa: E402
+from vinci_worker.call_window import input_layout  # noqa: E402
+from vinci_worker.judge import calls_per_window  # noqa: E402
+from vinci_worker.timing import speedup_interval  # noqa: E402
+
+failures = []
+
+
+def check(ok: bool, what: str) -> None:
+    if not ok:
+        failures.append(what)
+
+
+# --- descriptors: a GPU output of 2 GB is 100 pages of 20 MB, one descriptor each; the kernel passes at
+# most 253 with one piece of data, so a line's descriptors ride on its first bytes, 250 at a time.
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+left, right = Channel(a), Channel(b)
+null = os.open("/dev/null", os.O_RDONLY)
+sent = [os.dup(null) for _ in range(2 * FDS_PER_SEND + 7)]
+left.send({"op": "pages", "n": len(sent)}, sent)
+left.send({"op": "plain"})
+got = right.receive(5)
+check(got["op"] == "pages" and len(got["fds"]) == len(sent), f"{len(sent)} descriptors sent, {len(got['fds'])} taken")
+check(all(os.fstat(fd).st_ino == os.fstat(null).st_ino for fd in got["fds"]), "each received descriptor is /dev/null")
+check(right.receive(5) == {"op": "plain", "fds": []}, "the next line carries none")
+for fd in sent + got["fds"]:
+    os.close(fd)
+# Descriptors no line announces pile up to MAX_FDS, then end the channel (and are closed).
+stray = [os.dup(null) for _ in range(FDS_PER_SEND)]
+try:
+    for _ in range(MAX_FDS // FDS_PER_SEND + 1):
+        a.sendmsg([b"{"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, __import__("array").array("i", stray))])
+    a.sendall(b'"op": "x"}\n')
+    right.receive(5)
+    check(False, "unannounced descriptors past MAX_FDS end the channel")
+except ProtocolError:
+    check(right.fds == [], "the stray descriptors are closed")
+for fd in stray:
+    os.close(fd)
+os.close(null)
+left.close()
+right.close()
+
+# --- input sets: every tensor at a 64-byte boundary, a value takes no room, sets follow each other
+specs = [{"kind": "tensor", "nbytes": 100}, {"kind": "value"}, {"kind": "tensor", "nbytes": 64}]
+offsets, size = input_layout(specs, 2)
+check(offsets == [[0, 128, 128], [192, 320, 320]] and size == 384, f"two sets: {offsets}, {size}")
+check(input_layout([{"kind": "value"}], 3) == ([[0], [0], [0]], 64), "no tensor: one aligned block")
+
+# --- calls a window: about window_ms of calls, at most the cap, at least one
+check(calls_per_window(0.05, 5.0, 16) == 16, "a 50 us call: capped at 16")
+check(calls_per_window(1.0, 5.0, 16) == 5, "a 1 ms call: 5")
+check(calls_per_window(3.07, 5.0, 16) == 2, "a 3.07 ms call (the H200's eager matmul): 2")
+check(calls_per_window(9.0, 5.0, 16) == 1, "a call longer than the window: 1")
+check(calls_per_window(0.0, 5.0, 16) == 1 and calls_per_window(float("nan"), 5.0, 16) == 1, "no usable time: 1")
+
+# --- the speedup's interval: resampling constant sides gives the one ratio
+check(speedup_interval([2.0] * 5, [1.0] * 5) == [2.0, 2.0], "constant sides: [2, 2]")
+check(speedup_interval([2.0, 2.0], [1.0] * 5) is None, "fewer than 3 calls on a side: none")
+lo, hi = speedup_interval([2.0, 2.1, 1.9, 2.0, 2.2, 1.8], [1.0, 1.05, 0.95, 1.0, 1.1, 0.9])
+check(1.6 < lo <= 2.0 <= hi < 2.5, f"a spread of 10% on each side holds 2: [{lo}, {hi}]")
+
+# --- the error norm: exact 1, reference off by 1e-7 of the norm, candidate by 4% -> refused; by 1e-5 -> kept
+exact = [torch.ones(1000, dtype=torch.float64)]
+reference = [torch.ones(1000) * (1 + 1e-7)]
+tol = {"float32": [1e-4, 1e-4]}
+bad = compare.relative_error([torch.ones(1000) * 0.96], exact, reference, tol)
+check(bad is not None and bad["reason"] == "relative_error" and "0.04 " in bad["message"], f"4% off: {bad}")
+check(compare.relative_error([torch.ones(1000) * (1 + 1e-5)], exact, reference, tol) is None, "1e-5 off is kept")
+check(compare.relative_error([torch.zeros(1000)], exact, reference, tol)["reason"] == "relative_error", "zeros")
+# A reference whose own error is large (a cancelling sum) widens the bound to 8x its error: 2e-3 kept, 2e-2 not.
+rough = [torch.ones(1000) * (1 + 1e-3)]
+check(compare.relative_error([torch.ones(1000) * (1 + 2e-3)], exact, rough, tol) is None, "within 8x the reference's")
+check(compare.relative_error([torch.ones(1000) * 1.02], exact, rough, tol) is not None, "beyond 8x the reference's")
+check(compare.relative_error([torch.zeros(4)], [torch.zeros(4, dtype=torch.float64)], [torch.zeros(4)], tol) is None,
+      "an all-zero reference is left to the element-wise rule")
+
+# --- the sandbox's view: never the working directory, $HOME, or a folder above them
+home, cwd = os.path.realpath(os.path.expanduser("~")), os.path.realpath(os.getcwd())
+check(sandbox._private("/") and sandbox._private(home) and sandbox._private(cwd), "/, $HOME and the cwd are private")
+check(sandbox._private(os.path.dirname(cwd)), "a folder above the working directory is private")
+check(not sandbox._private("/usr/lib"), "/usr/lib is not")
+check(not sandbox._installed(cwd, {"/usr"}), "the working directory is no installed Python path")
+
+for f in failures:
+    print("FAILED:", f)
+print(f"{'FAIL' if failures else 'ok'}: the judge's wire, windows, intervals, error norm and view")
+sys.exit(1 if failures else 0)
