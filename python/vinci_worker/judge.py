@@ -59,7 +59,7 @@ DEFAULTS = {
                    "float64": [1e-7, 1e-7]},
     "torch_ops": "forbid", "allow_precision_drop": False, "min_coverage": 0.5,
     "timing": {"trials": 100, "min_trials": 10, "warmup": 5, "warmup_ms": 25.0, "budget_s": 20.0, "open_calls": 10,
-               "window_ms": 5.0, "max_calls_per_window": 16, "window_bytes": 1 << 30},
+               "window_ms": 10.0, "max_calls_per_window": 64, "window_bytes": 1 << 30},
     "flush_bytes": 0, "roofline_margin": 0.7, "cpu_seconds": 600,
     "compile_baseline": True, "import_timeout_s": 120, "run_timeout_s": 300, "compile_timeout_s": 900,
     "compile_memory_bytes": BuildLimits.memory_bytes, "compile_cpu_seconds": BuildLimits.cpu_seconds,
