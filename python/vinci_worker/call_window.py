@@ -10,8 +10,10 @@ pages of the runner's allocations that hold them, exported to the judge once eac
 A window is: thaw, ask for the call, receive the reply, freeze. Its time is
   GPU  the wall clock from just before the thaw to the end of the drain: everything the runner
        queued on any stream during the window is inside it
-  CPU  the CPU time of every process and thread of the sandbox during the window: work moved to a
-       helper thread or process counts in full, and a loaded host's waiting does not
+  CPU  the CPU time of everything that ran in the sandbox during the window, from its cpuacct
+       cgroup: work moved to a helper thread or process counts in full (a child that ends unwaited-for
+       too, which no process tree shows), and a loaded host's waiting does not. Where the host has no
+       such cgroup, the larger of the live process tree's CPU time and the window's wall time
 so a runner's claims about its time, its outputs or the caches decide nothing. What the window
 also holds is the runner's own harness (a message received and answered, the forward called): the
 same code in a candidate's runner and in the trusted reference runner, and nothing a candidate
@@ -88,13 +90,16 @@ class Flush:
 
 
 class Gate:
-    """Freezes and thaws one runner. On a GPU the runner's interpreter is locked before its processes
-    are stopped, and continued before it is unlocked: a lock of a stopped process never returns."""
+    """Freezes and thaws one runner: through the sandbox's freezer cgroup where the host has one (no
+    signal: nothing the candidate could catch, nothing that disturbs a tracer), else by stopping its
+    processes. On a GPU the runner's interpreter is locked before it is frozen, and thawed before it
+    is unlocked: a lock of a stopped process never returns."""
 
     def __init__(self, sandboxed: Sandboxed, pid: int, drain: bool):
         self.sandboxed = sandboxed
         self.pid = pid
         self.drain = drain
+        self.freezer = process_tree.freezer_state(sandboxed.proc.pid)
         self.stopped: list[int] = []
         self.frozen = False
 
@@ -110,13 +115,16 @@ class Gate:
                     raise WindowError("gpu_drain_failed", f"the judge could not drain the runner's GPU work: {e}") \
                         from None
         ended = time.perf_counter()
-        self.stopped = process_tree.stop_tree(self.sandboxed.proc.pid)
+        if not (self.freezer and process_tree.freeze_cgroup(self.freezer, True)):
+            self.stopped = process_tree.stop_tree(self.sandboxed.proc.pid)
         self.frozen = True
         return ended
 
     def thaw(self) -> None:
         if not self.frozen:
             return
+        if self.freezer:
+            process_tree.freeze_cgroup(self.freezer, False)
         process_tree.continue_tree(self.stopped)
         self.stopped = []
         if self.drain:
@@ -142,6 +150,7 @@ class CallWindow:
         self.drain = drain and self.cuda
         self.gate: Gate | None = None
         self.pid = 0
+        self.cpu_cgroup = not self.cuda and process_tree.cgroup_cpu_ns(sandboxed.proc.pid) is not None
         self.offsets, self.input_bytes = input_layout(input_specs, sets)
         self.inputs_gpu: device_memory.Mapping | None = None
         self.memory_fd = -1
@@ -213,16 +222,23 @@ class CallWindow:
         if self.cuda:
             torch.cuda.synchronize(self.device)  # the inputs the judge wrote are in place
         self.flush()
-        cpu0 = 0 if self.cuda else process_tree.cpu_ns(self.sandboxed.proc.pid)
+        cpu0 = None if self.cuda else self.cpu_ns()
         t0 = time.perf_counter()
         self.gate.thaw()
         try:
             reply = ask(request, timeout)
         finally:
             ended = self.gate.freeze()
+        wall = (ended - t0) * 1e3
         if self.cuda:
-            return reply, (ended - t0) * 1e3
-        return reply, (process_tree.cpu_ns(self.sandboxed.proc.pid) - cpu0) / 1e6
+            return reply, wall
+        cpu = (self.cpu_ns() - cpu0) / 1e6
+        return reply, cpu if self.cpu_cgroup else max(cpu, wall)
+
+    def cpu_ns(self) -> int:
+        """The sandbox's CPU time so far: its cgroup's, else its live process tree's."""
+        counted = process_tree.cgroup_cpu_ns(self.sandboxed.proc.pid) if self.cpu_cgroup else None
+        return counted if counted is not None else process_tree.cpu_ns(self.sandboxed.proc.pid)
 
     def thaw(self) -> None:
         self.gate.thaw()

@@ -607,7 +607,7 @@ class Judge:
             mean_sum += result["mean_abs_diff"]
             counted += 1
         signals = dict(first.get("signals", {}))
-        if cfg["torch_ops"] != "allow":
+        if cfg["torch_ops"] != "allow" and not self._samples_timed_windows(loaded):
             share, note = self._host_coverage(loaded, task, cfg)
             if note:
                 warnings.append(note)
@@ -631,6 +631,8 @@ class Judge:
     # for host code of GPU math libraries (cuBLAS reached by dlsym spends microseconds of host code a
     # call there, an honest kernel none), which a candidate cannot pause or relabel as it can the
     # profiler in its own process: one short, dense round, a verdict only with 10 samples there.
+    TIMED_SAMPLING_HZ = 4000  # while the timed windows run (the interruptions, a few percent, are the candidate's cost)
+    TIMED_SAMPLING_ROUNDS = 8  # more rounds of timed windows at most, to reach COVERAGE["cpu"]["enough"]
     COVERAGE = {"cpu": {"rounds": 8, "ms": 600, "hz": 500, "seconds": 0.5, "enough": 100},
                 "cuda": {"rounds": 1, "ms": 450, "hz": 2000, "seconds": 0.4, "enough": 10}}
     GPU_LIBRARIES = ("libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse", "libcusolver", "libcutensor",
@@ -678,12 +680,59 @@ class Judge:
         finally:
             window.gate.freeze()
 
+    def _samples_timed_windows(self, loaded: Loaded) -> bool:
+        """Whether the trusted sampler watches the timed windows themselves (a CPU host whose sandboxes
+        have a freezer cgroup: freezing sends no signal to disturb the tracer). Elsewhere it watches
+        a phase of coverage calls of its own, which a candidate may tell apart from timed calls."""
+        return not self.cuda and loaded.window.gate is not None and loaded.window.gate.freezer is not None
+
+    def _start_sampler(self, loaded: Loaded, cfg) -> subprocess.Popen:
+        sampler = subprocess.Popen([self.sampler, "--pid", str(loaded.runner.proc.pid), "--ms",
+                                    str(int(cfg["run_timeout_s"] * 1000)), "--hz", str(self.TIMED_SAMPLING_HZ)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        time.sleep(0.05)  # attached before the windows start
+        return sampler
+
+    def _stop_sampler(self, sampler: subprocess.Popen, loaded: Loaded) -> dict:
+        """The samples of a sampler that watched timed windows. It ends on SIGTERM and leaves its
+        threads for the kernel to detach (the runner is frozen: a detach would wait for it)."""
+        sampler.terminate()
+        try:
+            out, _ = sampler.communicate(timeout=30)
+            samples = json.loads(out)
+        except (subprocess.TimeoutExpired, ValueError):
+            sampler.kill()
+            return {"error": "the sampler did not answer"}
+        own = library = 0
+        for obj, n in (samples.get("by_object") or {}).items():
+            if obj.startswith(loaded.runner.scratch + os.sep):
+                own += n
+            elif self._library(obj):
+                library += n
+        return {"own": own, "library": library, "error": samples.get("error")}
+
     def _library(self, obj: str) -> bool:
         if self.cuda:
             return os.path.basename(obj).startswith(self.GPU_LIBRARIES)
         return not _glue(obj, self.launcher.python_binary)
 
-    def _signal_policy(self, s: dict, task: TaskState, cfg, label: str) -> None:
+    def _timed_coverage(self, counts: dict, cfg, reply: dict, check: dict) -> None:
+        """The share of the timed windows' samples in the candidate's own code decides library_compute;
+        with too few samples, or none allowed, the result says so."""
+        seen = counts["own"] + counts["library"]
+        if counts.get("error"):
+            note = f"library sampling unavailable: {counts['error']}"
+        elif seen < self.COVERAGE["cpu"]["enough"]:
+            note = f"CPU coverage inconclusive: {seen} samples in compiled code over the timed calls"
+        else:
+            share = counts["own"] / seen
+            reply["coverage"] = share
+            self._signal_policy({"coverage": share}, None, cfg, "timed calls")
+            return
+        reply["coverage"] = None
+        reply["warnings"] = sorted(set(check.get("warnings", []) + [note]))
+
+    def _signal_policy(self, s: dict, task: TaskState | None, cfg, label: str) -> None:
         """The runner's in-process monitors: early, cheap, and blind-able, so they only ever reject."""
         def reject(reason, message):
             raise Outcome("rejected", reason, f"{label}: {message}")
@@ -702,12 +751,12 @@ class Judge:
         if s.get("torch_ops") and policy == "forbid":
             ops = ", ".join(f"aten.{k}×{v}" for k, v in sorted(s["torch_ops"].items()))
             reject("torch_op", f"torch compute ops ran inside forward: {ops}")
-        if not cfg["allow_precision_drop"] and not task.low_precision:
+        if not cfg["allow_precision_drop"] and task is not None and not task.low_precision:
             if s.get("precision_drops"):
                 reject("precision_drop", "; ".join(map(str, s["precision_drops"])))
             if s.get("flags_changed"):
                 reject("precision_drop", f"precision flags changed: {', '.join(map(str, s['flags_changed']))}")
-        if s.get("aliased") and not task.ref_aliases:
+        if s.get("aliased") and task is not None and not task.ref_aliases:
             reject("output_aliases_input", f"output {s['aliased'][0]} shares memory with input {s['aliased'][1]} while "
                    "the reference's is fresh: nothing was computed into an output of its own")
         if policy == "forbid" and isinstance(s.get("coverage"), (int, float)) and s["coverage"] < cfg["min_coverage"]:
@@ -762,12 +811,16 @@ class Judge:
         n = int(tc["trials"])
         openings = Openings(self.rng, int(tc["open_calls"]), n, float(tc["budget_s"]))
         per_call, start = [], time.monotonic()
-        for i in range(n):
+        sampled = cfg["torch_ops"] != "allow" and self._samples_timed_windows(loaded)
+        counts = {"own": 0, "library": 0}
+        sampler = self._start_sampler(loaded, cfg) if sampled else None
+
+        def window(i: int) -> None:
             calls = self._fresh(r)
             label = f"timed window {i}"
             reply, ms, _ = self._window(loaded, task, cfg, calls, label)
             per_call.append(ms / r)
-            if openings.open_call(i, time.monotonic() - start):
+            if openings.open_call(min(i, n - 1), time.monotonic() - start):
                 k = self.rng.randrange(r)
                 got = self._read(loaded, reply, k, f"{label}, call {k}")
                 seed, kind = calls[k]
@@ -776,12 +829,37 @@ class Judge:
                     self._judge_outputs(task, cfg, got, args, kind, f"{label}, call {k}", "rejected")
                 except ReferenceFailed as e:
                     raise Outcome("invalid_task", "reference_failed", f"{label}: the reference raised {e}") from None
-            if self._timing_done(i, start, tc, deadline, openings):
-                break
+
+        try:
+            for i in range(n):
+                window(i)
+                if self._timing_done(i, start, tc, deadline, openings):
+                    break
+            # The trusted sampler watched these very windows; too few samples in compiled code, and more
+            # timed windows run, each as much a timed window as the others.
+            for _ in range(self.TIMED_SAMPLING_ROUNDS if sampled else 0):
+                found = self._stop_sampler(sampler, loaded)
+                sampler = None
+                if found.get("error"):
+                    counts["error"] = found["error"]
+                    break
+                counts["own"] += found["own"]
+                counts["library"] += found["library"]
+                if counts["own"] + counts["library"] >= self.COVERAGE["cpu"]["enough"] or \
+                        time.monotonic() > deadline:
+                    break
+                sampler = self._start_sampler(loaded, cfg)
+                for _ in range(int(tc["min_trials"])):
+                    window(len(per_call))
+        finally:
+            if sampler is not None:
+                self._stop_sampler(sampler, loaded)
         stats = summarize(per_call)
         external = {"clock": self._clock_name(), "calls_per_window": r, "windows": len(per_call),
                     "opened": openings.opened, "flush_bytes": loaded.window.flush.nbytes}
         reply = {"timing": stats, "external": external, "flags": [], "times": per_call}
+        if sampled:
+            self._timed_coverage(counts, cfg, reply, check)
         for name in ("eager", "compile"):
             base = req.get(f"{name}_times")
             if isinstance(base, list) and base and int(req.get("calls_per_window") or 1) == r:

@@ -63,6 +63,40 @@ def cpu_ns(root: int) -> int:
     return sum(_process_clock_ns(p) + _reaped_children_ns(p) for p in descendants(root))
 
 
+def cgroup_cpu_ns(launcher: int) -> int | None:
+    """CPU time of everything that ever ran in the sandbox a launcher runs, from its cpuacct cgroup
+    (src/core/sandbox.cpp, sandbox_cpu_cgroup): processes that ended unwaited-for included, which
+    cpu_ns cannot see. None where the host gave the sandbox no such cgroup."""
+    try:
+        with open(f"/sys/fs/cgroup/cpuacct/vinci-sandbox-{launcher}/cpuacct.usage") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def freezer_state(launcher: int) -> str | None:
+    """The freezer.state file of the sandbox a launcher runs (src/core/sandbox.cpp,
+    sandbox_freezer_cgroup), or None where the host gave it none."""
+    path = f"/sys/fs/cgroup/freezer/vinci-sandbox-{launcher}/freezer.state"
+    return path if os.path.exists(path) else None
+
+
+def freeze_cgroup(state_file: str, frozen: bool, timeout_s: float = 10.0) -> bool:
+    """Freezes (or thaws) every process of a freezer cgroup without a signal; True once the kernel
+    says it is done. Freezing waits for each task to reach the freezer: a stopped or traced one counts."""
+    want = "FROZEN" if frozen else "THAWED"
+    with open(state_file, "w") as f:
+        f.write(want)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with open(state_file) as f:
+            if f.read().strip() == want:
+                return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.0001)
+
+
 def interpreter_of(root: int, binary: str) -> int | None:
     """The first process under root that runs binary: a runner's Python, below the launcher and
     bubblewrap (a process the candidate forks comes after it)."""

@@ -129,15 +129,18 @@ std::optional<std::string> find_on_path(const std::string& name) {
 size_t depth(const fs::path& p) { return static_cast<size_t>(std::distance(p.begin(), p.end())); }
 
 const fs::path kPidsCgroupRoot = "/sys/fs/cgroup/pids";
+const fs::path kCpuCgroupRoot = "/sys/fs/cgroup/cpuacct";
+const fs::path kFreezerCgroupRoot = "/sys/fs/cgroup/freezer";
 
-bool pids_cgroup_usable() {
+// Whether a cgroup of this (v1) controller can be made here, with `file` in it.
+bool cgroup_usable(const fs::path& root, const char* file) {
   std::error_code ec;
-  if (!fs::is_directory(kPidsCgroupRoot, ec) || ::access(kPidsCgroupRoot.c_str(), W_OK) != 0) return false;
-  const fs::path probe = kPidsCgroupRoot / fmt::format("vinci-probe-{}", ::getpid());
+  if (!fs::is_directory(root, ec) || ::access(root.c_str(), W_OK) != 0) return false;
+  const fs::path probe = root / fmt::format("vinci-probe-{}", ::getpid());
   if (::mkdir(probe.c_str(), 0755) != 0) return false;
-  const bool has_limit = fs::exists(probe / "pids.max", ec);
+  const bool has = fs::exists(probe / file, ec);
   ::rmdir(probe.c_str());
-  return has_limit;
+  return has;
 }
 
 bool write_cgroup_file(const fs::path& path, const std::string& text) {
@@ -178,11 +181,22 @@ void seal_descriptors(const std::vector<int>& keep) {
 
 volatile sig_atomic_t g_child = 0;
 volatile sig_atomic_t g_stop = 0;
+char g_thaw_path[256] = {0};  // the sandbox's freezer.state, written from the signal handler
+
+// A frozen process dies of SIGKILL only once thawed: whoever froze it (the judge) may be gone.
+void thaw_sandbox() {
+  if (g_thaw_path[0] == 0) return;
+  const int fd = ::open(g_thaw_path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)!::write(fd, "THAWED", 6);
+  ::close(fd);
+}
 
 // The launcher's SIGTERM/SIGINT/SIGHUP end the sandbox at once: bwrap dies with its parent and
 // takes the pid namespace along; the seccomp-only child leads its own session.
 void kill_child(int) {
   g_stop = 1;
+  thaw_sandbox();
   if (g_child > 0) {
     ::kill(-g_child, SIGKILL);
     ::kill(g_child, SIGKILL);
@@ -201,6 +215,8 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
 std::string SandboxProbe::describe() const {
   std::string out = mode == SandboxMode::bwrap ? "bwrap+seccomp" : "seccomp only (NO namespaces: " + detail + ")";
   if (!pids_cgroup) out += ", no pids cgroup";
+  if (!cpu_cgroup) out += ", no cpu accounting cgroup";
+  if (!freezer_cgroup) out += ", no freezer cgroup";
   return out;
 }
 
@@ -282,7 +298,9 @@ std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std:
 const SandboxProbe& probe_sandbox() {
   static const SandboxProbe probe = [] {
     SandboxProbe p;
-    p.pids_cgroup = pids_cgroup_usable();
+    p.pids_cgroup = cgroup_usable(kPidsCgroupRoot, "pids.max");
+    p.cpu_cgroup = cgroup_usable(kCpuCgroupRoot, "cpuacct.usage");
+    p.freezer_cgroup = cgroup_usable(kFreezerCgroupRoot, "freezer.state");
     if (const char* off = std::getenv("VINCI_SANDBOX"); off && std::string(off) == "off") {
       p.detail = "VINCI_SANDBOX=off";
       return p;
@@ -320,6 +338,11 @@ const SandboxProbe& probe_sandbox() {
   return probe;
 }
 
+fs::path sandbox_cpu_cgroup(pid_t launcher) { return kCpuCgroupRoot / fmt::format("vinci-sandbox-{}", launcher); }
+fs::path sandbox_freezer_cgroup(pid_t launcher) {
+  return kFreezerCgroupRoot / fmt::format("vinci-sandbox-{}", launcher);
+}
+
 int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& command,
                   const std::vector<int>& keep_fds) {
   if (command.empty()) throw std::invalid_argument("run_sandboxed: empty command");
@@ -336,6 +359,19 @@ int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& c
       ::rmdir(cgroup.c_str());
       cgroup.clear();
     }
+  }
+  fs::path cpu_cgroup, freezer_cgroup;
+  if (probe.cpu_cgroup) {
+    cpu_cgroup = sandbox_cpu_cgroup(::getpid());
+    if (::mkdir(cpu_cgroup.c_str(), 0755) != 0) cpu_cgroup.clear();
+  }
+  if (probe.freezer_cgroup) {
+    freezer_cgroup = sandbox_freezer_cgroup(::getpid());
+    const std::string state = (freezer_cgroup / "freezer.state").string();
+    if (::mkdir(freezer_cgroup.c_str(), 0755) != 0 || state.size() >= sizeof g_thaw_path)
+      freezer_cgroup.clear();
+    else
+      std::memcpy(g_thaw_path, state.c_str(), state.size() + 1);
   }
   std::vector<std::string> argv;
   int seccomp_fd = -1;
@@ -359,6 +395,8 @@ int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& c
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::setpgid(0, 0);
     if (!cgroup.empty()) write_cgroup_file(cgroup / "cgroup.procs", std::to_string(::getpid()));
+    if (!cpu_cgroup.empty()) write_cgroup_file(cpu_cgroup / "cgroup.procs", std::to_string(::getpid()));
+    if (!freezer_cgroup.empty()) write_cgroup_file(freezer_cgroup / "cgroup.procs", std::to_string(::getpid()));
     apply_resource_limits(policy.limits);
     auto args = c_strings(argv);
     if (probe.mode == SandboxMode::bwrap) {
@@ -389,7 +427,10 @@ int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& c
   while (::waitpid(child, &raw, 0) < 0 && errno == EINTR) {
   }
   if (probe.mode != SandboxMode::bwrap) ::kill(-child, SIGKILL);
+  thaw_sandbox();
+  if (!freezer_cgroup.empty()) dispose_cgroup(freezer_cgroup);
   if (!cgroup.empty()) dispose_cgroup(cgroup);
+  if (!cpu_cgroup.empty()) dispose_cgroup(cpu_cgroup);
   if (WIFEXITED(raw)) return WEXITSTATUS(raw);
   return 128 + WTERMSIG(raw);
 }

@@ -29,6 +29,8 @@ struct SandboxProbe {
   SandboxMode mode = SandboxMode::seccomp_only;
   std::string bwrap;             // the binary used, when mode is bwrap
   bool pids_cgroup = false;      // a pids.max per sandbox can be set (fork bombs are bounded)
+  bool cpu_cgroup = false;       // a cpuacct cgroup per sandbox counts its CPU time (sandbox_cpu_cgroup)
+  bool freezer_cgroup = false;   // a freezer cgroup per sandbox stops it without a signal (sandbox_freezer_cgroup)
   std::string detail;            // why bwrap is not used, or what limits remain
   std::string describe() const;  // one line for logs and results
 };
@@ -56,6 +58,15 @@ std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std:
 int export_seccomp_program();
 // Installs the filter on the calling thread and its future children (no_new_privs is set first).
 void install_seccomp();
+
+// The cpuacct cgroup of the sandbox a launcher process runs (run_sandboxed's, named by the launcher's pid),
+// where the host has the cpuacct controller: its cpuacct.usage counts every process that ever ran in
+// the sandbox, those that ended and were never waited for included, which no process tree shows.
+std::filesystem::path sandbox_cpu_cgroup(pid_t launcher);
+// The freezer cgroup of that sandbox, where the host has the freezer controller: writing FROZEN to its
+// freezer.state stops every process in it without a signal (none the candidate could catch, none that
+// stops a tracer's view of it), THAWED lets them go on. The launcher thaws it before it ends them.
+std::filesystem::path sandbox_freezer_cgroup(pid_t launcher);
 
 // Runs command under policy and returns its exit status (128 + signal when killed), cleaning up the
 // pids cgroup it made. Only the descriptors in keep_fds (and 0, 1, 2) reach the command.

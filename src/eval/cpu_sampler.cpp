@@ -89,7 +89,12 @@ std::vector<Mapping> executable_mappings(pid_t pid) {
 class Sampler {
  public:
   Sampler(pid_t root, CpuSamples& out) : root_(root), out_(out) {}
-  ~Sampler() { detach_all(); }
+  ~Sampler() {
+    if (!leave_to_exit_) detach_all();
+  }
+  // Detaching waits for each thread to stop, which a thread the judge has frozen never does; the
+  // kernel detaches every tracee of a tracer that exits, whatever state they are in.
+  void leave_to_exit() { leave_to_exit_ = true; }
 
   void attach_new() {
     for (pid_t pid : processes(root_)) {
@@ -169,23 +174,25 @@ class Sampler {
 
   pid_t root_;
   CpuSamples& out_;
+  bool leave_to_exit_ = false;
   std::map<pid_t, pid_t> traced_;  // thread -> its process
   std::map<pid_t, std::vector<Mapping>> maps_;
 };
 
 }  // namespace
 
-CpuSamples sample_cpu(pid_t root, std::chrono::milliseconds duration, int hz) {
+CpuSamples sample_cpu(pid_t root, std::chrono::milliseconds duration, int hz, const volatile sig_atomic_t* stop) {
   CpuSamples out;
   Sampler sampler(root, out);
   const auto period = std::chrono::microseconds(1'000'000 / std::max(1, hz));
   const auto deadline = std::chrono::steady_clock::now() + duration;
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (std::chrono::steady_clock::now() < deadline && !(stop && *stop)) {
     sampler.attach_new();
     if (!sampler.traced_any() && !out.error.empty()) break;
     sampler.sample_running();
     std::this_thread::sleep_for(period);
   }
+  if (stop && *stop) sampler.leave_to_exit();  // the caller exits right after printing
   return out;
 }
 

@@ -10,6 +10,8 @@
 
 #include <sys/types.h>
 
+#include <csignal>
+
 #include <chrono>
 #include <map>
 #include <string>
@@ -22,7 +24,11 @@ struct CpuSamples {
   std::string error;                     // non-empty when the tree could not be traced (ptrace refused)
 };
 
-// Samples every running thread of root and its descendants about hz times a second for duration.
-CpuSamples sample_cpu(pid_t root, std::chrono::milliseconds duration, int hz);
+// Samples every running thread of root and its descendants about hz times a second for duration, or
+// until *stop turns non-zero (a signal handler's flag: the judge ends a sampling that spans timed calls,
+// whose threads it may have frozen; the threads are then left traced, for the exiting caller's kernel
+// to detach).
+CpuSamples sample_cpu(pid_t root, std::chrono::milliseconds duration, int hz,
+                      const volatile sig_atomic_t* stop = nullptr);
 
 }  // namespace vinci::eval

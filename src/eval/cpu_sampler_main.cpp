@@ -1,10 +1,18 @@
 // vinci-cpu-sampler: where a sandboxed process tree spends its CPU time, by mapped file (eval/cpu_sampler.h).
-// The judge runs it beside a CPU candidate's coverage calls; it prints one JSON object.
+// The judge runs it beside a candidate's timed calls (or its coverage calls) and ends it with SIGTERM,
+// or it ends after --ms; it prints one JSON object.
 #include <fmt/format.h>
+
+#include <csignal>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "eval/cpu_sampler.h"
+
+namespace {
+volatile sig_atomic_t g_stop = 0;
+void stop_sampling(int) { g_stop = 1; }
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -16,7 +24,11 @@ int main(int argc, char** argv) {
   app.add_option("--ms", ms, "how long to sample")->capture_default_str();
   app.add_option("--hz", hz, "samples per second and thread")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
-  const auto s = vinci::eval::sample_cpu(pid, std::chrono::milliseconds(ms), hz);
+  // Without SA_RESTART: a wait for a thread the judge froze mid-sample returns, and the sampling ends.
+  struct sigaction stop {};
+  stop.sa_handler = stop_sampling;
+  ::sigaction(SIGTERM, &stop, nullptr);
+  const auto s = vinci::eval::sample_cpu(pid, std::chrono::milliseconds(ms), hz, &g_stop);
   fmt::print("{}\n", nlohmann::json{{"total", s.total}, {"by_object", s.by_object}, {"error", s.error}}.dump());
   return 0;
 }

@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
       fmt::print("{}\n", nlohmann::json{{"mode", p.mode == SandboxMode::bwrap ? "bwrap" : "seccomp_only"},
                                         {"bwrap", p.bwrap},
                                         {"pids_cgroup", p.pids_cgroup},
+                                        {"cpu_cgroup", p.cpu_cgroup},
+                                        {"freezer_cgroup", p.freezer_cgroup},
                                         {"detail", p.detail},
                                         {"describe", p.describe()}}
                              .dump());

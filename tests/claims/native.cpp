@@ -12,7 +12,11 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -102,6 +106,29 @@ torch::Tensor relu_16bit(torch::Tensor x) {
   return y;
 }
 
+// A matmul by plain loops: honest, and far slower than a BLAS.
+torch::Tensor matmul_plain(torch::Tensor a, torch::Tensor b) {
+  a = a.contiguous();
+  b = b.contiguous();
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  auto c = torch::zeros({m, n}, a.options());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p) {
+      const float v = fp(a)[i * k + p];
+      for (int64_t j = 0; j < n; ++j) fp(c)[i * n + j] += v * fp(b)[p * n + j];
+    }
+  return c;
+}
+
+// 64 sampled values of a tensor, summed with weights: the same number for the same inputs.
+double fingerprint(torch::Tensor x) {
+  x = x.contiguous();
+  const int64_t n = x.numel();
+  double s = 0;
+  for (int64_t i = 0; i < 64 && n > 0; ++i) s += fp(x)[(n - 1) * i / 63] * (i + 1);
+  return s;
+}
+
 // Whether every value lies in [0, 1): the task's own uniform draw, not an out-of-distribution one.
 bool in_unit_interval(torch::Tensor x) {
   x = x.contiguous();
@@ -188,6 +215,36 @@ torch::Tensor relu_after_return(torch::Tensor x, int64_t nap_us) {
   else
     later_body(job);
   return out;
+}
+
+// The ReLU done by a child process that shares this one's memory and is never waited for (SIGCHLD
+// ignored, so the kernel reaps it at its exit and adds its CPU time to no parent), while the caller
+// sleeps on a futex: a process tree's CPU time never shows the work.
+static std::vector<char> g_child_stack;
+static volatile pid_t g_child_tid = 0;
+static int child_relu(void* p) {
+  auto* job = static_cast<Later*>(p);
+  const float* a = fp(job->in);
+  float* o = fp(job->out);
+  for (int64_t i = 0, n = job->in.numel(); i < n; ++i) o[i] = a[i] > 0.f ? a[i] : 0.f;
+  return 0;
+}
+torch::Tensor relu_in_unwaited_child(torch::Tensor x) {
+  Later job{x.contiguous(), torch::empty_like(x), 0};
+  if (g_child_stack.empty()) {
+    g_child_stack.resize(1 << 20);
+    signal(SIGCHLD, SIG_IGN);
+  }
+  g_child_tid = 1;
+  const int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD;
+  const pid_t pid = clone(child_relu, g_child_stack.data() + g_child_stack.size() - 64, flags, &job,
+                          const_cast<pid_t*>(&g_child_tid), nullptr, const_cast<pid_t*>(&g_child_tid));
+  if (pid <= 0) {
+    child_relu(&job);
+    return job.out;
+  }
+  for (pid_t v = g_child_tid; v != 0; v = g_child_tid) syscall(SYS_futex, const_cast<pid_t*>(&g_child_tid), FUTEX_WAIT, v, nullptr, nullptr, 0);
+  return job.out;
 }
 
 // --------------------------------------------------------------------------- the harness, rewritten
