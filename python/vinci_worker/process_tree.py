@@ -83,18 +83,22 @@ def freezer_state(launcher: int) -> str | None:
 
 def freeze_cgroup(state_file: str, frozen: bool, timeout_s: float = 10.0) -> bool:
     """Freezes (or thaws) every process of a freezer cgroup without a signal; True once the kernel
-    says it is done. Freezing waits for each task to reach the freezer: a stopped or traced one counts."""
+    says it is done, False when it is not within timeout_s or the cgroup is gone. Freezing waits for
+    each task to reach the freezer: a stopped or traced one counts."""
     want = "FROZEN" if frozen else "THAWED"
-    with open(state_file, "w") as f:
-        f.write(want)
     deadline = time.monotonic() + timeout_s
-    while True:
-        with open(state_file) as f:
-            if f.read().strip() == want:
-                return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.0001)
+    try:
+        with open(state_file, "w") as f:
+            f.write(want)
+        while True:
+            with open(state_file) as f:
+                if f.read().strip() == want:
+                    return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.0001)
+    except OSError:  # the sandbox ended, and its launcher removed the cgroup
+        return False
 
 
 def interpreter_of(root: int, binary: str) -> int | None:
