@@ -632,7 +632,7 @@ class Judge:
     # call there, an honest kernel none), which a candidate cannot pause or relabel as it can the
     # profiler in its own process: one short, dense round, a verdict only with 10 samples there.
     TIMED_SAMPLING_HZ = 4000  # while the timed windows run (the interruptions, a few percent, are the candidate's cost)
-    TIMED_SAMPLING_ROUNDS = 8  # more rounds of timed windows at most, to reach COVERAGE["cpu"]["enough"]
+    TIMED_SAMPLING_S = 10.0  # more timed windows for at most this long, to reach COVERAGE["cpu"]["enough"]
     COVERAGE = {"cpu": {"rounds": 8, "ms": 600, "hz": 500, "seconds": 0.5, "enough": 100},
                 "cuda": {"rounds": 1, "ms": 450, "hz": 2000, "seconds": 0.4, "enough": 10}}
     GPU_LIBRARIES = ("libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse", "libcusolver", "libcutensor",
@@ -716,21 +716,22 @@ class Judge:
             return os.path.basename(obj).startswith(self.GPU_LIBRARIES)
         return not _glue(obj, self.launcher.python_binary)
 
-    def _timed_coverage(self, counts: dict, cfg, reply: dict, check: dict) -> None:
-        """The share of the timed windows' samples in the candidate's own code decides library_compute;
-        with too few samples, or none allowed, the result says so."""
+    def _timed_coverage(self, counts: dict, loaded: Loaded, task: TaskState, cfg, reply: dict, check: dict) -> None:
+        """The share of the timed windows' samples in the candidate's own code decides library_compute.
+        Where they hold too few samples even after more windows, a phase of coverage calls decides, as
+        on a host without a freezer cgroup, and the result says so."""
         seen = counts["own"] + counts["library"]
-        if counts.get("error"):
-            note = f"library sampling unavailable: {counts['error']}"
-        elif seen < self.COVERAGE["cpu"]["enough"]:
-            note = f"CPU coverage inconclusive: {seen} samples in compiled code over the timed calls"
-        else:
+        if not counts.get("error") and seen >= self.COVERAGE["cpu"]["enough"]:
             share = counts["own"] / seen
             reply["coverage"] = share
             self._signal_policy({"coverage": share}, None, cfg, "timed calls")
             return
-        reply["coverage"] = None
-        reply["warnings"] = sorted(set(check.get("warnings", []) + [note]))
+        why = f"unavailable ({counts['error']})" if counts.get("error") else f"{seen} samples in compiled code"
+        share, note = self._host_coverage(loaded, task, cfg)
+        notes = [f"library sampling over the timed calls: {why}; a phase of coverage calls decided"]
+        reply["coverage"] = share
+        reply["warnings"] = sorted(set(check.get("warnings", []) + notes + ([note] if note else [])))
+        self._signal_policy({"coverage": share}, None, cfg, "coverage")
 
     def _signal_policy(self, s: dict, task: TaskState | None, cfg, label: str) -> None:
         """The runner's in-process monitors: early, cheap, and blind-able, so they only ever reject."""
@@ -835,9 +836,11 @@ class Judge:
                 window(i)
                 if self._timing_done(i, start, tc, deadline, openings):
                     break
-            # The trusted sampler watched these very windows; too few samples in compiled code, and more
-            # timed windows run, each as much a timed window as the others.
-            for _ in range(self.TIMED_SAMPLING_ROUNDS if sampled else 0):
+            # The trusted sampler watched these very windows; with too few samples in compiled code
+            # (short, Python-heavy calls; a loaded host that starves the sampler), more timed windows
+            # run, each as much a timed window as the others, for up to TIMED_SAMPLING_S.
+            sampling_start = time.monotonic()
+            while sampled:
                 found = self._stop_sampler(sampler, loaded)
                 sampler = None
                 if found.get("error"):
@@ -846,7 +849,7 @@ class Judge:
                 counts["own"] += found["own"]
                 counts["library"] += found["library"]
                 if counts["own"] + counts["library"] >= self.COVERAGE["cpu"]["enough"] or \
-                        time.monotonic() > deadline:
+                        time.monotonic() - sampling_start > self.TIMED_SAMPLING_S or time.monotonic() > deadline:
                     break
                 sampler = self._start_sampler(loaded, cfg)
                 for _ in range(int(tc["min_trials"])):
@@ -859,7 +862,7 @@ class Judge:
                     "opened": openings.opened, "flush_bytes": loaded.window.flush.nbytes}
         reply = {"timing": stats, "external": external, "flags": [], "times": per_call}
         if sampled:
-            self._timed_coverage(counts, cfg, reply, check)
+            self._timed_coverage(counts, loaded, task, cfg, reply, check)
         for name in ("eager", "compile"):
             base = req.get(f"{name}_times")
             if isinstance(base, list) and base and int(req.get("calls_per_window") or 1) == r:
