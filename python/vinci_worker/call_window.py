@@ -95,11 +95,11 @@ class Gate:
     processes. On a GPU the runner's interpreter is locked before it is frozen, and thawed before it
     is unlocked: a lock of a stopped process never returns."""
 
-    def __init__(self, sandboxed: Sandboxed, pid: int, drain: bool):
+    def __init__(self, sandboxed: Sandboxed, pid: int, drain: bool, freezer: bool):
         self.sandboxed = sandboxed
         self.pid = pid
         self.drain = drain
-        self.freezer = process_tree.freezer_state(sandboxed.proc.pid)
+        self.freezer = process_tree.freezer_state(sandboxed.proc.pid) if freezer else None
         self.stopped: list[int] = []
         self.frozen = False
 
@@ -150,7 +150,8 @@ class CallWindow:
         self.drain = drain and self.cuda
         self.gate: Gate | None = None
         self.pid = 0
-        self.cpu_cgroup = not self.cuda and process_tree.cgroup_cpu_ns(sandboxed.proc.pid) is not None
+        self.cpu_cgroup = False  # decided in bind(), once the launcher has certainly made it
+        self.identities: dict[str, str] = {}  # mapped file -> sha256, for the sampler's samples
         self.offsets, self.input_bytes = input_layout(input_specs, sets)
         self.inputs_gpu: device_memory.Mapping | None = None
         self.memory_fd = -1
@@ -165,12 +166,18 @@ class CallWindow:
             if self.delivered_by_runner:
                 sandboxed.buffer.resize(max(ALIGN, sets * outputs.layout(specs)[1]))
 
-    def bind(self) -> None:
+    def bind(self, cpu_cgroup: bool, freezer_cgroup: bool) -> None:
         """Finds the runner's interpreter once it has answered its load: the process the drain
-        locks and whose memory the judge reads."""
+        locks and whose memory the judge reads; and the sandbox's cgroups, which the launcher (by its
+        probe) makes on this host and so must be there."""
         pid = process_tree.interpreter_of(self.sandboxed.proc.pid, self.python_binary)
         if pid is None:
             raise WindowError("runner_lost", "the runner's interpreter is not among the sandbox's processes")
+        launcher = self.sandboxed.proc.pid
+        if (cpu_cgroup and not self.cuda and process_tree.cgroup_cpu_ns(launcher) is None) or \
+                (freezer_cgroup and process_tree.freezer_state(launcher) is None):
+            raise WindowError("runner_lost", f"the sandbox of launcher {launcher} has lost its cgroups")
+        self.cpu_cgroup = cpu_cgroup and not self.cuda
         self.pid = pid
         if self.drain:  # the runner is idle: a lock that fails now fails for the host, not the candidate
             try:
@@ -178,7 +185,7 @@ class CallWindow:
                 gpu_drain.unlock(pid)
             except gpu_drain.DrainError as e:
                 raise WindowError("gpu_drain_failed", str(e)) from None
-        self.gate = Gate(self.sandboxed, pid, self.drain)
+        self.gate = Gate(self.sandboxed, pid, self.drain, freezer_cgroup)
         if not self.cuda and not self.delivered_by_runner:
             try:
                 self.memory_fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)
@@ -298,7 +305,8 @@ class CallWindow:
             view = torch.frombuffer(self.sandboxed.buffer.map, dtype=torch.uint8, count=nbytes, offset=off)
             return view.clone()
         ptr = d.get("ptr")
-        if not isinstance(ptr, int) or ptr < 0 or d.get("nbytes") != nbytes:
+        if not isinstance(ptr, int) or isinstance(ptr, bool) or not 0 <= ptr < (1 << 64) - nbytes or \
+                d.get("nbytes") != nbytes:
             raise WindowError("protocol_violation", f"output {i} is described as {str(d)[:120]}, "
                                                    f"the reference's has {nbytes} bytes")
         if nbytes == 0:
@@ -310,9 +318,9 @@ class CallWindow:
         while done < nbytes:
             try:
                 n = os.preadv(self.memory_fd, [view[done:]], ptr + done)
-            except OSError as e:
+            except (OSError, OverflowError, ValueError) as e:
                 raise WindowError("unreadable_output", f"output {i}: the runner's memory at {ptr + done:#x} cannot be "
-                                                       f"read ({e.strerror})") from None
+                                                       f"read ({getattr(e, 'strerror', None) or e})") from None
             if n <= 0:
                 raise WindowError("unreadable_output", f"output {i}: the runner's memory ends at {ptr + done:#x}")
             done += n

@@ -48,7 +48,7 @@ from .build_limits import BuildLimits
 from .call_window import CallWindow, Flush, WindowError, cache_bytes
 from .extensions import CompileService
 from .openings import Openings
-from .sandbox import Launcher, Sandboxed, describe_exit
+from .sandbox import Launcher, Sandboxed, describe_exit, file_sha256
 from .timing import measure_bandwidth, speedup_interval, summarize
 
 DEFAULTS = {
@@ -429,8 +429,11 @@ class Judge:
                 raise Outcome("invalid_task", "reference_failed",
                               f"the reference runner could not load the task: {reply.get('message', '')}")
             self._accept(reply, "loading the candidate")
+        def bind():
+            window.bind(self.launcher.cpu_cgroup, self.launcher.freezer_cgroup)
+
         try:
-            window.bind()
+            bind()
         except WindowError as e:
             if req is None and e.reason == "gpu_drain_failed":
                 # The trusted runner cannot be drained: this host cannot drain any, so the judge times
@@ -439,7 +442,7 @@ class Judge:
                 self.warnings.append(f"no trusted drain of GPU work ({e}): work a candidate queues past a call's "
                                      "end is unseen by the clock")
                 window.drain = False
-                window.bind()
+                bind()
             else:
                 window.close()
                 raise Outcome(WINDOW_CLASSES.get(e.reason, "runtime_error"), e.reason, str(e)) from None
@@ -668,10 +671,9 @@ class Judge:
                 if samples.get("error"):
                     return None, f"library sampling unavailable: {samples['error']}"
                 for obj, n in (samples.get("by_object") or {}).items():
-                    if obj.startswith(runner.scratch + os.sep):
-                        own += n
-                    elif self._library(obj):
-                        library += n
+                    kind = self._kind_of(obj, loaded)
+                    own += n if kind == "own" else 0
+                    library += n if kind == "library" else 0
                 if (library if self.cuda else own + library) >= plan["enough"]:
                     return own / (own + library), ""
             if self.cuda:
@@ -705,16 +707,37 @@ class Judge:
             return {"error": "the sampler did not answer"}
         own = library = 0
         for obj, n in (samples.get("by_object") or {}).items():
-            if obj.startswith(loaded.runner.scratch + os.sep):
-                own += n
-            elif self._library(obj):
-                library += n
+            kind = self._kind_of(obj, loaded)
+            own += n if kind == "own" else 0
+            library += n if kind == "library" else 0
         return {"own": own, "library": library, "error": samples.get("error")}
 
-    def _library(self, obj: str) -> bool:
+    def _kind_of(self, obj: str, loaded: Loaded) -> str:
+        """own, library or glue, for a mapped file a sample fell in. Own is decided by content: a file
+        whose bytes are those of a library the judge built and sent this runner. Any other file in a
+        place the sandbox can write (its scratch, /tmp, /dev/shm), a copy of a BLAS included, and
+        anonymous code are library on the CPU; files of the host's (bound read-only, so genuine) are
+        glue or library by name."""
+        runner = loaded.runner
+        writable = obj.startswith((runner.scratch + os.sep, "/tmp/", "/dev/shm/"))
+        if writable and self._delivered(obj, loaded):
+            return "own"
+        if writable or obj == "[anonymous]":
+            return "glue" if self.cuda else "library"
         if self.cuda:
-            return os.path.basename(obj).startswith(self.GPU_LIBRARIES)
-        return not _glue(obj, self.launcher.python_binary)
+            return "library" if os.path.basename(obj).startswith(self.GPU_LIBRARIES) else "glue"
+        return "glue" if _glue(obj, self.launcher.python_binary) else "library"
+
+    def _delivered(self, obj: str, loaded: Loaded) -> bool:
+        """Whether the file at obj, as the runner's mount namespace shows it, holds the bytes of a
+        library the judge sent it (read from outside through /proc/PID/root)."""
+        cache = loaded.window.identities
+        if obj not in cache:
+            try:
+                cache[obj] = file_sha256(f"/proc/{loaded.window.pid}/root{obj}")
+            except OSError:
+                cache[obj] = ""
+        return cache[obj] in loaded.runner.delivered
 
     def _timed_coverage(self, counts: dict, loaded: Loaded, task: TaskState, cfg, reply: dict, check: dict) -> None:
         """The share of the timed windows' samples in the candidate's own code decides library_compute.
@@ -821,7 +844,7 @@ class Judge:
             label = f"timed window {i}"
             reply, ms, _ = self._window(loaded, task, cfg, calls, label)
             per_call.append(ms / r)
-            if openings.open_call(min(i, n - 1), time.monotonic() - start):
+            if openings.open_call(i, time.monotonic() - start):
                 k = self.rng.randrange(r)
                 got = self._read(loaded, reply, k, f"{label}, call {k}")
                 seed, kind = calls[k]

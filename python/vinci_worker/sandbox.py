@@ -92,6 +92,7 @@ class Sandboxed:
         self.log = log
         self.scratch = scratch
         self.compiles = 0
+        self.delivered: set[str] = set()  # sha256 of each library sent to it: its own compiled code
 
     def ask(self, message: dict | None, timeout: float, compiler=None, fds: list[int] = (),
             keep_fds: bool = False) -> dict:
@@ -126,6 +127,7 @@ class Sandboxed:
             return
         fd = os.open(built["path"], os.O_RDONLY | os.O_CLOEXEC)
         try:
+            self.delivered.add(file_sha256(built["path"]))
             self.channel.send(answer, [fd])
         finally:
             os.close(fd)
@@ -149,6 +151,15 @@ class Sandboxed:
         for b in self.buffers.values():
             b.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def file_sha256(path: str) -> str:
+    import hashlib
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def describe_exit(code: int | None) -> tuple[str, str, str]:
@@ -205,6 +216,10 @@ class Launcher:
             raise RuntimeError(f"the sandbox launcher {binary} did not answer --probe: {e}") from None
         self.mode = info["mode"]
         self.description = info["describe"]
+        # Per-sandbox cgroups the launcher makes on this host: the CPU clock and the freeze rely on
+        # them wherever the host has them, never on whether one happens to exist yet.
+        self.cpu_cgroup = bool(info.get("cpu_cgroup"))
+        self.freezer_cgroup = bool(info.get("freezer_cgroup"))
         # The interpreter as invoked (a virtualenv's python is a link whose folder holds the
         # environment's tools, ninja among them), and the binary it resolves to.
         self.python = os.path.abspath(sys.executable)

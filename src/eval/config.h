@@ -68,8 +68,8 @@ struct EvalConfig {
   // visible GPUs at positions = index (mod count), so no two of them time on one GPU at once. With
   // fewer GPUs than processes, GPU index (mod GPUs) is shared.
   int gpu_share_index = 0, gpu_share_count = 1;
-  int build_jobs = 0;                           // parallel builds; 0: one per CPU core
-  std::chrono::seconds compile_timeout{900};    // per extension build (wall clock)
+  int build_jobs = 0;                         // parallel builds; 0: one per CPU core
+  std::chrono::seconds compile_timeout{900};  // per extension build (wall clock)
   // An extension build's bounds (python/vinci_worker/build_limits.py): resident memory of its whole
   // process tree, CPU time per process, the private tmpfs it works in, and the library it makes.
   uint64_t compile_memory_bytes = 8ull << 30;

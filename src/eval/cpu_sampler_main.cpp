@@ -3,8 +3,8 @@
 // or it ends after --ms; it prints one JSON object.
 #include <fmt/format.h>
 
-#include <csignal>
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <nlohmann/json.hpp>
 
 #include "eval/cpu_sampler.h"

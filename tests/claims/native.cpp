@@ -16,8 +16,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -157,7 +158,8 @@ static bool start_thread(void* (*body)(void*), void* arg, pthread_t* t) {
   return spawn != nullptr && spawn(t, nullptr, body, arg) == 0;
 }
 static void end_thread(pthread_t t, bool wait) {
-  auto f = reinterpret_cast<one_fn>(thread_call(wait ? std::vector<int>{48, 53, 51, 52} : std::vector<int>{62, 63, 46, 59, 57, 50}));
+  auto f = reinterpret_cast<one_fn>(
+      thread_call(wait ? std::vector<int>{48, 53, 51, 52} : std::vector<int>{62, 63, 46, 59, 57, 50}));
   if (f != nullptr) f(t, nullptr);
 }
 
@@ -243,7 +245,8 @@ torch::Tensor relu_in_unwaited_child(torch::Tensor x) {
     child_relu(&job);
     return job.out;
   }
-  for (pid_t v = g_child_tid; v != 0; v = g_child_tid) syscall(SYS_futex, const_cast<pid_t*>(&g_child_tid), FUTEX_WAIT, v, nullptr, nullptr, 0);
+  for (pid_t v = g_child_tid; v != 0; v = g_child_tid)
+    syscall(SYS_futex, const_cast<pid_t*>(&g_child_tid), FUTEX_WAIT, v, nullptr, nullptr, 0);
   return job.out;
 }
 
@@ -252,6 +255,41 @@ torch::Tensor relu_in_unwaited_child(torch::Tensor x) {
 void set_attribute(py::object target, std::string name, py::object value) { py::setattr(target, name.c_str(), value); }
 py::object import_attribute(std::string module, std::string name) {
   return py::module_::import(module.c_str()).attr(name.c_str());
+}
+
+// ------------------------------------------------------------------------------ a BLAS of its own
+// Copies files (the BLAS first, then what it links) from a folder into blas/ in its working folder
+// (the sandbox's scratch) and dlopens the copy of the first: a library under a path of its own.
+typedef void (*sgemm_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t,
+                         float, float*, int64_t);
+static sgemm_fn g_sgemm = nullptr;
+std::string copy_and_open(std::string from, std::vector<std::string> names, std::string symbol) {
+  ::mkdir("blas", 0755);
+  for (const auto& name : names) {
+    const int in = ::open((from + "/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+    const int out = ::open(("blas/" + name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    std::vector<char> chunk(1 << 20);
+    for (ssize_t n; in >= 0 && out >= 0 && (n = ::read(in, chunk.data(), chunk.size())) > 0;)
+      if (::write(out, chunk.data(), n) != n) break;
+    if (in >= 0) ::close(in);
+    if (out >= 0) ::close(out);
+  }
+  char here[4096];
+  if (names.empty() || getcwd(here, sizeof here) == nullptr) return "";
+  void* h = dlopen((std::string(here) + "/blas/" + names[0]).c_str(), RTLD_NOW | RTLD_LOCAL);
+  g_sgemm = h ? reinterpret_cast<sgemm_fn>(dlsym(h, symbol.c_str())) : nullptr;
+  return g_sgemm ? names[0] : "";
+}
+
+// C = A B (row-major, fp32) by the copied BLAS.
+torch::Tensor sgemm_with_copied_blas(torch::Tensor a, torch::Tensor b) {
+  a = a.contiguous();
+  b = b.contiguous();
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  auto c = torch::empty({m, n}, a.options());
+  TORCH_CHECK(g_sgemm != nullptr, "no BLAS copied");
+  g_sgemm(101, 111, 111, m, n, k, 1.f, fp(a), k, fp(b), n, 0.f, fp(c), n);  // row-major, no transposes
+  return c;
 }
 
 // ------------------------------------------------------------------------------ secrets and sockets

@@ -74,6 +74,18 @@ def main():
         wrong = {i for i in range(CALLS) if rng.random() < 0.5}
         passed += not (timing_run(s, lambda i: 0.5)[1] & wrong)
     results.append(check("half-wrong cheat caught", passed / 5000 < 0.005, f"passed {passed} of 5000 (expected 0.1%)"))
+    # Windows past the planned calls (more timing for the sampler) are opened at EXTRA_SHARE even with
+    # nothing owed: a cheat that counted its 10 openings done (or forced them into its first calls by
+    # sleeping the budget away) and is wrong on every one of 80 extra windows passes with 0.9^80.
+    from vinci_worker.openings import EXTRA_SHARE
+    rng = random.Random(11)
+    passed = 0
+    for _ in range(5000):
+        o = Openings(rng, WANT, CALLS, BUDGET)
+        o.opened = WANT  # every owed opening spent
+        passed += not any(o.open_call(CALLS + k, 100.0) for k in range(80))
+    results.append(check("extra windows opened regardless", EXTRA_SHARE == 0.1 and passed / 5000 < 0.002,
+                         f"passed {passed} of 5000 (expected {0.9 ** 80:.2e})"))
     sys.exit(0 if all(results) else 1)
 
 

@@ -226,8 +226,12 @@ TEST(Pipeline, ThreatCorpusIsCaughtOnCpu) {
 fs::path materialized_claims() {
   const fs::path dst = test_cache() / "claims-corpus";
   core::SpawnOptions o;
-  o.argv = {cpu_config().python, (kRoot / "scripts" / "materialize_corpus.py").string(),
-            (kRoot / "tests" / "claims").string(), dst.string(), "--suite", (kRoot / "tasks").string()};
+  o.argv = {cpu_config().python,
+            (kRoot / "scripts" / "materialize_corpus.py").string(),
+            (kRoot / "tests" / "claims").string(),
+            dst.string(),
+            "--suite",
+            (kRoot / "tasks").string()};
   const auto run = core::run_to_completion(o, std::chrono::seconds(60));
   EXPECT_TRUE(run.status.exited && run.status.code == 0) << run.out;
   return dst;
@@ -293,8 +297,8 @@ TEST(Pipeline, BuildBombsEndAtTheirLimits) {
   c.compile_timeout = std::chrono::seconds(300);
   expect_corpus(kRoot / "tasks", kRoot / "tests" / "build_bombs", 4, c);
   const Suite suite = load_suite(kRoot / "tasks");
-  const auto relu = std::find_if(suite.tasks.begin(), suite.tasks.end(),
-                                 [](const Task& t) { return t.id == "level1/13_ReLU"; });
+  const auto relu =
+      std::find_if(suite.tasks.begin(), suite.tasks.end(), [](const Task& t) { return t.id == "level1/13_ReLU"; });
   ASSERT_NE(relu, suite.tasks.end());
   const auto after = EvaluatorPool(c).run(
       {{*relu, load_candidate(kRoot / "tasks" / "solutions" / "cpu" / "level1" / "13_ReLU.py")}}, nullptr);
