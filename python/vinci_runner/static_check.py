@@ -26,6 +26,9 @@ FORBIDDEN_MODULES = {
     "io": "file_io", "pickle": "file_io", "urllib": "file_io", "http": "file_io",
     "gc": "introspection", "inspect": "introspection", "traceback": "introspection",
     "builtins": "introspection", "__main__": "introspection", "weakref": "introspection",
+    # The harness that runs the candidate: its channel, its monitors and its signals are no business
+    # of a kernel's.
+    "vinci_runner": "introspection",
     "importlib": "dynamic_code", "ctypes": "dynamic_code", "cffi": "dynamic_code",
     "runpy": "dynamic_code", "code": "dynamic_code", "codeop": "dynamic_code",
     "marshal": "dynamic_code", "types": "dynamic_code",

@@ -151,7 +151,6 @@ class CallWindow:
         self.gate: Gate | None = None
         self.pid = 0
         self.cpu_cgroup = False  # decided in bind(), once the launcher has certainly made it
-        self.identities: dict[str, str] = {}  # mapped file -> sha256, for the sampler's samples
         self.offsets, self.input_bytes = input_layout(input_specs, sets)
         self.inputs_gpu: device_memory.Mapping | None = None
         self.memory_fd = -1

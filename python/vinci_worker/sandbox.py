@@ -92,7 +92,7 @@ class Sandboxed:
         self.log = log
         self.scratch = scratch
         self.compiles = 0
-        self.delivered: set[str] = set()  # sha256 of each library sent to it: its own compiled code
+        self.delivered: dict[str, int] = {}  # sha256 -> size of each library sent to it: its own compiled code
 
     def ask(self, message: dict | None, timeout: float, compiler=None, fds: list[int] = (),
             keep_fds: bool = False) -> dict:
@@ -127,7 +127,7 @@ class Sandboxed:
             return
         fd = os.open(built["path"], os.O_RDONLY | os.O_CLOEXEC)
         try:
-            self.delivered.add(file_sha256(built["path"]))
+            self.delivered[fd_sha256(fd)] = os.fstat(fd).st_size
             self.channel.send(answer, [fd])
         finally:
             os.close(fd)
@@ -154,11 +154,21 @@ class Sandboxed:
 
 
 def file_sha256(path: str) -> str:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return fd_sha256(fd)
+    finally:
+        os.close(fd)
+
+
+def fd_sha256(fd: int) -> str:
+    """The sha256 of an open file's bytes, read from its start (its offset is left alone)."""
     import hashlib
     digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
+    offset = 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        digest.update(chunk)
+        offset += len(chunk)
     return digest.hexdigest()
 
 

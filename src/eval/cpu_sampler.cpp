@@ -1,6 +1,8 @@
 #include "eval/cpu_sampler.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -12,6 +14,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -27,10 +30,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Mapping {
-  uint64_t low = 0, high = 0;
-  std::string object;
+// PROCMAP_QUERY (Linux 6.11): the one mapping covering an address, asked of the kernel while the
+// sampled thread is stopped. Debian's kernel headers may predate it; the ABI is fixed.
+struct ProcmapQuery {
+  uint64_t size, query_flags, query_addr;
+  uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset, inode;
+  uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+  uint64_t vma_name_addr, build_id_addr;
 };
+static_assert(sizeof(ProcmapQuery) == 104);
+constexpr unsigned long kProcmapQuery = 0xC0686611;  // _IOWR('f', 17, struct procmap_query)
+constexpr uint64_t kQueryExecutable = 0x04;
 
 std::vector<pid_t> numeric_entries(const fs::path& dir) {
   std::vector<pid_t> out;
@@ -67,23 +77,30 @@ char run_state(pid_t pid, pid_t tid) {
   return close != std::string::npos && close + 2 < stat->size() ? (*stat)[close + 2] : '?';
 }
 
-std::vector<Mapping> executable_mappings(pid_t pid) {
-  std::vector<Mapping> out;
+// The executable mapping of pid covering ip, read from /proc/PID/maps: the fallback where the kernel
+// lacks PROCMAP_QUERY. Read afresh for every sample, so that no mapping swapped in since is
+// mistaken for the one that was there before.
+std::optional<MappedObject> mapping_from_maps(pid_t pid, uint64_t ip) {
   std::ifstream in(fmt::format("/proc/{}/maps", pid));
   for (std::string line; std::getline(in, line);) {
     std::istringstream fields(line);
     std::string range, perms, offset, device, inode, path;
     fields >> range >> perms >> offset >> device >> inode;
     std::getline(fields >> std::ws, path);
-    if (perms.size() < 3 || perms[2] != 'x') continue;
-    const auto dash = range.find('-');
-    Mapping m;
+    const auto dash = range.find('-'), colon = device.find(':');
+    if (perms.size() < 3 || perms[2] != 'x' || dash == std::string::npos || colon == std::string::npos) continue;
+    MappedObject m;
+    m.pid = pid;
     m.low = std::stoull(range.substr(0, dash), nullptr, 16);
     m.high = std::stoull(range.substr(dash + 1), nullptr, 16);
-    m.object = path.empty() ? "[anonymous]" : path;
-    out.push_back(std::move(m));
+    if (ip < m.low || ip >= m.high) continue;
+    m.dev_major = static_cast<unsigned>(std::stoul(device.substr(0, colon), nullptr, 16));
+    m.dev_minor = static_cast<unsigned>(std::stoul(device.substr(colon + 1), nullptr, 16));
+    m.inode = std::stoull(inode);
+    m.path = path.empty() ? "[anonymous]" : path;
+    return m;
   }
-  return out;
+  return std::nullopt;
 }
 
 class Sampler {
@@ -91,6 +108,8 @@ class Sampler {
   Sampler(pid_t root, CpuSamples& out) : root_(root), out_(out) {}
   ~Sampler() {
     if (!leave_to_exit_) detach_all();
+    for (const auto& [pid, fd] : maps_fds_)
+      if (fd >= 0) ::close(fd);
   }
   // Detaching waits for each thread to stop, which a thread the judge has frozen never does; the
   // kernel detaches every tracee of a tracer that exits, whatever state they are in.
@@ -146,19 +165,45 @@ class Sampler {
   }
 
   void record(pid_t pid, uint64_t ip) {
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      auto& maps = maps_[pid];
-      if (attempt == 1 || maps.empty()) maps = executable_mappings(pid);  // a library loaded since
-      for (const auto& m : maps) {
-        if (ip >= m.low && ip < m.high) {
-          ++out_.by_object[m.object];
-          ++out_.total;
-          return;
-        }
+    std::optional<MappedObject> m = query_mapping(pid, ip);
+    if (!m) {
+      m.emplace();
+      m->pid = pid;
+      m->path = "[unmapped]";
+    }
+    ++out_.by_object[*m];
+    ++out_.total;
+  }
+
+  // The mapping covering ip, asked while the thread is stopped: PROCMAP_QUERY where the kernel has it.
+  std::optional<MappedObject> query_mapping(pid_t pid, uint64_t ip) {
+    if (!query_unsupported_) {
+      auto [it, fresh] = maps_fds_.try_emplace(pid, -1);
+      if (fresh) it->second = ::open(fmt::format("/proc/{}/maps", pid).c_str(), O_RDONLY | O_CLOEXEC);
+      char name[8192];
+      ProcmapQuery q{};
+      q.size = sizeof q;
+      q.query_flags = kQueryExecutable;
+      q.query_addr = ip;
+      q.vma_name_addr = reinterpret_cast<uint64_t>(name);
+      q.vma_name_size = sizeof name;
+      if (it->second >= 0 && ::ioctl(it->second, kProcmapQuery, &q) == 0) {
+        out_.lookup = "query";
+        return MappedObject{.pid = pid,
+                            .low = q.vma_start,
+                            .high = q.vma_end,
+                            .dev_major = q.dev_major,
+                            .dev_minor = q.dev_minor,
+                            .inode = q.inode,
+                            .path = q.vma_name_size > 1 ? std::string(name) : "[anonymous]"};
+      }
+      if (it->second >= 0 && errno == ENOENT) return std::nullopt;  // no executable mapping covers ip
+      if (it->second >= 0 && errno == ENOTTY) {
+        query_unsupported_ = true;
+        out_.lookup = "maps";
       }
     }
-    ++out_.by_object["[unmapped]"];
-    ++out_.total;
+    return mapping_from_maps(pid, ip);
   }
 
   void detach_all() {
@@ -176,7 +221,8 @@ class Sampler {
   CpuSamples& out_;
   bool leave_to_exit_ = false;
   std::map<pid_t, pid_t> traced_;  // thread -> its process
-  std::map<pid_t, std::vector<Mapping>> maps_;
+  std::map<pid_t, int> maps_fds_;  // an open /proc/PID/maps per process, for PROCMAP_QUERY
+  bool query_unsupported_ = false;
 };
 
 }  // namespace
@@ -189,8 +235,12 @@ CpuSamples sample_cpu(pid_t root, std::chrono::milliseconds duration, int hz, co
   while (std::chrono::steady_clock::now() < deadline && !(stop && *stop)) {
     sampler.attach_new();
     if (!sampler.traced_any() && !out.error.empty()) break;
+    const auto began = std::chrono::steady_clock::now();
     sampler.sample_running();
-    std::this_thread::sleep_for(period);
+    // The threads stand stopped while they are sampled; a slow lookup (maps read afresh) stretches
+    // the pause, so at most a twentieth of the time goes to sampling, whatever hz asks.
+    std::this_thread::sleep_for(
+        std::max<std::chrono::nanoseconds>(period, 19 * (std::chrono::steady_clock::now() - began)));
   }
   if (stop && *stop) sampler.leave_to_exit();  // the caller exits right after printing
   return out;

@@ -13,15 +13,32 @@
 #include <csignal>
 
 #include <chrono>
+#include <compare>
+#include <cstdint>
 #include <map>
 #include <string>
 
 namespace vinci::eval {
 
+// The executable mapping a sample's instruction pointer lay in, as the kernel described it while the
+// sampled thread was stopped. Device and inode name the very file (a host's file bound read-only
+// keeps the host's; a copy, a memfd or a renamed file does not), and the judge reads its bytes through
+// /proc/PID/map_files/LOW-HIGH, never through a path that may since name something else.
+struct MappedObject {
+  pid_t pid = 0;
+  uint64_t low = 0, high = 0;
+  unsigned dev_major = 0, dev_minor = 0;
+  uint64_t inode = 0;
+  std::string path;  // as the kernel names it: a file, "/memfd:NAME (deleted)", "[anonymous]", "[vdso]", or
+                     // "[unmapped]" for an address in no executable mapping
+  auto operator<=>(const MappedObject&) const = default;
+};
+
 struct CpuSamples {
-  int total = 0;                         // samples of running threads
-  std::map<std::string, int> by_object;  // mapped file (or "[anonymous]") -> samples
-  std::string error;                     // non-empty when the tree could not be traced (ptrace refused)
+  int total = 0;                          // samples of running threads
+  std::map<MappedObject, int> by_object;  // -> samples
+  std::string error;                      // non-empty when the tree could not be traced (ptrace refused)
+  std::string lookup;                     // how addresses were resolved: "query" (PROCMAP_QUERY) or "maps"
 };
 
 // Samples every running thread of root and its descendants about hz times a second for duration, or

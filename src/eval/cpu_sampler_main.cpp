@@ -17,7 +17,8 @@ void stop_sampling(int) { g_stop = 1; }
 int main(int argc, char** argv) {
   CLI::App app{
       "Samples the instruction pointers of a process tree's running threads through ptrace and prints "
-      "{\"total\", \"by_object\", \"error\"}: how many samples fell in each mapped file."};
+      "{\"total\", \"by_object\", \"error\", \"lookup\"}: how many samples fell in each executable mapping, named by "
+      "process, address range, device, inode and path."};
   pid_t pid = 0;
   int ms = 300, hz = 500;
   app.add_option("--pid", pid, "the root of the tree")->required();
@@ -29,6 +30,18 @@ int main(int argc, char** argv) {
   stop.sa_handler = stop_sampling;
   ::sigaction(SIGTERM, &stop, nullptr);
   const auto s = vinci::eval::sample_cpu(pid, std::chrono::milliseconds(ms), hz, &g_stop);
-  fmt::print("{}\n", nlohmann::json{{"total", s.total}, {"by_object", s.by_object}, {"error", s.error}}.dump());
+  nlohmann::json objects = nlohmann::json::array();
+  for (const auto& [m, n] : s.by_object)
+    objects.push_back({{"pid", m.pid},
+                       {"low", m.low},
+                       {"high", m.high},
+                       {"dev_major", m.dev_major},
+                       {"dev_minor", m.dev_minor},
+                       {"inode", m.inode},
+                       {"path", m.path},
+                       {"samples", n}});
+  fmt::print("{}\n",
+             nlohmann::json{{"total", s.total}, {"by_object", objects}, {"error", s.error}, {"lookup", s.lookup}}.dump(
+                 -1, ' ', false, nlohmann::json::error_handler_t::replace));
   return 0;
 }

@@ -28,7 +28,8 @@ struct TimingStats {
 // window from outside the runner, a few calls read back and checked.
 struct TimingCheck {
   std::string clock;         // what was read: the wall clock to the end of a drain (GPU), or the sandbox's CPU time
-  int calls_per_window = 1;  // calls a window held (the baseline's count: a short call is timed in company)
+  int calls_per_window = 1;  // calls a window held: the baseline's count (a short call is timed in company),
+                             // fewer where one call of the candidate alone fills a window
   int windows = 0;           // timed windows
   int opened = 0;            // timed calls read and checked against the reference after they ended
   uint64_t flush_bytes = 0;  // written by the judge before every window (twice the L2 or the CPU's last cache)

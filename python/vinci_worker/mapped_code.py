@@ -1,0 +1,135 @@
+"""Whose code a sample of the trusted sampler fell in: the candidate's own, a library's, or glue.
+
+vinci-cpu-sampler names each sample's executable mapping as the kernel saw it while the thread was
+stopped: process, address range, device, inode and path. Nothing the candidate chooses decides the
+answer. A name is believed only for a host's file: a path outside the places a sandbox can write
+(it can neither write nor mount anywhere else) whose file is the one the host has there, by device
+and inode or, where an overlay filesystem shows other numbers, by content. Own code is decided by
+content: the bytes of the very mapping (read through /proc/PID/map_files, so a path renamed since
+the sample cannot substitute other bytes) are those of a library the judge built and sent this
+runner. Everything else (a copy of a library under another name, a memfd, anonymous code) is
+library on the CPU, where it is the compute the candidate did not write, and glue on a GPU, where a
+call's host code only launches.
+"""
+from __future__ import annotations
+
+import os
+import stat
+
+from .sandbox import fd_sha256
+
+# GPU math libraries, whose host code a call of an honest kernel never runs.
+GPU_LIBRARIES = ("libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse", "libcusolver", "libcutensor",
+                 "libnvblas", "libnccl", "libnvjpeg", "libnpp")
+# Files whose samples say nothing about who computes: the interpreter, libc, the loader, and torch's
+# Python bindings and allocator (a call's fixed cost, which a tiny honest kernel pays as much as a cheat).
+GLUE_PREFIXES = ("libpython", "libc.so", "libc-", "libm.so", "libm-", "ld-linux", "libpthread", "libdl", "librt",
+                 "libtorch_python", "libc10.so", "libgomp")
+# The kernel's own code mapped into every process.
+KERNEL_MAPPINGS = ("[vdso]", "[vsyscall]")
+
+
+class MappedCode:
+    """Classifies a runner's sampled mappings. Call it only while the runner is frozen: its mappings
+    and files then stay as the samples left them while they are read."""
+
+    def __init__(self, pid: int, scratch: str, delivered: dict[str, int], cuda: bool, python_binary: str,
+                 contents: dict):
+        self.pid = pid
+        self.writable = tuple(p.rstrip("/") + "/" for p in (scratch, "/tmp", "/dev"))
+        self.delivered = delivered
+        self.cuda = cuda
+        self.python_binary = python_binary
+        self.contents = contents  # (device, inode, size, mtime) -> sha256, for this judge's life
+
+    def kind(self, entry: dict) -> str:
+        """own, library or glue for one entry of the sampler's by_object."""
+        path = str(entry.get("path", ""))
+        if not path.startswith("/"):
+            if path in KERNEL_MAPPINGS and not entry.get("inode"):
+                return "glue"
+            return self._foreign()  # anonymous or unmapped code
+        if self._host_file(entry, path):
+            name = os.path.basename(path)
+            if self.cuda:
+                return "library" if name.startswith(GPU_LIBRARIES) else "glue"
+            return "glue" if path == self.python_binary or name.startswith(GLUE_PREFIXES) else "library"
+        if self._delivered(entry, path):
+            return "own"
+        return self._foreign()
+
+    def _foreign(self) -> str:
+        return "glue" if self.cuda else "library"
+
+    def _open_mapping(self, entry: dict, path: str) -> int | None:
+        """A descriptor of the very file the sample's mapping holds, or None. Through map_files where
+        the judge may open it (root); else through the runner's view of the path, believed only when
+        device and inode are the sample's."""
+        try:
+            return os.open(f"/proc/{self.pid}/map_files/{int(entry['low']):x}-{int(entry['high']):x}",
+                           os.O_RDONLY | os.O_CLOEXEC)
+        except (OSError, KeyError, TypeError, ValueError):
+            pass
+        try:
+            fd = os.open(f"/proc/{self.pid}/root{path}", os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            return None
+        if _identity(os.fstat(fd)) != _sampled_identity(entry):
+            os.close(fd)
+            return None
+        return fd
+
+    def _content(self, fd: int) -> str:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return ""
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if key not in self.contents:
+            self.contents[key] = fd_sha256(fd)
+        return self.contents[key]
+
+    def _delivered(self, entry: dict, path: str) -> bool:
+        """Whether the mapping's bytes are those of a library the judge sent this runner."""
+        fd = self._open_mapping(entry, path)
+        if fd is None:
+            return False
+        try:
+            if os.fstat(fd).st_size not in self.delivered.values():
+                return False
+            return self._content(fd) in self.delivered
+        finally:
+            os.close(fd)
+
+    def _host_file(self, entry: dict, path: str) -> bool:
+        """Whether the mapping is the host's file at path, read-only inside the sandbox."""
+        if path.startswith(self.writable) or path.endswith(" (deleted)"):
+            return False
+        try:
+            host = os.stat(path)
+        except OSError:
+            return False
+        if _identity(host) == _sampled_identity(entry):
+            return True
+        fd = self._open_mapping(entry, path)  # an overlay filesystem numbers a file two ways
+        if fd is None:
+            # No map_files (the judge is not root): the path lies where the sandbox can neither write
+            # nor mount, so the file there is the mapping's if the runner's view of it is the host's.
+            try:
+                return _identity(os.stat(f"/proc/{self.pid}/root{path}")) == _identity(host)
+            except OSError:
+                return False
+        try:
+            with open(path, "rb") as f:
+                return self._content(f.fileno()) == self._content(fd) != ""
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int]:
+    return os.major(st.st_dev), os.minor(st.st_dev), st.st_ino
+
+
+def _sampled_identity(entry: dict) -> tuple:
+    return entry.get("dev_major"), entry.get("dev_minor"), entry.get("inode")
