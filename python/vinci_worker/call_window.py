@@ -152,6 +152,7 @@ class CallWindow:
         self.pid = 0
         self.cpu_cgroup = False  # decided in bind(), once the launcher has certainly made it
         self.offsets, self.input_bytes = input_layout(input_specs, sets)
+        self.aliases_allowed = False  # set by the judge where the reference's own outputs alias its inputs
         self.inputs_gpu: device_memory.Mapping | None = None
         self.memory_fd = -1
         self.pieces: dict[int, tuple[int, int, device_memory.Mapping]] = {}  # id -> runner base, size, mapping
@@ -287,6 +288,7 @@ class CallWindow:
         if not isinstance(described, list) or len(described) != len(self.specs):
             raise WindowError("shape_mismatch", f"returned {len(described) if isinstance(described, list) else '?'} "
                                                 f"outputs, the reference returns {len(self.specs)}")
+        inputs_at = [] if self.aliases_allowed or self.delivered_by_runner or self.cuda else self._input_mappings()
         got = []
         for i, (spec, d) in enumerate(zip(self.specs, described)):
             if spec["kind"] != "tensor":
@@ -294,9 +296,54 @@ class CallWindow:
                 continue
             if not isinstance(d, dict):
                 raise WindowError("protocol_violation", f"output {i}: {str(d)[:80]}")
+            ptr = d.get("ptr")
+            if isinstance(ptr, int) and any(ptr < high and low < ptr + spec["nbytes"] for low, high in inputs_at):
+                # An output in the memory the judge writes the inputs to is the inputs' own storage, which
+                # the runner's monitors report only during the trials: computed in place, it skips the
+                # output's allocation the reference pays for, and the next window's inputs overwrite it.
+                raise WindowError("output_aliases_input", f"output {i} lies in the inputs' memory at {ptr:#x}, where the "
+                                  "reference's outputs are its own")
             raw = self._bytes(i, d, spec["nbytes"], k)
             got.append(raw.view(outputs.dtype_of(spec["dtype"])).reshape(spec["shape"]))
         return got
+
+    def _input_mappings(self) -> list[tuple[int, int]]:
+        """Every address range where the runner maps the inputs' memfd (under any name, at any place),
+        read while it is frozen."""
+        st = os.fstat(self.sandboxed.inputs.fd)
+        ranges = []
+        try:
+            with open(f"/proc/{self.pid}/maps") as f:
+                lines = f.read().splitlines()
+        except OSError as e:
+            raise WindowError("runner_lost", f"the judge cannot read the runner's mappings ({e.strerror})") from None
+        for line in lines:
+            fields = line.split(maxsplit=5)
+            if len(fields) < 5 or ":" not in fields[3] or not fields[4].isdigit():
+                continue
+            major, minor = (int(x, 16) for x in fields[3].split(":"))
+            if int(fields[4]) == st.st_ino and (major, minor) == (os.major(st.st_dev), os.minor(st.st_dev)):
+                low, high = fields[0].split("-")
+                ranges.append((int(low, 16), int(high, 16)))
+        return ranges
+
+    def changed_input(self, k: int, args: list) -> int | None:
+        """The index of the first tensor input of set k that no longer holds what the judge wrote
+        there (compared after the window, while the runner is frozen), or None."""
+        assert self.gate.frozen, "inputs are compared only while the runner is frozen"
+        for i, (spec, off, a) in enumerate(zip(self.input_specs, self.offsets[k], args)):
+            if spec["kind"] != "tensor" or not spec["nbytes"]:
+                continue
+            raw = a.detach().contiguous().reshape(-1).view(torch.uint8)
+            if self.inputs_gpu is not None:
+                now = self.inputs_gpu.tensor(off, spec["nbytes"])
+            else:
+                now = torch.frombuffer(self.sandboxed.inputs.map, dtype=torch.uint8, count=spec["nbytes"], offset=off)
+            same = torch.equal(now, raw.to(now.device))
+            del now
+            if not same:
+                return i
+        return None
 
     def _bytes(self, i: int, d: dict, nbytes: int, k: int) -> torch.Tensor:
         if self.delivered_by_runner:

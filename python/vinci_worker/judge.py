@@ -75,8 +75,11 @@ MESSAGE_CAP = 4000
 # 3x (docs/learning.md), so such a speedup compares host work more than kernels. The busy time is
 # the profiled first call's, a claim: the flag informs the user and the policy, and decides nothing.
 LAUNCH_BOUND_BUSY_SHARE = 0.5
+# The share of timed windows preceded by a window of out-of-distribution inputs, untimed and opened.
+OOD_WINDOW_SHARE = 0.1
 # How a window's failure to show the judge the runner's outputs is classified.
 WINDOW_CLASSES = {"unreadable_output": "incorrect", "shape_mismatch": "incorrect", "protocol_violation": "rejected",
+                  "output_aliases_input": "rejected",
                   "gpu_drain_failed": "rejected", "runner_lost": "runtime_error"}
 
 
@@ -404,6 +407,7 @@ class Judge:
         window = CallWindow(runner, self.device, self.launcher.python_binary, task.input_specs, task.specs, sets,
                             drain=self.cuda and not self.drain_unavailable, flush=self._flush(cfg),
                             deliver_in_place=not self.memory_unreadable)
+        window.aliases_allowed = task.ref_aliases
         static = (req or {}).get("static") or {}
         message = {"op": "load", "task_name": os.path.basename(task.path), "task_source": task.source,
                    "scale": task.scale, "specs": task.specs, "input_specs": task.input_specs, "seed": cfg["seed"],
@@ -543,6 +547,14 @@ class Judge:
         except WindowError as e:
             raise Outcome(WINDOW_CLASSES.get(e.reason, "runtime_error"), e.reason, f"{label}: {e}") from None
 
+    def _inputs_untouched(self, loaded: Loaded, k: int, args: list, label: str) -> None:
+        """The judge's own look at call k's inputs after the window: the runner's monitors report a
+        change only during the trials, and only as the runner's claim."""
+        changed = loaded.window.changed_input(k, args)
+        if changed is not None:
+            raise Outcome("rejected", "mutated_inputs", f"{label}: input {changed} no longer holds what the judge "
+                          "wrote there: forward wrote into its inputs")
+
     def _judge_outputs(self, task: TaskState, cfg, got: list, args: list, kind: str, label: str,
                        cls: str, extra: dict | None = None) -> dict:
         """Compares a call's outputs with the reference on its inputs; raises Outcome(cls, ...) when
@@ -599,6 +611,7 @@ class Judge:
             if signals.get("torch_ops"):
                 warnings.append(f"torch ops in forward: {sorted(signals['torch_ops'])}")
             got = self._read(loaded, reply, 0, label)
+            self._inputs_untouched(loaded, 0, args_of[0], label)
             try:
                 result = self._judge_outputs(task, cfg, got, args_of[0], kind, label, "incorrect",
                                              {"trials_passed": t})
@@ -839,20 +852,38 @@ class Judge:
         counts = {"own": 0, "library": 0}
         sampler = self._start_sampler(loaded, cfg) if sampled else None
 
+        checks = {"ood": 0}
+
+        def opened(reply: dict, calls: list, args_of: list, label: str, cls: str) -> None:
+            k = self.rng.randrange(len(calls))
+            got = self._read(loaded, reply, k, f"{label}, call {k}")
+            self._inputs_untouched(loaded, k, args_of[k], f"{label}, call {k}")
+            seed, kind = calls[k]
+            try:
+                self._judge_outputs(task, cfg, got, args_of[k], kind, f"{label}, call {k}", cls)
+            except ReferenceFailed as e:
+                if kind == "task":
+                    raise Outcome("invalid_task", "reference_failed", f"{label}: the reference raised {e}") from None
+
+        def check_window() -> None:
+            # Out-of-distribution inputs in a window like the timed ones, untimed and always opened: a
+            # candidate that keeps a general kernel for the trials and a narrower one after them (a
+            # call counter, inputs assumed in [0, 1)) is found out in the windows it is timed among.
+            calls = [(self.rng.getrandbits(62), self.rng.choice(inputs_mod.OUT_OF_DISTRIBUTION)) for _ in range(r)]
+            label = f"check window {checks['ood']}"
+            reply, _, args_of = self._window(loaded, task, cfg, calls, label)
+            checks["ood"] += 1
+            opened(reply, calls, args_of, label, "incorrect")
+
         def window(i: int) -> None:
+            if cfg["ood_trials"] and self.rng.random() < OOD_WINDOW_SHARE:
+                check_window()
             calls = self._fresh(r)
             label = f"timed window {i}"
-            reply, ms, _ = self._window(loaded, task, cfg, calls, label)
+            reply, ms, args_of = self._window(loaded, task, cfg, calls, label)
             per_call.append(ms / r)
             if openings.open_call(i, time.monotonic() - start):
-                k = self.rng.randrange(r)
-                got = self._read(loaded, reply, k, f"{label}, call {k}")
-                seed, kind = calls[k]
-                args = inputs_mod.make_inputs(task.module, seed, kind, self.device)
-                try:
-                    self._judge_outputs(task, cfg, got, args, kind, f"{label}, call {k}", "rejected")
-                except ReferenceFailed as e:
-                    raise Outcome("invalid_task", "reference_failed", f"{label}: the reference raised {e}") from None
+                opened(reply, calls, args_of, label, "rejected")
 
         try:
             for i in range(n):
@@ -877,12 +908,14 @@ class Judge:
                 sampler = self._start_sampler(loaded, cfg)
                 for _ in range(int(tc["min_trials"])):
                     window(len(per_call))
+            if cfg["ood_trials"] and not checks["ood"]:
+                check_window()
         finally:
             if sampler is not None:
                 self._stop_sampler(sampler, loaded)
         stats = summarize(per_call)
         external = {"clock": self._clock_name(), "calls_per_window": r, "windows": len(per_call),
-                    "opened": openings.opened, "flush_bytes": loaded.window.flush.nbytes}
+                    "opened": openings.opened, "check_windows": checks["ood"], "flush_bytes": loaded.window.flush.nbytes}
         reply = {"timing": stats, "external": external, "flags": [], "times": per_call}
         if sampled:
             self._timed_coverage(counts, loaded, task, cfg, reply, check)

@@ -43,6 +43,24 @@ torch::Tensor relu_plain(torch::Tensor x) {
   return y;
 }
 
+// GELU (exact, through erf); with `negatives` false, 0 below zero: right on [0, 1) draws only.
+torch::Tensor gelu_plain(torch::Tensor x, bool negatives) {
+  x = x.contiguous();
+  auto y = torch::empty_like(x);
+  const float* a = fp(x);
+  float* o = fp(y);
+  for (int64_t i = 0, n = x.numel(); i < n; ++i)
+    o[i] = a[i] < 0.f && !negatives ? 0.f : static_cast<float>(0.5 * a[i] * (1.0 + std::erf(a[i] * M_SQRT1_2)));
+  return y;
+}
+
+// ReLU written over its own input, which it returns.
+torch::Tensor relu_in_place(torch::Tensor x) {
+  float* a = fp(x);
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) a[i] = a[i] > 0.f ? a[i] : 0.f;
+  return x;
+}
+
 // softmax over the last dimension of a 2-D tensor, every value times `scale` (1: honest).
 torch::Tensor softmax_rows(torch::Tensor x, double scale) {
   x = x.contiguous();
