@@ -138,12 +138,14 @@ int run_eval(EvalOptions& o) {
   std::optional<core::LineWriter> out;
   if (!o.out.empty()) out.emplace(o.out, o.append);
   core::Progress progress("eval", jobs.size(), !o.quiet);
+  const auto started = std::chrono::steady_clock::now();
   const auto all_results = pool.run(jobs, [&](const eval::Result& r) {
     if (r.reason == "not_evaluated") return;  // nothing was measured: the file keeps what finished
     if (out) out->write_line(eval::to_json(r).dump());
     progress.advance(fmt::format("{} {}", r.task, eval::to_string(r.verdict)));
   });
   progress.finish();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   std::vector<eval::Result> results;
   for (const auto& r : all_results)
     if (r.reason != "not_evaluated") results.push_back(r);
@@ -155,6 +157,8 @@ int run_eval(EvalOptions& o) {
   const eval::Baseline baseline = eval::baseline_from_string(o.baseline);
   const eval::Summary summary = eval::summarize(results, eval::task_ids_by_level(suite.tasks), baseline);
   const auto stats = pool.stats();
+  // Throughput counts every result, a cached one too: it is what a run of this size costs.
+  const double per_minute = seconds > 0 ? static_cast<double>(results.size()) * 60.0 / seconds : 0.0;
   if (o.json) {
     nlohmann::json j = eval::to_json(summary);
     j["device"] = pool.device_name();
@@ -164,13 +168,16 @@ int run_eval(EvalOptions& o) {
     j["builds"] = stats.builds;
     j["worker_restarts"] = stats.worker_restarts;
     j["not_evaluated"] = not_evaluated;
+    j["seconds"] = seconds;
+    j["candidates_per_minute"] = per_minute;
     j["protocol"] = c.protocol.name;
     j["sandbox"] = sandbox;
     fmt::print("{}\n", j.dump());
   } else {
     fmt::print("\nresults by class:\n{}\n{}", class_counts(results), eval::format_table(summary));
-    fmt::print("{} results ({} from cache), {} builds, {} worker restarts{}\n", results.size(), stats.result_cache_hits,
-               stats.builds, stats.worker_restarts, o.out.empty() ? "" : fmt::format("; written to {}", o.out));
+    fmt::print("{} results ({} from cache) in {:.0f} s ({:.1f} a minute), {} builds, {} worker restarts{}\n",
+               results.size(), stats.result_cache_hits, seconds, per_minute, stats.builds, stats.worker_restarts,
+               o.out.empty() ? "" : fmt::format("; written to {}", o.out));
     fmt::print("protocol {}, sandbox {}{}\n", c.protocol.name, sandbox,
                not_evaluated ? fmt::format("; {} not evaluated (stopped early)", not_evaluated) : "");
   }

@@ -49,6 +49,8 @@ rc, out, err = expect_run(corpus("labelled"), work / "labelled.jsonl")
 check(rc == 0 and "expectations: 4 passed, 0 failed" in out, f"every label met: {rc} {out[-300:]!r} {err[-500:]!r}")
 lines = (work / "labelled.jsonl").read_text().splitlines() if (work / "labelled.jsonl").exists() else []
 check(len(lines) == 4, f"four results written (the CUDA file skipped): {len(lines)}")
+check(re.search(r"^4 results \(\d+ from cache\) in \d+ s \([\d.]+ a minute\)", out, re.M),
+      f"the summary says how long the run took and its throughput: {out[-300:]!r}")
 
 wrong = plain.replace("# vinci-expect: rejected/no_custom_kernel", "# vinci-expect: correct/")
 rc, out, err = expect_run(corpus("mislabelled", {"claims_correct.py": wrong}), work / "mislabelled.jsonl")
