@@ -79,7 +79,7 @@ int run_optimize(OptimizeOptions& o) {
   s.verify.max_new_tokens = o.max_new_tokens;
 
   // A resumed run retrieves from the library its first start saw, not one its own admissions grew.
-  auto store = open_skills_db(o.skills_db);
+  auto store = open_skills_db(o.skills_db, DbOpen::existing);
   const fs::path library_path = out / "library_at_start.jsonl";
   if (!o.resume || !fs::exists(library_path))
     skills::write_skills_jsonl(library_path, store->list(skills::Status::admitted));

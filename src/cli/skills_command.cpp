@@ -32,7 +32,9 @@ struct SkillsOptions {
   PruneParams prune;
 };
 
-std::unique_ptr<SkillStore> open_store(const SkillsOptions& o) { return open_skills_db(o.db); }
+std::unique_ptr<SkillStore> open_store(const SkillsOptions& o, DbOpen how = DbOpen::existing) {
+  return open_skills_db(o.db, how);
+}
 
 std::string join(const std::vector<std::string>& v, const char* sep = ",") {
   std::string out;
@@ -121,7 +123,7 @@ int search(const SkillsOptions& o) {
 }
 
 int add(const SkillsOptions& o) {
-  auto owned = open_store(o);
+  auto owned = open_store(o, DbOpen::create);
   SkillStore& store = *owned;
   json j;
   try {
@@ -152,7 +154,7 @@ int add(const SkillsOptions& o) {
 }
 
 int import_file(const SkillsOptions& o) {
-  auto owned = open_store(o);
+  auto owned = open_store(o, DbOpen::create);
   SkillStore& store = *owned;
   const auto outcome = store.import(read_skills_jsonl(o.file), o.rename_duplicates);
   if (o.json) {

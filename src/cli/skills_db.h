@@ -9,9 +9,13 @@
 
 namespace vinci::cli {
 
-// An explicit path opens (or creates) that library as it is; an empty one opens the default
-// library. skills/seed.jsonl is imported into the default library when it is new, and into an
-// explicit one when seed_if_new asks (a training run's own library).
-std::unique_ptr<skills::SkillStore> open_skills_db(const std::string& db, bool seed_if_new = false);
+// How an explicit path is opened. A command that only reads a library refuses a path with no library
+// (a mistyped --db must not answer from an empty library it just made); one that adds skills creates
+// it; a training run's own library is created with skills/seed.jsonl in it.
+enum class DbOpen { existing, create, seed_if_new };
+
+// An empty db opens the default library, created with skills/seed.jsonl in it when it is new; an
+// explicit path opens that library as `how` says.
+std::unique_ptr<skills::SkillStore> open_skills_db(const std::string& db, DbOpen how);
 
 }  // namespace vinci::cli

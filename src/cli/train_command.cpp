@@ -246,8 +246,9 @@ int run_rl(RlCommandOptions& o) {
   // Rank 0 creates (and seeds) the library before the others open it.
   std::unique_ptr<skills::SkillStore> store;
   const auto open_store = [&] {
-    store = o.skills_db.empty() ? open_skills_db((out / "skills.db").string(), /*seed_if_new=*/main)
-                                : open_skills_db(o.skills_db);
+    store = o.skills_db.empty()
+                ? open_skills_db((out / "skills.db").string(), main ? DbOpen::seed_if_new : DbOpen::create)
+                : open_skills_db(o.skills_db, DbOpen::existing);
   };
   if (main) open_store();
   parallel.barrier();
