@@ -27,6 +27,7 @@ import json
 import math
 import os
 import random
+import select
 import statistics
 import subprocess
 import sys
@@ -657,48 +658,50 @@ class Judge:
     COVERAGE = {"cpu": {"rounds": 8, "ms": 600, "hz": 500, "seconds": 0.5, "enough": 100},
                 "cuda": {"rounds": 1, "ms": 450, "hz": 2000, "seconds": 0.4, "enough": 10}}
     def _host_coverage(self, loaded: Loaded, task: TaskState, cfg) -> tuple[float | None, str]:
-        """The share of forward's host samples in the candidate's own compiled code, among samples in
-        its own code or in libraries; None with a note when the host refuses tracing or the samples
-        are too few to say. On the CPU every library but the interpreter, libc and torch's binding and
-        allocator layers counts; on a GPU only the math libraries (mapped_code.GPU_LIBRARIES) do."""
+        """The share of forward's host CPU time in the candidate's own compiled code, among its time in
+        its own code or in libraries (each sample weighs the CPU time its thread ran since its previous
+        one); None with a note when the host refuses tracing or the samples are too few to say. On the
+        CPU every library but the interpreter, libc and torch's binding and allocator layers counts; on
+        a GPU only the math libraries (mapped_code.GPU_LIBRARIES) do. Each round calls forward on
+        inputs of its own, drawn afresh: a candidate must not learn to tell these calls by an input
+        it has seen."""
         plan = self.COVERAGE["cuda" if self.cuda else "cpu"]
-        own = library = 0
+        counts = dict.fromkeys(("own", "library", "own_ns", "library_ns"), 0)
         window, runner = loaded.window, loaded.runner
-        window.gate.freeze()
-        args = inputs_mod.make_inputs(task.module, self.rng.getrandbits(62), "task", self.device)
-        values = window.write_inputs(0, args)
-        window.thaw()
         try:
             for _ in range(plan["rounds"]):
-                sampler = subprocess.Popen([self.sampler, "--pid", str(runner.proc.pid), "--ms", str(plan["ms"]),
-                                            "--hz", str(plan["hz"])],
-                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-                time.sleep(0.05)  # attached before the calls start
+                window.gate.freeze()
+                args = inputs_mod.make_inputs(task.module, self.rng.getrandbits(62), "task", self.device)
+                values = window.write_inputs(0, args)
+                window.thaw()
+                sampler = self._start_sampler(loaded, cfg, ms=plan["ms"], hz=plan["hz"])
                 reply = self._ask(runner, {"op": "coverage", "seconds": plan["seconds"], "values": values},
                                   cfg["run_timeout_s"], "run_timeout")
                 try:
                     out, _ = sampler.communicate(timeout=30)
-                    samples = json.loads(out)
-                except (subprocess.TimeoutExpired, ValueError):
+                    samples = json.loads(out.splitlines()[-1])
+                except (subprocess.TimeoutExpired, ValueError, IndexError):
                     sampler.kill()
+                    sampler.wait()
                     return None, "library sampling unavailable: the sampler did not answer"
                 self._accept(reply, "the coverage calls")
                 if samples.get("error"):
                     return None, f"library sampling unavailable: {samples['error']}"
                 window.gate.freeze()
-                found = self._count_samples(samples, loaded)
-                own, library = own + found[0], library + found[1]
-                window.thaw()
+                for key, n in self._count_samples(samples, loaded).items():
+                    counts[key] += n
+                own, library = counts["own"], counts["library"]
+                share = counts["own_ns"] / max(counts["own_ns"] + counts["library_ns"], 1)
                 if (library if self.cuda else own + library) >= plan["enough"]:
-                    return own / (own + library), ""
+                    return share, ""
             if self.cuda:
                 return None, ""  # no math library's host code ran: nothing to say
             seen = own + library
             # Too few samples to measure the share, but perhaps enough to bound it: a share whose
             # upper bound (two standard errors at worst) stays under the minimum is rejected all
             # the same; an unbounded one passes with the note.
-            if seen >= 10 and own / seen + 1 / math.sqrt(seen) < cfg["min_coverage"]:
-                return own / seen, f"CPU coverage from only {seen} samples in compiled code, {library} in libraries"
+            if seen >= 10 and share + 1 / math.sqrt(seen) < cfg["min_coverage"]:
+                return share, f"CPU coverage from only {seen} samples in compiled code, {library} in libraries"
             return None, f"CPU coverage inconclusive: {seen} samples in compiled code"
         finally:
             window.gate.freeze()
@@ -709,56 +712,81 @@ class Judge:
         a phase of coverage calls of its own, which a candidate may tell apart from timed calls."""
         return not self.cuda and loaded.window.gate is not None and loaded.window.gate.freezer is not None
 
-    def _start_sampler(self, loaded: Loaded, cfg) -> subprocess.Popen:
+    SAMPLER_ATTACH_S = 5.0  # a sampler that has not traced the runner's threads by then counts as failed
+
+    def _start_sampler(self, loaded: Loaded, cfg, ms: int | None = None, hz: int | None = None) -> subprocess.Popen:
+        """A sampler that traces the runner's threads when this returns (calls started before would
+        run unweighed). It says "attached" on a line of its own, read here a byte at a time so that its
+        answer stays in the pipe for communicate(); one that does not say it in time is killed, and its
+        answer is then none."""
         sampler = subprocess.Popen([self.sampler, "--pid", str(loaded.runner.proc.pid), "--ms",
-                                    str(int(cfg["run_timeout_s"] * 1000)), "--hz", str(self.TIMED_SAMPLING_HZ)],
+                                    str(ms or int(cfg["run_timeout_s"] * 1000)), "--hz",
+                                    str(hz or self.TIMED_SAMPLING_HZ)],
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        time.sleep(0.05)  # attached before the windows start
+        fd, line = sampler.stdout.fileno(), b""
+        deadline = time.monotonic() + self.SAMPLER_ATTACH_S
+        while not line.endswith(b"\n"):
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            byte = os.read(fd, 1) if ready else b""
+            if not byte:
+                break
+            line += byte
+        if line != b"attached\n":
+            sampler.kill()
+            sampler.wait()
         return sampler
 
     def _stop_sampler(self, sampler: subprocess.Popen, loaded: Loaded) -> dict:
-        """The samples of a sampler that watched timed windows. It ends on SIGTERM and leaves its
-        threads for the kernel to detach (the runner is frozen: a detach would wait for it)."""
+        """The samples of a sampler that watched timed windows (_count_samples). It ends on SIGTERM and
+        leaves its threads for the kernel to detach (the runner is frozen: a detach would wait for it)."""
         sampler.terminate()
         try:
             out, _ = sampler.communicate(timeout=30)
-            samples = json.loads(out)
-        except (subprocess.TimeoutExpired, ValueError):
+            samples = json.loads(out.splitlines()[-1])
+        except (subprocess.TimeoutExpired, ValueError, IndexError):
             sampler.kill()
+            sampler.wait()
             return {"error": "the sampler did not answer"}
-        own, library = self._count_samples(samples, loaded)
-        return {"own": own, "library": library, "error": samples.get("error")}
+        return dict(self._count_samples(samples, loaded), error=samples.get("error"))
 
-    def _count_samples(self, samples: dict, loaded: Loaded) -> tuple[int, int]:
-        """(own, library) samples of a sampler's answer, its mappings classified while the runner is
-        frozen (mapped_code.py)."""
+    def _count_samples(self, samples: dict, loaded: Loaded) -> dict:
+        """The samples of a sampler's answer in own code and in libraries, and the CPU time they weigh:
+        {"own", "library", "own_ns", "library_ns"}, the mappings classified while the runner is frozen
+        (mapped_code.py)."""
         assert loaded.window.gate.frozen, "a runner's mappings are classified only while it is frozen"
         code = MappedCode(loaded.window.pid, loaded.runner.scratch, loaded.runner.delivered, self.cuda,
                           self.launcher.python_binary, self.code_contents)
-        own = library = 0
+        counts = dict.fromkeys(("own", "library", "own_ns", "library_ns"), 0)
         entries = samples.get("by_object")
         for entry in entries if isinstance(entries, list) else []:
             n = entry.get("samples") if isinstance(entry, dict) else None
-            if not isinstance(n, int) or n <= 0:
+            ns = entry.get("cpu_ns") if isinstance(entry, dict) else None
+            if not isinstance(n, int) or n <= 0 or not isinstance(ns, int) or ns < 0:
                 continue
             kind = code.kind(entry)
-            own += n if kind == "own" else 0
-            library += n if kind == "library" else 0
-        return own, library
+            if kind in ("own", "library"):
+                counts[kind] += n
+                counts[f"{kind}_ns"] += ns
+        return counts
 
     def _timed_coverage(self, counts: dict, loaded: Loaded, task: TaskState, cfg, reply: dict, check: dict) -> None:
-        """The share of the timed windows' samples in the candidate's own code decides library_compute.
-        Where they hold too few samples even after more windows, a phase of coverage calls decides, as
-        on a host without a freezer cgroup, and the result says so."""
+        """The share of the timed windows' CPU time in the candidate's own code decides library_compute
+        (their samples, a count, say whether there are enough). Where they hold too few even after more
+        windows, they still reject a share whose upper bound stays under the minimum; else a phase of
+        coverage calls may reject, never vouch (its calls are not the timed ones, and a candidate may
+        tell them apart), and the result says so."""
         seen = counts["own"] + counts["library"]
+        own_ns, library_ns = counts.get("own_ns", 0), counts.get("library_ns", 0)
+        share = own_ns / max(own_ns + library_ns, 1)
         if not counts.get("error") and seen >= self.COVERAGE["cpu"]["enough"]:
-            share = counts["own"] / seen
             reply["coverage"] = share
             self._signal_policy({"coverage": share}, None, cfg, "timed calls")
             return
+        if seen >= 10 and share + 1 / math.sqrt(seen) < cfg["min_coverage"]:  # two standard errors at worst
+            self._signal_policy({"coverage": share}, None, cfg, f"timed calls (only {seen} samples in compiled code)")
         why = f"unavailable ({counts['error']})" if counts.get("error") else f"{seen} samples in compiled code"
         share, note = self._host_coverage(loaded, task, cfg)
-        notes = [f"library sampling over the timed calls: {why}; a phase of coverage calls decided"]
+        notes = [f"library sampling over the timed calls: {why}; a phase of coverage calls could only reject"]
         reply["coverage"] = share
         reply["warnings"] = sorted(set(check.get("warnings", []) + notes + ([note] if note else [])))
         self._signal_policy({"coverage": share}, None, cfg, "coverage")
@@ -900,8 +928,8 @@ class Judge:
                 if found.get("error"):
                     counts["error"] = found["error"]
                     break
-                counts["own"] += found["own"]
-                counts["library"] += found["library"]
+                for key in ("own", "library", "own_ns", "library_ns"):
+                    counts[key] = counts.get(key, 0) + found[key]
                 if counts["own"] + counts["library"] >= self.COVERAGE["cpu"]["enough"] or \
                         time.monotonic() - sampling_start > self.TIMED_SAMPLING_S or time.monotonic() > deadline:
                     break

@@ -7,14 +7,19 @@ answer. A name is believed only for a host's file: a path outside the places a s
 and inode or, where an overlay filesystem shows other numbers, by content. Own code is decided by
 content: the bytes of the very mapping (read through /proc/PID/map_files, so a path renamed since
 the sample cannot substitute other bytes) are those of a library the judge built and sent this
-runner. Everything else (a copy of a library under another name, a memfd, anonymous code) is
-library on the CPU, where it is the compute the candidate did not write, and glue on a GPU, where a
-call's host code only launches.
+runner, and the mapping is where a loader maps that library's code (an executable PT_LOAD segment's
+offset, within its extent), not its data mapped executable. A sample on a private copy of a page
+(written through a private mapping, which still names the file) ran no file's bytes. Everything else
+(a copy of a library under another name, a memfd, anonymous code, a private copy) is library on the
+CPU, where it is the compute the candidate did not write, and glue on a GPU, where a call's host code
+only launches.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
+import struct
 
 from .sandbox import fd_sha256
 
@@ -45,6 +50,8 @@ class MappedCode:
     def kind(self, entry: dict) -> str:
         """own, library or glue for one entry of the sampler's by_object."""
         path = str(entry.get("path", ""))
+        if entry.get("private_copy") is not False:
+            return self._foreign()
         if not path.startswith("/"):
             if path in KERNEL_MAPPINGS and not entry.get("inode"):
                 return "glue"
@@ -89,12 +96,15 @@ class MappedCode:
         return self.contents[key]
 
     def _delivered(self, entry: dict, path: str) -> bool:
-        """Whether the mapping's bytes are those of a library the judge sent this runner."""
+        """Whether the mapping's bytes are those of a library the judge sent this runner, in a file
+        sealed against any change (the memfd it was delivered in)."""
         fd = self._open_mapping(entry, path)
         if fd is None:
             return False
         try:
-            if os.fstat(fd).st_size not in self.delivered.values():
+            if not _write_sealed(fd):
+                return False
+            if os.fstat(fd).st_size not in self.delivered.values() or not _loads_code(fd, entry):
                 return False
             return self._content(fd) in self.delivered
         finally:
@@ -125,6 +135,54 @@ class MappedCode:
             return False
         finally:
             os.close(fd)
+
+
+PT_LOAD, PF_X = 1, 1
+
+
+def executable_segments(fd: int) -> list[tuple[int, int]]:
+    """(page-aligned file offset, page-rounded size) of each executable PT_LOAD segment of a
+    little-endian ELF64 file: where a loader maps its code. Empty for anything else."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    header = os.pread(fd, 64, 0)
+    if len(header) < 64 or header[:6] != b"\x7fELF\x02\x01":
+        return []
+    phoff, = struct.unpack_from("<Q", header, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", header, 0x36)
+    if phentsize != 56 or phnum >= 0xFFFF:  # as glibc's loader: Elf64_Phdr's size, and the count in the header
+        return []
+    table = os.pread(fd, phentsize * phnum, phoff)
+    segments = []
+    for i in range(len(table) // phentsize):
+        p_type, p_flags, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", table, i * phentsize)
+        if p_type == PT_LOAD and p_flags & PF_X:
+            start = p_offset - p_offset % page
+            segments.append((start, -(-(p_offset + p_filesz - start) // page) * page))
+    return segments
+
+
+def _loads_code(fd: int, entry: dict) -> bool:
+    """Whether the sampled mapping starts where a loader maps one of the file's executable segments
+    and reaches no further."""
+    offset, low, high = entry.get("offset"), entry.get("low"), entry.get("high")
+    if not all(isinstance(x, int) for x in (offset, low, high)):
+        return False
+    try:
+        segments = executable_segments(fd)
+    except OSError:
+        return False
+    return any(offset == start and 0 < high - low <= size for start, size in segments)
+
+
+def _write_sealed(fd: int) -> bool:
+    """Whether nothing can change the file's bytes any more: a memfd sealed against writes, growth and
+    shrinking, as the judge delivers a library (sandbox.sealed_copy). Any other file could be rewritten
+    after its hash was cached, which keys by device, inode, size and mtime."""
+    needed = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK
+    try:
+        return fcntl.fcntl(fd, fcntl.F_GET_SEALS) & needed == needed
+    except OSError:
+        return False
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int]:

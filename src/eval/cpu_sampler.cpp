@@ -8,13 +8,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -41,6 +45,9 @@ struct ProcmapQuery {
 static_assert(sizeof(ProcmapQuery) == 104);
 constexpr unsigned long kProcmapQuery = 0xC0686611;  // _IOWR('f', 17, struct procmap_query)
 constexpr uint64_t kQueryExecutable = 0x04;
+
+// A /proc/PID/pagemap entry's flags (Documentation/admin-guide/mm/pagemap.rst).
+constexpr uint64_t kPagePresent = 1ULL << 63, kPageSwapped = 1ULL << 62, kPageFileOrSharedAnon = 1ULL << 61;
 
 std::vector<pid_t> numeric_entries(const fs::path& dir) {
   std::vector<pid_t> out;
@@ -70,11 +77,36 @@ std::vector<pid_t> processes(pid_t root) {
   return out;
 }
 
-char run_state(pid_t pid, pid_t tid) {
+// The fields of a thread's /proc stat after its command name (which may hold anything): the state
+// first, the start time (clock ticks since boot) 20th. Empty when the thread is gone.
+std::vector<std::string> task_stat(pid_t pid, pid_t tid) {
   const auto stat = core::try_read_file(fmt::format("/proc/{}/task/{}/stat", pid, tid));
-  if (!stat) return '?';
-  const auto close = stat->rfind(')');
-  return close != std::string::npos && close + 2 < stat->size() ? (*stat)[close + 2] : '?';
+  const auto close = stat ? stat->rfind(')') : std::string::npos;
+  if (close == std::string::npos) return {};
+  std::istringstream in(stat->substr(close + 1));
+  return {std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
+}
+
+char run_state(pid_t pid, pid_t tid) {
+  const auto fields = task_stat(pid, tid);
+  return fields.empty() || fields[0].empty() ? '?' : fields[0][0];
+}
+
+// The CPU time a thread has run, in nanoseconds; exact for a thread that is stopped (a running one's
+// lags by up to a tick).
+std::optional<uint64_t> cpu_ns(const std::string& task) {
+  const auto schedstat = core::try_read_file(task + "/schedstat");
+  if (!schedstat) return std::nullopt;
+  std::istringstream in(*schedstat);
+  uint64_t ns = 0;
+  return in >> ns ? std::optional(ns) : std::nullopt;
+}
+
+uint64_t boot_ticks_now() {
+  timespec now{};
+  ::clock_gettime(CLOCK_BOOTTIME, &now);
+  const uint64_t ns_per_tick = 1'000'000'000ULL / static_cast<uint64_t>(::sysconf(_SC_CLK_TCK));
+  return (static_cast<uint64_t>(now.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(now.tv_nsec)) / ns_per_tick;
 }
 
 // The executable mapping of pid covering ip, read from /proc/PID/maps: the fallback where the kernel
@@ -94,6 +126,7 @@ std::optional<MappedObject> mapping_from_maps(pid_t pid, uint64_t ip) {
     m.low = std::stoull(range.substr(0, dash), nullptr, 16);
     m.high = std::stoull(range.substr(dash + 1), nullptr, 16);
     if (ip < m.low || ip >= m.high) continue;
+    m.offset = std::stoull(offset, nullptr, 16);
     m.dev_major = static_cast<unsigned>(std::stoul(device.substr(0, colon), nullptr, 16));
     m.dev_minor = static_cast<unsigned>(std::stoul(device.substr(colon + 1), nullptr, 16));
     m.inode = std::stoull(inode);
@@ -105,22 +138,36 @@ std::optional<MappedObject> mapping_from_maps(pid_t pid, uint64_t ip) {
 
 class Sampler {
  public:
-  Sampler(pid_t root, CpuSamples& out) : root_(root), out_(out) {}
+  Sampler(pid_t root, CpuSamples& out) : root_(root), out_(out), started_ticks_(boot_ticks_now()) {
+    // Without these a sample can be neither weighed nor told from a private copy; the host lacks
+    // them altogether (a kernel without CONFIG_SCHED_INFO or CONFIG_PROC_PAGE_MONITOR), not a thread.
+    if (!cpu_ns("/proc/thread-self"))
+      out_.error = "no per-thread CPU time on this host (/proc/PID/task/TID/schedstat)";
+    else if (::access("/proc/self/pagemap", R_OK) != 0)
+      out_.error = fmt::format("no page map on this host (/proc/PID/pagemap: {})", std::strerror(errno));
+  }
   ~Sampler() {
     if (!leave_to_exit_) detach_all();
-    for (const auto& [pid, fd] : maps_fds_)
-      if (fd >= 0) ::close(fd);
+    for (const auto& fds : {maps_fds_, pagemap_fds_})
+      for (const auto& [pid, fd] : fds)
+        if (fd >= 0) ::close(fd);
   }
   // Detaching waits for each thread to stop, which a thread the judge has frozen never does; the
   // kernel detaches every tracee of a tracer that exits, whatever state they are in.
   void leave_to_exit() { leave_to_exit_ = true; }
 
+  // A thread born since the sampling started is weighed from its birth, so that short-lived threads
+  // (a BLAS's workers started per call) keep their time; any other is weighed from now on, so that
+  // what ran before the sampling (warm-up calls) is not.
   void attach_new() {
     for (pid_t pid : processes(root_)) {
       for (pid_t tid : numeric_entries(fmt::format("/proc/{}/task", pid))) {
         if (traced_.count(tid)) continue;
         if (::ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) == 0) {
-          traced_[tid] = pid;
+          const auto fields = task_stat(pid, tid);
+          const bool born_since = fields.size() > 19 && std::stoull(fields[19]) >= started_ticks_;
+          const std::string task = fmt::format("/proc/{}/task/{}", pid, tid);
+          traced_[tid] = Traced{pid, born_since ? 0 : cpu_ns(task).value_or(0)};
         } else if (traced_.empty() && (errno == EPERM || errno == EACCES) && out_.error.empty()) {
           out_.error =
               fmt::format("ptrace refused ({}): run as root or with kernel.yama.ptrace_scope=0", std::strerror(errno));
@@ -129,34 +176,68 @@ class Sampler {
     }
   }
 
-  void sample_running() {
+  // Samples the running threads; returns how long they stood stopped for it, from each stop's report
+  // to its continuation (not the wait for the stop, which on a loaded host is the scheduler's and
+  // costs the thread nothing).
+  std::chrono::nanoseconds sample_running() {
+    std::chrono::nanoseconds stopped{0};
     for (auto it = traced_.begin(); it != traced_.end();) {
-      const auto [tid, pid] = *it;
-      if (run_state(pid, tid) != 'R') {
+      const char state = run_state(it->second.pid, it->first);
+      // A traced thread that ended stays a zombie, holding a place in the sandbox's pids limit, until
+      // its tracer reaps it (a thread group's leader only once its group is gone).
+      int status = 0;
+      if ((state == 'Z' || state == '?') && ::waitpid(it->first, &status, __WALL | WNOHANG) != 0) {
+        it = traced_.erase(it);
+        continue;
+      }
+      if (state == 't') pass_on_stop(it->first);
+      if (state != 'R') {
         ++it;
         continue;
       }
-      if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0 || !take_sample(tid, pid)) {
+      if (::ptrace(PTRACE_INTERRUPT, it->first, nullptr, nullptr) != 0 ||
+          !take_sample(it->first, it->second, stopped)) {
         it = traced_.erase(it);
         continue;
       }
       ++it;
     }
+    return stopped;
   }
 
   bool traced_any() const { return !traced_.empty(); }
 
  private:
+  struct Traced {
+    pid_t pid;
+    uint64_t cpu_ns;  // the thread's CPU time at its previous sample (or where its weighing starts)
+  };
+
+  // A signal sent to a traced thread stops it until its tracer passes the signal on, and a group stop
+  // (SIGSTOP) is reported to its tracer too, which must let SIGCONT end it: whatever the thread was
+  // doing, it must not wait for its next sample.
+  static void pass_on_stop(pid_t tid) {
+    int status = 0;
+    if (::waitpid(tid, &status, __WALL | WNOHANG) != tid || !WIFSTOPPED(status)) return;
+    if ((status >> 16) == PTRACE_EVENT_STOP)
+      ::ptrace(PTRACE_LISTEN, tid, nullptr, nullptr);
+    else
+      ::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(WSTOPSIG(status))));
+  }
+
   // Waits for the interrupt's stop, records the instruction pointer and lets the thread go on;
   // a signal that arrives first is passed on. False when the thread is gone.
-  bool take_sample(pid_t tid, pid_t pid) {
+  bool take_sample(pid_t tid, Traced& thread, std::chrono::nanoseconds& stopped) {
     for (;;) {
       int status = 0;
       if (::waitpid(tid, &status, __WALL) != tid || WIFEXITED(status) || WIFSIGNALED(status)) return false;
       if (!WIFSTOPPED(status)) continue;
       if ((status >> 16) == PTRACE_EVENT_STOP) {
+        const auto since = std::chrono::steady_clock::now();
         user_regs_struct regs{};
-        if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) == 0) record(pid, regs.rip);
+        if (::ptrace(PTRACE_GETREGS, tid, nullptr, &regs) == 0) record(tid, thread, regs.rip);
+        // Measured up to the continuation, not past it: the thread it wakes may take this CPU.
+        stopped += std::chrono::steady_clock::now() - since;
         ::ptrace(PTRACE_CONT, tid, nullptr, nullptr);
         return true;
       }
@@ -164,15 +245,45 @@ class Sampler {
     }
   }
 
-  void record(pid_t pid, uint64_t ip) {
-    std::optional<MappedObject> m = query_mapping(pid, ip);
+  // The sample weighs the CPU time its thread ran since its previous one: a thread that is always
+  // runnable but yields at once is caught as often as one that computes, and weighs what it ran.
+  void record(pid_t tid, Traced& thread, uint64_t ip) {
+    std::optional<MappedObject> m = query_mapping(thread.pid, ip);
     if (!m) {
       m.emplace();
-      m->pid = pid;
+      m->pid = thread.pid;
       m->path = "[unmapped]";
+    } else if (m->inode != 0) {
+      m->private_copy = private_page(thread.pid, ip);
     }
-    ++out_.by_object[*m];
+    const uint64_t now = cpu_ns(fmt::format("/proc/{}/task/{}", thread.pid, tid)).value_or(thread.cpu_ns);
+    const uint64_t ran = now > thread.cpu_ns ? now - thread.cpu_ns : 0;
+    thread.cpu_ns = std::max(now, thread.cpu_ns);
+    ObjectTime& t = out_.by_object[*m];
+    ++t.samples;
+    t.cpu_ns += ran;
     ++out_.total;
+    out_.cpu_ns += ran;
+  }
+
+  // Whether the page at ip, in a mapping of a file, holds something other than the file's page: an
+  // anonymous copy made by a write through a private mapping. A page whose entry cannot be read counts
+  // as a copy.
+  bool private_page(pid_t pid, uint64_t ip) {
+    const off_t at = static_cast<off_t>(ip / static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) * sizeof(uint64_t));
+    uint64_t entry = 0;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      // A descriptor opened before an exec reads the old address space (nothing): open afresh once.
+      auto [it, fresh] = pagemap_fds_.try_emplace(pid, -1);
+      if (!fresh && attempt > 0) {
+        if (it->second >= 0) ::close(it->second);
+        fresh = true;
+      }
+      if (fresh) it->second = ::open(fmt::format("/proc/{}/pagemap", pid).c_str(), O_RDONLY | O_CLOEXEC);
+      if (it->second >= 0 && ::pread(it->second, &entry, sizeof entry, at) == sizeof entry)
+        return (entry & (kPagePresent | kPageSwapped)) != 0 && (entry & kPageFileOrSharedAnon) == 0;
+    }
+    return true;
   }
 
   // The mapping covering ip, asked while the thread is stopped: PROCMAP_QUERY where the kernel has it.
@@ -192,6 +303,7 @@ class Sampler {
         return MappedObject{.pid = pid,
                             .low = q.vma_start,
                             .high = q.vma_end,
+                            .offset = q.vma_offset,
                             .dev_major = q.dev_major,
                             .dev_minor = q.dev_minor,
                             .inode = q.inode,
@@ -207,7 +319,7 @@ class Sampler {
   }
 
   void detach_all() {
-    for (const auto& [tid, pid] : traced_) {
+    for (const auto& [tid, thread] : traced_) {
       if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) continue;
       int status = 0;
       while (::waitpid(tid, &status, __WALL) == tid && WIFSTOPPED(status) && (status >> 16) != PTRACE_EVENT_STOP)
@@ -219,28 +331,39 @@ class Sampler {
 
   pid_t root_;
   CpuSamples& out_;
+  uint64_t started_ticks_;  // when the sampling started, as a thread's start time counts
   bool leave_to_exit_ = false;
-  std::map<pid_t, pid_t> traced_;  // thread -> its process
-  std::map<pid_t, int> maps_fds_;  // an open /proc/PID/maps per process, for PROCMAP_QUERY
+  std::map<pid_t, Traced> traced_;    // thread -> its process and CPU time
+  std::map<pid_t, int> maps_fds_;     // an open /proc/PID/maps per process, for PROCMAP_QUERY
+  std::map<pid_t, int> pagemap_fds_;  // an open /proc/PID/pagemap per process
   bool query_unsupported_ = false;
 };
 
 }  // namespace
 
-CpuSamples sample_cpu(pid_t root, std::chrono::milliseconds duration, int hz, const volatile sig_atomic_t* stop) {
+CpuSamples sample_cpu(pid_t root, std::chrono::milliseconds duration, int hz, const volatile sig_atomic_t* stop,
+                      const std::function<void()>& attached) {
   CpuSamples out;
   Sampler sampler(root, out);
+  if (!out.error.empty()) {
+    if (attached) attached();
+    return out;
+  }
   const auto period = std::chrono::microseconds(1'000'000 / std::max(1, hz));
   const auto deadline = std::chrono::steady_clock::now() + duration;
-  while (std::chrono::steady_clock::now() < deadline && !(stop && *stop)) {
+  // The pause between rounds is drawn at random, so that no candidate can keep its library calls
+  // between the rounds.
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> jitter(0.5, 1.5);
+  for (bool first = true; std::chrono::steady_clock::now() < deadline && !(stop && *stop); first = false) {
     sampler.attach_new();
+    if (first && attached) attached();
     if (!sampler.traced_any() && !out.error.empty()) break;
-    const auto began = std::chrono::steady_clock::now();
-    sampler.sample_running();
     // The threads stand stopped while they are sampled; a slow lookup (maps read afresh) stretches
-    // the pause, so at most a twentieth of the time goes to sampling, whatever hz asks.
-    std::this_thread::sleep_for(
-        std::max<std::chrono::nanoseconds>(period, 19 * (std::chrono::steady_clock::now() - began)));
+    // the pause, so that at most a twentieth of their time goes to sampling, whatever hz asks.
+    const auto stopped = sampler.sample_running();
+    std::this_thread::sleep_for(std::chrono::duration_cast<std::chrono::nanoseconds>(
+        jitter(rng) * std::max<std::chrono::nanoseconds>(period, 19 * stopped)));
   }
   if (stop && *stop) sampler.leave_to_exit();  // the caller exits right after printing
   return out;

@@ -5,7 +5,9 @@
 // stops each running thread of the tree now and then, reads its instruction pointer and finds the
 // mapped file it lies in (its own extension, libtorch, a BLAS, NumPy, the interpreter, or anonymous
 // memory). It is the CPU's counterpart of a GPU profile's kernel-time coverage, and it cannot be told
-// apart from the scheduler by the code it watches, nor can that code hide its samples.
+// apart from the scheduler by the code it watches, nor can that code hide its samples. A sample
+// weighs the CPU time its thread ran since its previous one: threads that are runnable but barely run
+// (a pool of sched_yield loops) are caught as often as a computing one and must not outvote it.
 #pragma once
 
 #include <sys/types.h>
@@ -15,6 +17,7 @@
 #include <chrono>
 #include <compare>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -23,29 +26,45 @@ namespace vinci::eval {
 // The executable mapping a sample's instruction pointer lay in, as the kernel described it while the
 // sampled thread was stopped. Device and inode name the very file (a host's file bound read-only
 // keeps the host's; a copy, a memfd or a renamed file does not), and the judge reads its bytes through
-// /proc/PID/map_files/LOW-HIGH, never through a path that may since name something else.
+// /proc/PID/map_files/LOW-HIGH, never through a path that may since name something else. The file's
+// bytes are not always what runs: a page written through a private mapping (mprotect'ed writable, a
+// library's code copied in) is the process's own anonymous copy while the mapping still names the
+// file, and such samples are told apart. The offset lets the judge check that the mapping is where a
+// loader puts the file's code, not its data pages mapped executable.
 struct MappedObject {
   pid_t pid = 0;
   uint64_t low = 0, high = 0;
+  uint64_t offset = 0;  // of the mapping in its file
   unsigned dev_major = 0, dev_minor = 0;
   uint64_t inode = 0;
-  std::string path;  // as the kernel names it: a file, "/memfd:NAME (deleted)", "[anonymous]", "[vdso]", or
-                     // "[unmapped]" for an address in no executable mapping
+  std::string path;           // as the kernel names it: a file, "/memfd:NAME (deleted)", "[anonymous]", "[vdso]", or
+                              // "[unmapped]" for an address in no executable mapping
+  bool private_copy = false;  // the sampled page of a file mapping is no page of the file (or one it could not
+                              // tell: unreadable counts as copied)
   auto operator<=>(const MappedObject&) const = default;
 };
 
+struct ObjectTime {
+  int samples = 0;
+  uint64_t cpu_ns = 0;  // the CPU time the sampled threads ran since each one's previous sample
+};
+
 struct CpuSamples {
-  int total = 0;                          // samples of running threads
-  std::map<MappedObject, int> by_object;  // -> samples
-  std::string error;                      // non-empty when the tree could not be traced (ptrace refused)
-  std::string lookup;                     // how addresses were resolved: "query" (PROCMAP_QUERY) or "maps"
+  int total = 0;                                 // samples of running threads
+  uint64_t cpu_ns = 0;                           // their CPU time, summed over by_object
+  std::map<MappedObject, ObjectTime> by_object;  // where they lay
+  std::string error;   // non-empty when the tree could not be traced (ptrace refused) or the host cannot weigh
+                       // samples or tell private copies (no schedstat, no pagemap)
+  std::string lookup;  // how addresses were resolved: "query" (PROCMAP_QUERY) or "maps"
 };
 
 // Samples every running thread of root and its descendants about hz times a second for duration, or
 // until *stop turns non-zero (a signal handler's flag: the judge ends a sampling that spans timed calls,
 // whose threads it may have frozen; the threads are then left traced, for the exiting caller's kernel
-// to detach).
+// to detach). attached is called once the threads present at the start are traced (or refused): the
+// judge starts its calls only then. A thread born since the sampling started is weighed from its
+// birth, any other from when it was found: what ran before the sampling is not weighed.
 CpuSamples sample_cpu(pid_t root, std::chrono::milliseconds duration, int hz,
-                      const volatile sig_atomic_t* stop = nullptr);
+                      const volatile sig_atomic_t* stop = nullptr, const std::function<void()>& attached = {});
 
 }  // namespace vinci::eval

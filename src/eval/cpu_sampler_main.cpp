@@ -1,7 +1,10 @@
 // vinci-cpu-sampler: where a sandboxed process tree spends its CPU time, by mapped file (eval/cpu_sampler.h).
 // The judge runs it beside a candidate's timed calls (or its coverage calls) and ends it with SIGTERM,
-// or it ends after --ms; it prints one JSON object.
+// or it ends after --ms. It prints a line "attached" once it traces the tree's threads (the judge
+// starts its calls only then), and last a JSON object.
 #include <fmt/format.h>
+
+#include <cstdio>
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -16,9 +19,11 @@ void stop_sampling(int) { g_stop = 1; }
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "Samples the instruction pointers of a process tree's running threads through ptrace and prints "
-      "{\"total\", \"by_object\", \"error\", \"lookup\"}: how many samples fell in each executable mapping, named by "
-      "process, address range, device, inode and path."};
+      "Samples the instruction pointers of a process tree's running threads through ptrace, prints \"attached\" once "
+      "it "
+      "traces them, then {\"total\", \"cpu_ns\", \"by_object\", \"error\", \"lookup\"}: how many samples fell in each "
+      "executable mapping, and how much CPU time their threads ran since their previous samples, by mapping (process, "
+      "address range, file offset, device, inode, path, and whether the sampled page was a private copy)."};
   pid_t pid = 0;
   int ms = 300, hz = 500;
   app.add_option("--pid", pid, "the root of the tree")->required();
@@ -29,19 +34,27 @@ int main(int argc, char** argv) {
   struct sigaction stop {};
   stop.sa_handler = stop_sampling;
   ::sigaction(SIGTERM, &stop, nullptr);
-  const auto s = vinci::eval::sample_cpu(pid, std::chrono::milliseconds(ms), hz, &g_stop);
+  const auto s = vinci::eval::sample_cpu(pid, std::chrono::milliseconds(ms), hz, &g_stop, [] {
+    fmt::print("attached\n");
+    std::fflush(stdout);
+  });
   nlohmann::json objects = nlohmann::json::array();
-  for (const auto& [m, n] : s.by_object)
+  for (const auto& [m, t] : s.by_object)
     objects.push_back({{"pid", m.pid},
                        {"low", m.low},
                        {"high", m.high},
+                       {"offset", m.offset},
                        {"dev_major", m.dev_major},
                        {"dev_minor", m.dev_minor},
                        {"inode", m.inode},
                        {"path", m.path},
-                       {"samples", n}});
-  fmt::print("{}\n",
-             nlohmann::json{{"total", s.total}, {"by_object", objects}, {"error", s.error}, {"lookup", s.lookup}}.dump(
-                 -1, ' ', false, nlohmann::json::error_handler_t::replace));
+                       {"private_copy", m.private_copy},
+                       {"samples", t.samples},
+                       {"cpu_ns", t.cpu_ns}});
+  fmt::print(
+      "{}\n",
+      nlohmann::json{
+          {"total", s.total}, {"cpu_ns", s.cpu_ns}, {"by_object", objects}, {"error", s.error}, {"lookup", s.lookup}}
+          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return 0;
 }

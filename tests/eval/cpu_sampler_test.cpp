@@ -1,19 +1,27 @@
 // The outside view of a process tree's CPU time: a child that spins in this binary's own code
-// must be sampled there, by the file's identity, code in a memfd by the kernel's name for it, and a
-// sleeping child not at all.
+// must be sampled there, by the file's identity, code in a memfd by the kernel's name for it, a page
+// of it copied by a write as a private copy, and a sleeping child not at all. Samples weigh the CPU
+// time their threads ran: runnable threads that barely run do not outvote one that computes, what ran
+// before the sampling is not weighed, and threads born during it are, from their birth.
 #include "eval/cpu_sampler.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <iterator>
+#include <sstream>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -54,62 +62,233 @@ void sleep_forever() {
   for (;;) ::pause();
 }
 
+// The fields of /proc/PID/stat after the command name: the state first.
+std::vector<std::string> stat_fields(pid_t pid) {
+  const auto stat = vinci::core::try_read_file(fmt::format("/proc/{}/stat", pid));
+  const auto close = stat ? stat->rfind(')') : std::string::npos;
+  if (close == std::string::npos) return {};
+  std::istringstream in(stat->substr(close + 1));
+  return {std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
+}
+
+// The CPU time of a whole process, its ended threads included, in nanoseconds (clock-tick grained).
+uint64_t process_cpu_ns(pid_t pid) {
+  const auto fields = stat_fields(pid);
+  const uint64_t ticks = std::stoull(fields.at(11)) + std::stoull(fields.at(12));  // utime, stime
+  return ticks * 1'000'000'000ULL / static_cast<uint64_t>(::sysconf(_SC_CLK_TCK));
+}
+
+// Code in a memfd, mapped executable and private: a jump to itself.
+struct MemfdLoop {
+  explicit MemfdLoop(const char* name) {
+    fd = ::memfd_create(name, MFD_CLOEXEC);
+    const unsigned char jump_to_self[] = {0xEB, 0xFE};
+    if (fd < 0 || ::write(fd, jump_to_self, sizeof jump_to_self) != 2 || ::fstat(fd, &st) != 0) return;
+    code = ::mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+  }
+  ~MemfdLoop() {
+    if (code != MAP_FAILED) ::munmap(code, 4096);
+    if (fd >= 0) ::close(fd);
+  }
+  bool ok() const { return fd >= 0 && code != MAP_FAILED; }
+  int fd = -1;
+  struct stat st {};
+  void* code = MAP_FAILED;
+};
+
 TEST(CpuSampler, ASpinningChildIsSampledInItsOwnCode) {
   const Child child(spin);
-  const CpuSamples s = sample_cpu(child.pid(), std::chrono::milliseconds(500), 100);
+  int attached = 0;
+  const CpuSamples s = sample_cpu(child.pid(), std::chrono::milliseconds(500), 100, nullptr, [&] { ++attached; });
+  EXPECT_EQ(attached, 1) << "the judge starts its calls when told the sampler is attached, once";
   if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
   ASSERT_GT(s.total, 5) << "a busy child should be caught running";
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   struct stat st {};
   ASSERT_EQ(::stat(self.c_str(), &st), 0);
   int in_self = 0, sum = 0;
-  for (const auto& [object, n] : s.by_object) {
-    sum += n;
+  uint64_t sum_ns = 0;
+  for (const auto& [object, t] : s.by_object) {
+    sum += t.samples;
+    sum_ns += t.cpu_ns;
     if (object.path != self) continue;
-    in_self += n;
+    in_self += t.samples;
     // The very file, by the identity the judge checks against its own view of the host.
     EXPECT_EQ(object.pid, child.pid());
     EXPECT_EQ(object.inode, st.st_ino);
     EXPECT_EQ(object.dev_major, major(st.st_dev));
     EXPECT_EQ(object.dev_minor, minor(st.st_dev));
     EXPECT_LT(object.low, object.high);
+    EXPECT_FALSE(object.private_copy) << "the binary's own pages were never written";
   }
   // The loop is all it runs: nearly every sample lies in this binary.
   EXPECT_GE(in_self * 10, s.total * 9) << in_self << " of " << s.total;
   EXPECT_EQ(sum, s.total);
+  EXPECT_EQ(sum_ns, s.cpu_ns);
+  EXPECT_GT(s.cpu_ns, 0u);
   EXPECT_TRUE(s.lookup == "query" || s.lookup == "maps") << s.lookup;
 }
 
 #if defined(__x86_64__)
 // Code in a memfd, mapped executable: what a candidate that hides a copied library behind an
 // innocent name would run. The sample names the memfd and its inode, not any name it chose for it.
+void* g_entry = nullptr;  // where a child jumps: code a test mapped before forking it
+
+void run_entry() { reinterpret_cast<void (*)()>(g_entry)(); }
+
+// The samples of a memfd's code, and whether each was taken on a private copy of its page.
+struct InMemfd {
+  int samples = 0, private_copies = 0;
+};
+
+InMemfd in_memfd(const CpuSamples& s, const MemfdLoop& loop) {
+  InMemfd found;
+  for (const auto& [object, t] : s.by_object) {
+    if (object.inode != loop.st.st_ino) continue;
+    found.samples += t.samples;
+    found.private_copies += object.private_copy ? t.samples : 0;
+    EXPECT_EQ(object.path.rfind("/memfd:x/libc.so.6", 0), 0u) << object.path;
+    EXPECT_EQ(object.low, reinterpret_cast<uint64_t>(loop.code));
+    EXPECT_EQ(object.offset, 0u);
+  }
+  return found;
+}
+
 TEST(CpuSampler, CodeInAMemfdIsNamedByTheKernelNotByItsAuthor) {
-  const int fd = ::memfd_create("x/libc.so.6", MFD_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  const unsigned char jump_to_self[] = {0xEB, 0xFE};
-  ASSERT_EQ(::write(fd, jump_to_self, sizeof jump_to_self), 2);
-  struct stat st {};
-  ASSERT_EQ(::fstat(fd, &st), 0);
-  void* code = ::mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-  ASSERT_NE(code, MAP_FAILED);
-  static void* entry = nullptr;
-  entry = code;
-  const Child child([] { reinterpret_cast<void (*)()>(entry)(); });
+  const MemfdLoop loop("x/libc.so.6");
+  ASSERT_TRUE(loop.ok());
+  g_entry = loop.code;
+  const Child child(run_entry);
   const CpuSamples s = sample_cpu(child.pid(), std::chrono::milliseconds(500), 100);
-  ::munmap(code, 4096);
-  ::close(fd);
   if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
   ASSERT_GT(s.total, 5);
-  int in_memfd = 0;
-  for (const auto& [object, n] : s.by_object) {
-    if (object.inode != st.st_ino) continue;
-    in_memfd += n;
-    EXPECT_EQ(object.path.rfind("/memfd:x/libc.so.6", 0), 0u) << object.path;
-    EXPECT_EQ(object.low, reinterpret_cast<uint64_t>(code));
+  const InMemfd found = in_memfd(s, loop);
+  EXPECT_GE(found.samples * 10, s.total * 9) << found.samples << " of " << s.total;
+  EXPECT_EQ(found.private_copies, 0) << "the memfd's page was never written: it is the file's";
+}
+
+// Round 5's attack: a file's code pages made writable and written (another library's code copied
+// in) become the process's own anonymous copies, while the mapping still names the file.
+TEST(CpuSampler, APageWrittenThroughAPrivateMappingIsAPrivateCopy) {
+  const MemfdLoop loop("x/libc.so.6");
+  ASSERT_TRUE(loop.ok());
+  ASSERT_EQ(::mprotect(loop.code, 4096, PROT_READ | PROT_WRITE), 0);
+  static_cast<volatile unsigned char*>(loop.code)[0] = 0xEB;  // the same byte: only the copy changes
+  ASSERT_EQ(::mprotect(loop.code, 4096, PROT_READ | PROT_EXEC), 0);
+  g_entry = loop.code;
+  const Child child(run_entry);
+  const CpuSamples s = sample_cpu(child.pid(), std::chrono::milliseconds(500), 100);
+  if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
+  ASSERT_GT(s.total, 5);
+  const InMemfd found = in_memfd(s, loop);
+  EXPECT_GE(found.samples * 10, s.total * 9) << found.samples << " of " << s.total;
+  EXPECT_EQ(found.private_copies, found.samples);
+}
+
+// Round 6's attack: one thread computes (here in a memfd's loop), eight more of the candidate's own
+// only call sched_yield. All nine are always runnable, so each is caught about as often; the CPU time
+// is nearly all the computing thread's. They share one CPU so that the yielding threads find nothing
+// better to do only by yielding to it, however loaded the other CPUs are.
+TEST(CpuSampler, ASampleWeighsTheCpuTimeItsThreadRan) {
+  const MemfdLoop loop("x/libc.so.6");
+  ASSERT_TRUE(loop.ok());
+  g_entry = loop.code;
+  const Child child([] {
+    cpu_set_t allowed, one;
+    CPU_ZERO(&one);
+    if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0) {
+      for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (!CPU_ISSET(cpu, &allowed)) continue;
+        CPU_SET(cpu, &one);
+        ::sched_setaffinity(0, sizeof one, &one);
+        break;
+      }
+    }
+    for (int i = 0; i < 8; ++i)
+      std::thread([] {
+        for (;;) ::sched_yield();
+      }).detach();
+    run_entry();
+  });
+  const CpuSamples s = sample_cpu(child.pid(), std::chrono::milliseconds(1000), 500);
+  if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
+  ASSERT_GT(s.total, 50);
+  ASSERT_GT(s.cpu_ns, 0u);
+  uint64_t busy_ns = 0;
+  int busy_samples = 0;
+  for (const auto& [object, t] : s.by_object) {
+    if (object.inode != loop.st.st_ino) continue;
+    busy_ns += t.cpu_ns;
+    busy_samples += t.samples;
   }
-  EXPECT_GE(in_memfd * 10, s.total * 9) << in_memfd << " of " << s.total;
+  const double cpu_share = static_cast<double>(busy_ns) / static_cast<double>(s.cpu_ns);
+  const double sample_share = static_cast<double>(busy_samples) / s.total;
+  EXPECT_GT(cpu_share, 0.6) << busy_samples << " of " << s.total << " samples";
+  EXPECT_LT(sample_share, 0.4) << "the yielding threads were not caught runnable";
+}
+
+// What ran before the sampling is not weighed: a child that has spun for half a second weighs no more
+// than it runs while sampled.
+TEST(CpuSampler, TimeBeforeTheSamplingIsNotWeighed) {
+  const Child child(spin);
+  for (int i = 0; i < 500 && process_cpu_ns(child.pid()) < 500'000'000ULL; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const uint64_t before = process_cpu_ns(child.pid());
+  ASSERT_GE(before, 500'000'000ULL) << "the child did not get half a second of CPU time in 10 s";
+  const CpuSamples s = sample_cpu(child.pid(), std::chrono::milliseconds(200), 100);
+  const uint64_t after = process_cpu_ns(child.pid());
+  if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
+  ASSERT_GT(s.total, 0);
+  // Clock ticks (10 ms) and a running thread's lagging count: a wide margin, still far below 500 ms.
+  EXPECT_LT(s.cpu_ns, after - before + 100'000'000ULL) << "ran " << (after - before) << " ns while sampled";
+}
+
+// Threads born during the sampling are weighed from their birth: a child that computes only in
+// threads of 20 ms each, one after another, is covered for most of its CPU time.
+TEST(CpuSampler, ThreadsBornDuringTheSamplingAreWeighedFromBirth) {
+  const Child child([] {
+    for (;;)
+      std::thread([] {
+        timespec t{};
+        do ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+        while (t.tv_sec == 0 && t.tv_nsec < 20'000'000);
+      }).join();
+  });
+  const uint64_t before = process_cpu_ns(child.pid());
+  const CpuSamples s = sample_cpu(child.pid(), std::chrono::milliseconds(1000), 1000);
+  const uint64_t after = process_cpu_ns(child.pid());
+  if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
+  ASSERT_GT(after - before, 100'000'000ULL) << "the child barely ran";
+  EXPECT_GT(s.cpu_ns * 2, after - before) << s.cpu_ns << " ns weighed of " << (after - before);
 }
 #endif
+
+// A traced thread that a signal reaches stops until its tracer passes the signal on: the sampler
+// must, or a candidate's timer (or a child's SIGCHLD) would hang it for the whole sampling.
+volatile int* g_alarms = nullptr;
+
+TEST(CpuSampler, SignalsStillReachASampledThread) {
+  void* shared = ::mmap(nullptr, sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shared, MAP_FAILED);
+  g_alarms = static_cast<volatile int*>(shared);
+  *g_alarms = 0;
+  {
+    const Child child([] {
+      ::signal(SIGALRM, [](int) { *g_alarms = *g_alarms + 1; });
+      const itimerval every_2ms{{0, 2000}, {0, 2000}};
+      ::setitimer(ITIMER_REAL, &every_2ms, nullptr);
+      for (;;) ::pause();
+    });
+    for (int i = 0; i < 10'000 && *g_alarms == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const int before = *g_alarms;
+    ASSERT_GT(before, 0) << "the child's timer never fired";
+    const CpuSamples s = sample_cpu(child.pid(), std::chrono::milliseconds(300), 100);
+    const int during = *g_alarms - before;
+    if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
+    EXPECT_GT(during, 5) << "the child's timer signals stopped reaching it while it was traced";
+  }
+  ::munmap(shared, sizeof(int));
+}
 
 // The state letter of /proc/PID/stat ('R' running, 'S' sleeping, ...).
 char state_of(pid_t pid) {
@@ -127,6 +306,7 @@ TEST(CpuSampler, ASleepingChildGivesNoSamples) {
   const CpuSamples s = sample_cpu(child.pid(), std::chrono::milliseconds(300), 100);
   if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
   EXPECT_EQ(s.total, 0);
+  EXPECT_EQ(s.cpu_ns, 0u);
   EXPECT_TRUE(s.by_object.empty());
 }
 }  // namespace cpu_sampler_test

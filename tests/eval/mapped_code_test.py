@@ -1,9 +1,13 @@
 """Whose code a sample fell in (python/vinci_worker/mapped_code.py), on a real process: a child that
 maps a host library where the host keeps it, copies of it in its scratch folder (one renamed away
-after it was mapped, another file linked at its old path), and a memfd named like libc. Each
-mapping is described the way vinci-cpu-sampler describes it (from the child's /proc/PID/maps), and
-the expected kinds follow from the rules by hand: a name is believed only for the host's own file,
-own code only by the mapping's bytes.
+after it was mapped, another file linked at its old path, another mapped executable by hand where
+no loader would map its code), a delivered file that is no ELF mapped executable, and a memfd named
+like libc. The judge's libraries are mapped from memfds sealed against writes, as it delivers them,
+and from a plain file and an unsealed memfd too. Each mapping is described the way vinci-cpu-sampler
+describes it (from the child's /proc/PID/maps), and the expected kinds follow from the rules by hand:
+a name is believed only for the host's own file, own code only by the mapping's bytes in a
+write-sealed file and only where a loader maps the file's code, and never on a private copy of a
+page.
 
     python3 tests/eval/mapped_code_test.py REPO_ROOT
 """
@@ -16,7 +20,7 @@ import tempfile
 import time
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
-from vinci_worker.mapped_code import MappedCode  # noqa: E402
+from vinci_worker.mapped_code import MappedCode, executable_segments  # noqa: E402
 
 HOST_LIBRARY = next(p for p in ("/lib/x86_64-linux-gnu/libbz2.so.1.0", "/usr/lib/x86_64-linux-gnu/libbz2.so.1.0",
                                 "/lib/x86_64-linux-gnu/libz.so.1", "/usr/lib/x86_64-linux-gnu/libz.so.1")
@@ -24,9 +28,27 @@ HOST_LIBRARY = next(p for p in ("/lib/x86_64-linux-gnu/libbz2.so.1.0", "/usr/lib
 
 # The child maps what it is told, says "ready", and sleeps until killed.
 CHILD = r"""
-import ctypes, os, sys, time
-host, copy, renamed, linked_from, memfd_source = sys.argv[1:6]
-keep = [ctypes.CDLL(host), ctypes.CDLL(copy)]
+import ctypes, fcntl, mmap, os, sys, time
+host, copy, renamed, linked_from, memfd_source, by_hand, code_offset, code_size, blob = sys.argv[1:10]
+code_offset, code_size = int(code_offset), int(code_size)
+def memfd(path, name, seals):
+    fd = os.memfd_create(name, os.MFD_ALLOW_SEALING)
+    os.write(fd, open(path, "rb").read())
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+    return f"/proc/self/fd/{fd}"
+def sealed(path):
+    return memfd(path, os.path.basename(path), fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK |
+                 fcntl.F_SEAL_SEAL)
+by_hand, blob = sealed(by_hand), sealed(blob)
+keep = [ctypes.CDLL(host), ctypes.CDLL(sealed(copy)), ctypes.CDLL(copy), ctypes.CDLL(memfd(copy, "libloose.so", 0))]
+def map_exec(path, offset, length):
+    with open(path, "rb") as f:
+        keep.append(mmap.mmap(f.fileno(), length, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_EXEC,
+                              offset=offset))
+map_exec(by_hand, 0, os.path.getsize(by_hand))
+map_exec(by_hand, code_offset, code_size + mmap.PAGESIZE)
+map_exec(by_hand, code_offset, code_size)
+map_exec(blob, 0, os.path.getsize(blob))
 fd = os.memfd_create("x/libc.so.6", 0)
 os.write(fd, open(memfd_source, "rb").read())
 keep.append(ctypes.CDLL(f"/proc/self/fd/{fd}"))
@@ -48,9 +70,15 @@ def executable_mappings(pid: int) -> list[dict]:
         low, high = (int(x, 16) for x in fields[0].split("-"))
         major, minor = (int(x, 16) for x in fields[3].split(":"))
         path = fields[5].strip() if len(fields) > 5 else "[anonymous]"
-        out.append({"pid": pid, "low": low, "high": high, "dev_major": major, "dev_minor": minor,
-                    "inode": int(fields[4]), "path": path, "samples": 1})
+        out.append({"pid": pid, "low": low, "high": high, "offset": int(fields[2], 16), "dev_major": major,
+                    "dev_minor": minor, "inode": int(fields[4]), "path": path, "private_copy": False,
+                    "samples": 1, "cpu_ns": 1000})
     return out
+
+
+def as_mapped(path: str) -> str:
+    """The path /proc/PID/maps gives a memfd the child named after path's file."""
+    return f"/memfd:{os.path.basename(path)} (deleted)"
 
 
 def sha256(path: str) -> str:
@@ -67,7 +95,21 @@ def main():
     copy = os.path.join(scratch, "libcopy.so")
     renamed = os.path.join(scratch, "libgomp_rotated.so")
     delivered = os.path.join(scratch, "libown.so")
+    by_hand = os.path.join(scratch, "libmapped.so")
+    blob = os.path.join(scratch, "blob.bin")
     shutil.copy(HOST_LIBRARY, copy)
+    shutil.copy(HOST_LIBRARY, by_hand)
+    with open(blob, "wb") as g:
+        g.write(os.urandom(3 * os.sysconf("SC_PAGE_SIZE")))
+    fd = os.open(copy, os.O_RDONLY)
+    try:
+        segments = executable_segments(fd)
+    finally:
+        os.close(fd)
+    if len(segments) != 1:
+        print(f"FAIL {HOST_LIBRARY} should have one executable segment, not {segments}")
+        return 1
+    code_offset, code_size = segments[0]
     # The "judge-built" library and the one rotated away: the host library with bytes appended
     # (still loadable, other contents).
     host_bytes = open(HOST_LIBRARY, "rb").read()
@@ -75,15 +117,16 @@ def main():
     for path, tail in ((delivered, b"\0"), (renamed, b"\0\0"), (memfd_source, b"\0\0\0")):
         with open(path, "wb") as g:
             g.write(host_bytes + tail)
-    child = subprocess.Popen([sys.executable, "-c", CHILD, HOST_LIBRARY, copy, renamed, delivered, memfd_source],
-                             stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, HOST_LIBRARY, copy, renamed, delivered, memfd_source,
+                              by_hand, str(code_offset), str(code_size), blob], stdout=subprocess.PIPE, text=True)
     results = []
     try:
         if child.stdout.readline().strip() != "ready":
             print("FAIL the child did not start")
             return 1
         entries = executable_mappings(child.pid)
-        delivered_hashes = {sha256(delivered): os.path.getsize(delivered), sha256(copy): os.path.getsize(copy)}
+        delivered_hashes = {sha256(delivered): os.path.getsize(delivered), sha256(copy): os.path.getsize(copy),
+                            sha256(blob): os.path.getsize(blob)}
 
         def kinds(path_test, *, cuda=False, own=delivered_hashes):
             code = MappedCode(child.pid, scratch, own, cuda, os.path.realpath(sys.executable), {})
@@ -98,17 +141,50 @@ def main():
         results.append(check("the host's libc is glue", libc_kinds == {"glue"}, libc_kinds))
         results.append(check("the interpreter is glue", kinds(lambda p: p == os.path.realpath(sys.executable))
                              in ({"glue"}, set())))
-        results.append(check("a copy whose bytes the judge sent is own", kinds(lambda p: p == copy) == {"own"}))
+        results.append(check("a copy whose bytes the judge sent, in a sealed memfd, is own",
+                             kinds(lambda p: p == as_mapped(copy)) == {"own"}))
         results.append(check("the same copy, not sent, is library",
-                             kinds(lambda p: p == copy, own={}) == {"library"}))
+                             kinds(lambda p: p == as_mapped(copy), own={}) == {"library"}))
+        results.append(check("the judge's bytes in a file, which could be rewritten under a cached hash, are library",
+                             kinds(lambda p: p == copy) == {"library"}))
+        results.append(check("... and in a memfd not sealed",
+                             kinds(lambda p: p == as_mapped("libloose.so")) == {"library"}))
+        loaded = [e for e in entries if e["path"] == as_mapped(copy)]
+        results.append(check("the loader maps the copy's code where its executable segment says",
+                             [(e["offset"], e["high"] - e["low"]) for e in loaded] == [(code_offset, code_size)],
+                             [(e["offset"], e["high"] - e["low"]) for e in loaded]))
+        code = MappedCode(child.pid, scratch, delivered_hashes, False, os.path.realpath(sys.executable), {})
+        copied = [dict(e, private_copy=True) for e in loaded]
+        results.append(check("a private copy of a page of the judge's own library is not own (CPU: library)",
+                             bool(copied) and {code.kind(e) for e in copied} == {"library"}))
+        gpu = MappedCode(child.pid, scratch, delivered_hashes, True, os.path.realpath(sys.executable), {})
+        results.append(check("... and glue on a GPU", {gpu.kind(e) for e in copied} == {"glue"}))
+        host_copied = [dict(e, private_copy=True) for e in entries if e["path"] == host_real]
+        results.append(check("a private copy of a page of a host library is no host code: library",
+                             bool(host_copied) and {code.kind(e) for e in host_copied} == {"library"}))
+        results.append(check("an entry that does not say it is no private copy is not own",
+                             {code.kind({k: v for k, v in e.items() if k != "private_copy"}) for e in loaded}
+                             == {"library"}))
+        by_layout = {(e["offset"], e["high"] - e["low"]): code.kind(e) for e in entries
+                     if e["path"] == as_mapped(by_hand)}
+        page = os.sysconf("SC_PAGE_SIZE")
+        results.append(check("the judge's library mapped executable from its start is not own",
+                             by_layout.get((0, -(-os.path.getsize(by_hand) // page) * page)) == "library",
+                             by_layout))
+        results.append(check("... nor from its code's offset past the code's extent",
+                             by_layout.get((code_offset, code_size + page)) == "library", by_layout))
+        results.append(check("... but its code mapped where a loader maps it is own",
+                             by_layout.get((code_offset, code_size)) == "own", by_layout))
+        blobs = kinds(lambda p: p == as_mapped(blob))
+        results.append(check("a delivered file that is no ELF, mapped executable, is not own", blobs == {"library"},
+                             blobs))
         memfd = kinds(lambda p: p.startswith("/memfd:x/libc.so.6"))
         results.append(check("a memfd named libc.so.6 is library, not glue", memfd == {"library"}, memfd))
         results.append(check("... and glue on a GPU (its host code only launches)",
-                             kinds(lambda p: p.startswith("/memfd:"), cuda=True) == {"glue"}))
+                             kinds(lambda p: p.startswith("/memfd:x/libc.so.6"), cuda=True) == {"glue"}))
         # The mapping renamed away keeps its dentry's new name; a sample taken before the rename names
         # the old path, where a link to the judge's own library now lies.
         stale = [dict(e, path=renamed) for e in entries if e["path"] == renamed + ".away"]
-        code = MappedCode(child.pid, scratch, delivered_hashes, False, os.path.realpath(sys.executable), {})
         results.append(check("a path handed to the judge's own library after the sample is not own",
                              bool(stale) and {code.kind(e) for e in stale} == {"library"},
                              [code.kind(e) for e in stale]))
@@ -119,7 +195,7 @@ def main():
         results.append(check("anonymous code is library", code.kind({"path": "[anonymous]", "inode": 0}) == "library"))
         libc = next(e["path"] for e in entries if os.path.basename(e["path"]).startswith("libc.so")
                     and not e["path"].startswith("/memfd:"))
-        disguised = [dict(e, path=libc) for e in entries if e["path"].startswith("/memfd:")]
+        disguised = [dict(e, path=libc) for e in entries if e["path"].startswith("/memfd:x/libc.so.6")]
         results.append(check("libc's name over other bytes is not believed",
                              bool(disguised) and {code.kind(e) for e in disguised} == {"library"}))
     finally:
