@@ -3,13 +3,14 @@
 A candidate's `load_inline` call is not compiled where the candidate runs: the hook sends its
 arguments (data) to the trusted side, which compiles them in a sandbox of their own, once per
 distinct set of arguments, into an extension cache no candidate can write or even see, and answers
-with the built library as an open descriptor, which the hook copies into the sandbox's scratch and
-imports. A candidate that compiles by other means does so in its own sandbox, for itself.
+with the built library as a sealed memfd, which the hook loads in place, through /proc/self/fd: the
+mapping the judge's sampler sees is that memfd, whose bytes nothing can change after the judge hashed
+them. A candidate that compiles by other means does so in its own sandbox, for itself.
 """
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
-import itertools
 import inspect
 import os
 import sys
@@ -52,26 +53,15 @@ def load_inline_arguments(*args, **kwargs) -> dict:
     return arguments
 
 
-_received = itertools.count()  # libraries received: one folder each, so a rebuilt name never clashes
-
-
 def _receive_library(reply: dict, name: str) -> str:
-    """Copies the library the trusted side sent as a descriptor into scratch; returns its path."""
+    """The path that loads the library the trusted side sent as a sealed memfd: /proc/self/fd/N. The
+    descriptor stays open for the process's life, so the path never names another file."""
     fds = reply.get("fds") or []
-    try:
-        if len(fds) != 1:
-            raise BuildError(f"the trusted side sent {len(fds)} libraries for {name}", "build_failed")
-        folder = os.path.abspath(os.path.join("extensions", str(next(_received))))
-        os.makedirs(folder, exist_ok=True)
-        path = os.path.join(folder, f"{name}.so")
-        with os.fdopen(os.dup(fds[0]), "rb") as src, open(path, "wb") as dst:
-            src.seek(0)
-            while chunk := src.read(1 << 20):
-                dst.write(chunk)
-        return path
-    finally:
+    if len(fds) != 1:
         for fd in fds:
             os.close(fd)
+        raise BuildError(f"the trusted side sent {len(fds)} libraries for {name}", "build_failed")
+    return f"/proc/self/fd/{fds[0]}"
 
 
 def install_compile_hook(compile_remote, wrap=None) -> None:
@@ -97,7 +87,9 @@ def install_compile_hook(compile_remote, wrap=None) -> None:
 
 
 def _import_library(name: str, path: str) -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
+    """Imports an extension module from path, which need not end in a suffix importlib knows."""
+    loader = importlib.machinery.ExtensionFileLoader(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -11,6 +11,12 @@ honest extensions use (optimisation, code generation, defines, warnings, include
 folders, a few of nvcc's and ptxas's) are few and regular. Every flag must match a pattern here;
 anything else is refused before a build starts, with one line naming the flag and why.
 
+A candidate's library must hold only code compiled from its sources: on the CPU, whose code a sample
+fell in is decided by the library's bytes (mapped_code.py). So a source may not #embed a file's bytes
+(C23, in any spelling), and an -l library that some folder the linker searches holds only as a static
+archive is refused: its code would be linked into the library. What the assembler is given is
+vinci-as-guard's to check, inside the build's sandbox (no .incbin, no macros that could build one).
+
 The resources are bounded for the build's whole process tree (the sandboxed python, ninja, the
 compiler drivers, cc1plus, as, ld, nvcc, cicc, ptxas): rlimits stop any one process (address space,
 CPU time, the size of a file it writes); the trusted side watches the tree (its resident memory, each
@@ -19,11 +25,13 @@ its sandbox's private size-bounded tmpfs, and only the finished library comes ba
 """
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import os
 import re
 import signal
 import time
+from collections.abc import Sequence
 
 from . import process_tree
 from .sandbox import Sandboxed
@@ -246,9 +254,100 @@ def _type_refusal(arguments) -> str | None:
     return None
 
 
-def refusal(arguments) -> tuple[str, str] | None:
+_CONTINUATION = re.compile(r"\\[ \t\f\v]*\r?\n")
+_DIRECTIVE_SIGN = re.compile(r"#|%:")
+_BLANKS = re.compile(r"\s*")
+_COMMENT_END = re.compile(r"\*/")
+_EMBED = re.compile(r"embed\b")
+_HAS_EMBED = re.compile(r"__has_embed\b")
+
+
+def _embed_at(text: str) -> int | None:
+    """Where an #embed directive may start in text (continued lines joined, trigraphs replaced), or None.
+    Every '#' and '%:' is taken for code, whatever a string around it would make it, and followed past
+    blanks and comments (each ends at the first */ after its start) to the word after them: a false find
+    in a string costs an honest source nothing it needs, and no string can hide a directive. Linear: a
+    place one walk passed is not walked again."""
+    closes = [m.start() for m in _COMMENT_END.finditer(text)]
+    ends: dict[int, int] = {}  # a place a walk passed -> where its blanks and comments run out
+    for sign in _DIRECTIVE_SIGN.finditer(text):
+        i, passed = sign.end(), []
+        while i not in ends:
+            passed.append(i)
+            j = _BLANKS.match(text, i).end()
+            if not text.startswith("/*", j):
+                ends[j] = i = j
+                break
+            k = bisect.bisect_left(closes, j + 2)
+            i = closes[k] + 2 if k < len(closes) else len(text)
+        for p in passed:
+            ends[p] = ends[i]
+        if _EMBED.match(text, ends[i]):
+            return sign.start()
+    return None
+
+
+def _source_texts(arguments: dict):
+    """(argument, text) for every text load_inline writes into a source file: the sources, and the
+    function names and docstrings torch pastes into main.cpp unescaped."""
+    for key in ("cpp_sources", "cuda_sources"):
+        value = arguments.get(key) or []
+        for text in [value] if isinstance(value, str) else value:
+            yield key, text
+    functions = arguments.get("functions") or []
+    for name in [functions] if isinstance(functions, str) else functions:
+        yield "functions", name
+        if isinstance(functions, dict):
+            yield "functions", functions[name]
+
+
+def _source_refusal(arguments: dict) -> str | None:
+    """Why a source is refused: it #embeds a file's bytes, or asks whether it could (__has_embed), in
+    any spelling the preprocessor reads as one (trigraphs, continued lines, comments, the %: digraph)."""
+    for key, text in _source_texts(arguments):
+        spelled = _CONTINUATION.sub("", text.replace("??=", "#").replace("??/", "\\"))
+        at = _embed_at(spelled)
+        if at is None:
+            found = _HAS_EMBED.search(spelled)
+            at = found.start() if found else None
+        if at is not None:
+            shown = " ".join(spelled[at:at + 40].split())
+            return (f"{key}: {shown!r}: #embed puts a file's bytes into the library, which must hold only code "
+                    "compiled from the sources")
+    return None
+
+
+def _static_archive_refusal(flags: list[str], library_dirs: Sequence[str]) -> str | None:
+    """Why an -l flag is refused: a folder the linker searches (an -L of the flags' or library_dirs)
+    holds that library as a static archive with members and no shared object beside it, so the
+    linker could copy its code into the candidate's library. An empty archive (glibc's libpthread.a,
+    only the 8-byte magic) adds nothing."""
+    names, folders = [], []
+    i = 0
+    while i < len(flags):
+        flag = flags[i].strip()
+        for option, into in (("-l", names), ("-L", folders)):
+            if flag == option and i + 1 < len(flags):
+                into.append(flags[i + 1].strip())
+                i += 1
+            elif flag.startswith(option) and len(flag) > len(option):
+                into.append(flag[len(option):])
+        i += 1
+    for name in names:
+        for folder in [f for f in folders if os.path.isabs(f)] + list(library_dirs):
+            archive = os.path.join(folder, f"lib{name}.a")
+            if (os.path.isfile(archive) and os.path.getsize(archive) > len(b"!<arch>\n")
+                    and not os.path.exists(os.path.join(folder, f"lib{name}.so"))):
+                return (f"-l{name}: {archive} is a static archive: its code would be linked into the candidate's "
+                        "library, which must hold only code compiled from the sources")
+    return None
+
+
+def refusal(arguments, library_dirs: Sequence[str] = ()) -> tuple[str, str] | None:
     """(reason, one line) when these load_inline arguments may not be built: "bad_arguments" for a
-    wrong shape or type, "forbidden_flag" for a flag off the allow-list; None when they may."""
+    wrong shape or type, "forbidden_flag" for a flag off the allow-list or an -l library that is a
+    static archive in its -L folders or in library_dirs (toolchain.library_dirs), "forbidden_source"
+    for a source that #embeds; None when they may."""
     why = _type_refusal(arguments)
     if why:
         return "bad_arguments", why
@@ -265,6 +364,12 @@ def refusal(arguments) -> tuple[str, str] | None:
     for path in arguments.get("extra_include_paths") or []:
         if not re.fullmatch(_PATH, path.strip()) or len(path) > MAX_FLAG_CHARS:
             return "forbidden_flag", f"extra_include_paths: {path!r} {_why('-I' + path)}"
+    why = _static_archive_refusal(arguments.get("extra_ldflags") or [], library_dirs)
+    if why:
+        return "forbidden_flag", f"extra_ldflags: {why}"
+    why = _source_refusal(arguments)
+    if why:
+        return "forbidden_source", why
     return None
 
 
@@ -315,7 +420,8 @@ def watch(sandboxed: Sandboxed, limits: BuildLimits, timeout_s: float) -> tuple[
     return None
 
 
-_LOG_SIGNS = (  # (reason, what the tools print when that limit stops them)
+_LOG_SIGNS = (  # (reason, what the tools print when that limit or the assembler guard stops them)
+    ("forbidden_source", re.compile(r"vinci-as-guard: refused")),
     ("build_output_size", re.compile(r"File size limit exceeded|File too large")),
     ("build_disk", re.compile(r"No space left on device")),
     ("build_memory", re.compile(r"out of memory allocating|virtual memory exhausted|Cannot allocate memory|"
@@ -324,14 +430,18 @@ _LOG_SIGNS = (  # (reason, what the tools print when that limit stops them)
 
 
 def failure_reason(log: str, limits: BuildLimits, address_space_applied: bool) -> tuple[str, str]:
-    """(reason, line) for a build that failed by itself: the limit its log says a tool met, else
-    "build_failed". The log is the compiler's account of the candidate's source, which can print
-    these words too; that only chooses which failure it is reported as."""
+    """(reason, line) for a build that failed by itself: the assembler guard's refusal or the limit
+    its log says a tool met, else "build_failed". The log is the compiler's account of the
+    candidate's source, which can print these words too; that only chooses which failure it is
+    reported as."""
     for reason, sign in _LOG_SIGNS:
         if sign.search(log):
             break
     else:
         return "build_failed", ""
+    if reason == "forbidden_source":
+        return reason, ("[the assembler guard refused a source of the build: the library must hold only code "
+                        "compiled from the sources (forbidden_source)]")
     limit = {"build_output_size": f"{limits.output_bytes} bytes for any one file it writes",
              "build_disk": f"a private tmpfs of {limits.scratch_bytes} bytes to work in",
              "build_memory": (f"{limits.address_space_bytes} bytes of address space per process"

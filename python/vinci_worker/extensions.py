@@ -24,10 +24,10 @@ import shutil
 import subprocess
 import time
 
-from . import build_failures, build_limits
+from . import build_failures, build_limits, toolchain
 from .build_limits import BuildLimits
 from .precompiled_headers import PrecompiledHeaders
-from .sandbox import Launcher
+from .sandbox import Launcher, file_sha256
 
 LOG_CAP = 256 << 10
 
@@ -68,7 +68,13 @@ class CompileService:
         self.root = ext_root
         self.timeout_s = timeout_s
         self.limits = limits or BuildLimits()
-        self.toolchain = toolchain_id(launcher.cuda_home)
+        if launcher.unguarded:
+            raise RuntimeError(f"{', '.join(launcher.unguarded)} assemble inside the compiler (clang), where "
+                               "vinci-as-guard cannot see what a library is made of: builds need a GCC toolchain")
+        self.library_dirs = toolchain.library_dirs(launcher.cuda_home)
+        # The guard is part of the toolchain: a library cached before it (or before a stricter one)
+        # was never checked by it, and is built again.
+        self.toolchain = f"{toolchain_id(launcher.cuda_home)};as_guard={file_sha256(launcher.assembler_guard)[:16]}"
         self.headers = PrecompiledHeaders(launcher, ext_root, self.toolchain, timeout_s)
         self.built: list[str] = []  # keys this process compiled
         os.makedirs(ext_root, exist_ok=True)
@@ -80,14 +86,14 @@ class CompileService:
     def compile(self, arguments: dict) -> dict:
         """{"ok": True, "path", "key"} or {"ok": False, "reason", "log", "key"}; blocks while another
         process builds the same key. Arguments that may not be built are refused before anything runs
-        ("bad_arguments", "forbidden_flag"); a build that fails says why ("build_failed", or the limit
-        that stopped it: "build_memory", "build_cpu_time", "build_timeout", "build_disk",
-        "build_output_size")."""
-        refused = build_limits.refusal(arguments)
+        ("bad_arguments", "forbidden_flag", "forbidden_source"); a build that fails says why
+        ("build_failed", "forbidden_source" where the assembler guard refused it, or the limit that
+        stopped it: "build_memory", "build_cpu_time", "build_timeout", "build_disk", "build_output_size")."""
+        refused = build_limits.refusal(arguments, self.library_dirs)
         if refused:
             reason, line = refused
             return {"ok": False, "reason": reason, "log": line,
-                    "key": self.key(arguments) if reason == "forbidden_flag" else ""}
+                    "key": self.key(arguments) if reason != "bad_arguments" else ""}
         key = self.key(arguments)
         final = os.path.join(self.root, key)
         limits = dataclasses.asdict(self.limits) | {"timeout_s": self.timeout_s}

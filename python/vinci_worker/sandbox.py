@@ -9,9 +9,15 @@ tmpfs scratch is the only place a candidate can write. The task suite, the worke
 the extension cache (built libraries reach a runner as descriptors), the result and baseline caches
 are not there. The environment is an allow-list too. A process's stdout and stderr come back
 through a pipe into a capped log.
+
+Every assembler a compiler in the sandbox would run is vinci-as-guard there (toolchain.py), the real
+one bound under ASSEMBLER_ROOT at its own path: a build's library then holds only code compiled from
+its sources. A built library reaches a runner as a sealed memfd (sealed_copy): nothing can change its
+bytes after the judge hashed them, and the runner maps it in place.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -25,12 +31,18 @@ import time
 
 from vinci_runner.channel import Channel, ProtocolError, SharedBuffer
 
+from . import toolchain
+
 MAX_COMPILES = 16  # load_inline calls one candidate may have compiled
 
 RUNNER_PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "vinci_runner")
 LIB = "/vinci/lib"
 CANDIDATE_DIR = "/vinci/candidate"
 TASK_DIR = "/vinci/task"
+ASSEMBLER_ROOT = "/vinci/tools/real"  # where vinci-as-guard finds the assembler it stands in for
+ASSEMBLER_GUARD = "vinci-as-guard"  # beside the vinci-sandbox launcher
+# A delivered library's seals: its bytes can no longer change, nor its seals.
+SEALS = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
 
 
 class CappedLog:
@@ -120,12 +132,13 @@ class Sandboxed:
             deadline += time.monotonic() - t0
 
     def _send_build(self, built: dict) -> None:
-        """A compile's answer: the library as a descriptor (its path in the cache stays unseen)."""
+        """A compile's answer: the library as a sealed memfd (its path in the cache stays unseen), hashed
+        after it was sealed: the bytes the judge counts as own are the bytes the runner maps."""
         answer = {k: built[k] for k in ("ok", "log", "reason", "key") if k in built}
         if not built.get("ok"):
             self.channel.send(answer)
             return
-        fd = os.open(built["path"], os.O_RDONLY | os.O_CLOEXEC)
+        fd = sealed_copy(built["path"])
         try:
             self.delivered[fd_sha256(fd)] = os.fstat(fd).st_size
             self.channel.send(answer, [fd])
@@ -151,6 +164,23 @@ class Sandboxed:
         for b in self.buffers.values():
             b.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def sealed_copy(path: str) -> int:
+    """A memfd holding the file's bytes, sealed against any change (SEALS), at offset 0."""
+    fd = os.memfd_create(os.path.basename(path), os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view):]
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+        os.lseek(fd, 0, os.SEEK_SET)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def file_sha256(path: str) -> str:
@@ -238,6 +268,9 @@ class Launcher:
         self.site_paths = [os.path.realpath(p) for p in sys.path if _installed(p, prefixes)]
         paths = [*prefixes, os.path.dirname(self.python), os.path.dirname(self.python_binary), *self.site_paths]
         self.python_paths = sorted({os.path.realpath(p) for p in paths})
+        self.assembler_guard = os.path.join(os.path.dirname(os.path.abspath(binary)), ASSEMBLER_GUARD)
+        if not os.access(self.assembler_guard, os.X_OK):
+            raise RuntimeError(f"no {ASSEMBLER_GUARD} beside the sandbox launcher {binary}: builds would be unguarded")
         cuda_home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or ""
         if not cuda_home and shutil.which("nvcc"):
             cuda_home = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("nvcc"))))
@@ -252,13 +285,16 @@ class Launcher:
         if cuda_home:
             self.python_paths.append(os.path.realpath(cuda_home))
         self.python_paths = sorted({os.path.realpath(p) for p in self.python_paths if not _private(p)})
-
-    def _environment(self, scratch: str) -> dict:
         path = list(dict.fromkeys([os.path.dirname(self.python), os.path.dirname(self.python_binary),
                                    "/usr/local/bin", "/usr/bin", "/bin"]))
-        if self.cuda_home:
-            path.insert(1, os.path.join(self.cuda_home, "bin"))
-        env = {"PATH": ":".join(path), "HOME": scratch, "TMPDIR": scratch,
+        if cuda_home:
+            path.insert(1, os.path.join(cuda_home, "bin"))
+        self.path = ":".join(path)  # the sandbox's PATH
+        self.assemblers = toolchain.assemblers(self.path)  # each replaced by the guard in every sandbox
+        self.unguarded = toolchain.unguarded(self.path)  # compilers that assemble where no guard can see
+
+    def _environment(self, scratch: str) -> dict:
+        env = {"PATH": self.path, "HOME": scratch, "TMPDIR": scratch,
                "PYTHONPATH": ":".join([LIB] + self.site_paths), "PYTHONDONTWRITEBYTECODE": "1",
                "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1",
                # Freed blocks stay in the heap instead of going back to the kernel and faulting in
@@ -311,6 +347,9 @@ class Launcher:
             launcher += ["--ro", p]
         for src, dst in read_only_as:
             launcher += ["--ro-as", f"{src}={dst}"]
+        for assembler in self.assemblers:
+            launcher += ["--ro-as", f"{assembler}={ASSEMBLER_ROOT}{assembler}",
+                         "--ro-as", f"{self.assembler_guard}={assembler}"]
         for p in read_write:
             launcher += ["--rw", p]
         launcher += ["--tmpfs", f"{scratch}={scratch_bytes}", "--tmpfs", f"/tmp={scratch_bytes}",

@@ -4,7 +4,9 @@ extensions.py, python/vinci_runner/compile.py).
 Two parts. First the allow-list of load_inline's flags and the arguments' types, against
 hand-written cases, building nothing: the honest flags of the repository's solutions, corpora and
 skills pass; flags that run a program, load a plugin, read a response file or name an output are
-refused, as one word, as two, after '=', and smuggled through -Xcompiler, -Xptxas and -Wl,.
+refused, as one word, as two, after '=', and smuggled through -Xcompiler, -Xptxas and -Wl,. A source
+that #embeds, in any spelling, is refused, and an -l library that a folder holds only as a static
+archive (the library must hold only code compiled from the sources).
 
 Then, where a vinci-sandbox binary is given (or found in the build tree), bubblewrap runs and torch
 imports, real sandboxed builds through CompileService with small limits: a memory bomb (#include of
@@ -13,9 +15,15 @@ imports, real sandboxed builds through CompileService with small limits: a memor
 in bounded time, leave no process and nothing large on disk; a failure is cached after its retry,
 under the limits it met only. Then a library whose constructor would exit the build builds (it is
 never loaded there), and a small extension builds, with its library the only file that came back.
+A source whose inline asm .incbin's a host library is refused by vinci-as-guard, the build's
+assembler (red team round 4 put OpenBLAS into its own library so); #embed and a static archive are
+refused before a build. The small library, delivered as the judge delivers it (a sealed memfd),
+cannot be written, truncated or grown, and loads in place as the runner loads it.
 
     python3 tests/eval/build_limits_test.py REPO_ROOT [VINCI_SANDBOX]
 """
+import errno
+import fcntl
 import importlib.util
 import os
 import shutil
@@ -153,6 +161,38 @@ for key, flags, line in REFUSED:
     check(f"{key}={flags} refused", (got or ("", ""))[0], "forbidden_flag")
     if got and not got[1].startswith(line):
         failures.append(f"{key}={flags}: the line {got[1]!r} does not start with {line!r}")
+# --- what the library is made of: code compiled from the sources ---
+EMBEDS = ['#embed "/usr/lib/x86_64-linux-gnu/libblas.so.3"\n', '  #  embed <x>\n', '#/* c */ embed "x"\n',
+          '#/*\n*/embed "x"\n', '%:embed "x"\n', '??=embed "x"\n', '#em\\\nbed "x"\n', '#\\  \n embed "x"\n',
+          'const char* s = "/*";\n#/**/embed "x"\n', '#if __has_embed("x")\n#endif\n']
+for text in EMBEDS:
+    check(f"#embed refused: {text!r}", (refusal(arguments(cpp_sources=["int f();", text])) or ("",))[0],
+          "forbidden_source")
+check("#embed in CUDA sources", (refusal(arguments(cuda_sources=EMBEDS[0])) or ("",))[0], "forbidden_source")
+check("#embed pasted into main.cpp by a docstring",
+      (refusal(arguments(functions={"f": 'doc");\n#embed "x"\n//'})) or ("",))[0], "forbidden_source")
+for text in ("int embed = 1;\n", "#define EMBED 1\n", "# include <embed.h>\n", "#embedding\n", "int embed_dim;\n"):
+    check(f"no #embed: {text!r}", refusal(arguments(cpp_sources=text)), None)
+ARCHIVES = tempfile.mkdtemp(prefix="vinci-build-limits-archives-")
+for name, body in (("libblasstatic.a", b"!<arch>\n" + b"x" * 64), ("libempty.a", b"!<arch>\n"),
+                   ("libboth.a", b"!<arch>\n" + b"x" * 64), ("libboth.so", b"\x7fELF")):
+    with open(os.path.join(ARCHIVES, name), "wb") as f:
+        f.write(body)
+for flags, dirs, want in ((["-lblasstatic"], [ARCHIVES], "forbidden_flag"),
+                          (["-l", "blasstatic"], [ARCHIVES], "forbidden_flag"),
+                          ([f"-L{ARCHIVES}", "-lblasstatic"], [], "forbidden_flag"),
+                          (["-L", ARCHIVES, "-lblasstatic"], [], "forbidden_flag"),
+                          (["-lempty"], [ARCHIVES], ""), (["-lboth"], [ARCHIVES], ""), (["-lblasstatic"], [], "")):
+    got = refusal(arguments(extra_ldflags=flags), dirs)
+    check(f"extra_ldflags={flags} in {dirs}", (got or ("",))[0], want)
+    if got and "libblasstatic.a is a static archive" not in got[1]:
+        failures.append(f"a static archive's refusal does not name it: {got[1]!r}")
+shutil.rmtree(ARCHIVES)
+check("the guard's refusal in a build's log", failure_reason(
+    "vinci-as-guard: refused: /tmp/cc1.s holds the assembler directive .incbin (only code ...)", BuildLimits(), True),
+    ("forbidden_source", "[the assembler guard refused a source of the build: the library must hold only code "
+                         "compiled from the sources (forbidden_source)]"))
+
 check("use_pch=True", refusal(arguments(use_pch=True)),
       ("forbidden_flag", "use_pch=True: torch would build its own header into torch's folder"))
 check("65 flags", refusal(arguments(extra_cflags=["-O2"] * 65))[0], "forbidden_flag")
@@ -298,6 +338,28 @@ else:
                      SMALL.replace("NAME", "never_loaded") + '#include <unistd.h>\n'
                      "__attribute__((constructor)) static void at_load() { _exit(3); }\n", 60)
     check("never loaded: built", (unloaded["ok"], unloaded.get("reason")), (True, None))
+    # A host file's bytes in the library's own text (the interpreter's, which the sandbox shows), as
+    # red team round 4 put OpenBLAS there; the directive is split in two C strings.
+    incbin = build(service, "incbin", "incbin", SMALL.replace("NAME", "incbin") +
+                   'asm(".pushsection .text.blas,\\"ax\\",@progbits\\n"\n'
+                   f'    ".inc" "bin \\"{os.path.realpath(sys.executable)}\\"\\n.popsection\\n");\n', 60)
+    check("incbin: refused by the assembler guard", (incbin["ok"], incbin.get("reason")), (False, "forbidden_source"))
+    if "holds the assembler directive .incbin" not in incbin.get("log", ""):
+        failures.append(f"incbin: the log does not name the directive: {incbin.get('log', '')[-400:]!r}")
+    embedded = service.compile({"name": "embedded", "cpp_sources": SMALL.replace("NAME", "embedded") +
+                                f'static const char blas[] = {{\n#embed "{sys.executable}"\n}};\n', "functions": None,
+                                "no_implicit_headers": True})
+    check("#embed: refused before a build", (embedded["ok"], embedded.get("reason")), (False, "forbidden_source"))
+    archive_dir = os.path.join(ROOT, "archives")
+    os.makedirs(archive_dir)
+    with open(os.path.join(archive_dir, "libblasstatic.a"), "wb") as f:
+        f.write(b"!<arch>\n" + b"x" * 64)
+    archived = service.compile({"name": "archived", "cpp_sources": SMALL.replace("NAME", "archived"), "functions": None,
+                                "no_implicit_headers": True, "extra_ldflags": [f"-L{archive_dir}", "-lblasstatic"]})
+    check("a static archive: refused before a build", (archived["ok"], archived.get("reason")),
+          (False, "forbidden_flag"))
+    shutil.rmtree(archive_dir)
+
     small = build(service, "small extension", "small", SMALL.replace("NAME", "small"), 60)
     check("small extension: built", (small["ok"], small.get("reason")), (True, None))
     if small["ok"]:
@@ -305,10 +367,30 @@ else:
         check("small extension: only the library came back",
               sorted(f if not f.endswith(".so") else "NAME.so" for f in os.listdir(folder)),
               ["NAME.so", "arguments.json", "build.log", "library"])
-        spec = importlib.util.spec_from_file_location("small", small["path"])
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        check("small extension: imports", module.__name__, "small")
+        # Delivered as the judge delivers it, and loaded as the runner loads it.
+        from vinci_runner import loader
+        from vinci_worker.sandbox import SEALS, sealed_copy
+
+        fd = sealed_copy(small["path"])
+        check("delivered: sealed", fcntl.fcntl(fd, fcntl.F_GET_SEALS) & SEALS, SEALS)
+        writable = os.open(f"/proc/self/fd/{fd}", os.O_RDWR)
+        for label, attempt in (("write", lambda: os.write(fd, b"x")), ("pwrite", lambda: os.pwrite(fd, b"x", 0)),
+                               ("write through a new descriptor", lambda: os.write(writable, b"x")),
+                               ("ftruncate to nothing", lambda: os.ftruncate(fd, 0)),
+                               ("ftruncate larger", lambda: os.ftruncate(fd, 1 << 20)),
+                               ("a seal removed", lambda: fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_GROW))):
+            try:
+                attempt()
+                failures.append(f"delivered: {label} succeeded")
+            except OSError as e:
+                check(f"delivered: {label}", errno.errorcode.get(e.errno), "EPERM")
+        os.close(writable)
+        path = loader._receive_library({"fds": [fd]}, "small")
+        module = loader._import_library("small", path)
+        check("small extension: loads in place from its memfd", (module.__name__, module.__file__),
+              ("small", f"/proc/self/fd/{fd}"))
+        mapped = [line.split(None, 5)[-1].strip() for line in open("/proc/self/maps") if "/memfd:small.so" in line]
+        check("small extension: mapped from the memfd", bool(mapped), True)
     shutil.rmtree(ROOT, ignore_errors=True)
 
 if failures:
