@@ -755,7 +755,7 @@ class Judge:
         (mapped_code.py)."""
         assert loaded.window.gate.frozen, "a runner's mappings are classified only while it is frozen"
         code = MappedCode(loaded.window.pid, loaded.runner.scratch, loaded.runner.delivered, self.cuda,
-                          self.launcher.python_binary, self.code_contents)
+                          self.launcher.python_binary, self.code_contents, loaded.runner.delivered_fds)
         counts = dict.fromkeys(("own", "library", "own_ns", "library_ns"), 0)
         entries = samples.get("by_object")
         for entry in entries if isinstance(entries, list) else []:

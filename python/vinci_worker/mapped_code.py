@@ -2,17 +2,18 @@
 
 vinci-cpu-sampler names each sample's executable mapping as the kernel saw it while the thread was
 stopped: process, address range, device, inode and path. Nothing the candidate chooses decides the
-answer. A name is believed only for a host's file: a path outside the places a sandbox can write
-(it can neither write nor mount anywhere else) whose file is the one the host has there, by device
-and inode or, where an overlay filesystem shows other numbers, by content. Own code is decided by
+answer. A name is believed only for a host's file: a path outside the places a sandbox can write (it
+can neither write nor mount anywhere else) whose file is the one the host has there, by device and
+inode or, where an overlay filesystem shows other numbers, by content. Own code is decided by
 content: the bytes of the very mapping (read through /proc/PID/map_files, so a path renamed since
 the sample cannot substitute other bytes) are those of a library the judge built and sent this
-runner, and the mapping is where a loader maps that library's code (an executable PT_LOAD segment's
-offset, within its extent), not its data mapped executable. A sample on a private copy of a page
-(written through a private mapping, which still names the file) ran no file's bytes. Everything else
-(a copy of a library under another name, a memfd, anonymous code, a private copy) is library on the
-CPU, where it is the compute the candidate did not write, and glue on a GPU, where a call's host code
-only launches.
+runner, in a file sealed against writes, or the mapping is the very memfd the judge sealed and sent
+(by device and inode: a judge that is not root may not open map_files), and the mapping is where a
+loader maps that library's code (an executable PT_LOAD segment's offset, within its extent), not its
+data mapped executable. A sample on a private copy of a page (written through a private mapping,
+which still names the file) ran no file's bytes. Everything else (a copy of a library under another
+name, any other memfd, anonymous code, a private copy) is library on the CPU, where it is the
+compute the candidate did not write, and glue on a GPU, where a call's host code only launches.
 """
 from __future__ import annotations
 
@@ -39,10 +40,11 @@ class MappedCode:
     and files then stay as the samples left them while they are read."""
 
     def __init__(self, pid: int, scratch: str, delivered: dict[str, int], cuda: bool, python_binary: str,
-                 contents: dict):
+                 contents: dict, delivered_fds: dict[tuple, int] | None = None):
         self.pid = pid
         self.writable = tuple(p.rstrip("/") + "/" for p in (scratch, "/tmp", "/dev"))
         self.delivered = delivered
+        self.delivered_fds = delivered_fds or {}
         self.cuda = cuda
         self.python_binary = python_binary
         self.contents = contents  # (device, inode, size, mtime) -> sha256, for this judge's life
@@ -98,6 +100,9 @@ class MappedCode:
     def _delivered(self, entry: dict, path: str) -> bool:
         """Whether the mapping's bytes are those of a library the judge sent this runner, in a file
         sealed against any change (the memfd it was delivered in)."""
+        sent = self.delivered_fds.get(_sampled_identity(entry))
+        if sent is not None:  # the very memfd the judge sealed and sent: its bytes are the delivered ones
+            return _loads_code(sent, entry)
         fd = self._open_mapping(entry, path)
         if fd is None:
             return False

@@ -105,6 +105,9 @@ class Sandboxed:
         self.scratch = scratch
         self.compiles = 0
         self.delivered: dict[str, int] = {}  # sha256 -> size of each library sent to it: its own compiled code
+        # (major, minor, inode) -> the judge's descriptor of each sealed memfd sent: where the judge may
+        # not open a runner's map_files (not root), a sampled mapping is known as one by its identity.
+        self.delivered_fds: dict[tuple[int, int, int], int] = {}
 
     def ask(self, message: dict | None, timeout: float, compiler=None, fds: list[int] = (),
             keep_fds: bool = False) -> dict:
@@ -140,10 +143,13 @@ class Sandboxed:
             return
         fd = sealed_copy(built["path"])
         try:
-            self.delivered[fd_sha256(fd)] = os.fstat(fd).st_size
+            st = os.fstat(fd)
+            self.delivered[fd_sha256(fd)] = st.st_size
             self.channel.send(answer, [fd])
-        finally:
+        except BaseException:
             os.close(fd)
+            raise
+        self.delivered_fds[(os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)] = fd
 
     def exit_status(self, wait: float = 5.0) -> int | None:
         try:
@@ -163,6 +169,9 @@ class Sandboxed:
         self.channel.close()
         for b in self.buffers.values():
             b.close()
+        for fd in self.delivered_fds.values():
+            os.close(fd)
+        self.delivered_fds.clear()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 

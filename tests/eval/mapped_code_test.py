@@ -6,8 +6,9 @@ like libc. The judge's libraries are mapped from memfds sealed against writes, a
 and from a plain file and an unsealed memfd too. Each mapping is described the way vinci-cpu-sampler
 describes it (from the child's /proc/PID/maps), and the expected kinds follow from the rules by hand:
 a name is believed only for the host's own file, own code only by the mapping's bytes in a
-write-sealed file and only where a loader maps the file's code, and never on a private copy of a
-page.
+write-sealed file (or as the very memfd the judge sealed and sent, by its identity: a judge that may
+not open map_files has nothing else) and only where a loader maps the file's code, and never on a
+private copy of a page.
 
     python3 tests/eval/mapped_code_test.py REPO_ROOT
 """
@@ -21,6 +22,7 @@ import time
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
 from vinci_worker.mapped_code import MappedCode, executable_segments  # noqa: E402
+from vinci_worker.sandbox import sealed_copy  # noqa: E402
 
 HOST_LIBRARY = next(p for p in ("/lib/x86_64-linux-gnu/libbz2.so.1.0", "/usr/lib/x86_64-linux-gnu/libbz2.so.1.0",
                                 "/lib/x86_64-linux-gnu/libz.so.1", "/usr/lib/x86_64-linux-gnu/libz.so.1")
@@ -29,7 +31,7 @@ HOST_LIBRARY = next(p for p in ("/lib/x86_64-linux-gnu/libbz2.so.1.0", "/usr/lib
 # The child maps what it is told, says "ready", and sleeps until killed.
 CHILD = r"""
 import ctypes, fcntl, mmap, os, sys, time
-host, copy, renamed, linked_from, memfd_source, by_hand, code_offset, code_size, blob = sys.argv[1:10]
+host, copy, renamed, linked_from, memfd_source, by_hand, code_offset, code_size, blob, sent = sys.argv[1:11]
 code_offset, code_size = int(code_offset), int(code_size)
 def memfd(path, name, seals):
     fd = os.memfd_create(name, os.MFD_ALLOW_SEALING)
@@ -53,6 +55,7 @@ fd = os.memfd_create("x/libc.so.6", 0)
 os.write(fd, open(memfd_source, "rb").read())
 keep.append(ctypes.CDLL(f"/proc/self/fd/{fd}"))
 keep.append(ctypes.CDLL(renamed))
+keep.append(ctypes.CDLL(f"/proc/self/fd/{sent}"))
 os.rename(renamed, renamed + ".away")
 os.link(linked_from, renamed)
 print("ready", flush=True)
@@ -117,8 +120,13 @@ def main():
     for path, tail in ((delivered, b"\0"), (renamed, b"\0\0"), (memfd_source, b"\0\0\0")):
         with open(path, "wb") as g:
             g.write(host_bytes + tail)
+    # A library as the judge sends it: a memfd it sealed itself and keeps a descriptor of.
+    sent = sealed_copy(copy)
+    st = os.fstat(sent)
+    sent_fds = {(os.major(st.st_dev), os.minor(st.st_dev), st.st_ino): sent}
     child = subprocess.Popen([sys.executable, "-c", CHILD, HOST_LIBRARY, copy, renamed, delivered, memfd_source,
-                              by_hand, str(code_offset), str(code_size), blob], stdout=subprocess.PIPE, text=True)
+                              by_hand, str(code_offset), str(code_size), blob, str(sent)], stdout=subprocess.PIPE,
+                             text=True, pass_fds=[sent])
     results = []
     try:
         if child.stdout.readline().strip() != "ready":
@@ -143,13 +151,26 @@ def main():
                              in ({"glue"}, set())))
         results.append(check("a copy whose bytes the judge sent, in a sealed memfd, is own",
                              kinds(lambda p: p == as_mapped(copy)) == {"own"}))
+        sent_path = f"/memfd:{os.path.basename(copy)} (deleted)"
+        sent_entries = [e for e in entries if (e["dev_major"], e["dev_minor"], e["inode"]) in sent_fds]
+        by_identity = MappedCode(child.pid, scratch, {}, False, os.path.realpath(sys.executable), {}, sent_fds)
+        results.append(check("the very memfd the judge sealed and sent is own by its identity, with no hash to match "
+                             "(a judge that may not open map_files)",
+                             bool(sent_entries) and {by_identity.kind(e) for e in sent_entries} == {"own"},
+                             [e["path"] for e in sent_entries]))
+        results.append(check("... but not at another offset than its code's",
+                             {by_identity.kind(dict(e, offset=e["offset"] + os.sysconf("SC_PAGE_SIZE")))
+                              for e in sent_entries} == {"library"}))
+        twins = [e for e in entries if e["path"] == sent_path and e not in sent_entries]
+        results.append(check("... and another sealed memfd of the same bytes and name, not the one sent, is not own "
+                             "by identity", bool(twins) and {by_identity.kind(e) for e in twins} == {"library"}))
         results.append(check("the same copy, not sent, is library",
                              kinds(lambda p: p == as_mapped(copy), own={}) == {"library"}))
         results.append(check("the judge's bytes in a file, which could be rewritten under a cached hash, are library",
                              kinds(lambda p: p == copy) == {"library"}))
         results.append(check("... and in a memfd not sealed",
                              kinds(lambda p: p == as_mapped("libloose.so")) == {"library"}))
-        loaded = [e for e in entries if e["path"] == as_mapped(copy)]
+        loaded = [e for e in entries if e["path"] == as_mapped(copy) and e not in sent_entries]
         results.append(check("the loader maps the copy's code where its executable segment says",
                              [(e["offset"], e["high"] - e["low"]) for e in loaded] == [(code_offset, code_size)],
                              [(e["offset"], e["high"] - e["low"]) for e in loaded]))
@@ -201,6 +222,7 @@ def main():
     finally:
         child.kill()
         child.wait()
+        os.close(sent)
         shutil.rmtree(scratch, ignore_errors=True)
     return 0 if all(results) else 1
 
