@@ -897,11 +897,13 @@ class Judge:
             # Out-of-distribution inputs in a window like the timed ones, untimed and always opened: a
             # candidate that keeps a general kernel for the trials and a narrower one after them (a
             # call counter, inputs assumed in [0, 1)) is found out in the windows it is timed among.
+            # The trials passed on such inputs, so a wrong answer here is timed_output, as in an
+            # opened timed window.
             calls = [(self.rng.getrandbits(62), self.rng.choice(inputs_mod.OUT_OF_DISTRIBUTION)) for _ in range(r)]
             label = f"check window {checks['ood']}"
             reply, _, args_of = self._window(loaded, task, cfg, calls, label)
             checks["ood"] += 1
-            opened(reply, calls, args_of, label, "incorrect")
+            opened(reply, calls, args_of, label, "rejected")
 
         def window(i: int) -> None:
             if cfg["ood_trials"] and self.rng.random() < OOD_WINDOW_SHARE:
