@@ -78,6 +78,10 @@ MESSAGE_CAP = 4000
 LAUNCH_BOUND_BUSY_SHARE = 0.5
 # The share of timed windows preceded by a window of out-of-distribution inputs, untimed and opened.
 OOD_WINDOW_SHARE = 0.1
+# At most this share of a reference call's eager time may be library code's CPU time in a candidate's
+# call. The share of own code alone can be padded (busywork in its own library beside BLAS doing
+# the work passed at 0.39x where honest loops score 0.05x); a library's CPU time per call cannot.
+LIBRARY_EAGER_SHARE = 0.5
 # How a window's failure to show the judge the runner's outputs is classified.
 WINDOW_CLASSES = {"unreadable_output": "incorrect", "shape_mismatch": "incorrect", "protocol_violation": "rejected",
                   "output_aliases_input": "rejected",
@@ -791,6 +795,22 @@ class Judge:
         reply["warnings"] = sorted(set(check.get("warnings", []) + notes + ([note] if note else [])))
         self._signal_policy({"coverage": share}, None, cfg, "coverage")
 
+    def _library_time(self, counts: dict, cfg, req: dict, external: dict) -> None:
+        """Library code's CPU time in a timed call, from the samples of the timed windows, against the
+        reference's eager call: under --torch-ops forbid at most LIBRARY_EAGER_SHARE of it."""
+        eager = req.get("eager_times")
+        if counts.get("error") or counts["own"] + counts["library"] < self.COVERAGE["cpu"]["enough"] or \
+                not counts["calls"] or not isinstance(eager, list) or not eager:
+            return
+        library_ms = counts.get("library_ns", 0) / 1e6 / counts["calls"]
+        eager_ms = statistics.median(float(x) for x in eager)
+        external["library_ms_per_call"] = library_ms
+        if cfg["torch_ops"] == "forbid" and library_ms > LIBRARY_EAGER_SHARE * eager_ms:
+            raise Outcome("rejected", "library_compute",
+                          f"timed calls: library code ran {library_ms:.4g} ms of CPU time a call, more than "
+                          f"{LIBRARY_EAGER_SHARE:.0%} of the reference's whole eager call ({eager_ms:.4g} ms): the "
+                          "work is a library's, whatever the candidate's own code does beside it")
+
     def _signal_policy(self, s: dict, task: TaskState | None, cfg, label: str) -> None:
         """The runner's in-process monitors: early, cheap, and blind-able, so they only ever reject."""
         def reject(reason, message):
@@ -877,7 +897,7 @@ class Judge:
         openings = Openings(self.rng, int(tc["open_calls"]), n, float(tc["budget_s"]))
         per_call, start = [], time.monotonic()
         sampled = cfg["torch_ops"] != "allow" and self._samples_timed_windows(loaded)
-        counts = {"own": 0, "library": 0}
+        counts = {"own": 0, "library": 0, "calls": 0}
         sampler = self._start_sampler(loaded, cfg) if sampled else None
 
         checks = {"ood": 0}
@@ -902,6 +922,7 @@ class Judge:
             calls = [(self.rng.getrandbits(62), self.rng.choice(inputs_mod.OUT_OF_DISTRIBUTION)) for _ in range(r)]
             label = f"check window {checks['ood']}"
             reply, _, args_of = self._window(loaded, task, cfg, calls, label)
+            counts["calls"] += r if sampler is not None else 0
             checks["ood"] += 1
             opened(reply, calls, args_of, label, "rejected")
 
@@ -911,6 +932,7 @@ class Judge:
             calls = self._fresh(r)
             label = f"timed window {i}"
             reply, ms, args_of = self._window(loaded, task, cfg, calls, label)
+            counts["calls"] += r if sampler is not None else 0
             per_call.append(ms / r)
             if openings.open_call(i, time.monotonic() - start):
                 opened(reply, calls, args_of, label, "rejected")
@@ -949,6 +971,7 @@ class Judge:
         reply = {"timing": stats, "external": external, "flags": [], "times": per_call}
         if sampled:
             self._timed_coverage(counts, loaded, task, cfg, reply, check)
+            self._library_time(counts, cfg, req, external)
         for name in ("eager", "compile"):
             base = req.get(f"{name}_times")
             if isinstance(base, list) and base:
