@@ -900,10 +900,10 @@ class Judge:
         counts = {"own": 0, "library": 0, "calls": 0}
         sampler = self._start_sampler(loaded, cfg) if sampled else None
 
-        checks = {"ood": 0}
+        checks = {"ood": 0, "kinds": set()}
 
-        def opened(reply: dict, calls: list, args_of: list, label: str, cls: str) -> None:
-            k = self.rng.randrange(len(calls))
+        def opened(reply: dict, calls: list, args_of: list, label: str, cls: str, k: int | None = None) -> None:
+            k = self.rng.randrange(len(calls)) if k is None else k
             got = self._read(loaded, reply, k, f"{label}, call {k}")
             self._inputs_untouched(loaded, k, args_of[k], f"{label}, call {k}")
             seed, kind = calls[k]
@@ -919,12 +919,19 @@ class Judge:
             # call counter, inputs assumed in [0, 1)) is found out in the windows it is timed among.
             # The trials passed on such inputs, so a wrong answer here is timed_output, as in an
             # opened timed window.
-            calls = [(self.rng.getrandbits(62), self.rng.choice(inputs_mod.OUT_OF_DISTRIBUTION)) for _ in range(r)]
+            # Each kind catches other narrow kernels (only signed and negative draws hold values below
+            # zero), so the window holds the kinds least checked so far, and one call of each is opened.
+            kinds = sorted(inputs_mod.OUT_OF_DISTRIBUTION, key=lambda kind: (kind in checks["kinds"], self.rng.random()))
+            calls = [(self.rng.getrandbits(62), kinds[j % len(kinds)]) for j in range(r)]
+            self.rng.shuffle(calls)
             label = f"check window {checks['ood']}"
             reply, _, args_of = self._window(loaded, task, cfg, calls, label)
             counts["calls"] += r if sampler is not None else 0
             checks["ood"] += 1
-            opened(reply, calls, args_of, label, "rejected")
+            for kind in sorted({kind for _, kind in calls}):
+                k = self.rng.choice([j for j, (_, c) in enumerate(calls) if c == kind])
+                opened(reply, calls, args_of, label, "rejected", k)
+                checks["kinds"].add(kind)
 
         def window(i: int) -> None:
             if cfg["ood_trials"] and self.rng.random() < OOD_WINDOW_SHARE:
@@ -960,7 +967,7 @@ class Judge:
                 sampler = self._start_sampler(loaded, cfg)
                 for _ in range(int(tc["min_trials"])):
                     window(len(per_call))
-            if cfg["ood_trials"] and not checks["ood"]:
+            while cfg["ood_trials"] and checks["kinds"] != set(inputs_mod.OUT_OF_DISTRIBUTION):
                 check_window()
         finally:
             if sampler is not None:
