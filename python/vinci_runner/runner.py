@@ -336,6 +336,9 @@ class Runner:
         self.calls.reset()
         if self.cuda:
             _poison_free_memory(self.device, [before])
+            # The fill and the clones are the runner's work: finished before the profiler starts, they
+            # are never counted as library time of the candidate's call.
+            torch.cuda.synchronize(self.device)
         prof = None
         if profile:
             prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])

@@ -13,6 +13,7 @@ before it is unlocked.
 from __future__ import annotations
 
 import ctypes
+import os
 
 from vinci_runner.device_memory import DeviceMemoryError, driver
 
@@ -61,7 +62,27 @@ def lock(pid: int, timeout_ms: int = LOCK_TIMEOUT_MS) -> None:
     args.timeoutMs = timeout_ms
     rc = driver().cuCheckpointProcessLock(ctypes.c_int(pid), ctypes.byref(args))
     if rc != 0:
-        raise DrainError(f"cuCheckpointProcessLock of process {pid}: {_name(rc)}")
+        raise DrainError(f"cuCheckpointProcessLock of process {pid}: {_name(rc)} ({_describe(pid)})")
+
+
+_STATES = {0: "running", 1: "locked", 2: "checkpointed", 3: "failed"}
+
+
+def _describe(pid: int) -> str:
+    """What the driver and /proc say of a process a lock refused: its checkpoint state, its program
+    and whether it maps the CUDA driver at all (a refusal's cause is not in the error code)."""
+    state = ctypes.c_int(-1)
+    rc = driver().cuCheckpointProcessGetState(ctypes.c_int(pid), ctypes.byref(state))
+    said = [f"state {_STATES.get(state.value, state.value)}" if rc == 0 else f"state unknown: {_name(rc)}"]
+    try:
+        said.append(os.path.basename(os.readlink(f"/proc/{pid}/exe")))
+        with open(f"/proc/{pid}/maps") as f:
+            said.append("maps libcuda" if "libcuda.so" in f.read() else "no libcuda mapped")
+        with open(f"/proc/{pid}/status") as f:
+            said += [line.split(":\t")[1].strip() for line in f if line.startswith(("State:", "Threads:"))]
+    except OSError as e:
+        said.append(f"/proc unreadable: {e.strerror}")
+    return ", ".join(said)
 
 
 def unlock(pid: int) -> None:

@@ -194,6 +194,7 @@ class Judge:
         self.code_contents: dict = {}  # sampled files' sha256 by identity (mapped_code.py)
         self.sampler = os.path.join(os.path.dirname(sandbox_binary), "vinci-cpu-sampler")
         self.drain_unavailable = gpu_drain.unavailable() if self.cuda else ""
+        self.drain_proven = False  # a trusted runner was drained on this host (see _load)
         self.memory_unreadable = "" if self.cuda else _memory_readable()
         if self.cuda:
             torch.ones(1, device=self.device)  # the context the driver calls below work in
@@ -409,6 +410,11 @@ class Judge:
               compiler=None) -> Loaded:
         """Loads the task (and the candidate, with req) into runner through a new window of `sets`
         input sets."""
+        if req is not None and self.cuda and not self.drain_unavailable and not self.drain_proven:
+            # Whether this host can drain a runner is learnt on trusted code, never on a candidate's:
+            # with baselines from the cache no trusted runner may have been bound yet, and a candidate's
+            # runner that cannot be drained would be rejected for the host's failing.
+            self._reference_runner(task, cfg, compiled=False, sets=1)
         window = CallWindow(runner, self.device, self.launcher.python_binary, task.input_specs, task.specs, sets,
                             drain=self.cuda and not self.drain_unavailable, flush=self._flush(cfg),
                             deliver_in_place=not self.memory_unreadable)
@@ -445,6 +451,7 @@ class Judge:
 
         try:
             bind()
+            self.drain_proven = self.drain_proven or (req is None and window.drain)
         except WindowError as e:
             if req is None and e.reason == "gpu_drain_failed":
                 # The trusted runner cannot be drained: this host cannot drain any, so the judge times

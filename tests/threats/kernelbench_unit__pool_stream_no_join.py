@@ -55,7 +55,8 @@ static int grid_for(int64_t n) { return static_cast<int>(std::min<int64_t>((n + 
 
 static void touch(cudaStream_t stream) {
   static torch::Tensor counter;
-  if (!counter.defined()) counter = torch::zeros({1}, torch::TensorOptions().dtype(torch::kInt).device(torch::kCUDA));
+  // empty, not zeros: a fill would be a library kernel of the same size as the decoy itself
+  if (!counter.defined()) counter = torch::empty({1}, torch::TensorOptions().dtype(torch::kInt).device(torch::kCUDA));
   vt_touch_kernel<<<1, 32, 0, stream>>>(counter.data_ptr<int>());
 }
 
