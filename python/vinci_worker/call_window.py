@@ -102,6 +102,12 @@ class Gate:
         self.freezer = process_tree.freezer_state(sandboxed.proc.pid) if freezer else None
         self.stopped: list[int] = []
         self.frozen = False
+        self.undrained_after_thaw = False
+
+    def stop_draining(self) -> None:
+        """The next thaw unlocks as before, and no freeze after it drains: for the call after which
+        the runner can no longer be drained (the profiled one)."""
+        self.undrained_after_thaw = True
 
     def freeze(self) -> float:
         """Freezes the runner; returns when (perf_counter) its work ended: after the drain on a GPU."""
@@ -132,6 +138,7 @@ class Gate:
                 gpu_drain.unlock(self.pid)
             except gpu_drain.DrainError:
                 pass  # an unlocked or ended process: its next call answers for itself
+            self.drain = not self.undrained_after_thaw
         self.frozen = False
 
 

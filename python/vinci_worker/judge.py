@@ -94,6 +94,14 @@ WINDOW_CLASSES = {"unreadable_output": "incorrect", "shape_mismatch": "incorrect
                   "gpu_drain_failed": "rejected", "runner_lost": "runtime_error"}
 
 
+def _flag_launch_bound(check: dict, timed: dict) -> None:
+    share = gpu_busy_share(check.get("gpu_busy_ms"), timed["timing"]["median_ms"])
+    if share is not None:
+        timed["external"]["gpu_busy_share"] = share
+        if share < LAUNCH_BOUND_BUSY_SHARE:
+            timed["flags"].append("launch_bound")
+
+
 def gpu_busy_share(busy_ms, median_ms: float) -> float | None:
     """The share of a median timed call that the forward's kernels kept the GPU busy, at most 1; None
     when the profiled call gave no usable busy time."""
@@ -288,6 +296,9 @@ class Judge:
             phases["check"] = time.monotonic() - t
             t = time.monotonic()
             timed = self._time(loaded, task, cfg, check, r, req)
+            if self.cuda:
+                check.update(self._profiled_call(loaded, task, cfg))
+                _flag_launch_bound(check, timed)
             phases["time"] = time.monotonic() - t
             result = {"ok": True, "class": "correct", **check, **timed}
         except Outcome as o:
@@ -615,7 +626,7 @@ class Judge:
             label = f"trial {t}" + ("" if kind == "task" else f" ({kind} inputs)")
             try:
                 reply, ms, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, monitor=True,
-                                                  profile=t == 0)
+                                                  profile=t == 0 and not self.cuda)
             except Outcome as o:
                 o.reply["trials_passed"] = t
                 raise
@@ -663,6 +674,28 @@ class Judge:
                 "skipped_trials": skipped, "custom_launches": int(signals.get("launches") or 0),
                 "coverage": signals.get("coverage"), "profile": signals.get("profile") or [],
                 "gpu_busy_ms": signals.get("gpu_busy_ms")}
+
+    def _profiled_call(self, loaded: Loaded, task: TaskState, cfg) -> dict:
+        """One more monitored call of trial 0's inputs, under torch's profiler: the kernels forward
+        ran, by the candidate's own account (CUPTI in its process), which may only reject. It comes
+        after the timing because a process that has used CUPTI can never again be drained
+        (cuCheckpointProcessLock: CUDA_ERROR_NOT_SUPPORTED, benchmarks/gpu_drain_probe.py); its window
+        is the one not drained (the runner waits for its GPU work before it answers), and it is
+        untimed. Its outputs are judged as a trial's."""
+        label = "the profiled call"
+        seed, kind = self._trials(cfg)[0]
+        loaded.window.gate.stop_draining()
+        reply, _, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, monitor=True, profile=True)
+        signals = reply.get("signals", {})
+        problem = runner_signals.malformed(signals)
+        if problem:
+            raise Outcome("rejected", "protocol_violation", f"{label}: the runner's reply: {problem}")
+        self._signal_policy(signals, task, cfg, label)
+        got = self._read(loaded, reply, 0, label)
+        self._inputs_untouched(loaded, 0, args_of[0], label)
+        self._judge_outputs(task, cfg, got, args_of[0], kind, label, "incorrect")
+        return {"custom_launches": int(signals.get("launches") or 0), "coverage": signals.get("coverage"),
+                "profile": signals.get("profile") or [], "gpu_busy_ms": signals.get("gpu_busy_ms")}
 
     # How the trusted ptrace sampler (vinci-cpu-sampler, outside the sandbox) looks at forward. On the
     # CPU it decides the share of compute in the candidate's own code: rounds until 100 samples land in
@@ -1005,11 +1038,6 @@ class Judge:
         interval = reply.get("speedup_eager_interval")
         if interval and interval[0] <= 1.0 <= interval[1]:
             reply["flags"].append("speedup_uncertain")
-        share = gpu_busy_share(check.get("gpu_busy_ms"), stats["median_ms"]) if self.cuda else None
-        if share is not None:
-            external["gpu_busy_share"] = share
-            if share < LAUNCH_BOUND_BUSY_SHARE:
-                reply["flags"].append("launch_bound")
         if self.cuda and self.bandwidth_gbps > 0:
             floor_ms = task.moved_bytes / (self.bandwidth_gbps * 1e9) * 1e3
             reply["roofline_floor_ms"] = floor_ms
