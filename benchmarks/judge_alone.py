@@ -145,7 +145,11 @@ def main() -> int:
                         "calls_per_window": base.get("calls_per_window"), **result})
         print(f"{'ok  ' if ok else 'MISS'} {os.path.basename(path)[:60]:<60} {result.get('class')}/"
               f"{result.get('reason', '')} {result.get('speedup_eager', 0):.3g}x "
-              f"{(result.get('message') or '')[:160]!r} ({time.monotonic() - t0:.1f} s)", flush=True)
+              f"{(result.get('message') or '')[:160]!r} ({time.monotonic() - t0:.1f} s)"
+              f"{' clock: ' + result['external']['clock'] if 'external' in result else ''}", flush=True)
+    # The drain is learnt on the first trusted runner and can be given up later: say how it ended.
+    hello = judge.ask({"op": "hello"})
+    print(f"judge at the end: clock {hello.get('clock')}, warnings {hello.get('warnings')}", flush=True)
     judge.close()
     if a.out:
         with open(a.out, "w") as f:

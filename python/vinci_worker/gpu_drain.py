@@ -77,7 +77,10 @@ def _describe(pid: int) -> str:
     try:
         said.append(os.path.basename(os.readlink(f"/proc/{pid}/exe")))
         with open(f"/proc/{pid}/maps") as f:
-            said.append("maps libcuda" if "libcuda.so" in f.read() else "no libcuda mapped")
+            maps = f.read()
+        said.append("maps libcuda" if "libcuda.so" in maps else "no libcuda mapped")
+        if "libcupti" in maps:  # benchmarks/gpu_drain_probe.py: after any use of CUPTI, never again
+            said.append("maps libcupti: a process that has used a profiler cannot be drained")
         with open(f"/proc/{pid}/status") as f:
             said += [line.split(":\t")[1].strip() for line in f if line.startswith(("State:", "Threads:"))]
     except OSError as e:

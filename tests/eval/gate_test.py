@@ -1,0 +1,121 @@
+"""The call window's gate on a GPU (python/vinci_worker/call_window.py Gate), on a real stopped and
+continued child, with the driver's lock and unlock recorded instead of called (CI has no GPU):
+- every freeze drains (locks) before it stops, every thaw continues before it unlocks;
+- after stop_draining, the next thaw still unlocks, and no freeze or thaw after it touches the
+  driver (the profiled call: a process that has used CUPTI can never be locked again);
+- a lock refused while the runner lives is the window's gpu_drain_failed, one refused after the
+  runner ended is not (its next call answers for itself).
+
+    python3 tests/eval/gate_test.py REPO_ROOT
+"""
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, f"{sys.argv[1]}/python")
+from vinci_worker import gpu_drain, process_tree  # noqa: E402
+from vinci_worker.call_window import Gate, WindowError  # noqa: E402
+
+failures = []
+
+
+def check(ok: bool, what: str) -> None:
+    if not ok:
+        failures.append(what)
+
+
+calls = []
+refuse = {"lock": False}
+
+
+def fake_lock(pid):
+    calls.append(("lock", pid, process_state(pid) != "T"))
+    if refuse["lock"]:
+        raise gpu_drain.DrainError("cuCheckpointProcessLock: CUDA_ERROR_NOT_SUPPORTED")
+
+
+def fake_unlock(pid):
+    calls.append(("unlock", pid, process_state(pid) != "T"))
+
+
+def process_state(pid, becomes=None):
+    """The state letter in /proc; with becomes, waits up to 2 s for it (a signal lands asynchronously)."""
+    deadline = time.monotonic() + 2
+    while becomes and read_state(pid) != becomes and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return read_state(pid)
+
+
+def read_state(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return "gone"
+
+
+gpu_drain.lock, gpu_drain.unlock = fake_lock, fake_unlock
+
+
+class Sandboxed:
+    """A launcher (the sandbox's, which the gate leaves running) and the runner below it."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(["sh", "-c", "sleep 60 & wait"])
+        deadline = time.monotonic() + 10
+        while not self.below() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.runner = self.below()[0]
+
+    def below(self):
+        return [p for p in process_tree.descendants(self.proc.pid) if p != self.proc.pid]
+
+
+box = Sandboxed()
+runner = box.runner
+try:
+    gate = Gate(box, runner, drain=True, freezer=False)
+    gate.freeze()
+    check(calls == [("lock", runner, True)], f"a freeze locks the running runner first: {calls}")
+    check(process_state(runner, "T") == "T", "a freeze stops the runner after the lock")
+    calls.clear()
+    gate.thaw()
+    check(calls == [("unlock", runner, True)], f"a thaw continues the runner, then unlocks: {calls}")
+    calls.clear()
+
+    gate.freeze()
+    gate.stop_draining()
+    gate.thaw()
+    check([c[0] for c in calls] == ["lock", "unlock"], f"the thaw after stop_draining still unlocks: {calls}")
+    calls.clear()
+    gate.freeze()
+    check(process_state(runner, "T") == "T", "a freeze after the profiled call still stops the runner")
+    gate.thaw()
+    gate.freeze()
+    gate.thaw()
+    check(calls == [], f"no lock or unlock after the profiled call: {calls}")
+
+    refuse["lock"] = True
+    refused = Gate(box, runner, drain=True, freezer=False)
+    try:
+        refused.freeze()
+        check(False, "a lock refused while the runner lives ends the window")
+    except WindowError as e:
+        check(e.reason == "gpu_drain_failed", f"the refusal's reason: {e.reason}")
+        check("CUDA_ERROR_NOT_SUPPORTED" in str(e), f"the driver's answer is in the message: {e}")
+    box.proc.kill()
+    box.proc.wait()
+    ended = Gate(box, runner, drain=True, freezer=False)
+    calls.clear()
+    try:
+        ended.freeze()
+    except WindowError as e:
+        check(False, f"a runner that ended is not a drain failure: {e}")
+finally:
+    box.proc.kill()
+    box.proc.wait()
+
+for f in failures:
+    print("FAILED:", f)
+print(f"{'FAIL' if failures else 'ok'}: the call window's gate")
+sys.exit(1 if failures else 0)
