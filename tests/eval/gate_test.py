@@ -8,6 +8,8 @@ continued child, with the driver's lock and unlock recorded instead of called (C
 
     python3 tests/eval/gate_test.py REPO_ROOT
 """
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -61,7 +63,7 @@ class Sandboxed:
     """A launcher (the sandbox's, which the gate leaves running) and the runner below it."""
 
     def __init__(self):
-        self.proc = subprocess.Popen(["sh", "-c", "sleep 60 & wait"])
+        self.proc = subprocess.Popen(["sh", "-c", "sleep 60 & wait"], start_new_session=True)
         deadline = time.monotonic() + 10
         while not self.below() and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -103,7 +105,7 @@ try:
     except WindowError as e:
         check(e.reason == "gpu_drain_failed", f"the refusal's reason: {e.reason}")
         check("CUDA_ERROR_NOT_SUPPORTED" in str(e), f"the driver's answer is in the message: {e}")
-    box.proc.kill()
+    os.killpg(box.proc.pid, signal.SIGKILL)
     box.proc.wait()
     ended = Gate(box, runner, drain=True, freezer=False)
     calls.clear()
@@ -112,7 +114,10 @@ try:
     except WindowError as e:
         check(False, f"a runner that ended is not a drain failure: {e}")
 finally:
-    box.proc.kill()
+    try:
+        os.killpg(box.proc.pid, signal.SIGKILL)  # the runner too: an orphan would hold ctest's pipe
+    except ProcessLookupError:
+        pass
     box.proc.wait()
 
 for f in failures:

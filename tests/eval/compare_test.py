@@ -1,0 +1,129 @@
+"""The judge's output comparison (python/vinci_worker/compare.py) against the rules written out
+element by element in plain Python (math.fsum, no torch), on random outputs with NaN and inf put
+in either side, with and without the fp64 reference, finite_only or not, in chunks of 7 elements
+and in the default chunks: the unmasked path (everything finite) and the masked one must give the
+rule's verdict, reason and differences.
+
+    python3 tests/eval/compare_test.py REPO_ROOT
+"""
+import math
+import random
+import sys
+
+sys.path.insert(0, f"{sys.argv[1]}/python")
+import torch  # noqa: E402
+
+from vinci_worker import compare  # noqa: E402
+
+failures = []
+
+
+def check(ok: bool, what: str) -> None:
+    if not ok:
+        failures.append(what)
+
+
+def finite(x: float) -> bool:
+    return math.isfinite(x)
+
+
+def rule_compare(c: list, r: list, e: list | None, atol: float, rtol: float, finite_only: bool) -> dict:
+    slack = 0.0
+    if e is not None:
+        d = [ri - ei for ri, ei in zip(r, e) if finite(ri) and finite(ei)]
+        if d:
+            slack = max(8 * math.sqrt(math.fsum(x * x for x in d) / len(d)), 2 * max(abs(x) for x in d))
+        r = [ei if finite(ri) else ri for ri, ei in zip(r, e)]
+    if any(not finite(ci) and finite(ri) for ci, ri in zip(c, r)):
+        return {"ok": False, "reason": "nan_inf"}
+    if not finite_only:
+        for ci, ri in zip(c, r):
+            if not finite(ri) and not (ci == ri or (math.isnan(ci) and math.isnan(ri))):
+                return {"ok": False, "reason": "mismatch"}
+    diffs = [abs(ci - ri) for ci, ri in zip(c, r) if finite(ri)]
+    bad = sum(abs(ci - ri) > atol + slack + rtol * abs(ri) for ci, ri in zip(c, r) if finite(ri))
+    return {"ok": bad == 0, "reason": "mismatch" if bad else None, "max": max(diffs, default=0.0),
+            "mean": math.fsum(diffs) / len(diffs) if diffs else 0.0}
+
+
+def rule_relative(c: list, e: list, r: list, rtol: float) -> bool:
+    """Whether relative_error fails the output."""
+    keep = [(ci, ei, ri) for ci, ei, ri in zip(c, e, r) if finite(ei) and finite(ri)]
+    sq_c = math.fsum((ci - ei) ** 2 for ci, ei, _ in keep)
+    sq_r = math.fsum((ri - ei) ** 2 for _, ei, ri in keep)
+    sq_e = math.fsum(ei * ei for _, ei, _ in keep)
+    if sq_e == 0.0 or not finite(sq_c):
+        return False
+    return math.sqrt(sq_c / sq_e) > max(rtol, 8 * math.sqrt(sq_r / sq_e))
+
+
+def close(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def spoil(values: list, rng: random.Random, share: float) -> list:
+    return [rng.choice([math.nan, math.inf, -math.inf]) if rng.random() < share else v for v in values]
+
+
+rng = random.Random(18)
+default_chunks = dict(compare.CHUNK)
+for chunk in (7, None):
+    compare.CHUNK = {"cpu": chunk, "cuda": chunk} if chunk else default_chunks
+    for case in range(400):
+        n = rng.randint(1, 60)
+        r = [rng.gauss(0, rng.choice([1e-5, 1.0, 100.0])) for _ in range(n)]
+        c = [v + rng.gauss(0, rng.choice([0.0, 1e-7, 1e-4, 1e-2])) for v in r]
+        e = [v + rng.gauss(0, 1e-7) for v in r] if rng.random() < 0.5 else None
+        if rng.random() < 0.3:
+            c = spoil(c, rng, 0.1)
+        if rng.random() < 0.3:
+            r = spoil(r, rng, 0.1)
+            if rng.random() < 0.5:  # the same non-finite values on both sides
+                c = [ri if not finite(ri) else ci for ci, ri in zip(c, r)]
+        if e is not None:
+            e = [ei if finite(ri) else ri for ei, ri in zip(e, r)]
+        atol, rtol = rng.choice([(1e-4, 1e-4), (1e-2, 1e-2), (0.0, 1e-5)])
+        finite_only = rng.random() < 0.3
+        tc, tr = torch.tensor(c, dtype=torch.float32), torch.tensor(r, dtype=torch.float32)
+        te = torch.tensor(e, dtype=torch.float64) if e is not None else None
+        # The rule reads the values the tensors hold (float32, rounded).
+        want = rule_compare(tc.double().tolist(), tr.double().tolist(), te.tolist() if te is not None else None,
+                            atol, rtol, finite_only)
+        got = compare.compare([tc], [tr], {"float32": (atol, rtol)}, finite_only=finite_only,
+                              exact=[te] if te is not None else None)
+        what = f"chunk {chunk}, case {case}"
+        check(got["ok"] == want["ok"] and got.get("reason") == want["reason"],
+              f"{what}: compare {got.get('ok')}/{got.get('reason')}, the rule {want['ok']}/{want['reason']}")
+        if want["reason"] in (None, "mismatch") and "max" in want and got.get("max_abs_diff") is not None:
+            check(close(got["max_abs_diff"], want["max"]) and close(got["mean_abs_diff"], want["mean"]),
+                  f"{what}: differences {got['max_abs_diff']}, {got['mean_abs_diff']}; the rule {want['max']}, {want['mean']}")
+        if te is not None:
+            failed = compare.relative_error([tc], [te], [tr], {"float32": (atol, rtol)}) is not None
+            want_failed = rule_relative(tc.double().tolist(), te.tolist(), tr.double().tolist(), rtol)
+            check(failed == want_failed, f"{what}: relative_error {failed}, the rule {want_failed}")
+
+# Where the task reference's own error sets relative_error's bound (8x it, above the rtol): a
+# candidate 6-10x as far off as the reference, on either side of the bound.
+for case in range(200):
+    n = rng.randint(2, 60)
+    e = [rng.gauss(0, 1) for _ in range(n)]
+    r = [v * (1 + rng.gauss(0, 1e-3)) for v in e]
+    k = rng.uniform(6, 10)
+    c = [ev + k * (rv - ev) * rng.uniform(0.9, 1.1) for ev, rv in zip(e, r)]
+    te, tr, tc = (torch.tensor(e, dtype=torch.float64), torch.tensor(r, dtype=torch.float32),
+                  torch.tensor(c, dtype=torch.float32))
+    failed = compare.relative_error([tc], [te], [tr], {"float32": (1e-4, 1e-4)}) is not None
+    want_failed = rule_relative(tc.double().tolist(), e, tr.double().tolist(), 1e-4)
+    check(failed == want_failed, f"bound by the reference's error, case {case}: {failed}, the rule {want_failed}")
+
+# By hand: three elements, one 0.02 off where atol + rtol * |r| = 0.01 + 0.01 * 1 = 0.02 allows exactly
+# that (not beyond), one 0.03 off: one element beyond, max 0.03, mean (0 + 0.02 + 0.03) / 3.
+got = compare.compare([torch.tensor([1.0, 1.02, 2.03], dtype=torch.float64)],
+                      [torch.tensor([1.0, 1.0, 2.0], dtype=torch.float64)], {"float64": (0.01, 0.01)})
+check(not got["ok"] and got["message"].startswith("1 elements beyond"), f"by hand: {got}")
+check(close(got["max_abs_diff"], 0.03) and close(got["mean_abs_diff"], 0.05 / 3), f"by hand, differences: {got}")
+
+for f in failures[:20]:
+    print("FAILED:", f)
+print(f"{'FAIL' if failures else 'ok'}: the comparison against its element-wise rule ({len(failures)} failures)")
+sys.exit(1 if failures else 0)
