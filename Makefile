@@ -35,8 +35,10 @@ build: deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=$$(command -v $(PYTHON))
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The unit tier first (minutes), then the pipeline tier (tests/CMakeLists.txt: ctest labels).
 test: build
-	cd $(BUILD) && VINCI_PYTHON=$(PYTHON) ctest --output-on-failure --timeout 3000 -j $(JOBS)
+	cd $(BUILD) && VINCI_PYTHON=$(PYTHON) ctest --output-on-failure --timeout 3000 -j $(JOBS) -L unit
+	cd $(BUILD) && VINCI_PYTHON=$(PYTHON) ctest --output-on-failure --timeout 3000 -j $(JOBS) -LE unit
 
 # The main job: every reference solution of tasks/ through the evaluator, on the GPU when there is
 # one (CUDA solutions, full sizes), else on the CPU (CPU solutions, sizes scaled down).

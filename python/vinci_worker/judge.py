@@ -853,6 +853,7 @@ class Judge:
         library_share = counts.get("library_ns", 0) / max(counts.get("library_ns", 0) + counts.get("own_ns", 0), 1)
         eager_ms = statistics.median(float(x) for x in eager)
         external["library_ms_per_call"] = library_ms
+        external["library_share"] = library_share
         if cfg["torch_ops"] == "forbid" and library_ms > LIBRARY_EAGER_SHARE * eager_ms and \
                 library_share > LIBRARY_CALL_SHARE:
             raise Outcome("rejected", "library_compute",

@@ -62,6 +62,8 @@ nlohmann::json to_json(const TimingCheck& t) {
                    {"opened", t.opened},
                    {"flush_bytes", t.flush_bytes}};
   if (t.gpu_busy_share) j["gpu_busy_share"] = *t.gpu_busy_share;
+  if (t.library_ms_per_call) j["library_ms_per_call"] = *t.library_ms_per_call;
+  if (t.library_share) j["library_share"] = *t.library_share;
   return j;
 }
 
@@ -73,6 +75,8 @@ TimingCheck timing_check_from_json(const nlohmann::json& j) {
   t.opened = j.value("opened", 0);
   t.flush_bytes = j.value("flush_bytes", uint64_t{0});
   t.gpu_busy_share = get_opt<double>(j, "gpu_busy_share");
+  t.library_ms_per_call = get_opt<double>(j, "library_ms_per_call");
+  t.library_share = get_opt<double>(j, "library_share");
   return t;
 }
 

@@ -34,6 +34,9 @@ struct TimingCheck {
   int opened = 0;            // timed calls read and checked against the reference after they ended
   uint64_t flush_bytes = 0;  // written by the judge before every window (twice the L2 or the CPU's last cache)
   std::optional<double> gpu_busy_share;  // GPU: the share of a median call the kernels kept the GPU busy (a claim)
+  // CPU, from the trusted sampler's samples of the timed windows: library code's CPU time a call, and
+  // its share of the compiled code's (the library_compute bound, python/vinci_worker/judge.py)
+  std::optional<double> library_ms_per_call, library_share;
 };
 
 using Interval = std::array<double, 2>;
