@@ -6,8 +6,8 @@
 #      is carried as .before (copied from `git worktree add` of that commit; not committed)
 #   2  warm throughput, new: compile cache and baselines warm, results not reused
 #   w  warm throughput, old
-#   3  the corpora on CUDA, new: tests/hacks, tests/threats, tests/claims (written out from its
-#      templates), tests/adversarial, and KernelBench's three unit-test kernels, carried as
+#   3  the corpora on CUDA, new: tests/hacks, tests/threats and tests/claims (both written out from
+#      their templates), tests/adversarial, and KernelBench's three unit-test kernels, carried as
 #      .kernelbench (their code stays out of the repository)
 # Usage (repository root): benchmarks/eval_gpu.sh OUT_DIR [STAGES]   (default s1o2w3, in that order)
 # Environment:
@@ -95,9 +95,9 @@ if want 3; then
   MIX=/tmp/vinci-corpora && rm -rf $MIX && mkdir -p $MIX
   for corpus in ${CORPORA:-tests/hacks tests/threats tests/claims .kernelbench}; do
     name=$(basename "$corpus" | tr -d .)
-    if [ "$corpus" = tests/claims ]; then
-      python3 scripts/materialize_corpus.py tests/claims /tmp/claims-corpus --suite tasks >/dev/null || exit 1
-      corpus=/tmp/claims-corpus/candidates
+    if compgen -G "$corpus/candidates/*.py.in" >/dev/null; then  # templates (tests/claims, tests/threats)
+      python3 scripts/materialize_corpus.py "$corpus" "/tmp/$name-corpus" --suite tasks >/dev/null || exit 1
+      corpus=/tmp/$name-corpus/candidates
     fi
     for f in $(grep -l '^# vinci-devices:.*cuda' "$corpus"/*.py); do
       cp "$f" "$MIX/${name}__$(basename "$f")"

@@ -3,7 +3,8 @@ OUT=${OUT:-/tmp/out}; BUILD=build-gpu
 source benchmarks/gpu_host_setup.sh
 gpu_build -DVINCI_BUILD_TESTS=OFF -DVINCI_BUILD_BENCHMARKS=OFF
 MIX=/tmp/mix; rm -rf $MIX; mkdir -p $MIX
-cp tests/hacks/side_stream_*.py tests/threats/patch_interpreter__cuda_event_elapsed_time.py $MIX/
+python3 scripts/materialize_corpus.py tests/threats /tmp/threats-corpus --suite tasks >/dev/null || exit 1
+cp tests/hacks/side_stream_*.py /tmp/threats-corpus/candidates/patch_interpreter__cuda_event_elapsed_time.py $MIX/
 for id in level1/10_GELU level1/12_Transpose level1/16_LogSoftmax level1/11_ElementwiseChain level1/7_SumReduction level1/8_MaxReduction level1/14_MeanReduction; do
   { printf '# vinci-task: %s\n# vinci-expect: correct/\n# vinci-devices: cuda\n' "$id"; cat "tasks/solutions/cuda/$id.py"; } >"$MIX/solution__${id//\//_}.py"
 done

@@ -4,7 +4,7 @@
 # with 16 build servers, then judges each candidate in turn against its labels.
 # Usage (repository root): benchmarks/judge_gpu.sh OUT_DIR [CANDIDATE ...]
 #   default candidates: a few CUDA solutions, and the CUDA files of tests/claims (written out from its
-#   templates), of tests/hacks and tests/threats that time or profile on the GPU
+#   templates), of tests/hacks and of tests/threats (also written out) that time or profile on the GPU
 # Environment: SCALE (default 1), TRIALS (timed windows, default 30), JOBS (build servers, 16).
 set -uo pipefail
 OUT=${1:-bench-out}
@@ -16,6 +16,7 @@ source benchmarks/gpu_host_setup.sh
 gpu_build -DVINCI_BUILD_TESTS=OFF -DVINCI_BUILD_BENCHMARKS=OFF vinci-sandbox vinci-cpu-sampler
 echo "build done at $(( $(date +%s) - START )) s"
 python3 scripts/materialize_corpus.py tests/claims /tmp/claims-corpus --suite tasks || exit 1
+python3 scripts/materialize_corpus.py tests/threats /tmp/threats-corpus --suite tasks || exit 1
 CANDIDATES=("$@")
 if (( ${#CANDIDATES[@]} == 0 )); then
   for s in level1/1_Matmul level1/4_Softmax level1/13_ReLU level1/11_ElementwiseChain level1/17_HalfMatmul \
@@ -24,12 +25,12 @@ if (( ${#CANDIDATES[@]} == 0 )); then
   done
   CANDIDATES+=($(grep -l '^# vinci-devices:.*cuda' /tmp/claims-corpus/candidates/*.py))
   CANDIDATES+=(tests/hacks/side_stream_torch_stream.py tests/hacks/side_stream_cuda_stream_create.py
-               tests/threats/library_compute__cublas_from_dlsym.py
-               tests/threats/library_compute__cuda_graph_captured_in_init.py
-               tests/threats/kernelbench_unit__pool_stream_no_join.py
-               tests/threats/patch_interpreter__cuda_event_elapsed_time.py
-               tests/threats/unwatched_work__triton_on_side_stream.py
-               tests/threats/kernelbench_unit__empty_output_reuse_cuda.py)
+               /tmp/threats-corpus/candidates/library_compute__cublas_from_dlsym.py
+               /tmp/threats-corpus/candidates/library_compute__cuda_graph_captured_in_init.py
+               /tmp/threats-corpus/candidates/kernelbench_unit__pool_stream_no_join.py
+               /tmp/threats-corpus/candidates/patch_interpreter__cuda_event_elapsed_time.py
+               /tmp/threats-corpus/candidates/unwatched_work__triton_on_side_stream.py
+               /tmp/threats-corpus/candidates/kernelbench_unit__empty_output_reuse_cuda.py)
 fi
 PYTHONUNBUFFERED=1 python3 benchmarks/judge_alone.py --tasks /tmp/claims-corpus/tasks --sandbox "$BUILD/src/eval/vinci-sandbox" \
   --device cuda --cache /tmp/judge-gpu-cache --scale "${SCALE:-1}" --build-jobs "${JOBS:-16}" \

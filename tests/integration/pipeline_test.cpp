@@ -214,21 +214,14 @@ TEST(Pipeline, CpuReferenceSolutionsAreCorrect) {
 
 TEST(Pipeline, HackCorpusIsCaughtOnCpu) { expect_corpus(kRoot / "tasks", kRoot / "tests" / "hacks", 20, cpu_config()); }
 
-// A fresh corpus by threat class (tests/threats/README.md), written without looking at tests/hacks:
-// native code that patches, forges, caches, offloads to libraries, or writes where others read.
-TEST(Pipeline, ThreatCorpusIsCaughtOnCpu) {
-  expect_corpus(kRoot / "tasks", kRoot / "tests" / "threats", 40, cpu_config());
-}
-
-// Issue 18's corpus (tests/claims/README.md): each file attacks something the judge used to believe.
-// Its files are templates that share their native sources; scripts/materialize_corpus.py writes them
-// out, with a suite of the main tasks and the corpus's own.
-fs::path materialized_claims() {
-  const fs::path dst = test_cache() / "claims-corpus";
+// A corpus of templates that share their native sources (tests/threats, tests/claims):
+// scripts/materialize_corpus.py writes it out, with a suite of the main tasks and the corpus's own.
+fs::path materialized(const std::string& corpus) {
+  const fs::path dst = test_cache() / (corpus + "-corpus");
   core::SpawnOptions o;
   o.argv = {cpu_config().python,
             (kRoot / "scripts" / "materialize_corpus.py").string(),
-            (kRoot / "tests" / "claims").string(),
+            (kRoot / "tests" / corpus).string(),
             dst.string(),
             "--suite",
             (kRoot / "tasks").string()};
@@ -236,6 +229,15 @@ fs::path materialized_claims() {
   EXPECT_TRUE(run.status.exited && run.status.code == 0) << run.out;
   return dst;
 }
+
+// A fresh corpus by threat class (tests/threats/README.md), written without looking at tests/hacks:
+// native code that patches, forges, caches, offloads to libraries, or writes where others read.
+TEST(Pipeline, ThreatCorpusIsCaughtOnCpu) {
+  const fs::path corpus = materialized("threats");
+  expect_corpus(corpus / "tasks", corpus / "candidates", 40, cpu_config());
+}
+
+// Issue 18's corpus (tests/claims/README.md): each file attacks something the judge used to believe.
 
 // Sets an environment variable for the test's lifetime (the evaluator's processes inherit it).
 struct ScopedEnv {
@@ -266,7 +268,7 @@ std::vector<std::string> files_holding(const fs::path& dir, const std::vector<st
 // (an API key's stand-in), a file in its $HOME and in its working directory. Its secrets__* files look
 // for them everywhere a sandboxed process can; none may reach a result, a log or a cache.
 TEST(Pipeline, ClaimsCorpusIsCaughtOnCpuAndNoSecretLeaks) {
-  const fs::path corpus = materialized_claims();
+  const fs::path corpus = materialized("claims");
   const std::string env_secret = "vinci-env-canary-" + core::content_hash(std::to_string(::getpid()) + "env");
   const std::string file_secret = "vinci-file-canary-" + core::content_hash(std::to_string(::getpid()) + "file");
   const fs::path home = test_cache() / "claims-home";

@@ -1,9 +1,10 @@
 // The one native source of every CPU file in tests/threats (the adversarial corpus by threat class).
 //
-// Every CPU threat file embeds this file verbatim as _THREAT_CPP (scripts/sync_threat_sources.py
-// writes it in), so the extension cache, which keys builds by content, compiles it once for the whole
-// corpus: compiling against torch's headers costs minutes on a small machine.
-// Edit this file, then run `python3 scripts/sync_threat_sources.py`.
+// Every CPU threat file embeds this file verbatim as _THREAT_CPP (its template includes
+// tests/threats/native_cpu.py; scripts/materialize_corpus.py writes the files out), so the extension
+// cache, which keys builds by content, compiles it once for the whole corpus: compiling against
+// torch's headers costs minutes on a small machine. A function added here is exported once it is
+// also named in native_cpu.py's list.
 //
 // Two kinds of functions live here: plain-loop kernels (honest, or wrong only outside the task's
 // input distribution, or at a lower precision than the task's dtype), and native attack helpers. The

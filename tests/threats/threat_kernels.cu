@@ -1,8 +1,9 @@
 // The one CUDA source of the CUDA files in tests/threats that need CUDA C++ (the adversarial corpus).
 //
-// Every such file embeds this file verbatim as _THREAT_CU, with host declarations generated from it
-// (scripts/sync_threat_sources.py writes both in), so the extension cache builds it once.
-// Edit this file, then run `python3 scripts/sync_threat_sources.py`.
+// Every such file embeds this file verbatim as _THREAT_CU, with the host declarations of
+// tests/threats/native_cuda.py (its template includes that file; scripts/materialize_corpus.py writes
+// the files out), so the extension cache builds it once. A host function added here is exported once
+// it is also declared and named in native_cuda.py.
 #include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAStream.h>
