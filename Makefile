@@ -7,7 +7,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libspdlog-dev \
-	libfmt-dev libxxhash-dev libsqlite3-dev libcurl4-openssl-dev libcpp-httplib-dev libtomlplusplus-dev libgloo-dev libpcre2-dev libutf8proc-dev libgtest-dev libbenchmark-dev libseccomp-dev bubblewrap clang-format python3 python3-dev python3-pip
+	libfmt-dev libxxhash-dev libsqlite3-dev libcurl4-openssl-dev libcpp-httplib-dev libtomlplusplus-dev libgloo-dev libpcre2-dev libutf8proc-dev libgtest-dev libbenchmark-dev libseccomp-dev libhiredis-dev redis-server bubblewrap clang-format python3 python3-dev python3-pip
 VINCI := $(BUILD)/src/cli/vinci
 
 .PHONY: all deps apt-deps python-deps build test run clean

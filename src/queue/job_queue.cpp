@@ -1,0 +1,101 @@
+#include "queue/job_queue.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace vinci::queue {
+
+namespace {
+
+// KEYS: result, in-flight marker, stream. ARGV: the marker's value, then the entry's fields and values.
+constexpr const char* kSubmitScript = R"lua(
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'done' end
+if not redis.call('SET', KEYS[2], ARGV[1], 'NX') then return 'in_flight' end
+redis.call('XADD', KEYS[3], '*', unpack(ARGV, 2))
+return 'queued'
+)lua";
+
+std::optional<ResultRecord> parse_record(const std::string& key, const std::optional<std::string>& text) {
+  if (!text) return std::nullopt;
+  const auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) throw std::runtime_error(fmt::format("the stored result of {} is not JSON", key));
+  try {
+    return result_record_from_json(j);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format("the stored result of {} is unreadable: {}", key, e.what()));
+  }
+}
+
+}  // namespace
+
+void ensure_group(RedisConnection& redis, const QueueLayout& layout) {
+  try {
+    redis.command({"XGROUP", "CREATE", layout.stream(), layout.group(), "0", "MKSTREAM"});
+  } catch (const RedisCommandError& e) {
+    if (std::string_view(e.what()).find("BUSYGROUP") == std::string_view::npos) throw;
+  }
+}
+
+JobQueue::JobQueue(RedisConnection& redis, QueueLayout layout) : redis_(redis), layout_(std::move(layout)) {
+  ensure_group(redis_, layout_);
+}
+
+SubmitOutcome JobQueue::submit(const QueueJob& job) {
+  std::vector<std::string> args{"EVAL",
+                                kSubmitScript,
+                                "3",
+                                layout_.result(job.key),
+                                layout_.in_flight(job.key),
+                                layout_.stream(),
+                                job.task_id + " " + job.candidate_name};
+  for (const auto& [field, value] : to_stream_fields(job)) {
+    args.push_back(field);
+    args.push_back(value);
+  }
+  const std::string outcome = redis_.command(args).str();
+  if (outcome == "queued") return SubmitOutcome::queued;
+  if (outcome == "done") return SubmitOutcome::done;
+  if (outcome == "in_flight") return SubmitOutcome::in_flight;
+  throw std::runtime_error(fmt::format("the submit script answered '{}'", outcome));
+}
+
+std::optional<ResultRecord> JobQueue::result(const std::string& key) {
+  return parse_record(key, redis_.command({"GET", layout_.result(key)}).text_or_nil());
+}
+
+std::map<std::string, ResultRecord> JobQueue::wait(const std::vector<std::string>& keys,
+                                                   std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::map<std::string, ResultRecord> found;
+  // The newest wake-up before the first look at the store: a result written after it wakes us.
+  const RedisReply last = redis_.command({"XREVRANGE", layout_.results(), "+", "-", "COUNT", "1"});
+  std::string seen = last.array().empty() ? "0-0" : last.array()[0].array().at(0).str();
+  for (;;) {
+    std::vector<std::string> missing;
+    for (const auto& k : keys)
+      if (!found.contains(k)) missing.push_back(k);
+    if (missing.empty()) return found;
+    std::vector<std::string> mget{"MGET"};
+    for (const auto& k : missing) mget.push_back(layout_.result(k));
+    const auto values = redis_.command(mget).array();
+    for (size_t i = 0; i < missing.size(); ++i)
+      if (auto record = parse_record(missing[i], values.at(i).text_or_nil())) found.emplace(missing[i], *record);
+    if (found.size() == std::set<std::string>(keys.begin(), keys.end()).size()) return found;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return found;
+    const auto block = std::min(left, std::chrono::milliseconds(1000));
+    const RedisReply woke = redis_.command(
+        {"XREAD", "COUNT", "1000", "BLOCK", std::to_string(block.count()), "STREAMS", layout_.results(), seen});
+    if (!woke.is_nil()) {
+      const auto& entries = woke.array().at(0).array().at(1).array();
+      if (!entries.empty()) seen = entries.back().array().at(0).str();
+    }
+  }
+}
+
+}  // namespace vinci::queue

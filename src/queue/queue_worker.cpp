@@ -1,0 +1,174 @@
+#include "queue/queue_worker.h"
+
+#include <unistd.h>
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/hash.h"
+#include "queue/job_queue.h"
+
+namespace vinci::queue {
+
+namespace {
+
+// KEYS: result, in-flight marker, results stream, jobs stream. ARGV: the record, its key, group, entry id.
+// One script, so a result is never stored without its job being acknowledged or the other way round.
+constexpr const char* kWriteScript = R"lua(
+local written = redis.call('SET', KEYS[1], ARGV[1], 'NX')
+if written then redis.call('XADD', KEYS[3], 'MAXLEN', '~', '100000', '*', 'key', ARGV[2]) end
+redis.call('DEL', KEYS[2])
+redis.call('XACK', KEYS[4], ARGV[3], ARGV[4])
+if written then return 1 end
+return 0
+)lua";
+
+std::string host_name() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+}  // namespace
+
+struct QueueWorker::Entry {
+  std::string id;
+  std::map<std::string, std::string> fields;
+  bool reclaimed = false;
+};
+
+namespace {
+
+// An entry as XREADGROUP and XAUTOCLAIM return it: [id, [field, value, ...]].
+std::optional<std::map<std::string, std::string>> entry_fields(const RedisReply& entry) {
+  const auto& parts = entry.array();
+  if (parts.size() < 2 || parts[1].is_nil()) return std::nullopt;  // deleted from the stream meanwhile
+  std::map<std::string, std::string> fields;
+  const auto& flat = parts[1].array();
+  for (size_t i = 0; i + 1 < flat.size(); i += 2) fields[flat[i].str()] = flat[i + 1].str();
+  return fields;
+}
+
+}  // namespace
+
+QueueWorker::QueueWorker(RedisConnection& redis, WorkerOptions options, Evaluate evaluate)
+    : redis_(redis), options_(std::move(options)), evaluate_(std::move(evaluate)) {
+  if (options_.name.empty()) throw std::invalid_argument("a queue worker needs a name unique in its group");
+  if (options_.max_deliveries < 1) throw std::invalid_argument("max_deliveries must be at least 1");
+  ensure_group(redis_, options_.layout);
+  heartbeat();
+}
+
+void QueueWorker::heartbeat() {
+  const nlohmann::json beat = {{"name", options_.name},
+                               {"host", host_name()},
+                               {"pid", ::getpid()},
+                               {"evaluated", stats_.evaluated},
+                               {"duplicates", stats_.duplicates},
+                               {"worker_lost", stats_.worker_lost},
+                               {"refused", stats_.refused},
+                               {"failed", stats_.failed}};
+  redis_.command({"SET", options_.layout.worker(options_.name), beat.dump(), "EX",
+                  std::to_string(options_.heartbeat_ttl.count())});
+}
+
+void QueueWorker::acknowledge(const std::string& id) {
+  redis_.command({"XACK", options_.layout.stream(), options_.layout.group(), id});
+}
+
+bool QueueWorker::write(const ResultRecord& record, const std::string& id) {
+  const auto& l = options_.layout;
+  return redis_
+             .command({"EVAL", kWriteScript, "4", l.result(record.key), l.in_flight(record.key), l.results(),
+                       l.stream(), to_json(record).dump(), record.key, l.group(), id})
+             .as_integer() == 1;
+}
+
+StepOutcome QueueWorker::step() {
+  heartbeat();
+  const auto& l = options_.layout;
+  const RedisReply claimed =
+      redis_.command({"XAUTOCLAIM", l.stream(), l.group(), options_.name,
+                      std::to_string(options_.visibility_timeout.count()), claim_cursor_, "COUNT", "1"});
+  claim_cursor_ = claimed.array().at(0).str();
+  for (const auto& e : claimed.array().at(1).array()) {
+    if (auto fields = entry_fields(e)) return handle(Entry{e.array().at(0).str(), std::move(*fields), true});
+  }
+  const RedisReply fresh = redis_.command({"XREADGROUP", "GROUP", l.group(), options_.name, "COUNT", "1", "BLOCK",
+                                           std::to_string(options_.block.count()), "STREAMS", l.stream(), ">"});
+  if (fresh.is_nil()) return StepOutcome::idle;
+  for (const auto& e : fresh.array().at(0).array().at(1).array()) {
+    if (auto fields = entry_fields(e)) return handle(Entry{e.array().at(0).str(), std::move(*fields), false});
+  }
+  return StepOutcome::idle;
+}
+
+StepOutcome QueueWorker::handle(const Entry& entry) {
+  const auto& l = options_.layout;
+  QueueJob job;
+  try {
+    job = job_from_stream_fields(entry.fields);
+  } catch (const std::invalid_argument& e) {
+    // Acknowledged, or every worker would be handed it again after each visibility timeout.
+    spdlog::error("queue worker {}: refusing stream entry {} of {}: {}", options_.name, entry.id, l.stream(), e.what());
+    acknowledge(entry.id);
+    ++stats_.refused;
+    return StepOutcome::refused;
+  }
+  int deliveries = 1;
+  if (entry.reclaimed) {
+    // [[id, consumer, idle ms, times delivered]]; XAUTOCLAIM has counted this delivery already.
+    const RedisReply pending = redis_.command({"XPENDING", l.stream(), l.group(), entry.id, entry.id, "1"});
+    if (!pending.array().empty()) deliveries = static_cast<int>(pending.array()[0].array().at(3).as_integer());
+  }
+  if (redis_.command({"EXISTS", l.result(job.key)}).as_integer() == 1) {
+    write(ResultRecord{job.key, options_.name, deliveries, {}}, entry.id);  // only acknowledges: SET NX fails
+    ++stats_.duplicates;
+    return StepOutcome::duplicate;
+  }
+  ResultRecord record{job.key, options_.name, deliveries, {}};
+  StepOutcome outcome = StepOutcome::evaluated;
+  if (deliveries > options_.max_deliveries) {
+    spdlog::error(
+        "queue worker {}: job {} ({} on {}) was delivered {} times and no worker finished it; ending it as "
+        "runtime_error/worker_lost",
+        options_.name, entry.id, job.candidate_name, job.task_id, deliveries - 1);
+    eval::Result& r = record.result;
+    r.task = job.task_id;
+    r.candidate = job.candidate_name;
+    r.candidate_hash = core::content_hash(job.candidate_source);
+    r.device = job.evaluator.device_name;
+    r.verdict = eval::Verdict::runtime_error;
+    r.reason = "worker_lost";
+    r.message = fmt::format("the worker evaluating it died or stopped answering {} times", deliveries - 1);
+    outcome = StepOutcome::worker_lost;
+  } else {
+    try {
+      record.result = evaluate_(job);
+    } catch (const std::exception& e) {
+      // Not the candidate's verdict: the evaluator itself failed. Left pending, the job is claimed
+      // again, and counts towards worker_lost if it keeps failing.
+      spdlog::error(
+          "queue worker {}: evaluating job {} ({} on {}) failed: {}; it will be retried after the "
+          "visibility timeout",
+          options_.name, entry.id, job.candidate_name, job.task_id, e.what());
+      ++stats_.failed;
+      return StepOutcome::failed;
+    }
+  }
+  if (!write(record, entry.id)) {
+    ++stats_.duplicates;
+    return StepOutcome::duplicate;
+  }
+  if (outcome == StepOutcome::worker_lost)
+    ++stats_.worker_lost;
+  else
+    ++stats_.evaluated;
+  return outcome;
+}
+
+}  // namespace vinci::queue

@@ -1,0 +1,68 @@
+// The serving side of the queue: one consumer of the group, taking one job at a time.
+//
+// Delivery is at least once: a job stays pending until its result is written, and a pending job
+// idle past the visibility timeout (its worker died or hung) is claimed again by any worker. Results
+// are written once per key (SET NX in the same script as the XACK), so a job evaluated twice still
+// has one result. A job handed out more than max_deliveries times ends as runtime_error/worker_lost
+// instead of killing workers forever. The evaluation is a callback, so the queue is tested without
+// a judge and a judge is plugged in without the queue knowing it.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "queue/job_protocol.h"
+#include "queue/queue_layout.h"
+#include "queue/redis_connection.h"
+
+namespace vinci::queue {
+
+struct WorkerOptions {
+  std::string name;  // the consumer's name: unique among the group's live workers (host and slot)
+  QueueLayout layout;
+  // How long a job may stay pending without news before another worker takes it over: longer than
+  // the slowest evaluation, or slow jobs are evaluated twice (harmless, but wasted).
+  std::chrono::milliseconds visibility_timeout{std::chrono::minutes(15)};
+  int max_deliveries = 3;
+  std::chrono::milliseconds block{1000};  // how long step() waits for a new job
+  std::chrono::seconds heartbeat_ttl{60};
+};
+
+enum class StepOutcome {
+  idle,         // no job came within the block time
+  evaluated,    // a result was written
+  duplicate,    // the key had a result already (another delivery finished first): acknowledged only
+  worker_lost,  // delivered too often: ended as runtime_error/worker_lost
+  refused,      // a malformed or foreign entry, logged and acknowledged so it is not delivered again
+  failed,       // the evaluator threw: left pending, to be claimed again after the visibility timeout
+};
+
+struct WorkerStats {
+  long evaluated = 0, duplicates = 0, worker_lost = 0, refused = 0, failed = 0;
+};
+
+using Evaluate = std::function<eval::Result(const QueueJob&)>;
+
+class QueueWorker {
+ public:
+  QueueWorker(RedisConnection& redis, WorkerOptions options, Evaluate evaluate);
+  // One job at most: a claimed-over one first, else a new one. Refreshes the heartbeat.
+  StepOutcome step();
+  const WorkerStats& stats() const { return stats_; }
+
+ private:
+  struct Entry;
+  StepOutcome handle(const Entry& entry);
+  void heartbeat();
+  void acknowledge(const std::string& id);
+  bool write(const ResultRecord& record, const std::string& id);  // false: a result was there already
+
+  RedisConnection& redis_;
+  WorkerOptions options_;
+  Evaluate evaluate_;
+  WorkerStats stats_;
+  std::string claim_cursor_ = "0-0";
+};
+
+}  // namespace vinci::queue

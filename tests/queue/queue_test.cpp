@@ -1,0 +1,354 @@
+// The queue against a real redis-server: submitters, workers (threads, and forked processes that are
+// killed), a server killed and restarted. The evaluator is a callback whose verdict the test knows
+// beforehand: a candidate numbered n is correct when n is even.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "queue/job_queue.h"
+#include "queue/queue_worker.h"
+#include "support/captured_log.h"
+#include "support/redis_server.h"
+#include "support/temp_dir.h"
+
+namespace vinci::queue::queue_test {
+
+using namespace std::chrono_literals;
+
+constexpr const char* kPassword = "queue-test-password";
+
+EvaluatorIdentity evaluator() { return {"fingerprint-1", "cpu (test)", "2.11.0", "evaluator-1"}; }
+
+QueueJob make_job(int n) {
+  QueueJob job;
+  job.task_id = "level1/19_ReLU";
+  job.task_source = "class Model: pass\n";
+  job.candidate_name = fmt::format("candidates/c{}.py", n);
+  job.candidate_source = fmt::format("# candidate {}\nclass ModelNew: pass\n", n);
+  job.evaluator = evaluator();
+  job.key = result_key(job.task_source, job.candidate_source, job.evaluator);
+  return job;
+}
+
+int number_of(const QueueJob& job) { return std::stoi(job.candidate_name.substr(std::string("candidates/c").size())); }
+
+eval::Result verdict_by_parity(const QueueJob& job) {
+  eval::Result r;
+  r.task = job.task_id;
+  r.candidate = job.candidate_name;
+  r.verdict = number_of(job) % 2 == 0 ? eval::Verdict::correct : eval::Verdict::incorrect;
+  return r;
+}
+
+RedisConnection connect(const test::RedisServer& server) { return RedisConnection(parse_redis_url(server.url())); }
+
+WorkerOptions worker_options(std::string name) {
+  WorkerOptions o;
+  o.name = std::move(name);
+  o.block = 200ms;
+  return o;
+}
+
+// Steps until the outcome is not idle, or fails the test after a generous minute.
+StepOutcome step_until_busy(QueueWorker& worker) {
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const StepOutcome o = worker.step();
+    if (o != StepOutcome::idle) return o;
+  }
+  ADD_FAILURE() << "no job reached the worker within a minute";
+  return StepOutcome::idle;
+}
+
+long long stream_length(RedisConnection& redis, const std::string& stream) {
+  return redis.command({"XLEN", stream}).as_integer();
+}
+
+long long pending(RedisConnection& redis) {
+  const QueueLayout l;
+  return redis.command({"XPENDING", l.stream(), l.group()}).array().at(0).as_integer();
+}
+
+TEST(Queue, TwoWorkersOneSubmitterGiveEachKeyOneResult) {
+  test::TempDir dir("queue");
+  test::RedisServer server(dir.path() / "redis", kPassword);
+  RedisConnection submitter_redis = connect(server);
+  JobQueue queue(submitter_redis);
+  constexpr int kJobs = 24;
+  std::vector<std::string> keys;
+  for (int n = 0; n < kJobs; ++n) {
+    const QueueJob job = make_job(n);
+    ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
+    keys.push_back(job.key);
+  }
+  std::mutex mu;
+  std::multiset<std::string> evaluated;
+  std::atomic<bool> stop = false;
+  auto serve = [&](std::string name) {
+    RedisConnection redis = connect(server);
+    QueueWorker worker(redis, worker_options(name), [&](const QueueJob& job) {
+      std::lock_guard lock(mu);
+      evaluated.insert(job.key);
+      return verdict_by_parity(job);
+    });
+    while (!stop) worker.step();
+  };
+  std::thread a(serve, "host-a/0"), b(serve, "host-b/0");
+  const auto results = queue.wait(keys, 120s);
+  stop = true;
+  a.join();
+  b.join();
+  ASSERT_EQ(results.size(), static_cast<size_t>(kJobs));
+  for (int n = 0; n < kJobs; ++n) {
+    const ResultRecord& r = results.at(keys[n]);
+    EXPECT_EQ(r.result.verdict, n % 2 == 0 ? eval::Verdict::correct : eval::Verdict::incorrect) << n;
+    EXPECT_EQ(r.result.candidate, fmt::format("candidates/c{}.py", n));
+    EXPECT_TRUE(r.worker == "host-a/0" || r.worker == "host-b/0") << r.worker;
+    EXPECT_EQ(r.deliveries, 1);
+  }
+  EXPECT_EQ(evaluated, std::multiset<std::string>(keys.begin(), keys.end()));  // each key evaluated once
+  EXPECT_EQ(stream_length(submitter_redis, QueueLayout{}.results()), kJobs);   // each result written once
+  EXPECT_EQ(pending(submitter_redis), 0);
+}
+
+TEST(Queue, DuplicateSubmissionsAreEvaluatedOnce) {
+  test::TempDir dir("queue");
+  test::RedisServer server(dir.path() / "redis", kPassword);
+  RedisConnection redis = connect(server);
+  JobQueue queue(redis);
+  const QueueJob job = make_job(4);
+  EXPECT_EQ(queue.submit(job), SubmitOutcome::queued);
+  EXPECT_EQ(queue.submit(job), SubmitOutcome::in_flight);
+  RedisConnection worker_redis = connect(server);
+  int calls = 0;
+  QueueWorker worker(worker_redis, worker_options("w"), [&](const QueueJob& j) {
+    ++calls;
+    return verdict_by_parity(j);
+  });
+  EXPECT_EQ(step_until_busy(worker), StepOutcome::evaluated);
+  EXPECT_EQ(worker.step(), StepOutcome::idle);
+  EXPECT_EQ(queue.submit(job), SubmitOutcome::done);
+  EXPECT_EQ(worker.step(), StepOutcome::idle);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(stream_length(redis, QueueLayout{}.stream()), 1);
+  ASSERT_TRUE(queue.result(job.key));
+  EXPECT_EQ(queue.result(job.key)->result.verdict, eval::Verdict::correct);
+}
+
+// A worker process that takes one job, tells the parent through a pipe and then hangs there, or
+// kills itself in the callback: the two ways a worker dies mid-candidate. Never returns.
+[[noreturn]] void doomed_worker(const test::RedisServer& server, WorkerOptions options, int tell_fd,
+                                bool die_in_callback) {
+  try {
+    RedisConnection redis = connect(server);
+    QueueWorker worker(redis, std::move(options), [&](const QueueJob&) -> eval::Result {
+      const char byte = 'x';
+      if (::write(tell_fd, &byte, 1) != 1) ::_exit(4);
+      if (die_in_callback) ::raise(SIGKILL);
+      for (;;) ::pause();
+    });
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < deadline) worker.step();
+  } catch (...) {
+    ::_exit(3);
+  }
+  ::_exit(2);
+}
+
+pid_t fork_doomed_worker(const test::RedisServer& server, WorkerOptions options, int pipe_fds[2],
+                         bool die_in_callback) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    doomed_worker(server, std::move(options), pipe_fds[1], die_in_callback);
+  }
+  return pid;
+}
+
+TEST(Queue, KilledWorkersJobIsFinishedByAnother) {
+  test::TempDir dir("queue");
+  test::RedisServer server(dir.path() / "redis", kPassword);
+  RedisConnection redis = connect(server);
+  JobQueue queue(redis);
+  const QueueJob job = make_job(2);
+  ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
+
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = fork_doomed_worker(server, worker_options("doomed"), fds, /*die_in_callback=*/false);
+  ASSERT_GT(child, 0);
+  ::close(fds[1]);
+  char byte = 0;
+  ASSERT_EQ(::read(fds[0], &byte, 1), 1) << "the doomed worker never started the job";
+  ::close(fds[0]);
+  ::kill(child, SIGKILL);  // mid-candidate
+  ::waitpid(child, nullptr, 0);
+  EXPECT_FALSE(queue.result(job.key));
+
+  RedisConnection survivor_redis = connect(server);
+  WorkerOptions options = worker_options("survivor");
+  options.visibility_timeout = 300ms;
+  int calls = 0;
+  QueueWorker survivor(survivor_redis, options, [&](const QueueJob& j) {
+    ++calls;
+    return verdict_by_parity(j);
+  });
+  EXPECT_EQ(step_until_busy(survivor), StepOutcome::evaluated);
+  EXPECT_EQ(calls, 1);
+  const auto record = queue.result(job.key);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->worker, "survivor");
+  EXPECT_EQ(record->deliveries, 2);
+  EXPECT_EQ(record->result.verdict, eval::Verdict::correct);
+  EXPECT_EQ(stream_length(redis, QueueLayout{}.results()), 1);
+  EXPECT_EQ(pending(redis), 0);
+}
+
+TEST(Queue, JobThatKillsEveryWorkerEndsAsWorkerLost) {
+  test::TempDir dir("queue");
+  test::RedisServer server(dir.path() / "redis", kPassword);
+  RedisConnection redis = connect(server);
+  JobQueue queue(redis);
+  const QueueJob job = make_job(7);
+  ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
+
+  constexpr int kMaxDeliveries = 2;
+  auto options = [&](std::string name) {
+    WorkerOptions o = worker_options(std::move(name));
+    o.visibility_timeout = 200ms;
+    o.max_deliveries = kMaxDeliveries;
+    return o;
+  };
+  for (int attempt = 1; attempt <= kMaxDeliveries; ++attempt) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    const pid_t child =
+        fork_doomed_worker(server, options(fmt::format("victim-{}", attempt)), fds, /*die_in_callback=*/true);
+    ASSERT_GT(child, 0);
+    ::close(fds[1]);
+    char byte = 0;
+    EXPECT_EQ(::read(fds[0], &byte, 1), 1) << "victim " << attempt << " never started the job";
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "victim " << attempt << " status " << status;
+  }
+
+  RedisConnection last_redis = connect(server);
+  QueueWorker last(last_redis, options("last"), [](const QueueJob&) -> eval::Result {
+    ADD_FAILURE() << "a job past its deliveries was evaluated again";
+    return {};
+  });
+  test::CapturedLog log;
+  EXPECT_EQ(step_until_busy(last), StepOutcome::worker_lost);
+  EXPECT_NE(log.str().find("was delivered 2 times and no worker finished it"), std::string::npos) << log.str();
+  const auto record = queue.result(job.key);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->deliveries, kMaxDeliveries + 1);
+  EXPECT_EQ(record->result.verdict, eval::Verdict::runtime_error);
+  EXPECT_EQ(record->result.reason, "worker_lost");
+  EXPECT_EQ(record->result.task, "level1/19_ReLU");
+  EXPECT_EQ(record->result.candidate, "candidates/c7.py");
+  EXPECT_EQ(pending(redis), 0);
+}
+
+TEST(Queue, MalformedAndForeignEntriesAreRefusedAndTheWorkerServesOn) {
+  test::TempDir dir("queue");
+  test::RedisServer server(dir.path() / "redis", kPassword);
+  RedisConnection redis = connect(server);
+  JobQueue queue(redis);
+  const std::string stream = QueueLayout{}.stream();
+  redis.command({"XADD", stream, "*", "hello", "world"});
+  redis.command({"XADD", stream, "*", "format", "celery-v2", "body", "{}"});
+  redis.command({"XADD", stream, "*", "format", kJobFormat, "job", "{\"key\": 12"});
+  nlohmann::json wrong_key = to_json(make_job(1));
+  wrong_key["key"] = "00000000000000000000000000000000";
+  redis.command({"XADD", stream, "*", "format", kJobFormat, "job", wrong_key.dump()});
+  const QueueJob good = make_job(6);
+  ASSERT_EQ(queue.submit(good), SubmitOutcome::queued);
+
+  RedisConnection worker_redis = connect(server);
+  QueueWorker worker(worker_redis, worker_options("w"), verdict_by_parity);
+  test::CapturedLog log;
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(step_until_busy(worker), StepOutcome::refused) << i;
+  EXPECT_EQ(step_until_busy(worker), StepOutcome::evaluated);
+  EXPECT_EQ(worker.stats().refused, 4);
+  const std::string text = log.str();
+  EXPECT_NE(text.find("refusing stream entry"), std::string::npos) << text;
+  EXPECT_NE(text.find("no 'format' field"), std::string::npos) << text;
+  EXPECT_NE(text.find("format 'celery-v2'"), std::string::npos) << text;
+  EXPECT_NE(text.find("not JSON"), std::string::npos) << text;
+  EXPECT_NE(text.find("is not its contents' key"), std::string::npos) << text;
+  ASSERT_TRUE(queue.result(good.key));
+  EXPECT_EQ(pending(redis), 0);  // refused entries are not handed out again
+}
+
+TEST(Queue, WrongOrMissingPasswordIsRefusedAtConnect) {
+  test::TempDir dir("queue");
+  test::RedisServer server(dir.path() / "redis", kPassword);
+  try {
+    RedisConnection redis(parse_redis_url(server.url("not-the-password")));
+    ADD_FAILURE() << "a wrong password was accepted";
+  } catch (const RedisAuthError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("refused the credentials"), std::string::npos) << what;
+    EXPECT_NE(what.find(fmt::format("127.0.0.1:{}", server.port())), std::string::npos) << what;
+    EXPECT_EQ(what.find("not-the-password"), std::string::npos) << what;
+  }
+  try {
+    RedisConnection redis(parse_redis_url(fmt::format("redis://127.0.0.1:{}", server.port())));
+    ADD_FAILURE() << "no password was accepted";
+  } catch (const RedisAuthError& e) {
+    EXPECT_NE(std::string(e.what()).find("it needs a password"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Queue, RestartedServerLosesNoJobOrResult) {
+  test::TempDir dir("queue");
+  test::RedisServer server(dir.path() / "redis", kPassword);
+  RedisConnection redis = connect(server);
+  JobQueue queue(redis);
+  constexpr int kJobs = 10;
+  std::vector<QueueJob> jobs;
+  std::vector<std::string> keys;
+  for (int n = 0; n < kJobs; ++n) {
+    jobs.push_back(make_job(n));
+    keys.push_back(jobs.back().key);
+    ASSERT_EQ(queue.submit(jobs.back()), SubmitOutcome::queued);
+  }
+  RedisConnection worker_redis = connect(server);
+  std::multiset<std::string> evaluated;
+  QueueWorker worker(worker_redis, worker_options("w"), [&](const QueueJob& job) {
+    evaluated.insert(job.key);
+    return verdict_by_parity(job);
+  });
+  for (int i = 0; i < kJobs / 2; ++i) ASSERT_EQ(step_until_busy(worker), StepOutcome::evaluated);
+
+  server.kill9();
+  server.start();
+
+  // The submitter resumes: what finished is answered from the store, what was queued is not queued twice.
+  int done = 0, in_flight = 0;
+  for (const auto& job : jobs) {
+    const SubmitOutcome o = queue.submit(job);
+    done += o == SubmitOutcome::done;
+    in_flight += o == SubmitOutcome::in_flight;
+  }
+  EXPECT_EQ(done, kJobs / 2);
+  EXPECT_EQ(in_flight, kJobs / 2);
+  for (int i = 0; i < kJobs / 2; ++i) ASSERT_EQ(step_until_busy(worker), StepOutcome::evaluated);
+  const auto results = queue.wait(keys, 60s);
+  ASSERT_EQ(results.size(), static_cast<size_t>(kJobs));
+  for (int n = 0; n < kJobs; ++n)
+    EXPECT_EQ(results.at(keys[n]).result.verdict, n % 2 == 0 ? eval::Verdict::correct : eval::Verdict::incorrect);
+  EXPECT_EQ(evaluated, std::multiset<std::string>(keys.begin(), keys.end()));
+  EXPECT_EQ(stream_length(redis, QueueLayout{}.results()), kJobs);
+}
+
+}  // namespace vinci::queue::queue_test
