@@ -11,11 +11,13 @@ namespace vinci::queue {
 
 namespace {
 
-// KEYS: result, in-flight marker, stream. ARGV: the marker's value, then the entry's fields and values.
+// KEYS: in-flight marker, stream. ARGV: the result's key, the marker's value, then the entry's fields
+// and values. The result is named in ARGV, not KEYS: Redis' ACL takes every KEYS entry as written to,
+// and submitters may only read results (docs/distributed.md); the EXISTS inside is checked as a read.
 constexpr const char* kSubmitScript = R"lua(
-if redis.call('EXISTS', KEYS[1]) == 1 then return 'done' end
-if not redis.call('SET', KEYS[2], ARGV[1], 'NX') then return 'in_flight' end
-redis.call('XADD', KEYS[3], '*', unpack(ARGV, 2))
+if redis.call('EXISTS', ARGV[1]) == 1 then return 'done' end
+if not redis.call('SET', KEYS[1], ARGV[2], 'NX') then return 'in_flight' end
+redis.call('XADD', KEYS[2], '*', unpack(ARGV, 3))
 return 'queued'
 )lua";
 
@@ -47,10 +49,10 @@ JobQueue::JobQueue(RedisConnection& redis, QueueLayout layout) : redis_(redis), 
 SubmitOutcome JobQueue::submit(const QueueJob& job) {
   std::vector<std::string> args{"EVAL",
                                 kSubmitScript,
-                                "3",
-                                layout_.result(job.key),
+                                "2",
                                 layout_.in_flight(job.key),
                                 layout_.stream(),
+                                layout_.result(job.key),
                                 job.task_id + " " + job.candidate_name};
   for (const auto& [field, value] : to_stream_fields(job)) {
     args.push_back(field);

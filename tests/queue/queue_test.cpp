@@ -7,8 +7,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "queue/job_queue.h"
@@ -349,6 +352,72 @@ TEST(Queue, RestartedServerLosesNoJobOrResult) {
     EXPECT_EQ(results.at(keys[n]).result.verdict, n % 2 == 0 ? eval::Verdict::correct : eval::Verdict::incorrect);
   EXPECT_EQ(evaluated, std::multiset<std::string>(keys.begin(), keys.end()));
   EXPECT_EQ(stream_length(redis, QueueLayout{}.results()), kJobs);
+}
+
+}  // namespace vinci::queue::queue_test
+
+namespace vinci::queue::queue_test {
+
+// docs/distributed.md's ACL lines, as the docs give them: `user NAME RULE...`.
+std::vector<std::vector<std::string>> documented_acl_users() {
+  std::ifstream in(std::filesystem::path(VINCI_SOURCE_ROOT) / "docs/distributed.md");
+  std::vector<std::vector<std::string>> users;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("user ")) continue;
+    std::istringstream words(line.substr(5));
+    std::vector<std::string> rules{"ACL", "SETUSER"};
+    for (std::string w; words >> w;) rules.push_back(w);
+    users.push_back(rules);
+  }
+  return users;
+}
+
+TEST(Queue, AclUsersOfTheDocs) {
+  test::TempDir dir("queue");
+  test::RedisServer server(dir.path() / "redis", kPassword);
+  RedisConnection admin = connect(server);
+  const auto users = documented_acl_users();
+  ASSERT_EQ(users.size(), 3u) << "docs/distributed.md should list the worker, the submitter and the default user";
+  for (const auto& rules : users) admin.command(rules);
+  const auto url = [&](const char* user, const char* password) {
+    return parse_redis_url(fmt::format("redis://{}:{}@127.0.0.1:{}", user, password, server.port()));
+  };
+
+  RedisConnection submitter_redis(url("vinci-submitter", "CHANGE-ME-submitter"));
+  JobQueue queue(submitter_redis);
+  const QueueJob job = make_job(8);
+  ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
+  RedisConnection worker_redis(url("vinci-worker", "CHANGE-ME-worker"));
+  QueueWorker worker(worker_redis, worker_options("w"), verdict_by_parity);
+  EXPECT_EQ(step_until_busy(worker), StepOutcome::evaluated);
+  const auto results = queue.wait({job.key}, 60s);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results.at(job.key).result.verdict, eval::Verdict::correct);
+  EXPECT_EQ(queue.submit(job), SubmitOutcome::done);
+
+  // What only workers may do: write, overwrite or delete a result, announce one, acknowledge a job.
+  const QueueLayout l;
+  const std::vector<std::vector<std::string>> forbidden{
+      {"SET", l.result(job.key), "{}"},
+      {"SET", l.result("another-key"), "{}"},
+      {"DEL", l.result(job.key)},
+      {"XADD", l.results(), "*", "key", job.key},
+      {"XACK", l.stream(), l.group(), "0-1"},
+      {"EVAL", "return redis.call('SET', KEYS[1], 'forged')", "1", l.result(job.key)},
+      {"EVAL", "return redis.call('SET', ARGV[1], 'forged')", "0", l.result(job.key)},
+  };
+  for (const auto& command : forbidden) {
+    try {
+      submitter_redis.command(command);
+      ADD_FAILURE() << "the submitter was allowed " << command.at(0) << " " << command.at(1);
+    } catch (const RedisCommandError& e) {
+      // NOPERM for a command, "can't access" for a command inside a script.
+      const std::string what = e.what();
+      EXPECT_TRUE(what.find("NOPERM") != std::string::npos || what.find("can't access") != std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(queue.result(job.key)->worker, "w");
+  EXPECT_THROW(RedisConnection(parse_redis_url(server.url())), RedisAuthError);  // the default user is off
 }
 
 }  // namespace vinci::queue::queue_test
