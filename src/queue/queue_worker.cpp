@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/hash.h"
+#include "queue/job_lease.h"
 #include "queue/job_queue.h"
 
 namespace vinci::queue {
@@ -147,6 +148,7 @@ StepOutcome QueueWorker::handle(const Entry& entry) {
     r.message = fmt::format("the worker evaluating it died or stopped answering {} times", deliveries - 1);
     outcome = StepOutcome::worker_lost;
   } else {
+    JobLease lease(redis_.url(), l, options_.name, entry.id, options_.visibility_timeout, options_.heartbeat_ttl);
     try {
       record.result = evaluate_(job);
     } catch (const std::exception& e) {

@@ -21,9 +21,10 @@ namespace vinci::queue {
 struct WorkerOptions {
   std::string name;  // the consumer's name: unique among the group's live workers (host and slot)
   QueueLayout layout;
-  // How long a job may stay pending without news before another worker takes it over: longer than
-  // the slowest evaluation, or slow jobs are evaluated twice (harmless, but wasted).
-  std::chrono::milliseconds visibility_timeout{std::chrono::minutes(15)};
+  // How long a job may stay pending without news before another worker takes it over. A job being
+  // evaluated is renewed every third of it (queue/job_lease.h), so this bounds how long a dead
+  // worker's job waits, not how long an evaluation may take.
+  std::chrono::milliseconds visibility_timeout{std::chrono::seconds(60)};
   int max_deliveries = 3;
   std::chrono::milliseconds block{1000};  // how long step() waits for a new job
   std::chrono::seconds heartbeat_ttl{60};

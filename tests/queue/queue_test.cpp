@@ -421,3 +421,58 @@ TEST(Queue, AclUsersOfTheDocs) {
 }
 
 }  // namespace vinci::queue::queue_test
+
+namespace vinci::queue::queue_test {
+
+// The idle time Redis holds for a pending entry: what XAUTOCLAIM compares with the visibility timeout.
+long long idle_ms(RedisConnection& redis, const std::string& id) {
+  const QueueLayout l;
+  const RedisReply r = redis.command({"XPENDING", l.stream(), l.group(), id, id, "1"});
+  return r.array().empty() ? -1 : r.array()[0].array().at(2).as_integer();
+}
+
+TEST(Queue, AnEvaluationLongerThanTheVisibilityTimeoutKeepsItsJob) {
+  test::TempDir dir("queue");
+  test::RedisServer server(dir.path() / "redis", kPassword);
+  RedisConnection redis = connect(server);
+  JobQueue queue(redis);
+  const QueueJob job = make_job(10);
+  ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
+  const std::string id = redis.command({"XRANGE", QueueLayout{}.stream(), "-", "+"}).array().at(0).array().at(0).str();
+
+  constexpr auto kVisibility = 1500ms;  // renewed every 500 ms: a second of margin on a busy machine
+  RedisConnection rival_redis = connect(server);
+  WorkerOptions rival_options = worker_options("rival");
+  rival_options.visibility_timeout = kVisibility;
+  rival_options.block = 50ms;
+  QueueWorker rival(rival_redis, rival_options, [](const QueueJob&) -> eval::Result {
+    ADD_FAILURE() << "a job under a live lease was claimed";
+    return {};
+  });
+  RedisConnection worker_redis = connect(server);
+  WorkerOptions options = worker_options("slow");
+  options.visibility_timeout = kVisibility;
+  RedisConnection watcher = connect(server);
+  int renewals = 0;
+  QueueWorker worker(worker_redis, options, [&](const QueueJob& j) {
+    // The evaluation lasts until the lease has reset the job's idle time six times: two visibility
+    // timeouts at least, all the while a rival worker tries to claim it.
+    long long previous = idle_ms(watcher, id);
+    const auto deadline = std::chrono::steady_clock::now() + 120s;
+    while (renewals < 6 && std::chrono::steady_clock::now() < deadline) {
+      EXPECT_EQ(rival.step(), StepOutcome::idle);
+      const long long now = idle_ms(watcher, id);
+      if (now < previous) ++renewals;
+      previous = now;
+    }
+    return verdict_by_parity(j);
+  });
+  EXPECT_EQ(step_until_busy(worker), StepOutcome::evaluated);
+  EXPECT_EQ(renewals, 6);
+  const auto record = queue.result(job.key);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->deliveries, 1);  // renewals are not deliveries
+  EXPECT_EQ(record->worker, "slow");
+}
+
+}  // namespace vinci::queue::queue_test
