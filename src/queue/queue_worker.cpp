@@ -91,6 +91,12 @@ bool QueueWorker::write(const ResultRecord& record, const std::string& id) {
 
 StepOutcome QueueWorker::step() {
   heartbeat();
+  const StepOutcome outcome = take_one();
+  if (outcome != StepOutcome::idle) heartbeat();  // the counts, as soon as they change
+  return outcome;
+}
+
+StepOutcome QueueWorker::take_one() {
   const auto& l = options_.layout;
   const RedisReply claimed =
       redis_.command({"XAUTOCLAIM", l.stream(), l.group(), options_.name,

@@ -54,6 +54,7 @@ class QueueWorker {
 
  private:
   struct Entry;
+  StepOutcome take_one();
   StepOutcome handle(const Entry& entry);
   void heartbeat();
   void acknowledge(const std::string& id);
