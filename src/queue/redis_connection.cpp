@@ -60,10 +60,32 @@ ReplyPtr send(redisContext* c, const std::vector<std::string>& args) {
       static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(args.size()), argv.data(), lens.data())));
 }
 
+// A server that is up but still reading its append-only file answers LOADING to almost everything:
+// it will serve soon, so this is waited out like a lost connection, never taken for a refusal.
+class ServerLoading : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+bool is_loading(const std::string& error) { return error.starts_with("LOADING"); }
+
 }  // namespace
 
 RedisConnection::RedisConnection(RedisUrl url, RedisOptions options) : url_(std::move(url)), options_(options) {
-  open();
+  const auto give_up = std::chrono::steady_clock::now() + options_.reconnect_for;
+  auto backoff = std::chrono::milliseconds(50);
+  for (;;) {
+    try {
+      open();
+      return;
+    } catch (const ServerLoading& e) {
+      if (std::chrono::steady_clock::now() >= give_up)
+        throw core::SetupError(fmt::format("{}; still so after {} ms", e.what(), options_.reconnect_for.count()));
+      spdlog::warn("{}; connecting again in {} ms", e.what(), backoff.count());
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+  }
 }
 
 RedisConnection::~RedisConnection() { close(); }
@@ -113,6 +135,10 @@ void RedisConnection::open() {
   if (!ping) refuse(fmt::format("the connection failed ({})", context_->errstr), "is it a redis server?");
   if (ping->type == REDIS_REPLY_ERROR) {
     const std::string err(ping->str, ping->len);
+    if (is_loading(err)) {
+      close();
+      throw ServerLoading(fmt::format("{}: the server is loading its data ({})", where, err));
+    }
     refuse_credentials(fmt::format("the server refused us ({})", err),
                        err.starts_with("NOAUTH")
                            ? "it needs a password: write it in the URL, redis://[user]:PASSWORD@HOST:PORT"
@@ -130,33 +156,36 @@ RedisReply RedisConnection::command(const std::vector<std::string>& args) {
   const auto give_up = std::chrono::steady_clock::now() + options_.reconnect_for;
   auto backoff = std::chrono::milliseconds(50);
   for (;;) {
-    std::string lost;
+    std::string trouble = "not connected";
+    if (!context_) {
+      try {
+        open();
+      } catch (const RedisAuthError&) {
+        throw;  // refused credentials after a restart are a configuration change, not an outage
+      } catch (const core::SetupError& e) {
+        trouble = e.what();
+      } catch (const ServerLoading& e) {
+        trouble = e.what();
+      }
+    }
     if (context_) {
       if (ReplyPtr r = send(context_, args)) {
-        if (r->type == REDIS_REPLY_ERROR)
-          throw RedisCommandError(
-              fmt::format("{}: {} failed: {}", url_.redacted(), args.at(0), std::string(r->str, r->len)));
-        return copy_reply(r.get());
+        if (r->type != REDIS_REPLY_ERROR) return copy_reply(r.get());
+        std::string err(r->str, r->len);
+        if (!is_loading(err))
+          throw RedisCommandError(fmt::format("{}: {} failed: {}", url_.redacted(), args.at(0), err));
+        trouble = "the server is loading its data (" + err + ")";
+      } else {
+        trouble = fmt::format("the connection was lost ({})", context_->errstr);
+        close();  // hiredis leaves a context unusable after an I/O error
       }
-      lost = context_->errstr;
-      close();  // hiredis leaves a context unusable after an I/O error
-    } else {
-      lost = "not connected";
     }
     if (std::chrono::steady_clock::now() >= give_up)
-      throw std::runtime_error(fmt::format("{}: {} failed: the connection was lost ({}) and not regained within {} ms",
-                                           url_.redacted(), args.at(0), lost, options_.reconnect_for.count()));
-    spdlog::warn("{}: connection lost during {} ({}); reconnecting in {} ms", url_.redacted(), args.at(0), lost,
-                 backoff.count());
+      throw std::runtime_error(fmt::format("{}: {} failed: {}, and no better within {} ms", url_.redacted(), args.at(0),
+                                           trouble, options_.reconnect_for.count()));
+    spdlog::warn("{}: {} waits: {}; trying again in {} ms", url_.redacted(), args.at(0), trouble, backoff.count());
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
-    try {
-      open();
-    } catch (const RedisAuthError&) {
-      throw;  // refused credentials after a restart are a configuration change, not an outage
-    } catch (const core::SetupError& e) {
-      spdlog::warn("{}", e.what());
-    }
   }
 }
 

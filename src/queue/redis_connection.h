@@ -5,7 +5,8 @@
 // refuses throws RedisCommandError. A connection lost mid-command is reopened with backoff for up to
 // RedisOptions::reconnect_for and the command sent again, which is safe only for commands that may
 // run twice; the queue sends only such commands (its writes are SET NX scripts, XACKs and reads whose
-// lost deliveries are reclaimed), so a restarted server costs a pause, not the run.
+// lost deliveries are reclaimed), so a restarted server costs a pause, not the run. A server still
+// loading its data (LOADING) is waited for the same way, when connecting too.
 #pragma once
 
 #include <chrono>
@@ -52,7 +53,7 @@ class RedisConnection {
   const RedisUrl& url() const { return url_; }
 
  private:
-  void open();  // throws core::SetupError, RedisAuthError when the credentials are refused
+  void open();  // throws core::SetupError; RedisAuthError when the credentials are refused; ServerLoading
   void close();
   RedisUrl url_;
   RedisOptions options_;

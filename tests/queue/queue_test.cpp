@@ -476,3 +476,46 @@ TEST(Queue, AnEvaluationLongerThanTheVisibilityTimeoutKeepsItsJob) {
 }
 
 }  // namespace vinci::queue::queue_test
+
+namespace vinci::queue::queue_test {
+
+// Waits until the server has rewritten its append-only file, so the next start loads a snapshot, which
+// --key-load-delay slows down key by key.
+void rewrite_append_only_file(RedisConnection& redis) {
+  redis.command({"BGREWRITEAOF"});
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  for (;;) {
+    const std::string info = redis.command({"INFO", "persistence"}).str();
+    if (info.find("aof_rewrite_in_progress:0") != std::string::npos &&
+        info.find("aof_rewrite_scheduled:0") != std::string::npos)
+      return;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the append-only file was not rewritten in a minute";
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+TEST(Queue, AServerStillLoadingItsDataIsWaitedFor) {
+  test::TempDir dir("queue");
+  test::RedisServer server(dir.path() / "redis", kPassword);
+  RedisConnection redis = connect(server);
+  JobQueue queue(redis);
+  constexpr int kJobs = 20;
+  for (int n = 0; n < kJobs; ++n) ASSERT_EQ(queue.submit(make_job(n)), SubmitOutcome::queued);
+  // Loading answers clients only between chunks of loading-process-events-interval-bytes (1024 at
+  // least): keys of 2 KB give a chance after each one.
+  for (int n = 0; n < 40; ++n) redis.command({"SET", fmt::format("filler:{}", n), std::string(2048, 'x')});
+  rewrite_append_only_file(redis);
+  server.kill9();
+  // 25 ms a key: about 1.5 s of LOADING for its 60 keys and more.
+  server.start({"--key-load-delay", "25000", "--loading-process-events-interval-bytes", "1024"});
+
+  test::CapturedLog log;
+  RedisConnection fresh = connect(server);  // connecting waits too
+  JobQueue resumed(fresh);
+  EXPECT_EQ(resumed.submit(make_job(0)), SubmitOutcome::in_flight);
+  EXPECT_EQ(queue.submit(make_job(1)), SubmitOutcome::in_flight);  // the connection of before the restart
+  EXPECT_NE(log.str().find("the server is loading its data"), std::string::npos) << log.str();
+  EXPECT_EQ(stream_length(fresh, QueueLayout{}.stream()), kJobs);
+}
+
+}  // namespace vinci::queue::queue_test

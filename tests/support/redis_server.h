@@ -44,25 +44,27 @@ class RedisServer {
     pid_ = -1;
   }
 
-  // Starts the server and returns once it answers PING, so a test never races its start.
-  void start() {
-    const std::vector<std::string> args{VINCI_REDIS_SERVER,
-                                        "--port",
-                                        std::to_string(port_),
-                                        "--bind",
-                                        "127.0.0.1",
-                                        "--dir",
-                                        dir_.string(),
-                                        "--appendonly",
-                                        "yes",
-                                        "--appendfsync",
-                                        "always",
-                                        "--save",
-                                        "",
-                                        "--requirepass",
-                                        password_,
-                                        "--logfile",
-                                        (dir_ / "redis.log").string()};
+  // Starts the server and returns once it answers PING (perhaps with LOADING), so a test never races
+  // its start. extra: more options, e.g. Redis' own test knob --key-load-delay (microseconds a key).
+  void start(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args{VINCI_REDIS_SERVER,
+                                  "--port",
+                                  std::to_string(port_),
+                                  "--bind",
+                                  "127.0.0.1",
+                                  "--dir",
+                                  dir_.string(),
+                                  "--appendonly",
+                                  "yes",
+                                  "--appendfsync",
+                                  "always",
+                                  "--save",
+                                  "",
+                                  "--requirepass",
+                                  password_,
+                                  "--logfile",
+                                  (dir_ / "redis.log").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {
