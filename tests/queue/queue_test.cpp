@@ -519,3 +519,40 @@ TEST(Queue, AServerStillLoadingItsDataIsWaitedFor) {
 }
 
 }  // namespace vinci::queue::queue_test
+
+namespace vinci::queue::queue_test {
+
+TEST(Queue, AnEvaluatorThatThrowsLeavesItsJobToAnotherWorker) {
+  test::TempDir dir("queue");
+  test::RedisServer server(dir.path() / "redis", kPassword);
+  RedisConnection redis = connect(server);
+  JobQueue queue(redis);
+  const QueueJob job = make_job(12);
+  ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
+
+  RedisConnection broken_redis = connect(server);
+  WorkerOptions broken_options = worker_options("broken");
+  broken_options.visibility_timeout = 300ms;
+  QueueWorker broken(broken_redis, broken_options,
+                     [](const QueueJob&) -> eval::Result { throw std::runtime_error("the judge did not start"); });
+  test::CapturedLog log;
+  EXPECT_EQ(step_until_busy(broken), StepOutcome::failed);
+  EXPECT_NE(log.str().find("the judge did not start"), std::string::npos) << log.str();
+  EXPECT_FALSE(queue.result(job.key));  // no verdict is made up for the candidate
+  EXPECT_EQ(pending(redis), 1);
+
+  RedisConnection healthy_redis = connect(server);
+  WorkerOptions healthy_options = worker_options("healthy");
+  healthy_options.visibility_timeout = 300ms;
+  QueueWorker healthy(healthy_redis, healthy_options, verdict_by_parity);
+  EXPECT_EQ(step_until_busy(healthy), StepOutcome::evaluated);
+  const auto record = queue.result(job.key);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->worker, "healthy");
+  EXPECT_EQ(record->deliveries, 2);
+  EXPECT_EQ(record->result.verdict, eval::Verdict::correct);
+  EXPECT_EQ(broken.stats().failed, 1);
+  EXPECT_EQ(pending(redis), 0);
+}
+
+}  // namespace vinci::queue::queue_test
