@@ -1,8 +1,9 @@
 # libtorch, always the one inside PyTorch's pip wheel. Imported by hand rather than through
 # TorchConfig.cmake: the CUDA wheel's config insists on a CUDA toolkit at configure time, which CPU
 # machines and CI do not need, and we use ATen alone (no torch::nn, no Python).
+# Found on every configure, not only the first: the Python tests' commands name the interpreter.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
 if(NOT VINCI_TORCH_ROOT)
-  find_package(Python3 REQUIRED COMPONENTS Interpreter)
   execute_process(
     COMMAND ${Python3_EXECUTABLE} -c "import os, torch; print(os.path.dirname(torch.__file__))"
     OUTPUT_VARIABLE VINCI_TORCH_ROOT OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _torch_rc)

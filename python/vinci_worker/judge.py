@@ -697,8 +697,8 @@ class Judge:
         return {"custom_launches": int(signals.get("launches") or 0), "coverage": signals.get("coverage"),
                 "profile": signals.get("profile") or [], "gpu_busy_ms": signals.get("gpu_busy_ms")}
 
-    # How the trusted ptrace sampler (vinci-cpu-sampler, outside the sandbox) looks at forward. On the
-    # CPU it decides the share of compute in the candidate's own code: rounds until 100 samples land in
+    # How the trusted sampler (vinci-cpu-sampler, outside the sandbox: perf events, else ptrace) looks
+    # at forward. On the CPU it decides the share of compute in the candidate's own code: rounds until 100 samples land in
     # its own code or in libraries. On a GPU a call's host thread only launches and waits, so it looks
     # for host code of GPU math libraries (cuBLAS reached by dlsym spends microseconds of host code a
     # call there, an honest kernel none), which a candidate cannot pause or relabel as it can the
@@ -762,6 +762,8 @@ class Judge:
         a phase of coverage calls of its own, which a candidate may tell apart from timed calls."""
         return not self.cuda and loaded.window.gate is not None and loaded.window.gate.freezer is not None
 
+    VISIBLE_SAMPLES = ("library sampling by ptrace stops, which a candidate can notice and time its library calls "
+                       "against: this host refuses perf events on another process (perf_event_paranoid at most 2)")
     SAMPLER_ATTACH_S = 5.0  # a sampler that has not traced the runner's threads by then counts as failed
 
     def _start_sampler(self, loaded: Loaded, cfg, ms: int | None = None, hz: int | None = None) -> subprocess.Popen:
@@ -797,7 +799,7 @@ class Judge:
             sampler.kill()
             sampler.wait()
             return {"error": "the sampler did not answer"}
-        return dict(self._count_samples(samples, loaded), error=samples.get("error"))
+        return dict(self._count_samples(samples, loaded), error=samples.get("error"), method=samples.get("lookup"))
 
     def _count_samples(self, samples: dict, loaded: Loaded) -> dict:
         """The samples of a sampler's answer in own code and in libraries, and the CPU time they weigh:
@@ -830,6 +832,8 @@ class Judge:
         share = own_ns / max(own_ns + library_ns, 1)
         if not counts.get("error") and seen >= self.COVERAGE["cpu"]["enough"]:
             reply["coverage"] = share
+            if counts.get("method") != "perf":
+                reply["warnings"] = sorted(set(check.get("warnings", []) + [self.VISIBLE_SAMPLES]))
             self._signal_policy({"coverage": share}, None, cfg, "timed calls")
             return
         if seen >= 10 and share + 1 / math.sqrt(seen) < cfg["min_coverage"]:  # two standard errors at worst
@@ -1012,6 +1016,7 @@ class Judge:
                     break
                 for key in ("own", "library", "own_ns", "library_ns"):
                     counts[key] = counts.get(key, 0) + found[key]
+                counts["method"] = found.get("method")
                 if counts["own"] + counts["library"] >= self.COVERAGE["cpu"]["enough"] or \
                         time.monotonic() - sampling_start > self.TIMED_SAMPLING_S or time.monotonic() > deadline:
                     break

@@ -31,8 +31,8 @@ GPU_LIBRARIES = ("libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse"
 # Python bindings and allocator (a call's fixed cost, which a tiny honest kernel pays as much as a cheat).
 GLUE_PREFIXES = ("libpython", "libc.so", "libc-", "libm.so", "libm-", "ld-linux", "libpthread", "libdl", "librt",
                  "libtorch_python", "libc10.so", "libgomp")
-# The kernel's own code mapped into every process.
-KERNEL_MAPPINGS = ("[vdso]", "[vsyscall]")
+# The kernel's own code: mapped into every process, or where a perf sample found a thread in a system call.
+KERNEL_MAPPINGS = ("[vdso]", "[vsyscall]", "[kernel]")
 
 
 class MappedCode:
@@ -53,6 +53,9 @@ class MappedCode:
         """own, library or glue for one entry of the sampler's by_object."""
         path = str(entry.get("path", ""))
         if entry.get("private_copy") is not False:
+            # Written code pages of a GPU math library are still its calls, whatever else they now hold.
+            if self.cuda and os.path.basename(path).startswith(GPU_LIBRARIES):
+                return "library"
             return self._foreign()
         if not path.startswith("/"):
             if path in KERNEL_MAPPINGS and not entry.get("inode"):

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <random>
 #include <set>
@@ -27,6 +28,8 @@
 #include <fmt/format.h>
 
 #include "core/files.h"
+#include "eval/perf_sampler.h"
+#include "eval/process_view.h"
 
 namespace vinci::eval {
 
@@ -46,60 +49,11 @@ static_assert(sizeof(ProcmapQuery) == 104);
 constexpr unsigned long kProcmapQuery = 0xC0686611;  // _IOWR('f', 17, struct procmap_query)
 constexpr uint64_t kQueryExecutable = 0x04;
 
-// A /proc/PID/pagemap entry's flags (Documentation/admin-guide/mm/pagemap.rst).
-constexpr uint64_t kPagePresent = 1ULL << 63, kPageSwapped = 1ULL << 62, kPageFileOrSharedAnon = 1ULL << 61;
-
-std::vector<pid_t> numeric_entries(const fs::path& dir) {
-  std::vector<pid_t> out;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) out.push_back(std::stoi(name));
-  }
-  return out;
-}
-
-// root and its descendants; a process's children are listed under the thread that forked them.
-std::vector<pid_t> processes(pid_t root) {
-  std::vector<pid_t> out;
-  std::set<pid_t> seen;
-  std::deque<pid_t> queue{root};
-  while (!queue.empty()) {
-    const pid_t pid = queue.front();
-    queue.pop_front();
-    if (!seen.insert(pid).second) continue;
-    out.push_back(pid);
-    for (pid_t tid : numeric_entries(fmt::format("/proc/{}/task", pid))) {
-      std::ifstream in(fmt::format("/proc/{}/task/{}/children", pid, tid));
-      for (pid_t child; in >> child;) queue.push_back(child);
-    }
-  }
-  return out;
-}
-
-// The fields of a thread's /proc stat after its command name (which may hold anything): the state
-// first, the start time (clock ticks since boot) 20th. Empty when the thread is gone.
-std::vector<std::string> task_stat(pid_t pid, pid_t tid) {
-  const auto stat = core::try_read_file(fmt::format("/proc/{}/task/{}/stat", pid, tid));
-  const auto close = stat ? stat->rfind(')') : std::string::npos;
-  if (close == std::string::npos) return {};
-  std::istringstream in(stat->substr(close + 1));
-  return {std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
-}
+using namespace process_view;
 
 char run_state(pid_t pid, pid_t tid) {
   const auto fields = task_stat(pid, tid);
   return fields.empty() || fields[0].empty() ? '?' : fields[0][0];
-}
-
-// The CPU time a thread has run, in nanoseconds; exact for a thread that is stopped (a running one's
-// lags by up to a tick).
-std::optional<uint64_t> cpu_ns(const std::string& task) {
-  const auto schedstat = core::try_read_file(task + "/schedstat");
-  if (!schedstat) return std::nullopt;
-  std::istringstream in(*schedstat);
-  uint64_t ns = 0;
-  return in >> ns ? std::optional(ns) : std::nullopt;
 }
 
 uint64_t boot_ticks_now() {
@@ -107,33 +61,6 @@ uint64_t boot_ticks_now() {
   ::clock_gettime(CLOCK_BOOTTIME, &now);
   const uint64_t ns_per_tick = 1'000'000'000ULL / static_cast<uint64_t>(::sysconf(_SC_CLK_TCK));
   return (static_cast<uint64_t>(now.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(now.tv_nsec)) / ns_per_tick;
-}
-
-// The executable mapping of pid covering ip, read from /proc/PID/maps: the fallback where the kernel
-// lacks PROCMAP_QUERY. Read afresh for every sample, so that no mapping swapped in since is
-// mistaken for the one that was there before.
-std::optional<MappedObject> mapping_from_maps(pid_t pid, uint64_t ip) {
-  std::ifstream in(fmt::format("/proc/{}/maps", pid));
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string range, perms, offset, device, inode, path;
-    fields >> range >> perms >> offset >> device >> inode;
-    std::getline(fields >> std::ws, path);
-    const auto dash = range.find('-'), colon = device.find(':');
-    if (perms.size() < 3 || perms[2] != 'x' || dash == std::string::npos || colon == std::string::npos) continue;
-    MappedObject m;
-    m.pid = pid;
-    m.low = std::stoull(range.substr(0, dash), nullptr, 16);
-    m.high = std::stoull(range.substr(dash + 1), nullptr, 16);
-    if (ip < m.low || ip >= m.high) continue;
-    m.offset = std::stoull(offset, nullptr, 16);
-    m.dev_major = static_cast<unsigned>(std::stoul(device.substr(0, colon), nullptr, 16));
-    m.dev_minor = static_cast<unsigned>(std::stoul(device.substr(colon + 1), nullptr, 16));
-    m.inode = std::stoull(inode);
-    m.path = path.empty() ? "[anonymous]" : path;
-    return m;
-  }
-  return std::nullopt;
 }
 
 class Sampler {
@@ -148,9 +75,8 @@ class Sampler {
   }
   ~Sampler() {
     if (!leave_to_exit_) detach_all();
-    for (const auto& fds : {maps_fds_, pagemap_fds_})
-      for (const auto& [pid, fd] : fds)
-        if (fd >= 0) ::close(fd);
+    for (const auto& [pid, fd] : maps_fds_)
+      if (fd >= 0) ::close(fd);
   }
   // Detaching waits for each thread to stop, which a thread the judge has frozen never does; the
   // kernel detaches every tracee of a tracer that exits, whatever state they are in.
@@ -254,7 +180,7 @@ class Sampler {
       m->pid = thread.pid;
       m->path = "[unmapped]";
     } else if (m->inode != 0) {
-      m->private_copy = private_page(thread.pid, ip);
+      m->private_copy = page_map(thread.pid).private_page(ip);
     }
     const uint64_t now = cpu_ns(fmt::format("/proc/{}/task/{}", thread.pid, tid)).value_or(thread.cpu_ns);
     const uint64_t ran = now > thread.cpu_ns ? now - thread.cpu_ns : 0;
@@ -264,26 +190,6 @@ class Sampler {
     t.cpu_ns += ran;
     ++out_.total;
     out_.cpu_ns += ran;
-  }
-
-  // Whether the page at ip, in a mapping of a file, holds something other than the file's page: an
-  // anonymous copy made by a write through a private mapping. A page whose entry cannot be read counts
-  // as a copy.
-  bool private_page(pid_t pid, uint64_t ip) {
-    const off_t at = static_cast<off_t>(ip / static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) * sizeof(uint64_t));
-    uint64_t entry = 0;
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      // A descriptor opened before an exec reads the old address space (nothing): open afresh once.
-      auto [it, fresh] = pagemap_fds_.try_emplace(pid, -1);
-      if (!fresh && attempt > 0) {
-        if (it->second >= 0) ::close(it->second);
-        fresh = true;
-      }
-      if (fresh) it->second = ::open(fmt::format("/proc/{}/pagemap", pid).c_str(), O_RDONLY | O_CLOEXEC);
-      if (it->second >= 0 && ::pread(it->second, &entry, sizeof entry, at) == sizeof entry)
-        return (entry & (kPagePresent | kPageSwapped)) != 0 && (entry & kPageFileOrSharedAnon) == 0;
-    }
-    return true;
   }
 
   // The mapping covering ip, asked while the thread is stopped: PROCMAP_QUERY where the kernel has it.
@@ -319,23 +225,25 @@ class Sampler {
   }
 
   void detach_all() {
-    for (const auto& [tid, thread] : traced_) {
-      if (::ptrace(PTRACE_INTERRUPT, tid, nullptr, nullptr) != 0) continue;
-      int status = 0;
-      while (::waitpid(tid, &status, __WALL) == tid && WIFSTOPPED(status) && (status >> 16) != PTRACE_EVENT_STOP)
-        ::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(WSTOPSIG(status))));
-      ::ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
-    }
+    std::vector<pid_t> tids;
+    for (const auto& [tid, thread] : traced_) tids.push_back(tid);
+    detach_threads(tids);
     traced_.clear();
+  }
+
+  PageMap& page_map(pid_t pid) {
+    auto& m = page_maps_[pid];
+    if (!m) m = std::make_unique<PageMap>(pid);
+    return *m;
   }
 
   pid_t root_;
   CpuSamples& out_;
   uint64_t started_ticks_;  // when the sampling started, as a thread's start time counts
   bool leave_to_exit_ = false;
-  std::map<pid_t, Traced> traced_;    // thread -> its process and CPU time
-  std::map<pid_t, int> maps_fds_;     // an open /proc/PID/maps per process, for PROCMAP_QUERY
-  std::map<pid_t, int> pagemap_fds_;  // an open /proc/PID/pagemap per process
+  std::map<pid_t, Traced> traced_;  // thread -> its process and CPU time
+  std::map<pid_t, int> maps_fds_;   // an open /proc/PID/maps per process, for PROCMAP_QUERY
+  std::map<pid_t, std::unique_ptr<PageMap>> page_maps_;
   bool query_unsupported_ = false;
 };
 
@@ -343,6 +251,12 @@ class Sampler {
 
 CpuSamples sample_cpu(pid_t root, std::chrono::milliseconds duration, int hz, const volatile sig_atomic_t* stop,
                       const std::function<void()>& attached) {
+  if (auto perf = sample_cpu_perf(root, duration, hz, stop, attached)) return *perf;
+  return sample_cpu_ptrace(root, duration, hz, stop, attached);
+}
+
+CpuSamples sample_cpu_ptrace(pid_t root, std::chrono::milliseconds duration, int hz, const volatile sig_atomic_t* stop,
+                             const std::function<void()>& attached) {
   CpuSamples out;
   Sampler sampler(root, out);
   if (!out.error.empty()) {

@@ -55,7 +55,8 @@ struct CpuSamples {
   std::map<MappedObject, ObjectTime> by_object;  // where they lay
   std::string error;   // non-empty when the tree could not be traced (ptrace refused) or the host cannot weigh
                        // samples or tell private copies (no schedstat, no pagemap)
-  std::string lookup;  // how addresses were resolved: "query" (PROCMAP_QUERY) or "maps"
+  std::string lookup;  // how samples were taken and resolved: "perf" (perf_sampler.h), else ptrace stops with
+                       // addresses looked up by "query" (PROCMAP_QUERY) or in "maps"
 };
 
 // Samples every running thread of root and its descendants about hz times a second for duration, or
@@ -64,7 +65,15 @@ struct CpuSamples {
 // to detach). attached is called once the threads present at the start are traced (or refused): the
 // judge starts its calls only then. A thread born since the sampling started is weighed from its
 // birth, any other from when it was found: what ran before the sampling is not weighed.
+//
+// Through perf where this host lets the judge open events on another process (perf_sampler.h: samples
+// a thread cannot see coming), else through ptrace stops, which a thread can notice: lookup says which.
 CpuSamples sample_cpu(pid_t root, std::chrono::milliseconds duration, int hz,
                       const volatile sig_atomic_t* stop = nullptr, const std::function<void()>& attached = {});
+
+// The ptrace sampler alone: each running thread stopped about hz times a second, a sample weighing the
+// CPU time its thread ran since its previous one.
+CpuSamples sample_cpu_ptrace(pid_t root, std::chrono::milliseconds duration, int hz,
+                             const volatile sig_atomic_t* stop = nullptr, const std::function<void()>& attached = {});
 
 }  // namespace vinci::eval

@@ -1,7 +1,7 @@
 // vinci-cpu-sampler: where a sandboxed process tree spends its CPU time, by mapped file (eval/cpu_sampler.h).
-// The judge runs it beside a candidate's timed calls (or its coverage calls) and ends it with SIGTERM,
-// or it ends after --ms. It prints a line "attached" once it traces the tree's threads (the judge
-// starts its calls only then), and last a JSON object.
+// perf events where the host allows them, else ptrace stops. The judge runs it beside a candidate's
+// timed calls (or its coverage calls) and ends it with SIGTERM, or it ends after --ms. It prints a line "attached" once
+// it traces the tree's threads (the judge starts its calls only then), and last a JSON object.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -19,7 +19,8 @@ void stop_sampling(int) { g_stop = 1; }
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "Samples the instruction pointers of a process tree's running threads through ptrace, prints \"attached\" once "
+      "Samples the instruction pointers of a process tree's running threads (perf events, else ptrace), prints "
+      "\"attached\" once "
       "it "
       "traces them, then {\"total\", \"cpu_ns\", \"by_object\", \"error\", \"lookup\"}: how many samples fell in each "
       "executable mapping, and how much CPU time their threads ran since their previous samples, by mapping (process, "

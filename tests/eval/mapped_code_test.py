@@ -183,6 +183,12 @@ def main():
         host_copied = [dict(e, private_copy=True) for e in entries if e["path"] == host_real]
         results.append(check("a private copy of a page of a host library is no host code: library",
                              bool(host_copied) and {code.kind(e) for e in host_copied} == {"library"}))
+        results.append(check("... and on a GPU a written page of a math library is still the library's",
+                             bool(host_copied) and gpu.kind(dict(host_copied[0], path="/usr/lib/libcublasLt.so.13"))
+                             == "library"))
+        results.append(check("a sample in the kernel (a system call) is glue",
+                             code.kind({"path": "[kernel]", "inode": 0, "private_copy": False}) == "glue"
+                             and gpu.kind({"path": "[kernel]", "inode": 0, "private_copy": False}) == "glue"))
         results.append(check("an entry that does not say it is no private copy is not own",
                              {code.kind({k: v for k, v in e.items() if k != "private_copy"}) for e in loaded}
                              == {"library"}))

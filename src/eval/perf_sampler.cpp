@@ -1,0 +1,522 @@
+#include "eval/perf_sampler.h"
+
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/files.h"
+#include "eval/process_view.h"
+
+namespace vinci::eval {
+
+namespace {
+
+using namespace process_view;
+
+// Events a thread carries at once. A thread is unseen only while all of them wait to be re-armed
+// after their samples, for a fraction of its time about (re-arm latency / mean period) ** kEvents.
+constexpr int kEvents = 4;
+constexpr uint64_t kMinPeriodNs = 10'000;  // the kernel's floor for a software event's period
+constexpr double kCheckMeanMs = 2.0;       // mean gap between checks of the sampled pages
+constexpr uint64_t kKernelAddresses = 0xffff800000000000ULL;
+constexpr long kTraceOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC;
+
+uint64_t now_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(t.tv_nsec);
+}
+
+std::optional<pid_t> tgid_of(pid_t tid) {
+  const auto status = core::try_read_file(fmt::format("/proc/{}/status", tid));
+  if (!status) return std::nullopt;
+  const auto at = status->find("\nTgid:");
+  if (at == std::string::npos) return std::nullopt;
+  std::istringstream in(status->substr(at + 6));
+  pid_t tgid = 0;
+  return in >> tgid ? std::optional(tgid) : std::nullopt;
+}
+
+struct Sample {
+  pid_t pid, tid;
+  uint64_t time, ip;
+  int event;
+};
+
+// A moment a thread's event was armed (it fires once, then waits for the next arming).
+struct Arming {
+  uint64_t time;
+  int event;
+};
+
+struct Thread {
+  pid_t pid = 0;
+  std::array<int, kEvents> fds{-1, -1, -1, -1};
+  std::array<uint64_t, kEvents> ids{};
+  char* ring = nullptr;
+  size_t ring_bytes = 0;  // of data, after the ring's first page
+};
+
+// What a process's executable mappings were from a moment on: the maps read while it could not change
+// them (at the attach, a fork or an exec), then the kernel's records of new ones, in time order.
+struct MappingHistory {
+  struct Snapshot {
+    uint64_t time;
+    std::vector<MappedObject> maps;
+  };
+  std::vector<Snapshot> snapshots;
+  std::vector<std::pair<uint64_t, MappedObject>> records;
+};
+
+class PerfSampler {
+ public:
+  PerfSampler(pid_t root, int hz, CpuSamples& out)
+      : root_(root),
+        out_(out),
+        mean_period_ns_(std::max<uint64_t>(kMinPeriodNs, static_cast<uint64_t>(1e9 * kEvents / std::max(1, hz)))),
+        rng_(std::random_device{}()) {}
+
+  ~PerfSampler() {
+    for (auto& [tid, thread] : threads_) close_thread(thread);
+    if (epoll_ >= 0) ::close(epoll_);
+    if (signals_ >= 0) ::close(signals_);
+    if (mask_saved_) ::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+
+  // Whether perf may watch another process here: a probe event on root, opened and closed.
+  bool perf_allowed() {
+    for (bool with_kernel : {true, false}) {
+      exclude_kernel_ = !with_kernel;
+      const int fd = open_event(root_, false);
+      if (fd >= 0) {
+        ::close(fd);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool set_up() {
+    sigset_t child;
+    sigemptyset(&child);
+    sigaddset(&child, SIGCHLD);
+    ::sigprocmask(SIG_BLOCK, &child, &old_mask_);
+    mask_saved_ = true;
+    signals_ = ::signalfd(-1, &child, SFD_NONBLOCK | SFD_CLOEXEC);
+    epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
+    if (signals_ < 0 || epoll_ < 0) {
+      out_.error = fmt::format("perf sampler: signalfd/epoll: {}", std::strerror(errno));
+      return false;
+    }
+    epoll_event e{};
+    e.events = EPOLLIN;
+    e.data.u64 = 0;  // the signalfd; a thread's ring carries its tid
+    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, signals_, &e);
+    return true;
+  }
+
+  // Traces and opens events on every thread of the tree, until a pass finds no new one (a thread seized
+  // since reports its clones, which wait at birth for their events), then reads each process's maps.
+  void attach() {
+    for (bool found = true; found;) {
+      found = false;
+      for (pid_t pid : processes(root_)) {
+        for (pid_t tid : numeric_entries(fmt::format("/proc/{}/task", pid))) {
+          if (threads_.count(tid)) continue;
+          if (::ptrace(PTRACE_SEIZE, tid, nullptr, reinterpret_cast<void*>(kTraceOptions)) != 0) {
+            if (threads_.empty() && (errno == EPERM || errno == EACCES) && out_.error.empty())
+              out_.error = fmt::format("ptrace refused ({}): run as root or with kernel.yama.ptrace_scope=0",
+                                       std::strerror(errno));
+            continue;
+          }
+          found = true;
+          if (!add_thread(pid, tid)) return;
+        }
+      }
+    }
+    for (const auto& [tid, thread] : threads_)
+      if (!histories_.count(thread.pid)) snapshot(thread.pid);
+  }
+
+  void run(uint64_t deadline, const volatile sig_atomic_t* stop) {
+    std::exponential_distribution<double> check_gap(1.0 / kCheckMeanMs);
+    uint64_t next_check = now_ns();
+    std::array<epoll_event, 64> ready{};
+    while (!threads_.empty() && !(stop && *stop)) {
+      const uint64_t now = now_ns();
+      if (now >= deadline) break;
+      if (now >= next_check) {
+        check_pages();
+        next_check = now + static_cast<uint64_t>(check_gap(rng_) * 1e6);
+      }
+      const uint64_t wait_ns = std::min(deadline, next_check) - std::min(now, next_check);
+      const int n = ::epoll_wait(epoll_, ready.data(), static_cast<int>(ready.size()),
+                                 static_cast<int>(std::min<uint64_t>(wait_ns / 1'000'000 + 1, 50)));
+      for (int i = 0; i < n; ++i) {
+        if (ready[static_cast<size_t>(i)].data.u64 == 0) {
+          signalfd_siginfo info{};
+          while (::read(signals_, &info, sizeof info) == sizeof info) {
+          }
+        } else {
+          drain(static_cast<pid_t>(ready[static_cast<size_t>(i)].data.u64));
+        }
+      }
+      handle_stops();
+    }
+    for (auto& [tid, thread] : threads_) drain(tid);
+    check_pages();
+  }
+
+  void detach() {
+    std::vector<pid_t> tids;
+    for (const auto& [tid, thread] : threads_) tids.push_back(tid);
+    detach_threads(tids);
+  }
+
+  void tally() {
+    std::map<pid_t, std::vector<const Sample*>> by_thread;
+    for (const Sample& s : samples_) by_thread[s.tid].push_back(&s);
+    for (auto& [tid, list] : by_thread) {
+      std::vector<Arming> armings = std::move(armings_of_[tid]);
+      std::sort(armings.begin(), armings.end(), [](const Arming& a, const Arming& b) { return a.time < b.time; });
+      std::sort(list.begin(), list.end(), [](const Sample* a, const Sample* b) { return a->time < b->time; });
+      std::set<int> armed;
+      size_t next = 0;
+      for (const Sample* s : list) {
+        for (; next < armings.size() && armings[next].time <= s->time; ++next) armed.insert(armings[next].event);
+        // An event's sample can beat the clock read after its arming; it was armed all the same.
+        const size_t n = armed.size() + (armed.count(s->event) ? 0 : 1);
+        armed.erase(s->event);
+        record(*s, mean_period_ns_ / n);
+      }
+    }
+    out_.lookup = "perf";
+  }
+
+ private:
+  int open_event(pid_t tid, bool records) {
+    perf_event_attr a{};
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = draw_period();
+    a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    a.disabled = 1;
+    a.exclude_kernel = exclude_kernel_;
+    a.exclude_hv = 1;
+    a.use_clockid = 1;
+    a.clockid = CLOCK_MONOTONIC;
+    a.wakeup_events = 1;
+    a.sample_id_all = 1;
+    a.mmap = records;
+    a.mmap2 = records;
+    return static_cast<int>(::syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+  }
+
+  uint64_t draw_period() {
+    std::exponential_distribution<double> gap(1.0 / static_cast<double>(mean_period_ns_));
+    return std::clamp<uint64_t>(static_cast<uint64_t>(gap(rng_)), kMinPeriodNs, 100 * mean_period_ns_);
+  }
+
+  void arm(pid_t tid, Thread& thread, int index) {
+    uint64_t period = draw_period();
+    const int fd = thread.fds[static_cast<size_t>(index)];
+    if (::ioctl(fd, PERF_EVENT_IOC_PERIOD, &period) != 0 || ::ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) return;
+    armings_of_[tid].push_back({now_ns(), index});
+  }
+
+  // Opens a thread's events (the first one takes the mapping records, all write to its ring) and arms
+  // them. False, with the error said, when the host will not.
+  bool add_thread(pid_t pid, pid_t tid) {
+    Thread thread;
+    thread.pid = pid;
+    for (int i = 0; i < kEvents; ++i) {
+      const int fd = open_event(tid, i == 0);
+      if (fd < 0) {
+        if (errno == ESRCH) {  // it ended meanwhile
+          close_thread(thread);
+          return true;
+        }
+        out_.error = fmt::format("perf_event_open on thread {}: {}", tid, std::strerror(errno));
+        close_thread(thread);
+        return false;
+      }
+      thread.fds[static_cast<size_t>(i)] = fd;
+      ::ioctl(fd, PERF_EVENT_IOC_ID, &thread.ids[static_cast<size_t>(i)]);
+    }
+    // The smallest rings that hold what arrives between two reads; mlocked pages are few for a user.
+    for (size_t pages : {8, 2, 1}) {
+      void* ring = ::mmap(nullptr, (1 + pages) * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, thread.fds[0], 0);
+      if (ring != MAP_FAILED) {
+        thread.ring = static_cast<char*>(ring);
+        thread.ring_bytes = pages * page_size();
+        break;
+      }
+    }
+    if (!thread.ring) {
+      out_.error = fmt::format("perf: mapping thread {}'s ring: {}", tid, std::strerror(errno));
+      close_thread(thread);
+      return false;
+    }
+    // Redirected only once the first event has its ring.
+    for (int i = 1; i < kEvents; ++i) {
+      if (::ioctl(thread.fds[static_cast<size_t>(i)], PERF_EVENT_IOC_SET_OUTPUT, thread.fds[0]) != 0) {
+        out_.error = fmt::format("perf: one ring for thread {}'s events: {}", tid, std::strerror(errno));
+        close_thread(thread);
+        return false;
+      }
+    }
+    epoll_event e{};
+    e.events = EPOLLIN;
+    e.data.u64 = static_cast<uint64_t>(tid);
+    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, thread.fds[0], &e);
+    auto& added = threads_[tid] = thread;
+    for (int i = 0; i < kEvents; ++i) arm(tid, added, i);
+    return true;
+  }
+
+  void close_thread(Thread& thread) {
+    if (thread.ring) ::munmap(thread.ring, page_size() + thread.ring_bytes);
+    thread.ring = nullptr;
+    for (int& fd : thread.fds)
+      if (fd >= 0) {
+        ::close(fd);
+        fd = -1;
+      }
+  }
+
+  void snapshot(pid_t pid) {
+    auto& history = histories_[pid];
+    history.snapshots.push_back({now_ns(), executable_mappings(pid)});
+    hot_pages_[pid].clear();
+    auto& map = page_maps_[pid];
+    if (!map) map = std::make_unique<PageMap>(pid);
+    map->reopen();
+  }
+
+  // Reads a thread's ring: samples are kept and their events re-armed, mapping records kept.
+  void drain(pid_t tid) {
+    auto it = threads_.find(tid);
+    if (it == threads_.end() || !it->second.ring) return;
+    Thread& thread = it->second;
+    auto* meta = reinterpret_cast<perf_event_mmap_page*>(thread.ring);
+    const char* data = thread.ring + page_size();
+    const uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+    std::vector<char> body;
+    for (uint64_t at = meta->data_tail; at < head;) {
+      perf_event_header h{};
+      for (size_t i = 0; i < sizeof h; ++i) reinterpret_cast<char*>(&h)[i] = data[(at + i) % thread.ring_bytes];
+      if (h.size < sizeof h) break;
+      body.resize(h.size);
+      for (size_t i = 0; i < h.size; ++i) body[i] = data[(at + i) % thread.ring_bytes];
+      at += h.size;
+      const char* p = body.data() + sizeof h;
+      if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + 32) {
+        uint64_t id, ip, time;
+        uint32_t pid_tid[2];
+        std::memcpy(&id, p, 8);
+        std::memcpy(&ip, p + 8, 8);
+        std::memcpy(pid_tid, p + 16, 8);
+        std::memcpy(&time, p + 24, 8);
+        const auto index = std::find(thread.ids.begin(), thread.ids.end(), id) - thread.ids.begin();
+        if (index >= kEvents) continue;
+        samples_.push_back(
+            {static_cast<pid_t>(pid_tid[0]), static_cast<pid_t>(pid_tid[1]), time, ip, static_cast<int>(index)});
+        if (ip < kKernelAddresses) hot_pages_[static_cast<pid_t>(pid_tid[0])].insert(ip / page_size() * page_size());
+        arm(tid, thread, static_cast<int>(index));
+      } else if (h.type == PERF_RECORD_MMAP2 && h.size >= sizeof h + 64 + 24) {
+        uint32_t pid_tid[2], maj, min, prot;
+        uint64_t addr, len, pgoff, ino, time;
+        std::memcpy(pid_tid, p, 8);
+        std::memcpy(&addr, p + 8, 8);
+        std::memcpy(&len, p + 16, 8);
+        std::memcpy(&pgoff, p + 24, 8);
+        std::memcpy(&maj, p + 32, 4);
+        std::memcpy(&min, p + 36, 4);
+        std::memcpy(&ino, p + 40, 8);
+        std::memcpy(&prot, p + 56, 4);
+        std::memcpy(&time, body.data() + h.size - 16, 8);  // the sample_id's time, before its identifier
+        if (!(prot & PROT_EXEC)) continue;
+        const size_t name_at = sizeof h + 64, name_end = h.size - 24;
+        std::string name(body.data() + name_at, strnlen(body.data() + name_at, name_end - name_at));
+        MappedObject m{.pid = static_cast<pid_t>(pid_tid[0]),
+                       .low = addr,
+                       .high = addr + len,
+                       .offset = pgoff,
+                       .dev_major = maj,
+                       .dev_minor = min,
+                       .inode = ino,
+                       .path = name.empty() || name == "//anon" ? "[anonymous]" : name};
+        histories_[m.pid].records.emplace_back(time, std::move(m));
+      } else if (h.type == PERF_RECORD_LOST) {
+        // An event fired and its sample is gone: its weight cannot be known, nor that it still waits.
+        if (out_.error.empty()) out_.error = fmt::format("perf: thread {}'s samples overflowed their ring", tid);
+      }
+    }
+    __atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+  }
+
+  // Whether the sampled pages of each process are still their files' pages; a page seen as a private
+  // copy once counts as one for every sample of it in that image of the process.
+  void check_pages() {
+    for (auto& [pid, pages] : hot_pages_) {
+      if (pages.empty()) continue;
+      auto& map = page_maps_[pid];
+      if (!map) map = std::make_unique<PageMap>(pid);
+      const size_t image = histories_[pid].snapshots.size();
+      for (uint64_t page : map->private_pages({pages.begin(), pages.end()})) private_pages_.insert({pid, image, page});
+    }
+  }
+
+  void handle_stops() {
+    for (;;) {
+      int status = 0;
+      const pid_t tid = ::waitpid(-1, &status, __WALL | WNOHANG);
+      if (tid <= 0) return;
+      if (WIFEXITED(status) || WIFSIGNALED(status)) {
+        drain(tid);
+        if (auto it = threads_.find(tid); it != threads_.end()) {
+          close_thread(it->second);
+          threads_.erase(it);
+        }
+        continue;
+      }
+      if (!WIFSTOPPED(status)) continue;
+      const int event = status >> 16, sig = WSTOPSIG(status);
+      if (event == PTRACE_EVENT_EXEC) {
+        unsigned long former = 0;
+        ::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &former);
+        if (static_cast<pid_t>(former) != tid) {
+          if (auto it = threads_.find(static_cast<pid_t>(former)); it != threads_.end()) {
+            threads_[tid] = it->second;
+            threads_.erase(it);
+            armings_of_[tid] = std::move(armings_of_[static_cast<pid_t>(former)]);
+          }
+        }
+        snapshot(tid);
+        ::ptrace(PTRACE_CONT, tid, nullptr, nullptr);
+      } else if (event == PTRACE_EVENT_STOP && !threads_.count(tid)) {
+        // A thread or process born since the attach, stopped at birth until its events are open.
+        const auto pid = tgid_of(tid);
+        if (pid) {
+          if (!histories_.count(*pid)) snapshot(*pid);
+          add_thread(*pid, tid);
+        }
+        ::ptrace(PTRACE_CONT, tid, nullptr, nullptr);
+      } else if (event == PTRACE_EVENT_STOP) {
+        if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+          ::ptrace(PTRACE_LISTEN, tid, nullptr, nullptr);  // a group stop: SIGCONT must end it
+        else
+          ::ptrace(PTRACE_CONT, tid, nullptr, nullptr);
+      } else if (event != 0) {
+        ::ptrace(PTRACE_CONT, tid, nullptr, nullptr);  // a clone or fork reported at the parent
+      } else {
+        ::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
+      }
+    }
+  }
+
+  // The mapping pid had at ip at time t: the latest record since the latest snapshot before t that
+  // covers ip, else that snapshot's.
+  std::pair<std::optional<MappedObject>, size_t> mapping_at(pid_t pid, uint64_t t, uint64_t ip) const {
+    const auto it = histories_.find(pid);
+    if (it == histories_.end()) return {std::nullopt, 0};
+    const auto& h = it->second;
+    size_t image = 0;
+    while (image < h.snapshots.size() && h.snapshots[image].time <= t) ++image;
+    if (image == 0) return {std::nullopt, 0};
+    const uint64_t since = h.snapshots[image - 1].time;
+    for (auto r = h.records.rbegin(); r != h.records.rend(); ++r)
+      if (r->first >= since && r->first <= t && ip >= r->second.low && ip < r->second.high) return {r->second, image};
+    for (const MappedObject& m : h.snapshots[image - 1].maps)
+      if (ip >= m.low && ip < m.high) return {m, image};
+    return {std::nullopt, image};
+  }
+
+  void record(const Sample& s, uint64_t weight) {
+    MappedObject m;
+    if (s.ip >= kKernelAddresses) {
+      m.pid = s.pid;
+      m.path = "[kernel]";
+    } else {
+      auto [found, image] = mapping_at(s.pid, s.time, s.ip);
+      if (found) {
+        m = *found;
+        m.pid = s.pid;
+        if (m.inode != 0) m.private_copy = private_pages_.count({s.pid, image, s.ip / page_size() * page_size()}) > 0;
+      } else {
+        m.pid = s.pid;
+        m.path = "[unmapped]";
+      }
+    }
+    ObjectTime& t = out_.by_object[m];
+    ++t.samples;
+    t.cpu_ns += weight;
+    ++out_.total;
+    out_.cpu_ns += weight;
+  }
+
+  pid_t root_;
+  CpuSamples& out_;
+  uint64_t mean_period_ns_;
+  std::mt19937_64 rng_;
+  bool exclude_kernel_ = false;
+  int epoll_ = -1, signals_ = -1;
+  sigset_t old_mask_{};
+  bool mask_saved_ = false;
+  std::map<pid_t, Thread> threads_;
+  std::map<pid_t, std::vector<Arming>> armings_of_;
+  std::vector<Sample> samples_;
+  std::map<pid_t, MappingHistory> histories_;
+  std::map<pid_t, std::set<uint64_t>> hot_pages_;  // sampled pages of each process's image now
+  std::map<pid_t, std::unique_ptr<PageMap>> page_maps_;
+  std::set<std::tuple<pid_t, size_t, uint64_t>> private_pages_;  // (process, image, page) seen as a copy
+};
+
+}  // namespace
+
+std::optional<CpuSamples> sample_cpu_perf(pid_t root, std::chrono::milliseconds duration, int hz,
+                                          const volatile sig_atomic_t* stop, const std::function<void()>& attached) {
+  CpuSamples out;
+  PerfSampler sampler(root, hz, out);
+  if (!sampler.perf_allowed()) return std::nullopt;
+  // Four descriptors a thread, and a sandbox may hold a thousand threads.
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
+  const uint64_t deadline = now_ns() + static_cast<uint64_t>(duration.count()) * 1'000'000ULL;
+  if (sampler.set_up()) sampler.attach();
+  if (attached) attached();
+  if (out.error.empty()) sampler.run(deadline, stop);
+  // A caller that stops the sampling has frozen the tree, whose threads would never answer a detach;
+  // the kernel detaches the tracees of a tracer that exits.
+  if (!(stop && *stop)) sampler.detach();
+  sampler.tally();
+  return out;
+}
+
+}  // namespace vinci::eval
