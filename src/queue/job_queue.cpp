@@ -72,21 +72,23 @@ std::optional<ResultRecord> JobQueue::result(const std::string& key) {
 std::map<std::string, ResultRecord> JobQueue::wait(const std::vector<std::string>& keys,
                                                    std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const std::set<std::string> wanted(keys.begin(), keys.end());
   std::map<std::string, ResultRecord> found;
+  if (wanted.empty()) return found;  // MGET of nothing is a syntax error
   // The newest wake-up before the first look at the store: a result written after it wakes us.
   const RedisReply last = redis_.command({"XREVRANGE", layout_.results(), "+", "-", "COUNT", "1"});
   std::string seen = last.array().empty() ? "0-0" : last.array()[0].array().at(0).str();
   for (;;) {
     std::vector<std::string> missing;
-    for (const auto& k : keys)
+    for (const auto& k : wanted)
       if (!found.contains(k)) missing.push_back(k);
-    if (missing.empty()) return found;
     std::vector<std::string> mget{"MGET"};
     for (const auto& k : missing) mget.push_back(layout_.result(k));
-    const auto values = redis_.command(mget).array();
+    const RedisReply values = redis_.command(mget);
     for (size_t i = 0; i < missing.size(); ++i)
-      if (auto record = parse_record(missing[i], values.at(i).text_or_nil())) found.emplace(missing[i], *record);
-    if (found.size() == std::set<std::string>(keys.begin(), keys.end()).size()) return found;
+      if (auto record = parse_record(missing[i], values.array().at(i).text_or_nil()))
+        found.emplace(missing[i], *record);
+    if (found.size() == wanted.size()) return found;
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return found;

@@ -142,6 +142,10 @@ TEST(Queue, DuplicateSubmissionsAreEvaluatedOnce) {
   EXPECT_EQ(stream_length(redis, QueueLayout{}.stream()), 1);
   ASSERT_TRUE(queue.result(job.key));
   EXPECT_EQ(queue.result(job.key)->result.verdict, eval::Verdict::correct);
+  const auto twice = queue.wait({job.key, job.key}, 60s);  // a key asked for twice is answered once
+  ASSERT_EQ(twice.size(), 1u);
+  EXPECT_EQ(twice.at(job.key).worker, "w");
+  EXPECT_TRUE(queue.wait({}, 60s).empty());
 }
 
 // A worker process that takes one job, tells the parent through a pipe and then hangs there, or
