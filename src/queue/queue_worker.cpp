@@ -91,7 +91,18 @@ bool QueueWorker::write(const ResultRecord& record, const std::string& id) {
 
 StepOutcome QueueWorker::step() {
   heartbeat();
-  const StepOutcome outcome = take_one();
+  StepOutcome outcome = StepOutcome::idle;
+  try {
+    outcome = take_one();
+  } catch (const RedisCommandError& e) {
+    // A server restarted without its data (no append-only file) has no stream or group: make them
+    // again and serve what is submitted from now on, rather than stop every worker.
+    if (std::string_view(e.what()).find("NOGROUP") == std::string_view::npos) throw;
+    spdlog::warn("queue worker {}: the jobs stream or its group is gone ({}); creating them again", options_.name,
+                 e.what());
+    ensure_group(redis_, options_.layout);
+    claim_cursor_ = "0-0";
+  }
   if (outcome != StepOutcome::idle) heartbeat();  // the counts, as soon as they change
   return outcome;
 }

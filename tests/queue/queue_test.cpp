@@ -560,3 +560,27 @@ TEST(Queue, AnEvaluatorThatThrowsLeavesItsJobToAnotherWorker) {
 }
 
 }  // namespace vinci::queue::queue_test
+
+namespace vinci::queue::queue_test {
+
+TEST(Queue, AWorkerServesOnAfterTheServerLostItsData) {
+  test::TempDir dir("queue");
+  test::RedisServer server(dir.path() / "redis", kPassword);
+  RedisConnection redis = connect(server);
+  JobQueue queue(redis);
+  RedisConnection worker_redis = connect(server);
+  QueueWorker worker(worker_redis, worker_options("w"), verdict_by_parity);
+  EXPECT_EQ(worker.step(), StepOutcome::idle);
+
+  redis.command({"FLUSHALL"});  // what a restart without an append-only file leaves
+  test::CapturedLog log;
+  EXPECT_EQ(worker.step(), StepOutcome::idle);
+  EXPECT_NE(log.str().find("the jobs stream or its group is gone"), std::string::npos) << log.str();
+  const QueueJob job = make_job(14);
+  ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
+  EXPECT_EQ(step_until_busy(worker), StepOutcome::evaluated);
+  ASSERT_TRUE(queue.result(job.key));
+  EXPECT_EQ(queue.result(job.key)->result.verdict, eval::Verdict::correct);
+}
+
+}  // namespace vinci::queue::queue_test
