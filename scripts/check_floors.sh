@@ -2,10 +2,10 @@
 # Lists every #include "<folder>/..." in src/ and in the tests that mirror it which reaches a floor
 # not strictly below its own folder's (ARCHITECTURE.md's layer table); prints nothing and exits 0
 # when the floors hold.
-#   core -> {eval, skills, text, curriculum} -> llm -> {agents, serve} -> rl -> cli
+#   core -> {eval, skills, text, curriculum} -> {llm, queue} -> {agents, serve} -> rl -> cli
 set -euo pipefail
 cd "$(dirname "$0")/.."
-declare -A floor=([core]=0 [eval]=1 [skills]=1 [text]=1 [curriculum]=1 [llm]=2 [agents]=3 [serve]=3 [rl]=4 [cli]=5)
+declare -A floor=([core]=0 [eval]=1 [skills]=1 [text]=1 [curriculum]=1 [llm]=2 [queue]=2 [agents]=3 [serve]=3 [rl]=4 [cli]=5)
 status=0
 for root in src tests; do
   for dir in "${!floor[@]}"; do

@@ -105,6 +105,9 @@ scmp_filter_ctx build_filter() {
   }
   for (uint64_t flag : kNamespaceFlags)
     add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, flag, flag));
+  // A thread or process cloned untraced is not reported to the judge's tracer, which starts the
+  // CPU sampler's events on every new thread at its birth (eval/perf_sampler.h).
+  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_UNTRACED, CLONE_UNTRACED));
   // clone3 passes its flags in memory a filter cannot read: ENOSYS makes glibc fall back to clone.
   add(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0, {});
   add(SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));

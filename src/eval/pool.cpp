@@ -18,6 +18,7 @@
 #include "core/hash.h"
 #include "eval/build_step.h"
 #include "eval/cache_janitor.h"
+#include "eval/result_key.h"
 #include "eval/worker_client.h"
 
 namespace vinci::eval {
@@ -130,8 +131,8 @@ PoolStats EvaluatorPool::stats() const {
 
 std::string EvaluatorPool::result_key(const Job& job) const {
   const std::string task_source = core::read_file(job.task.file);
-  return core::content_hash({task_source, job.candidate.source, config_.fingerprint(), device_name_, env_.torch_version,
-                             evaluator_version_, "result-v3"});
+  return eval::result_key(task_source, job.candidate.source,
+                          {config_.fingerprint(), device_name_, env_.torch_version, evaluator_version_});
 }
 
 static Result base_result(const Job& job, const std::string& device) {

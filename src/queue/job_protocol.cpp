@@ -4,8 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "core/hash.h"
-
 namespace vinci::queue {
 
 namespace {
@@ -17,12 +15,6 @@ std::string required_string(const nlohmann::json& j, const char* field, const ch
 }
 
 }  // namespace
-
-std::string result_key(const std::string& task_source, const std::string& candidate_source,
-                       const EvaluatorIdentity& evaluator) {
-  return core::content_hash({task_source, candidate_source, evaluator.config_fingerprint, evaluator.device_name,
-                             evaluator.torch_version, evaluator.evaluator_version, "result-v3"});
-}
 
 nlohmann::json to_json(const QueueJob& job) {
   return {{"key", job.key},

@@ -10,26 +10,16 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/result.h"
+#include "eval/result_key.h"
 
 namespace vinci::queue {
 
 // Stream entries carry this in their `format` field; any other value is a foreign entry.
 inline constexpr const char* kJobFormat = "vinci-job-v1";
 
-// What decides a result besides the two sources: the evaluator that judges them. The same inputs as
-// the pool's result key (eval/pool.cpp, EvaluatorPool::result_key), so a key answered through the
-// queue is the key a local run caches under.
-struct EvaluatorIdentity {
-  std::string config_fingerprint;  // EvalConfig::fingerprint(): the protocol and its settings
-  std::string device_name;         // e.g. "NVIDIA H100 80GB HBM3", or the CPU's description
-  std::string torch_version;
-  std::string evaluator_version;  // a hash of the worker's Python sources
-};
-
-// The pool's result key (eval/pool.cpp, EvaluatorPool::result_key), computed from the same parts in
-// the same order.
-std::string result_key(const std::string& task_source, const std::string& candidate_source,
-                       const EvaluatorIdentity& evaluator);
+// What decides a result besides the two sources: the evaluator that judges them (eval/result_key.h).
+using eval::EvaluatorIdentity;
+using eval::result_key;
 
 struct QueueJob {
   std::string key;      // result_key(task_source, candidate_source, evaluator)

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -368,6 +369,23 @@ TEST_P(CpuSampler, AThreadThatTimesItselfAgainstTheSamplesIsWeighedAsItRan) {
   ::close(fd);
 }
 #endif
+
+// A process cloned untraced is not reported to the tracer that opens every new thread's events at its
+// birth. The sandbox refuses such clones; the sampler still looks for threads it was not told of, and
+// one it finds fails the sampling (its time so far went unseen).
+TEST_P(CpuSampler, AProcessClonedUntracedFailsTheSampling) {
+  if (!perf()) GTEST_SKIP() << "ptrace's sampler finds new threads by looking, late";
+  const Child child([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (::syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0) == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      spin();
+    }
+    spin();
+  });
+  const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(800), 500);
+  EXPECT_NE(s.error.find("escaped the sampler's clone events"), std::string::npos) << s.error;
+}
 
 // A traced thread that a signal reaches stops until its tracer passes the signal on: the sampler
 // must, or a candidate's timer (or a child's SIGCHLD) would hang it for the whole sampling.
