@@ -88,6 +88,16 @@ LIBRARY_EAGER_SHARE = 0.5
 # library doing the task costs about the eager call, so hiding it below this share takes four times
 # as much busywork and leaves at most about 0.2x.
 LIBRARY_CALL_SHARE = 0.2
+
+
+def own_share(counts: dict) -> float:
+    """The share of the sampled CPU time in the candidate's own code. Time a thread ran while the
+    sampler had none of its events armed (perf_sampler.h: the sampler lagged) may have been anything,
+    so it counts against the candidate."""
+    own_ns = counts.get("own_ns", 0)
+    return own_ns / max(own_ns + counts.get("library_ns", 0) + counts.get("unseen_ns", 0), 1)
+
+
 # How a window's failure to show the judge the runner's outputs is classified.
 WINDOW_CLASSES = {"unreadable_output": "incorrect", "shape_mismatch": "incorrect", "protocol_violation": "rejected",
                   "output_aliases_input": "rejected",
@@ -716,7 +726,7 @@ class Judge:
         inputs of its own, drawn afresh: a candidate must not learn to tell these calls by an input
         it has seen."""
         plan = self.COVERAGE["cuda" if self.cuda else "cpu"]
-        counts = dict.fromkeys(("own", "library", "own_ns", "library_ns"), 0)
+        counts = dict.fromkeys(("own", "library", "own_ns", "library_ns", "unseen_ns"), 0)
         window, runner = loaded.window, loaded.runner
         try:
             for _ in range(plan["rounds"]):
@@ -735,13 +745,16 @@ class Judge:
                     sampler.wait()
                     return None, "library sampling unavailable: the sampler did not answer"
                 self._accept(reply, "the coverage calls")
+                if samples.get("evaded") is True:
+                    raise Outcome("rejected", "library_compute",
+                                  f"coverage calls: the trusted sampler lost sight of the runner ({samples['error']})")
                 if samples.get("error"):
                     return None, f"library sampling unavailable: {samples['error']}"
                 window.gate.freeze()
                 for key, n in self._count_samples(samples, loaded).items():
                     counts[key] += n
                 own, library = counts["own"], counts["library"]
-                share = counts["own_ns"] / max(counts["own_ns"] + counts["library_ns"], 1)
+                share = own_share(counts)
                 if (library if self.cuda else own + library) >= plan["enough"]:
                     return share, ""
             if self.cuda:
@@ -799,16 +812,21 @@ class Judge:
             sampler.kill()
             sampler.wait()
             return {"error": "the sampler did not answer"}
+        if samples.get("evaded") is True:
+            raise Outcome("rejected", "library_compute",
+                          f"timed calls: the trusted sampler lost sight of the runner ({samples.get('error')})")
         return dict(self._count_samples(samples, loaded), error=samples.get("error"), method=samples.get("lookup"))
 
     def _count_samples(self, samples: dict, loaded: Loaded) -> dict:
         """The samples of a sampler's answer in own code and in libraries, and the CPU time they weigh:
-        {"own", "library", "own_ns", "library_ns"}, the mappings classified while the runner is frozen
-        (mapped_code.py)."""
+        {"own", "library", "own_ns", "library_ns", "unseen_ns"}, the mappings classified while the runner
+        is frozen (mapped_code.py); unseen_ns is the time the sampler had no event armed on a thread."""
         assert loaded.window.gate.frozen, "a runner's mappings are classified only while it is frozen"
         code = MappedCode(loaded.window.pid, loaded.runner.scratch, loaded.runner.delivered, self.cuda,
                           self.launcher.python_binary, self.code_contents, loaded.runner.delivered_fds)
-        counts = dict.fromkeys(("own", "library", "own_ns", "library_ns"), 0)
+        counts = dict.fromkeys(("own", "library", "own_ns", "library_ns", "unseen_ns"), 0)
+        unseen = samples.get("unseen_ns")
+        counts["unseen_ns"] = unseen if isinstance(unseen, int) and unseen > 0 else 0
         entries = samples.get("by_object")
         for entry in entries if isinstance(entries, list) else []:
             n = entry.get("samples") if isinstance(entry, dict) else None
@@ -828,8 +846,7 @@ class Judge:
         coverage calls may reject, never vouch (its calls are not the timed ones, and a candidate may
         tell them apart), and the result says so."""
         seen = counts["own"] + counts["library"]
-        own_ns, library_ns = counts.get("own_ns", 0), counts.get("library_ns", 0)
-        share = own_ns / max(own_ns + library_ns, 1)
+        share = own_share(counts)
         if not counts.get("error") and seen >= self.COVERAGE["cpu"]["enough"]:
             reply["coverage"] = share
             if counts.get("method") != "perf":
@@ -1014,7 +1031,7 @@ class Judge:
                 if found.get("error"):
                     counts["error"] = found["error"]
                     break
-                for key in ("own", "library", "own_ns", "library_ns"):
+                for key in ("own", "library", "own_ns", "library_ns", "unseen_ns"):
                     counts[key] = counts.get(key, 0) + found[key]
                 counts["method"] = found.get("method")
                 if counts["own"] + counts["library"] >= self.COVERAGE["cpu"]["enough"] or \

@@ -108,6 +108,10 @@ scmp_filter_ctx build_filter() {
   // A thread or process cloned untraced is not reported to the judge's tracer, which starts the
   // CPU sampler's events on every new thread at its birth (eval/perf_sampler.h).
   add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_UNTRACED, CLONE_UNTRACED));
+  // mremap moves or grows a mapping without telling perf (no mapping record), so code could come to
+  // lie where the sampler's history names another file (red-team round 11: a BLAS moved over the
+  // address of the candidate's own library). glibc's realloc copies instead when it fails.
+  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mremap), 0, {});
   // clone3 passes its flags in memory a filter cannot read: ENOSYS makes glibc fall back to clone.
   add(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0, {});
   add(SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));

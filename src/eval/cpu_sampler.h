@@ -53,10 +53,14 @@ struct CpuSamples {
   int total = 0;                                 // samples of running threads
   uint64_t cpu_ns = 0;                           // their CPU time, summed over by_object
   std::map<MappedObject, ObjectTime> by_object;  // where they lay
-  std::string error;   // non-empty when the tree could not be traced (ptrace refused) or the host cannot weigh
-                       // samples or tell private copies (no schedstat, no pagemap)
-  std::string lookup;  // how samples were taken and resolved: "perf" (perf_sampler.h), else ptrace stops with
-                       // addresses looked up by "query" (PROCMAP_QUERY) or in "maps"
+  uint64_t unseen_ns = 0;  // perf: how long threads that ran had none of their events armed (wall time, summed)
+  std::string error;
+  bool evaded = false;  // the error came from the sampled tree during the sampling (a thread that escaped
+                        // the sampler), not from the host: the candidate's doing       // non-empty when the tree could
+                        // not be traced (ptrace refused) or the host cannot weigh samples or tell private copies (no
+                        // schedstat, no pagemap)
+  std::string lookup;   // how samples were taken and resolved: "perf" (perf_sampler.h), else ptrace stops with
+                        // addresses looked up by "query" (PROCMAP_QUERY) or in "maps"
 };
 
 // Samples every running thread of root and its descendants about hz times a second for duration, or

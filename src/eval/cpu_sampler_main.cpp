@@ -22,7 +22,9 @@ int main(int argc, char** argv) {
       "Samples the instruction pointers of a process tree's running threads (perf events, else ptrace), prints "
       "\"attached\" once "
       "it "
-      "traces them, then {\"total\", \"cpu_ns\", \"by_object\", \"error\", \"lookup\"}: how many samples fell in each "
+      "traces them, then {\"total\", \"cpu_ns\", \"unseen_ns\", \"by_object\", \"error\", \"evaded\", \"lookup\"}: how "
+      "many "
+      "samples fell in each "
       "executable mapping, and how much CPU time their threads ran since their previous samples, by mapping (process, "
       "address range, file offset, device, inode, path, and whether the sampled page was a private copy)."};
   pid_t pid = 0;
@@ -52,10 +54,13 @@ int main(int argc, char** argv) {
                        {"private_copy", m.private_copy},
                        {"samples", t.samples},
                        {"cpu_ns", t.cpu_ns}});
-  fmt::print(
-      "{}\n",
-      nlohmann::json{
-          {"total", s.total}, {"cpu_ns", s.cpu_ns}, {"by_object", objects}, {"error", s.error}, {"lookup", s.lookup}}
-          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  fmt::print("{}\n", nlohmann::json{{"total", s.total},
+                                    {"cpu_ns", s.cpu_ns},
+                                    {"unseen_ns", s.unseen_ns},
+                                    {"by_object", objects},
+                                    {"error", s.error},
+                                    {"evaded", s.evaded},
+                                    {"lookup", s.lookup}}
+                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   return 0;
 }

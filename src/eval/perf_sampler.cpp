@@ -42,6 +42,7 @@ constexpr uint64_t kMinPeriodNs = 10'000;  // the kernel's floor for a software 
 constexpr double kCheckMeanMs = 2.0;       // mean gap between checks of the sampled pages
 constexpr uint64_t kScanNs = 50'000'000;   // between looks for threads no clone event reported
 constexpr uint64_t kKernelAddresses = 0xffff800000000000ULL;
+constexpr int kAllDisarmed = -1;  // an Arming's event when a thread's events were all replaced
 constexpr long kTraceOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC;
 
 uint64_t now_ns() {
@@ -72,12 +73,21 @@ struct Arming {
   int event;
 };
 
+// A ring the kernel writes records into, owned by a dummy event: a thread's samples go to one, its
+// mapping records to another, so that a flood of mapping records (a candidate's mprotect loop) cannot
+// push samples out, and sampling events can be replaced without losing their ring.
+struct Ring {
+  int fd = -1;
+  char* data = nullptr;  // the mapping: a metadata page, then bytes of records
+  size_t bytes = 0;      // of records, after the metadata page
+};
+
 struct Thread {
   pid_t pid = 0;
   std::array<int, kEvents> fds{-1, -1, -1, -1};
   std::array<uint64_t, kEvents> ids{};
-  char* ring = nullptr;
-  size_t ring_bytes = 0;  // of data, after the ring's first page
+  Ring samples, records;
+  uint64_t last_record_time = 0;  // of the newest mapping record read from its ring
 };
 
 // What a process's executable mappings were from a moment on: the maps read while it could not change
@@ -89,6 +99,9 @@ struct MappingHistory {
   };
   std::vector<Snapshot> snapshots;
   std::vector<std::pair<uint64_t, MappedObject>> records;
+  // From when the records of the current image may miss some (a ring overflowed): samples since name
+  // no mapping.
+  std::map<size_t, uint64_t> unreliable_since;  // image (snapshot count) -> time
 };
 
 class PerfSampler {
@@ -110,7 +123,7 @@ class PerfSampler {
   bool perf_allowed() {
     for (bool with_kernel : {true, false}) {
       exclude_kernel_ = !with_kernel;
-      const int fd = open_event(root_, false);
+      const int fd = open_event(root_);
       if (fd >= 0) {
         ::close(fd);
         return true;
@@ -192,6 +205,7 @@ class PerfSampler {
     }
     for (auto& [tid, thread] : threads_) drain(tid);
     check_pages();
+    end_ns_ = now_ns();
   }
 
   // A thread the clone events did not report (the sandbox refuses untraced clones; this is the check
@@ -202,6 +216,7 @@ class PerfSampler {
         if (threads_.count(tid) || ::ptrace(PTRACE_SEIZE, tid, nullptr, reinterpret_cast<void*>(kTraceOptions)) != 0)
           continue;  // known, or already ours and waiting at birth for its events
         if (out_.error.empty()) out_.error = fmt::format("thread {} escaped the sampler's clone events", tid);
+        out_.evaded = true;
         if (!histories_.count(pid)) snapshot(pid);
         add_thread(pid, tid);
       }
@@ -214,6 +229,8 @@ class PerfSampler {
     detach_threads(tids);
   }
 
+  // Weighs each sample, and counts the time each thread went unseen: from the sample that left none of
+  // its events armed to the next arming (wall time, so at least the CPU time it may have run unseen).
   void tally() {
     std::map<pid_t, std::vector<const Sample*>> by_thread;
     for (const Sample& s : samples_) by_thread[s.tid].push_back(&s);
@@ -222,36 +239,81 @@ class PerfSampler {
       std::sort(armings.begin(), armings.end(), [](const Arming& a, const Arming& b) { return a.time < b.time; });
       std::sort(list.begin(), list.end(), [](const Sample* a, const Sample* b) { return a->time < b->time; });
       std::set<int> armed;
+      std::optional<uint64_t> unarmed_since;
+      auto arm_until = [&](size_t& next, uint64_t t) {
+        for (; next < armings.size() && armings[next].time <= t; ++next) {
+          if (armings[next].event == kAllDisarmed) {
+            armed.clear();
+            if (!unarmed_since) unarmed_since = armings[next].time;
+            continue;
+          }
+          if (unarmed_since) out_.unseen_ns += armings[next].time - std::min(*unarmed_since, armings[next].time);
+          unarmed_since.reset();
+          armed.insert(armings[next].event);
+        }
+      };
       size_t next = 0;
       for (const Sample* s : list) {
-        for (; next < armings.size() && armings[next].time <= s->time; ++next) armed.insert(armings[next].event);
+        arm_until(next, s->time);
         // An event's sample can beat the clock read after its arming; it was armed all the same.
         const size_t n = armed.size() + (armed.count(s->event) ? 0 : 1);
         armed.erase(s->event);
+        if (armed.empty() && !unarmed_since) unarmed_since = s->time;
         record(*s, mean_period_ns_ / n);
       }
+      arm_until(next, UINT64_MAX);
+      if (unarmed_since && end_ns_ > *unarmed_since) out_.unseen_ns += end_ns_ - *unarmed_since;
     }
     out_.lookup = "perf";
   }
 
  private:
-  int open_event(pid_t tid, bool records) {
+  perf_event_attr attributes(uint32_t config) const {
     perf_event_attr a{};
     a.size = sizeof a;
     a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_TASK_CLOCK;
-    a.sample_period = draw_period();
+    a.config = config;
     a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-    a.disabled = 1;
     a.exclude_kernel = exclude_kernel_;
     a.exclude_hv = 1;
     a.use_clockid = 1;
     a.clockid = CLOCK_MONOTONIC;
     a.wakeup_events = 1;
     a.sample_id_all = 1;
+    return a;
+  }
+
+  int open_event(pid_t tid) {
+    perf_event_attr a = attributes(PERF_COUNT_SW_TASK_CLOCK);
+    a.sample_period = draw_period();
+    a.disabled = 1;
+    return static_cast<int>(::syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+  }
+
+  // A dummy event of tid with a ring of its own: the thread's mapping records, or (records false) the
+  // ring its sampling events write to. False, with the error said, when the host will not.
+  bool open_ring(pid_t tid, bool records, Ring& ring) {
+    perf_event_attr a = attributes(PERF_COUNT_SW_DUMMY);
     a.mmap = records;
     a.mmap2 = records;
-    return static_cast<int>(::syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+    ring.fd = static_cast<int>(::syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
+    if (ring.fd < 0) return false;
+    // The smallest rings that hold what arrives between two reads; mlocked pages are few for a user.
+    for (size_t pages : {8, 2, 1}) {
+      void* data = ::mmap(nullptr, (1 + pages) * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, ring.fd, 0);
+      if (data != MAP_FAILED) {
+        ring.data = static_cast<char*>(data);
+        ring.bytes = pages * page_size();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static void close_ring(Ring& ring) {
+    if (ring.data) ::munmap(ring.data, page_size() + ring.bytes);
+    if (ring.fd >= 0) ::close(ring.fd);
+    ring = Ring{};
   }
 
   uint64_t draw_period() {
@@ -266,64 +328,67 @@ class PerfSampler {
     armings_of_[tid].push_back({now_ns(), index});
   }
 
-  // Opens a thread's events (the first one takes the mapping records, all write to its ring) and arms
-  // them. False, with the error said, when the host will not.
+  // Opens a thread's rings and sampling events and arms them. False, with the error said, when the
+  // host will not.
   bool add_thread(pid_t pid, pid_t tid) {
     Thread thread;
     thread.pid = pid;
-    for (int i = 0; i < kEvents; ++i) {
-      const int fd = open_event(tid, i == 0);
-      if (fd < 0) {
-        if (errno == ESRCH) {  // it ended meanwhile
-          close_thread(thread);
-          return true;
-        }
-        out_.error = fmt::format("perf_event_open on thread {}: {}", tid, std::strerror(errno));
-        close_thread(thread);
-        return false;
-      }
-      thread.fds[static_cast<size_t>(i)] = fd;
-      ::ioctl(fd, PERF_EVENT_IOC_ID, &thread.ids[static_cast<size_t>(i)]);
-    }
-    // The smallest rings that hold what arrives between two reads; mlocked pages are few for a user.
-    for (size_t pages : {8, 2, 1}) {
-      void* ring = ::mmap(nullptr, (1 + pages) * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, thread.fds[0], 0);
-      if (ring != MAP_FAILED) {
-        thread.ring = static_cast<char*>(ring);
-        thread.ring_bytes = pages * page_size();
-        break;
-      }
-    }
-    if (!thread.ring) {
-      out_.error = fmt::format("perf: mapping thread {}'s ring: {}", tid, std::strerror(errno));
+    if (!open_ring(tid, false, thread.samples) || !open_ring(tid, true, thread.records) || !open_events(tid, thread)) {
+      const int error = errno;
       close_thread(thread);
+      if (error == ESRCH) return true;  // it ended meanwhile
+      out_.error = fmt::format("perf on thread {}: {}", tid, std::strerror(error));
       return false;
     }
-    // Redirected only once the first event has its ring.
-    for (int i = 1; i < kEvents; ++i) {
-      if (::ioctl(thread.fds[static_cast<size_t>(i)], PERF_EVENT_IOC_SET_OUTPUT, thread.fds[0]) != 0) {
-        out_.error = fmt::format("perf: one ring for thread {}'s events: {}", tid, std::strerror(errno));
-        close_thread(thread);
-        return false;
-      }
+    for (const Ring* ring : {&thread.samples, &thread.records}) {
+      epoll_event e{};
+      e.events = EPOLLIN;
+      e.data.u64 = static_cast<uint64_t>(tid);
+      ::epoll_ctl(epoll_, EPOLL_CTL_ADD, ring->fd, &e);
     }
-    epoll_event e{};
-    e.events = EPOLLIN;
-    e.data.u64 = static_cast<uint64_t>(tid);
-    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, thread.fds[0], &e);
     auto& added = threads_[tid] = thread;
     for (int i = 0; i < kEvents; ++i) arm(tid, added, i);
     return true;
   }
 
-  void close_thread(Thread& thread) {
-    if (thread.ring) ::munmap(thread.ring, page_size() + thread.ring_bytes);
-    thread.ring = nullptr;
+  bool open_events(pid_t tid, Thread& thread) {
+    for (int i = 0; i < kEvents; ++i) {
+      const auto at = static_cast<size_t>(i);
+      thread.fds[at] = open_event(tid);
+      if (thread.fds[at] < 0 || ::ioctl(thread.fds[at], PERF_EVENT_IOC_SET_OUTPUT, thread.samples.fd) != 0)
+        return false;
+      ::ioctl(thread.fds[at], PERF_EVENT_IOC_ID, &thread.ids[at]);
+    }
+    return true;
+  }
+
+  // Samples lost to a full ring left their events disabled, and which ones is not known: the thread's
+  // events are replaced by new ones, armed afresh, and the lost samples' time counts as unseen.
+  void replace_events(pid_t tid, Thread& thread, uint64_t lost) {
+    out_.unseen_ns += lost * mean_period_ns_;
     for (int& fd : thread.fds)
       if (fd >= 0) {
         ::close(fd);
         fd = -1;
       }
+    armings_of_[tid].push_back({now_ns(), kAllDisarmed});
+    if (!open_events(tid, thread)) {
+      if (out_.error.empty())
+        out_.error = fmt::format("perf: replacing thread {}'s events: {}", tid, std::strerror(errno));
+      out_.evaded = true;
+      return;
+    }
+    for (int i = 0; i < kEvents; ++i) arm(tid, thread, i);
+  }
+
+  void close_thread(Thread& thread) {
+    for (int& fd : thread.fds)
+      if (fd >= 0) {
+        ::close(fd);
+        fd = -1;
+      }
+    close_ring(thread.samples);
+    close_ring(thread.records);
   }
 
   void snapshot(pid_t pid) {
@@ -335,23 +400,13 @@ class PerfSampler {
     map->reopen();
   }
 
-  // Reads a thread's ring: samples are kept and their events re-armed, mapping records kept.
+  // Reads a thread's rings: samples are kept and their events re-armed, mapping records kept.
   void drain(pid_t tid) {
     auto it = threads_.find(tid);
-    if (it == threads_.end() || !it->second.ring) return;
+    if (it == threads_.end()) return;
     Thread& thread = it->second;
-    auto* meta = reinterpret_cast<perf_event_mmap_page*>(thread.ring);
-    const char* data = thread.ring + page_size();
-    const uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-    std::vector<char> body;
-    for (uint64_t at = meta->data_tail; at < head;) {
-      perf_event_header h{};
-      for (size_t i = 0; i < sizeof h; ++i) reinterpret_cast<char*>(&h)[i] = data[(at + i) % thread.ring_bytes];
-      if (h.size < sizeof h) break;
-      body.resize(h.size);
-      for (size_t i = 0; i < h.size; ++i) body[i] = data[(at + i) % thread.ring_bytes];
-      at += h.size;
-      const char* p = body.data() + sizeof h;
+    uint64_t lost_samples = 0;
+    read_ring(thread.samples, [&](const perf_event_header& h, const char* p) {
       if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof h + 32) {
         uint64_t id, ip, time;
         uint32_t pid_tid[2];
@@ -360,39 +415,74 @@ class PerfSampler {
         std::memcpy(pid_tid, p + 16, 8);
         std::memcpy(&time, p + 24, 8);
         const auto index = std::find(thread.ids.begin(), thread.ids.end(), id) - thread.ids.begin();
-        if (index >= kEvents) continue;
+        if (index >= kEvents) return;  // an event replaced since
         samples_.push_back(
             {static_cast<pid_t>(pid_tid[0]), static_cast<pid_t>(pid_tid[1]), time, ip, static_cast<int>(index)});
         if (ip < kKernelAddresses) hot_pages_[static_cast<pid_t>(pid_tid[0])].insert(ip / page_size() * page_size());
         arm(tid, thread, static_cast<int>(index));
-      } else if (h.type == PERF_RECORD_MMAP2 && h.size >= sizeof h + 64 + 24) {
-        uint32_t pid_tid[2], maj, min, prot;
-        uint64_t addr, len, pgoff, ino, time;
-        std::memcpy(pid_tid, p, 8);
-        std::memcpy(&addr, p + 8, 8);
-        std::memcpy(&len, p + 16, 8);
-        std::memcpy(&pgoff, p + 24, 8);
-        std::memcpy(&maj, p + 32, 4);
-        std::memcpy(&min, p + 36, 4);
-        std::memcpy(&ino, p + 40, 8);
-        std::memcpy(&prot, p + 56, 4);
-        std::memcpy(&time, body.data() + h.size - 16, 8);  // the sample_id's time, before its identifier
-        if (!(prot & PROT_EXEC)) continue;
-        const size_t name_at = sizeof h + 64, name_end = h.size - 24;
-        std::string name(body.data() + name_at, strnlen(body.data() + name_at, name_end - name_at));
-        MappedObject m{.pid = static_cast<pid_t>(pid_tid[0]),
-                       .low = addr,
-                       .high = addr + len,
-                       .offset = pgoff,
-                       .dev_major = maj,
-                       .dev_minor = min,
-                       .inode = ino,
-                       .path = name.empty() || name == "//anon" ? "[anonymous]" : name};
-        histories_[m.pid].records.emplace_back(time, std::move(m));
-      } else if (h.type == PERF_RECORD_LOST) {
-        // An event fired and its sample is gone: its weight cannot be known, nor that it still waits.
-        if (out_.error.empty()) out_.error = fmt::format("perf: thread {}'s samples overflowed their ring", tid);
+      } else if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 16) {
+        uint64_t lost;
+        std::memcpy(&lost, p + 8, 8);
+        lost_samples += lost;
       }
+    });
+    if (lost_samples > 0) replace_events(tid, thread, lost_samples);
+    read_ring(thread.records, [&](const perf_event_header& h, const char* p) {
+      if (h.type == PERF_RECORD_LOST) {
+        // Some mapping records of the thread's process are gone: its mappings are unknown from the last
+        // record read (or its latest snapshot) on, until its next exec.
+        auto& history = histories_[thread.pid];
+        const size_t image = history.snapshots.size();
+        const uint64_t since = std::max(thread.last_record_time, image ? history.snapshots.back().time : 0);
+        auto [at, fresh] = history.unreliable_since.try_emplace(image, since);
+        if (!fresh) at->second = std::min(at->second, since);
+        return;
+      }
+      if (h.type != PERF_RECORD_MMAP2 || h.size < sizeof h + 64 + 24) return;
+      uint32_t pid_tid[2], maj, min, prot;
+      uint64_t addr, len, pgoff, ino, time;
+      std::memcpy(pid_tid, p, 8);
+      std::memcpy(&addr, p + 8, 8);
+      std::memcpy(&len, p + 16, 8);
+      std::memcpy(&pgoff, p + 24, 8);
+      std::memcpy(&maj, p + 32, 4);
+      std::memcpy(&min, p + 36, 4);
+      std::memcpy(&ino, p + 40, 8);
+      std::memcpy(&prot, p + 56, 4);
+      const char* end = p + h.size - sizeof h;
+      std::memcpy(&time, end - 16, 8);  // the sample_id's time, before its identifier
+      thread.last_record_time = std::max(thread.last_record_time, time);
+      if (!(prot & PROT_EXEC)) return;
+      const char* name_at = p + 64;
+      std::string name(name_at, strnlen(name_at, static_cast<size_t>(end - 24 - name_at)));
+      MappedObject m{.pid = static_cast<pid_t>(pid_tid[0]),
+                     .low = addr,
+                     .high = addr + len,
+                     .offset = pgoff,
+                     .dev_major = maj,
+                     .dev_minor = min,
+                     .inode = ino,
+                     .path = name.empty() || name == "//anon" ? "[anonymous]" : name};
+      histories_[m.pid].records.emplace_back(time, std::move(m));
+    });
+  }
+
+  // Hands each record of a ring to handle (its header, and its body after the header), then frees them.
+  template <typename Handle>
+  static void read_ring(Ring& ring, const Handle& handle) {
+    if (!ring.data) return;
+    auto* meta = reinterpret_cast<perf_event_mmap_page*>(ring.data);
+    const char* data = ring.data + page_size();
+    const uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+    std::vector<char> body;
+    for (uint64_t at = meta->data_tail; at < head;) {
+      perf_event_header h{};
+      for (size_t i = 0; i < sizeof h; ++i) reinterpret_cast<char*>(&h)[i] = data[(at + i) % ring.bytes];
+      if (h.size < sizeof h) break;
+      body.resize(h.size);
+      for (size_t i = 0; i < h.size; ++i) body[i] = data[(at + i) % ring.bytes];
+      at += h.size;
+      handle(h, body.data() + sizeof h);
     }
     __atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
   }
@@ -466,6 +556,8 @@ class PerfSampler {
     size_t image = 0;
     while (image < h.snapshots.size() && h.snapshots[image].time <= t) ++image;
     if (image == 0) return {std::nullopt, 0};
+    if (const auto lost = h.unreliable_since.find(image); lost != h.unreliable_since.end() && t >= lost->second)
+      return {std::nullopt, image};
     const uint64_t since = h.snapshots[image - 1].time;
     for (auto r = h.records.rbegin(); r != h.records.rend(); ++r)
       if (r->first >= since && r->first <= t && ip >= r->second.low && ip < r->second.high) return {r->second, image};
@@ -500,6 +592,7 @@ class PerfSampler {
   pid_t root_;
   CpuSamples& out_;
   uint64_t mean_period_ns_;
+  uint64_t end_ns_ = 0;  // when the sampling ended
   std::mt19937_64 rng_;
   bool exclude_kernel_ = false;
   int epoll_ = -1, signals_ = -1;

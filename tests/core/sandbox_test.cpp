@@ -106,7 +106,7 @@ TEST(Sandbox, OnlyKeptDescriptorsReachTheCommand) {
   EXPECT_EQ(r.out, "kept\n") << r.err;
 }
 
-// The filter holds in both modes: no ptrace, no socket but AF_UNIX, no new namespaces, no untraced clone.
+// The filter holds in both modes: no ptrace, no socket but AF_UNIX, no new namespaces, no untraced clone, no mremap.
 TEST(Sandbox, SeccompRefusesPtraceInetSocketsAndNamespaces) {
   if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
   const std::string script =
@@ -118,12 +118,13 @@ TEST(Sandbox, SeccompRefusesPtraceInetSocketsAndNamespaces) {
       "print('unshare', libc.unshare(0x10000000), ctypes.get_errno())\n"
       "child = libc.syscall(56, 0x00800000 | 17, 0, 0, 0, 0)  # clone(CLONE_UNTRACED | SIGCHLD)\n"
       "if child == 0: os._exit(0)\n"
-      "print('untraced', child, ctypes.get_errno())\n";
+      "print('untraced', child, ctypes.get_errno())\n"
+      "print('mremap', libc.syscall(25, 0, 4096, 8192, 1, 0), ctypes.get_errno())  # MREMAP_MAYMOVE\n";
   for (const auto& env :
        {std::map<std::string, std::string>{}, std::map<std::string, std::string>{{"VINCI_SANDBOX", "off"}}}) {
     const auto r = sandboxed({}, {"/usr/bin/python3", "-c", script}, env);
-    EXPECT_EQ(r.out, fmt::format("inet {}\nunix\nptrace -1 {}\nunshare -1 {}\nuntraced -1 {}\n", EAFNOSUPPORT, EPERM,
-                                 EPERM, EPERM))
+    EXPECT_EQ(r.out, fmt::format("inet {}\nunix\nptrace -1 {}\nunshare -1 {}\nuntraced -1 {}\nmremap -1 {}\n",
+                                 EAFNOSUPPORT, EPERM, EPERM, EPERM, EPERM))
         << (env.empty() ? "bwrap" : "seccomp only") << ": " << r.err;
   }
 }

@@ -6,6 +6,7 @@
 #include "eval/cpu_sampler.h"
 #include "eval/perf_sampler.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sched.h>
 #include <signal.h>
@@ -149,6 +150,8 @@ TEST_P(CpuSampler, ASpinningChildIsSampledInItsOwnCode) {
   EXPECT_EQ(sum_ns, s.cpu_ns);
   EXPECT_GT(s.cpu_ns, 0u);
   EXPECT_TRUE(perf() ? s.lookup == "perf" : s.lookup == "query" || s.lookup == "maps") << s.lookup;
+  // A thread is unseen only while the sampler is late to re-arm all four of its events.
+  EXPECT_LT(s.unseen_ns, 25'000'000u) << "of 500 ms sampled";
 }
 
 #if defined(__x86_64__)
@@ -311,6 +314,8 @@ uint64_t monotonic_ns() {
   return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(t.tv_nsec);
 }
 
+// Accounts its time by its wall clock between interruptions, which is user time: a CPU clock read
+// would itself be kernel time, which the sampler names the kernel's.
 void dodge_after_interruptions() {
   const auto other = reinterpret_cast<void (*)()>(g_other);
   uint64_t last = monotonic_ns(), dodge_until = 0;
@@ -359,10 +364,17 @@ TEST_P(CpuSampler, AThreadThatTimesItselfAgainstTheSamplesIsWeighedAsItRan) {
       if (object.path == self) own_weight += t.cpu_ns;
     }
     ASSERT_GT(own_weight + other_weight, 0u);
-    const double truth = other / (own + other);
-    const double weighed = static_cast<double>(other_weight) / static_cast<double>(own_weight + other_weight);
-    EXPECT_GT(truth, 0.1) << "the child should have run the other code after its interruptions";
-    EXPECT_NEAR(weighed, truth, 0.1) << s.total << " samples";
+    // The judge's reading: time unseen counts as the other code's. The candidate's aim is to be
+    // weighed as more its own than it ran; the other way costs it alone, and a loaded host's late
+    // re-arming is unseen time.
+    const double truth_own = own / (own + other);
+    const double weighed_own =
+        static_cast<double>(own_weight) / static_cast<double>(own_weight + other_weight + s.unseen_ns);
+    EXPECT_LT(truth_own, 0.9) << "the child should have run the other code after its interruptions";
+    // Measured: +0.025 on an idle 2-core machine, up to +0.11 with both cores busy elsewhere (the
+    // child's wall clock then holds time that was not its own); ptrace's stops, +0.3 to +0.4.
+    EXPECT_LT(weighed_own, truth_own + 0.15) << s.total << " samples, " << s.unseen_ns << " ns unseen";
+    EXPECT_GT(weighed_own, truth_own - 0.2) << s.total << " samples, " << s.unseen_ns << " ns unseen";
   }
   ::munmap(shared, sizeof(TimeAccount));
   ::munmap(g_other, 4096);
