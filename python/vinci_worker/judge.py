@@ -786,8 +786,8 @@ class Judge:
         answer is then none."""
         sampler = subprocess.Popen([self.sampler, "--pid", str(loaded.runner.proc.pid), "--ms",
                                     str(ms or int(cfg["run_timeout_s"] * 1000)), "--hz",
-                                    str(hz or self.TIMED_SAMPLING_HZ)],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                                    str(hz or self.TIMED_SAMPLING_HZ), "--exclusions-on-stdin"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         fd, line = sampler.stdout.fileno(), b""
         deadline = time.monotonic() + self.SAMPLER_ATTACH_S
         while not line.endswith(b"\n"):
@@ -801,12 +801,15 @@ class Judge:
             sampler.wait()
         return sampler
 
-    def _stop_sampler(self, sampler: subprocess.Popen, loaded: Loaded) -> dict:
-        """The samples of a sampler that watched timed windows (_count_samples). It ends on SIGTERM and
-        leaves its threads for the kernel to detach (the runner is frozen: a detach would wait for it)."""
+    def _stop_sampler(self, sampler: subprocess.Popen, loaded: Loaded, untimed: list | None = None) -> dict:
+        """The samples of a sampler that watched timed windows (_count_samples), less those taken in the
+        untimed spans (time.monotonic_ns() pairs: the check windows among them, where a candidate
+        could pad its own share at no cost to its time). It ends on SIGTERM and leaves its threads for
+        the kernel to detach (the runner is frozen: a detach would wait for it)."""
         sampler.terminate()
         try:
-            out, _ = sampler.communicate(timeout=30)
+            spans = "".join(f"{start} {end}\n" for start, end in untimed or [])
+            out, _ = sampler.communicate(input=spans, timeout=30)
             samples = json.loads(out.splitlines()[-1])
         except (subprocess.TimeoutExpired, ValueError, IndexError):
             sampler.kill()
@@ -973,6 +976,7 @@ class Judge:
         sampler = self._start_sampler(loaded, cfg) if sampled else None
 
         checks = {"ood": 0, "kinds": set()}
+        untimed: list[tuple[int, int]] = []  # the check windows' spans, whose samples do not count
 
         def opened(reply: dict, calls: list, args_of: list, label: str, cls: str, k: int | None = None) -> None:
             k = self.rng.randrange(len(calls)) if k is None else k
@@ -997,8 +1001,9 @@ class Judge:
             calls = [(self.rng.getrandbits(62), kinds[j % len(kinds)]) for j in range(r)]
             self.rng.shuffle(calls)
             label = f"check window {checks['ood']}"
+            started = time.monotonic_ns()
             reply, _, args_of = self._window(loaded, task, cfg, calls, label)
-            counts["calls"] += r if sampler is not None else 0
+            untimed.append((started, time.monotonic_ns()))
             checks["ood"] += 1
             for kind in sorted({kind for _, kind in calls}):
                 k = self.rng.choice([j for j, (_, c) in enumerate(calls) if c == kind])
@@ -1026,7 +1031,7 @@ class Judge:
             # run, each as much a timed window as the others, for up to TIMED_SAMPLING_S.
             sampling_start = time.monotonic()
             while sampled:
-                found = self._stop_sampler(sampler, loaded)
+                found = self._stop_sampler(sampler, loaded, untimed)
                 sampler = None
                 if found.get("error"):
                     counts["error"] = found["error"]

@@ -185,11 +185,35 @@ class Sampler {
     const uint64_t now = cpu_ns(fmt::format("/proc/{}/task/{}", thread.pid, tid)).value_or(thread.cpu_ns);
     const uint64_t ran = now > thread.cpu_ns ? now - thread.cpu_ns : 0;
     thread.cpu_ns = std::max(now, thread.cpu_ns);
-    ObjectTime& t = out_.by_object[*m];
-    ++t.samples;
-    t.cpu_ns += ran;
-    ++out_.total;
-    out_.cpu_ns += ran;
+    taken_.push_back({monotonic_ns(), std::move(*m), ran});
+  }
+
+ public:
+  // The samples outside the excluded spans, by mapping.
+  void tally(const Spans& excluded) {
+    for (Taken& sample : taken_) {
+      if (within(excluded, sample.time)) continue;
+      ObjectTime& t = out_.by_object[sample.object];
+      ++t.samples;
+      t.cpu_ns += sample.ns;
+      ++out_.total;
+      out_.cpu_ns += sample.ns;
+    }
+    taken_.clear();
+  }
+
+ private:
+  struct Taken {
+    uint64_t time;  // CLOCK_MONOTONIC
+    MappedObject object;
+    uint64_t ns;  // the CPU time the sample weighs
+  };
+  std::vector<Taken> taken_;
+
+  static uint64_t monotonic_ns() {
+    timespec t{};
+    ::clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(t.tv_nsec);
   }
 
   // The mapping covering ip, asked while the thread is stopped: PROCMAP_QUERY where the kernel has it.
@@ -250,13 +274,13 @@ class Sampler {
 }  // namespace
 
 CpuSamples sample_cpu(pid_t root, std::chrono::milliseconds duration, int hz, const volatile sig_atomic_t* stop,
-                      const std::function<void()>& attached) {
-  if (auto perf = sample_cpu_perf(root, duration, hz, stop, attached)) return *perf;
-  return sample_cpu_ptrace(root, duration, hz, stop, attached);
+                      const std::function<void()>& attached, const ExcludedSpans& excluded) {
+  if (auto perf = sample_cpu_perf(root, duration, hz, stop, attached, excluded)) return *perf;
+  return sample_cpu_ptrace(root, duration, hz, stop, attached, excluded);
 }
 
 CpuSamples sample_cpu_ptrace(pid_t root, std::chrono::milliseconds duration, int hz, const volatile sig_atomic_t* stop,
-                             const std::function<void()>& attached) {
+                             const std::function<void()>& attached, const ExcludedSpans& excluded) {
   CpuSamples out;
   Sampler sampler(root, out);
   if (!out.error.empty()) {
@@ -279,6 +303,7 @@ CpuSamples sample_cpu_ptrace(pid_t root, std::chrono::milliseconds duration, int
     std::this_thread::sleep_for(std::chrono::duration_cast<std::chrono::nanoseconds>(
         jitter(rng) * std::max<std::chrono::nanoseconds>(period, 19 * stopped)));
   }
+  sampler.tally(excluded ? excluded() : Spans{});
   if (stop && *stop) sampler.leave_to_exit();  // the caller exits right after printing
   return out;
 }

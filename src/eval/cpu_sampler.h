@@ -20,6 +20,8 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace vinci::eval {
 
@@ -63,6 +65,18 @@ struct CpuSamples {
                         // addresses looked up by "query" (PROCMAP_QUERY) or in "maps"
 };
 
+// Spans of CLOCK_MONOTONIC, in nanoseconds, whose samples the caller does not count: calls it made
+// that are not the ones it times (the judge's check windows), where a candidate could otherwise pad
+// its own share for free. Asked for once the sampling has ended.
+using Spans = std::vector<std::pair<uint64_t, uint64_t>>;
+using ExcludedSpans = std::function<Spans()>;
+
+inline bool within(const Spans& spans, uint64_t t) {
+  for (const auto& [from, to] : spans)
+    if (t >= from && t <= to) return true;
+  return false;
+}
+
 // Samples every running thread of root and its descendants about hz times a second for duration, or
 // until *stop turns non-zero (a signal handler's flag: the judge ends a sampling that spans timed calls,
 // whose threads it may have frozen; the threads are then left traced, for the exiting caller's kernel
@@ -73,11 +87,13 @@ struct CpuSamples {
 // Through perf where this host lets the judge open events on another process (perf_sampler.h: samples
 // a thread cannot see coming), else through ptrace stops, which a thread can notice: lookup says which.
 CpuSamples sample_cpu(pid_t root, std::chrono::milliseconds duration, int hz,
-                      const volatile sig_atomic_t* stop = nullptr, const std::function<void()>& attached = {});
+                      const volatile sig_atomic_t* stop = nullptr, const std::function<void()>& attached = {},
+                      const ExcludedSpans& excluded = {});
 
 // The ptrace sampler alone: each running thread stopped about hz times a second, a sample weighing the
 // CPU time its thread ran since its previous one.
 CpuSamples sample_cpu_ptrace(pid_t root, std::chrono::milliseconds duration, int hz,
-                             const volatile sig_atomic_t* stop = nullptr, const std::function<void()>& attached = {});
+                             const volatile sig_atomic_t* stop = nullptr, const std::function<void()>& attached = {},
+                             const ExcludedSpans& excluded = {});
 
 }  // namespace vinci::eval

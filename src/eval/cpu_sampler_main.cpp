@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -32,15 +33,27 @@ int main(int argc, char** argv) {
   app.add_option("--pid", pid, "the root of the tree")->required();
   app.add_option("--ms", ms, "how long to sample")->capture_default_str();
   app.add_option("--hz", hz, "samples per second and thread")->capture_default_str();
+  bool exclusions_on_stdin = false;
+  app.add_flag("--exclusions-on-stdin", exclusions_on_stdin,
+               "once the sampling ends, read lines \"FROM TO\" (CLOCK_MONOTONIC, ns) from stdin until its end: "
+               "samples taken within those spans are not counted");
   CLI11_PARSE(app, argc, argv);
   // Without SA_RESTART: a wait for a thread the judge froze mid-sample returns, and the sampling ends.
   struct sigaction stop {};
   stop.sa_handler = stop_sampling;
   ::sigaction(SIGTERM, &stop, nullptr);
-  const auto s = vinci::eval::sample_cpu(pid, std::chrono::milliseconds(ms), hz, &g_stop, [] {
-    fmt::print("attached\n");
-    std::fflush(stdout);
-  });
+  const auto s = vinci::eval::sample_cpu(
+      pid, std::chrono::milliseconds(ms), hz, &g_stop,
+      [] {
+        fmt::print("attached\n");
+        std::fflush(stdout);
+      },
+      [&] {
+        vinci::eval::Spans spans;
+        if (exclusions_on_stdin)
+          for (uint64_t from = 0, to = 0; std::cin >> from >> to;) spans.emplace_back(from, to);
+        return spans;
+      });
   nlohmann::json objects = nlohmann::json::array();
   for (const auto& [m, t] : s.by_object)
     objects.push_back({{"pid", m.pid},

@@ -231,7 +231,7 @@ class PerfSampler {
 
   // Weighs each sample, and counts the time each thread went unseen: from the sample that left none of
   // its events armed to the next arming (wall time, so at least the CPU time it may have run unseen).
-  void tally() {
+  void tally(const Spans& excluded) {
     std::map<pid_t, std::vector<const Sample*>> by_thread;
     for (const Sample& s : samples_) by_thread[s.tid].push_back(&s);
     for (auto& [tid, list] : by_thread) {
@@ -259,7 +259,7 @@ class PerfSampler {
         const size_t n = armed.size() + (armed.count(s->event) ? 0 : 1);
         armed.erase(s->event);
         if (armed.empty() && !unarmed_since) unarmed_since = s->time;
-        record(*s, mean_period_ns_ / n);
+        if (!within(excluded, s->time)) record(*s, mean_period_ns_ / n);
       }
       arm_until(next, UINT64_MAX);
       if (unarmed_since && end_ns_ > *unarmed_since) out_.unseen_ns += end_ns_ - *unarmed_since;
@@ -531,7 +531,8 @@ class PerfSampler {
         const auto pid = tgid_of(tid);
         if (pid) {
           if (!histories_.count(*pid)) snapshot(*pid);
-          add_thread(*pid, tid);
+          // A thread the sampler cannot watch would run unseen: the candidate's doing (it made too many).
+          if (!add_thread(*pid, tid)) out_.evaded = true;
         }
         ::ptrace(PTRACE_CONT, tid, nullptr, nullptr);
       } else if (event == PTRACE_EVENT_STOP) {
@@ -610,7 +611,8 @@ class PerfSampler {
 }  // namespace
 
 std::optional<CpuSamples> sample_cpu_perf(pid_t root, std::chrono::milliseconds duration, int hz,
-                                          const volatile sig_atomic_t* stop, const std::function<void()>& attached) {
+                                          const volatile sig_atomic_t* stop, const std::function<void()>& attached,
+                                          const ExcludedSpans& excluded) {
   CpuSamples out;
   PerfSampler sampler(root, hz, out);
   if (!sampler.perf_allowed()) return std::nullopt;
@@ -632,7 +634,7 @@ std::optional<CpuSamples> sample_cpu_perf(pid_t root, std::chrono::milliseconds 
   // A caller that stops the sampling has frozen the tree, whose threads would never answer a detach;
   // the kernel detaches the tracees of a tracer that exits.
   if (!(stop && *stop)) sampler.detach();
-  sampler.tally();
+  sampler.tally(excluded ? excluded() : Spans{});
   if (reprioritised) ::setpriority(PRIO_PROCESS, 0, priority);
   return out;
 }

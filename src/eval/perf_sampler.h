@@ -35,6 +35,7 @@ namespace vinci::eval {
 // a seccomp filter): the caller then falls back to ptrace. attached is called, as for sample_cpu,
 // once every thread present at the start carries its events.
 std::optional<CpuSamples> sample_cpu_perf(pid_t root, std::chrono::milliseconds duration, int hz,
-                                          const volatile sig_atomic_t* stop, const std::function<void()>& attached);
+                                          const volatile sig_atomic_t* stop, const std::function<void()>& attached,
+                                          const ExcludedSpans& excluded = {});
 
 }  // namespace vinci::eval

@@ -107,9 +107,9 @@ class CpuSampler : public ::testing::TestWithParam<std::string> {
  protected:
   bool perf() const { return GetParam() == "perf"; }
   CpuSamples sample(pid_t root, std::chrono::milliseconds duration, int hz, const volatile sig_atomic_t* stop = nullptr,
-                    const std::function<void()>& attached = {}) {
-    if (!perf()) return sample_cpu_ptrace(root, duration, hz, stop, attached);
-    if (auto s = sample_cpu_perf(root, duration, hz, stop, attached)) return *s;
+                    const std::function<void()>& attached = {}, const ExcludedSpans& excluded = {}) {
+    if (!perf()) return sample_cpu_ptrace(root, duration, hz, stop, attached, excluded);
+    if (auto s = sample_cpu_perf(root, duration, hz, stop, attached, excluded)) return *s;
     if (attached) attached();
     CpuSamples refused;
     refused.error = "perf events on another process are refused here";
@@ -265,7 +265,7 @@ TEST_P(CpuSampler, TimeBeforeTheSamplingIsNotWeighed) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const uint64_t before = process_cpu_ns(child.pid());
   ASSERT_GE(before, 500'000'000ULL) << "the child did not get half a second of CPU time in 10 s";
-  const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(200), 100);
+  const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(200), 1000);
   const uint64_t after = process_cpu_ns(child.pid());
   if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
   ASSERT_GT(s.total, 0);
@@ -397,6 +397,35 @@ TEST_P(CpuSampler, AProcessClonedUntracedFailsTheSampling) {
   });
   const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(800), 500);
   EXPECT_NE(s.error.find("escaped the sampler's clone events"), std::string::npos) << s.error;
+  EXPECT_TRUE(s.evaded) << "the candidate's doing, which the judge rejects, not the host's";
+}
+
+// Red-team round 12: the judge's check windows (untimed calls on other inputs) were sampled, so a
+// candidate padded its own share there for free. Samples taken within spans the caller excludes are
+// not counted: here the second half of a spinning child's sampling.
+TEST_P(CpuSampler, SamplesInExcludedSpansAreNotCounted) {
+  const Child child(spin);
+  uint64_t middle = 0;
+  const auto now = [] {
+    timespec t{};
+    ::clock_gettime(CLOCK_MONOTONIC, &t);
+    return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(t.tv_nsec);
+  };
+  const auto all = sample(
+      child.pid(), std::chrono::milliseconds(600), 500, nullptr, [&] { middle = now() + 300'000'000ULL; },
+      [&] {
+        return Spans{{middle, now()}};
+      });
+  if (!all.error.empty()) GTEST_SKIP() << all.error;
+  const auto none = sample(child.pid(), std::chrono::milliseconds(300), 500, nullptr, {}, [&] {
+    return Spans{{0, now()}};
+  });
+  ASSERT_GT(all.total, 20);
+  // Half the time excluded: about half the samples remain (clock ticks and the attach blur the edge).
+  EXPECT_GT(all.cpu_ns, 150'000'000u);
+  EXPECT_LT(all.cpu_ns, 450'000'000u);
+  EXPECT_EQ(none.total, 0);
+  EXPECT_EQ(none.cpu_ns, 0u);
 }
 
 // A traced thread that a signal reaches stops until its tracer passes the signal on: the sampler
