@@ -21,6 +21,7 @@ import fcntl
 import os
 import stat
 import struct
+import sysconfig
 
 from .sandbox import fd_sha256
 
@@ -31,6 +32,9 @@ GPU_LIBRARIES = ("libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse"
 # Python bindings and allocator (a call's fixed cost, which a tiny honest kernel pays as much as a cheat).
 GLUE_PREFIXES = ("libpython", "libc.so", "libc-", "libm.so", "libm-", "ld-linux", "libpthread", "libdl", "librt",
                  "libtorch_python", "libc10.so", "libgomp")
+# The interpreter's own extension modules (json, socket, struct, select: the runner's protocol runs
+# through them on every call).
+STDLIB_EXTENSIONS = os.path.join(sysconfig.get_paths()["platstdlib"], "lib-dynload") + "/"
 # The kernel's own code: mapped into every process, or where a perf sample found a thread in a system call.
 KERNEL_MAPPINGS = ("[vdso]", "[vsyscall]", "[kernel]")
 
@@ -65,7 +69,8 @@ class MappedCode:
             name = os.path.basename(path)
             if self.cuda:
                 return "library" if name.startswith(GPU_LIBRARIES) else "glue"
-            return "glue" if path == self.python_binary or name.startswith(GLUE_PREFIXES) else "library"
+            interpreter = path == self.python_binary or path.startswith(STDLIB_EXTENSIONS)
+            return "glue" if interpreter or name.startswith(GLUE_PREFIXES) else "library"
         if self._delivered(entry, path):
             return "own"
         return self._foreign()

@@ -37,7 +37,7 @@ using namespace process_view;
 
 // Events a thread carries at once. A thread is unseen only while all of them wait to be re-armed
 // after their samples, for a fraction of its time about (re-arm latency / mean period) ** kEvents.
-constexpr int kEvents = 4;
+constexpr int kEvents = 8;
 constexpr uint64_t kMinPeriodNs = 10'000;  // the kernel's floor for a software event's period
 constexpr double kCheckMeanMs = 2.0;       // mean gap between checks of the sampled pages
 constexpr uint64_t kScanNs = 50'000'000;   // between looks for threads no clone event reported
@@ -82,9 +82,15 @@ struct Ring {
   size_t bytes = 0;      // of records, after the metadata page
 };
 
+constexpr std::array<int, kEvents> filled(int value) {
+  std::array<int, kEvents> out{};
+  out.fill(value);
+  return out;
+}
+
 struct Thread {
   pid_t pid = 0;
-  std::array<int, kEvents> fds{-1, -1, -1, -1};
+  std::array<int, kEvents> fds = filled(-1);
   std::array<uint64_t, kEvents> ids{};
   Ring samples, records;
   uint64_t last_record_time = 0;  // of the newest mapping record read from its ring
@@ -621,7 +627,7 @@ std::optional<CpuSamples> sample_cpu_perf(pid_t root, std::chrono::milliseconds 
   errno = 0;
   const int priority = ::getpriority(PRIO_PROCESS, 0);
   const bool reprioritised = errno == 0 && ::setpriority(PRIO_PROCESS, 0, -20) == 0;
-  // Four descriptors a thread, and a sandbox may hold a thousand threads.
+  // Ten descriptors a thread (eight events, two rings), and a sandbox may hold a thousand threads.
   rlimit files{};
   if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
     files.rlim_cur = files.rlim_max;

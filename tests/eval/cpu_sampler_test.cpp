@@ -150,7 +150,7 @@ TEST_P(CpuSampler, ASpinningChildIsSampledInItsOwnCode) {
   EXPECT_EQ(sum_ns, s.cpu_ns);
   EXPECT_GT(s.cpu_ns, 0u);
   EXPECT_TRUE(perf() ? s.lookup == "perf" : s.lookup == "query" || s.lookup == "maps") << s.lookup;
-  // A thread is unseen only while the sampler is late to re-arm all four of its events.
+  // A thread is unseen only while the sampler is late to re-arm all eight of its events.
   EXPECT_LT(s.unseen_ns, 25'000'000u) << "of 500 ms sampled";
 }
 

@@ -1,8 +1,10 @@
 # vinci-task: level1/1_Add
-# vinci-expect: correct/
+# vinci-expect: correct/|rejected/library_compute
 # vinci-devices: cpu
 """Writes a file until the disk is full: it lands in the runner's private tmpfs (bounded, as is RLIMIT_FSIZE)
-and vanishes with it, so nothing outside changes and the correct sum stays correct."""
+and vanishes with it, so nothing outside changes and the correct sum stays correct. Its calls are 98%
+system calls around a tiny add, so the trusted sampler's verdict on its compiled code turns on torch's
+allocation beside that add: `library_compute` is as right as `correct` here; containment is the case."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
