@@ -737,17 +737,10 @@ class Judge:
                 sampler = self._start_sampler(loaded, cfg, ms=plan["ms"], hz=plan["hz"])
                 reply = self._ask(runner, {"op": "coverage", "seconds": plan["seconds"], "values": values},
                                   cfg["run_timeout_s"], "run_timeout")
-                try:
-                    out, _ = sampler.communicate(timeout=30)
-                    samples = json.loads(out.splitlines()[-1])
-                except (subprocess.TimeoutExpired, ValueError, IndexError):
-                    sampler.kill()
-                    sampler.wait()
+                samples = self._sampler_answer(sampler, "coverage calls")
+                if samples is None:
                     return None, "library sampling unavailable: the sampler did not answer"
                 self._accept(reply, "the coverage calls")
-                if samples.get("evaded") is True:
-                    raise Outcome("rejected", "library_compute",
-                                  f"coverage calls: the trusted sampler lost sight of the runner ({samples['error']})")
                 if samples.get("error"):
                     return None, f"library sampling unavailable: {samples['error']}"
                 window.gate.freeze()
@@ -807,18 +800,29 @@ class Judge:
         could pad its own share at no cost to its time). It ends on SIGTERM and leaves its threads for
         the kernel to detach (the runner is frozen: a detach would wait for it)."""
         sampler.terminate()
+        samples = self._sampler_answer(sampler, "timed calls", "".join(f"{a} {b}\n" for a, b in untimed or []))
+        if samples is None:
+            return {"error": "the sampler did not answer"}
+        return dict(self._count_samples(samples, loaded), error=samples.get("error"), method=samples.get("lookup"))
+
+    @staticmethod
+    def _sampler_answer(sampler: subprocess.Popen, calls: str, spans: str = "") -> dict | None:
+        """A sampler's answer (its last line), given the spans it is not to count; None when it did not
+        answer (it is killed). A sampling the candidate evaded (a thread that escaped its events) is a
+        rejection, never "unmeasured"."""
         try:
-            spans = "".join(f"{start} {end}\n" for start, end in untimed or [])
             out, _ = sampler.communicate(input=spans, timeout=30)
             samples = json.loads(out.splitlines()[-1])
         except (subprocess.TimeoutExpired, ValueError, IndexError):
             sampler.kill()
             sampler.wait()
-            return {"error": "the sampler did not answer"}
+            return None
+        if not isinstance(samples, dict):
+            return None
         if samples.get("evaded") is True:
             raise Outcome("rejected", "library_compute",
-                          f"timed calls: the trusted sampler lost sight of the runner ({samples.get('error')})")
-        return dict(self._count_samples(samples, loaded), error=samples.get("error"), method=samples.get("lookup"))
+                          f"{calls}: the trusted sampler lost sight of the runner ({samples.get('error')})")
+        return samples
 
     def _count_samples(self, samples: dict, loaded: Loaded) -> dict:
         """The samples of a sampler's answer in own code and in libraries, and the CPU time they weigh:

@@ -210,12 +210,6 @@ class Sampler {
   };
   std::vector<Taken> taken_;
 
-  static uint64_t monotonic_ns() {
-    timespec t{};
-    ::clock_gettime(CLOCK_MONOTONIC, &t);
-    return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(t.tv_nsec);
-  }
-
   // The mapping covering ip, asked while the thread is stopped: PROCMAP_QUERY where the kernel has it.
   std::optional<MappedObject> query_mapping(pid_t pid, uint64_t ip) {
     if (!query_unsupported_) {

@@ -45,12 +45,6 @@ constexpr uint64_t kKernelAddresses = 0xffff800000000000ULL;
 constexpr int kAllDisarmed = -1;  // an Arming's event when a thread's events were all replaced
 constexpr long kTraceOptions = PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC;
 
-uint64_t now_ns() {
-  timespec t{};
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(t.tv_nsec);
-}
-
 std::optional<pid_t> tgid_of(pid_t tid) {
   const auto status = core::try_read_file(fmt::format("/proc/{}/status", tid));
   if (!status) return std::nullopt;
@@ -160,32 +154,40 @@ class PerfSampler {
   // Traces and opens events on every thread of the tree, until a pass finds no new one (a thread seized
   // since reports its clones, which wait at birth for their events), then reads each process's maps.
   void attach() {
-    for (bool found = true; found;) {
-      found = false;
-      for (pid_t pid : processes(root_)) {
-        for (pid_t tid : numeric_entries(fmt::format("/proc/{}/task", pid))) {
-          if (threads_.count(tid)) continue;
-          if (::ptrace(PTRACE_SEIZE, tid, nullptr, reinterpret_cast<void*>(kTraceOptions)) != 0) {
-            if (threads_.empty() && (errno == EPERM || errno == EACCES) && out_.error.empty())
-              out_.error = fmt::format("ptrace refused ({}): run as root or with kernel.yama.ptrace_scope=0",
-                                       std::strerror(errno));
-            continue;
-          }
-          found = true;
-          if (!add_thread(pid, tid)) return;
-        }
-      }
+    while (seize_unknown([this](pid_t pid, pid_t tid) { return add_thread(pid, tid); })) {
     }
     for (const auto& [tid, thread] : threads_)
       if (!histories_.count(thread.pid)) snapshot(thread.pid);
   }
 
+  // Seizes every thread of the tree not yet known and hands it to adopt; whether any was seized. A thread
+  // already seized (one waiting at birth for its events) refuses a second seize and is passed over. Stops
+  // at the first thread adopt fails.
+  template <typename Adopt>
+  bool seize_unknown(Adopt adopt) {
+    bool found = false;
+    for (pid_t pid : processes(root_)) {
+      for (pid_t tid : numeric_entries(fmt::format("/proc/{}/task", pid))) {
+        if (threads_.count(tid)) continue;
+        if (::ptrace(PTRACE_SEIZE, tid, nullptr, reinterpret_cast<void*>(kTraceOptions)) != 0) {
+          if (threads_.empty() && (errno == EPERM || errno == EACCES) && out_.error.empty())
+            out_.error = fmt::format("ptrace refused ({}): run as root or with kernel.yama.ptrace_scope=0",
+                                     std::strerror(errno));
+          continue;
+        }
+        found = true;
+        if (!adopt(pid, tid)) return false;
+      }
+    }
+    return found;
+  }
+
   void run(uint64_t deadline, const volatile sig_atomic_t* stop) {
     std::exponential_distribution<double> check_gap(1.0 / kCheckMeanMs);
-    uint64_t next_check = now_ns(), next_scan = now_ns() + kScanNs;
+    uint64_t next_check = monotonic_ns(), next_scan = monotonic_ns() + kScanNs;
     std::array<epoll_event, 64> ready{};
     while (!threads_.empty() && !(stop && *stop)) {
-      const uint64_t now = now_ns();
+      const uint64_t now = monotonic_ns();
       if (now >= deadline) break;
       if (now >= next_check) {
         check_pages();
@@ -211,22 +213,19 @@ class PerfSampler {
     }
     for (auto& [tid, thread] : threads_) drain(tid);
     check_pages();
-    end_ns_ = now_ns();
+    end_ns_ = monotonic_ns();
   }
 
   // A thread the clone events did not report (the sandbox refuses untraced clones; this is the check
   // that it did) ran unsampled since its birth: it is traced from now on, and the sampling fails.
   void adopt_escaped() {
-    for (pid_t pid : processes(root_)) {
-      for (pid_t tid : numeric_entries(fmt::format("/proc/{}/task", pid))) {
-        if (threads_.count(tid) || ::ptrace(PTRACE_SEIZE, tid, nullptr, reinterpret_cast<void*>(kTraceOptions)) != 0)
-          continue;  // known, or already ours and waiting at birth for its events
-        if (out_.error.empty()) out_.error = fmt::format("thread {} escaped the sampler's clone events", tid);
-        out_.evaded = true;
-        if (!histories_.count(pid)) snapshot(pid);
-        add_thread(pid, tid);
-      }
-    }
+    seize_unknown([this](pid_t pid, pid_t tid) {
+      if (out_.error.empty()) out_.error = fmt::format("thread {} escaped the sampler's clone events", tid);
+      out_.evaded = true;
+      if (!histories_.count(pid)) snapshot(pid);
+      add_thread(pid, tid);
+      return true;
+    });
   }
 
   void detach() {
@@ -331,7 +330,7 @@ class PerfSampler {
     uint64_t period = draw_period();
     const int fd = thread.fds[static_cast<size_t>(index)];
     if (::ioctl(fd, PERF_EVENT_IOC_PERIOD, &period) != 0 || ::ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0) return;
-    armings_of_[tid].push_back({now_ns(), index});
+    armings_of_[tid].push_back({monotonic_ns(), index});
   }
 
   // Opens a thread's rings and sampling events and arms them. False, with the error said, when the
@@ -372,12 +371,8 @@ class PerfSampler {
   // events are replaced by new ones, armed afresh, and the lost samples' time counts as unseen.
   void replace_events(pid_t tid, Thread& thread, uint64_t lost) {
     out_.unseen_ns += lost * mean_period_ns_;
-    for (int& fd : thread.fds)
-      if (fd >= 0) {
-        ::close(fd);
-        fd = -1;
-      }
-    armings_of_[tid].push_back({now_ns(), kAllDisarmed});
+    close_events(thread);
+    armings_of_[tid].push_back({monotonic_ns(), kAllDisarmed});
     if (!open_events(tid, thread)) {
       if (out_.error.empty())
         out_.error = fmt::format("perf: replacing thread {}'s events: {}", tid, std::strerror(errno));
@@ -387,19 +382,23 @@ class PerfSampler {
     for (int i = 0; i < kEvents; ++i) arm(tid, thread, i);
   }
 
-  void close_thread(Thread& thread) {
+  static void close_events(Thread& thread) {
     for (int& fd : thread.fds)
       if (fd >= 0) {
         ::close(fd);
         fd = -1;
       }
+  }
+
+  void close_thread(Thread& thread) {
+    close_events(thread);
     close_ring(thread.samples);
     close_ring(thread.records);
   }
 
   void snapshot(pid_t pid) {
     auto& history = histories_[pid];
-    history.snapshots.push_back({now_ns(), executable_mappings(pid)});
+    history.snapshots.push_back({monotonic_ns(), executable_mappings(pid)});
     hot_pages_[pid].clear();
     auto& map = page_maps_[pid];
     if (!map) map = std::make_unique<PageMap>(pid);
@@ -633,7 +632,7 @@ std::optional<CpuSamples> sample_cpu_perf(pid_t root, std::chrono::milliseconds 
     files.rlim_cur = files.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &files);
   }
-  const uint64_t deadline = now_ns() + static_cast<uint64_t>(duration.count()) * 1'000'000ULL;
+  const uint64_t deadline = monotonic_ns() + static_cast<uint64_t>(duration.count()) * 1'000'000ULL;
   if (sampler.set_up()) sampler.attach();
   if (attached) attached();
   if (out.error.empty()) sampler.run(deadline, stop);

@@ -52,6 +52,12 @@ std::optional<MappedObject> parse_maps_line(pid_t pid, const std::string& line) 
 }
 }  // namespace
 
+uint64_t monotonic_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(t.tv_nsec);
+}
+
 uint64_t page_size() {
   static const uint64_t size = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   return size;

@@ -18,6 +18,9 @@ namespace vinci::eval::process_view {
 
 uint64_t page_size();
 
+// CLOCK_MONOTONIC now, in nanoseconds: the clock of perf samples and of the spans callers exclude.
+uint64_t monotonic_ns();
+
 // The numeric entries of a /proc directory (its processes or a process's threads).
 std::vector<pid_t> numeric_entries(const std::string& dir);
 

@@ -5,6 +5,7 @@
 // before the sampling is not weighed, and threads born during it are, from their birth.
 #include "eval/cpu_sampler.h"
 #include "eval/perf_sampler.h"
+#include "eval/process_view.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -34,6 +35,7 @@
 
 namespace cpu_sampler_test {
 using namespace vinci::eval;
+using vinci::eval::process_view::monotonic_ns;
 
 // A child that runs `body` until killed (or for 20 s, should this process die first).
 class Child {
@@ -304,14 +306,8 @@ TimeAccount* g_account = nullptr;
 void* g_other = nullptr;  // a function in a memfd: a short counted loop
 
 __attribute__((noinline)) void own_chunk() {
-  for (volatile int i = 0; i < 100; i += 1) {
+  for (volatile int i = 0; i < 100; i = i + 1) {
   }
-}
-
-uint64_t monotonic_ns() {
-  timespec t{};
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(t.tv_nsec);
 }
 
 // Accounts its time by its wall clock between interruptions, which is user time: a CPU clock read
@@ -406,19 +402,14 @@ TEST_P(CpuSampler, AProcessClonedUntracedFailsTheSampling) {
 TEST_P(CpuSampler, SamplesInExcludedSpansAreNotCounted) {
   const Child child(spin);
   uint64_t middle = 0;
-  const auto now = [] {
-    timespec t{};
-    ::clock_gettime(CLOCK_MONOTONIC, &t);
-    return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ULL + static_cast<uint64_t>(t.tv_nsec);
-  };
   const auto all = sample(
-      child.pid(), std::chrono::milliseconds(600), 500, nullptr, [&] { middle = now() + 300'000'000ULL; },
+      child.pid(), std::chrono::milliseconds(600), 500, nullptr, [&] { middle = monotonic_ns() + 300'000'000ULL; },
       [&] {
-        return Spans{{middle, now()}};
+        return Spans{{middle, monotonic_ns()}};
       });
   if (!all.error.empty()) GTEST_SKIP() << all.error;
   const auto none = sample(child.pid(), std::chrono::milliseconds(300), 500, nullptr, {}, [&] {
-    return Spans{{0, now()}};
+    return Spans{{0, monotonic_ns()}};
   });
   ASSERT_GT(all.total, 20);
   // Half the time excluded: about half the samples remain (clock ticks and the attach blur the edge).
