@@ -129,10 +129,12 @@ PoolStats EvaluatorPool::stats() const {
   return s;
 }
 
+EvaluatorIdentity EvaluatorPool::identity() const {
+  return {config_.fingerprint(), device_name_, env_.torch_version, evaluator_version_};
+}
+
 std::string EvaluatorPool::result_key(const Job& job) const {
-  const std::string task_source = core::read_file(job.task.file);
-  return eval::result_key(task_source, job.candidate.source,
-                          {config_.fingerprint(), device_name_, env_.torch_version, evaluator_version_});
+  return eval::result_key(core::read_file(job.task.file), job.candidate.source, identity());
 }
 
 static Result base_result(const Job& job, const std::string& device) {

@@ -17,6 +17,7 @@
 #include "eval/config.h"
 #include "eval/environment.h"
 #include "eval/result.h"
+#include "eval/result_key.h"
 #include "eval/task.h"
 
 namespace vinci::eval {
@@ -45,6 +46,9 @@ class EvaluatorPool {
   const std::string& device_name() const { return device_name_; }
   const std::string& device_kind() const { return device_kind_; }  // cpu | cuda
   int workers() const { return static_cast<int>(worker_specs_); }
+  // What its results are keyed by besides the two sources: the queue's workers announce it, so that
+  // submitters key their jobs as this pool would (queue/worker_evaluator.h).
+  EvaluatorIdentity identity() const;
 
   // Evaluates every job; on_result runs (one at a time) as each result is ready. Jobs left when
   // the run stops early (stop_at) end as timeout/not_evaluated, are reported through on_result
