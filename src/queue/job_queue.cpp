@@ -70,7 +70,8 @@ std::optional<ResultRecord> JobQueue::result(const std::string& key) {
 }
 
 std::map<std::string, ResultRecord> JobQueue::wait(const std::vector<std::string>& keys,
-                                                   std::chrono::milliseconds timeout) {
+                                                   std::chrono::milliseconds timeout,
+                                                   const std::function<void(const ResultRecord&)>& on_result) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const std::set<std::string> wanted(keys.begin(), keys.end());
   std::map<std::string, ResultRecord> found;
@@ -86,8 +87,10 @@ std::map<std::string, ResultRecord> JobQueue::wait(const std::vector<std::string
     for (const auto& k : missing) mget.push_back(layout_.result(k));
     const RedisReply values = redis_.command(mget);
     for (size_t i = 0; i < missing.size(); ++i)
-      if (auto record = parse_record(missing[i], values.array().at(i).text_or_nil()))
-        found.emplace(missing[i], *record);
+      if (auto record = parse_record(missing[i], values.array().at(i).text_or_nil())) {
+        if (on_result) on_result(*record);
+        found.emplace(missing[i], std::move(*record));
+      }
     if (found.size() == wanted.size()) return found;
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,9 +31,11 @@ class JobQueue {
   // One atomic step on the server (a script), so two submitters of one key cannot both queue it.
   SubmitOutcome submit(const QueueJob& job);
   std::optional<ResultRecord> result(const std::string& key);
-  // Waits until every key has a result or timeout passes; returns the results found, by key. Woken by
-  // the results stream, read again from the store, so a wake-up missed or doubled changes nothing.
-  std::map<std::string, ResultRecord> wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout);
+  // Waits until every key has a result or timeout passes; returns the results found, by key, and
+  // hands each to on_result as it is found. Woken by the results stream, read again from the store,
+  // so a wake-up missed or doubled changes nothing.
+  std::map<std::string, ResultRecord> wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout,
+                                           const std::function<void(const ResultRecord&)>& on_result = {});
 
  private:
   RedisConnection& redis_;

@@ -28,6 +28,15 @@ if written then return 1 end
 return 0
 )lua";
 
+// KEYS: the evaluator's stream, this stream. ARGV: group, entry id, then the entry's fields and values.
+// One script, so a job moved to its evaluator's stream is never in both or neither. The in-flight
+// marker stays: the job is still queued.
+constexpr const char* kForwardScript = R"lua(
+redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))
+redis.call('XACK', KEYS[2], ARGV[1], ARGV[2])
+return 1
+)lua";
+
 std::string host_name() {
   char buf[256] = {};
   ::gethostname(buf, sizeof buf - 1);
@@ -35,6 +44,8 @@ std::string host_name() {
 }
 
 }  // namespace
+
+std::string default_worker_name() { return fmt::format("{}:{}", host_name(), ::getpid()); }
 
 struct QueueWorker::Entry {
   std::string id;
@@ -60,21 +71,52 @@ QueueWorker::QueueWorker(RedisConnection& redis, WorkerOptions options, Evaluate
     : redis_(redis), options_(std::move(options)), evaluate_(std::move(evaluate)) {
   if (options_.name.empty()) throw std::invalid_argument("a queue worker needs a name unique in its group");
   if (options_.max_deliveries < 1) throw std::invalid_argument("max_deliveries must be at least 1");
+  if (options_.evaluator) options_.layout = options_.layout.for_evaluator(options_.evaluator->tag());
   ensure_group(redis_, options_.layout);
   heartbeat();
 }
 
 void QueueWorker::heartbeat() {
-  const nlohmann::json beat = {{"name", options_.name},
-                               {"host", host_name()},
-                               {"pid", ::getpid()},
-                               {"evaluated", stats_.evaluated},
-                               {"duplicates", stats_.duplicates},
-                               {"worker_lost", stats_.worker_lost},
-                               {"refused", stats_.refused},
-                               {"failed", stats_.failed}};
+  nlohmann::json beat = {{"name", options_.name},
+                         {"host", host_name()},
+                         {"pid", ::getpid()},
+                         {"stream", options_.layout.stream()},
+                         {"sandbox", options_.sandbox},
+                         {"evaluated", stats_.evaluated},
+                         {"duplicates", stats_.duplicates},
+                         {"worker_lost", stats_.worker_lost},
+                         {"refused", stats_.refused},
+                         {"failed", stats_.failed},
+                         {"forwarded", stats_.forwarded},
+                         {"released", stats_.released}};
+  if (options_.evaluator) beat["evaluator"] = to_json(*options_.evaluator);
   redis_.command({"SET", options_.layout.worker(options_.name), beat.dump(), "EX",
                   std::to_string(options_.heartbeat_ttl.count())});
+}
+
+void QueueWorker::sign_off() { redis_.command({"DEL", options_.layout.worker(options_.name)}); }
+
+void QueueWorker::forward(const Entry& entry, const QueueJob& job) {
+  const auto& l = options_.layout;
+  const QueueLayout to = l.for_evaluator(evaluator_tag(job.evaluator));
+  ensure_group(redis_, to);  // a worker that joins later reads the group from the stream's start
+  std::vector<std::string> args{"EVAL", kForwardScript, "2", to.stream(), l.stream(), l.group(), entry.id};
+  for (const auto& [field, value] : entry.fields) {
+    args.push_back(field);
+    args.push_back(value);
+  }
+  redis_.command(args);
+  spdlog::warn("queue worker {}: job {} ({} on {}) is keyed for evaluator {} on {}, not this one ({}); moved to {}",
+               options_.name, entry.id, job.candidate_name, job.task_id, evaluator_tag(job.evaluator),
+               job.evaluator.device_name, options_.evaluator->describe(), to.stream());
+}
+
+void QueueWorker::release(const std::string& id) {
+  // Idle as long as the visibility timeout, the job is the next worker's to claim; JUSTID leaves its
+  // delivery count alone (the next claim counts one).
+  const auto& l = options_.layout;
+  redis_.command({"XCLAIM", l.stream(), l.group(), options_.name, "0", id, "IDLE",
+                  std::to_string(options_.visibility_timeout.count()), "JUSTID"});
 }
 
 void QueueWorker::acknowledge(const std::string& id) {
@@ -137,6 +179,13 @@ StepOutcome QueueWorker::handle(const Entry& entry) {
     ++stats_.refused;
     return StepOutcome::refused;
   }
+  if (options_.evaluator && !options_.evaluator->judges(job.evaluator)) {
+    // Judging it here would file this evaluator's verdict under another's key; failing it would
+    // cost its own workers the job. So it goes where they read.
+    forward(entry, job);
+    ++stats_.forwarded;
+    return StepOutcome::forwarded;
+  }
   int deliveries = 1;
   if (entry.reclaimed) {
     // [[id, consumer, idle ms, times delivered]]; XAUTOCLAIM has counted this delivery already.
@@ -165,9 +214,23 @@ StepOutcome QueueWorker::handle(const Entry& entry) {
     r.message = fmt::format("the worker evaluating it died or stopped answering {} times", deliveries - 1);
     outcome = StepOutcome::worker_lost;
   } else {
-    JobLease lease(redis_.url(), l, options_.name, entry.id, options_.visibility_timeout, options_.heartbeat_ttl);
+    std::optional<JobLease> lease;
+    lease.emplace(redis_.url(), l, options_.name, entry.id, options_.visibility_timeout, options_.heartbeat_ttl);
     try {
       record.result = evaluate_(job);
+    } catch (const JobRefused& e) {
+      spdlog::error("queue worker {}: refusing job {} ({} on {}): {}", options_.name, entry.id, job.candidate_name,
+                    job.task_id, e.what());
+      acknowledge(entry.id);
+      ++stats_.refused;
+      return StepOutcome::refused;
+    } catch (const JobReleased& e) {
+      spdlog::info("queue worker {}: releasing job {} ({} on {}) unjudged: {}", options_.name, entry.id,
+                   job.candidate_name, job.task_id, e.what());
+      lease.reset();  // its renewals would make the job this worker's again
+      release(entry.id);
+      ++stats_.released;
+      return StepOutcome::released;
     } catch (const std::exception& e) {
       // Not the candidate's verdict: the evaluator itself failed. Left pending, the job is claimed
       // again, and counts towards worker_lost if it keeps failing.

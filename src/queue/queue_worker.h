@@ -10,11 +10,14 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "queue/job_protocol.h"
 #include "queue/queue_layout.h"
 #include "queue/redis_connection.h"
+#include "queue/worker_evaluator.h"
 
 namespace vinci::queue {
 
@@ -28,6 +31,10 @@ struct WorkerOptions {
   int max_deliveries = 3;
   std::chrono::milliseconds block{1000};  // how long step() waits for a new job
   std::chrono::seconds heartbeat_ttl{60};
+  // The evaluator this worker judges with: it reads that evaluator's stream (the layout's tag is set
+  // from it) and announces it in its heartbeat. None: the untagged stream, every job (tests).
+  std::optional<WorkerEvaluator> evaluator;
+  std::string sandbox;  // how this host isolates candidates, announced for the status
 };
 
 enum class StepOutcome {
@@ -37,13 +44,30 @@ enum class StepOutcome {
   worker_lost,  // delivered too often: ended as runtime_error/worker_lost
   refused,      // a malformed or foreign entry, logged and acknowledged so it is not delivered again
   failed,       // the evaluator threw: left pending, to be claimed again after the visibility timeout
+  forwarded,    // keyed for another evaluator: moved to that evaluator's stream, not judged here
+  released,     // the evaluation was stopped (JobReleased): handed back at once for another worker
 };
 
 struct WorkerStats {
-  long evaluated = 0, duplicates = 0, worker_lost = 0, refused = 0, failed = 0;
+  long evaluated = 0, duplicates = 0, worker_lost = 0, refused = 0, failed = 0, forwarded = 0, released = 0;
+};
+
+// What an Evaluate callback throws instead of a result. JobRefused: this job cannot be judged as its
+// key says by any worker (its settings give another fingerprint): logged and acknowledged, like a
+// malformed entry. JobReleased: the worker is stopping mid-evaluation; the job goes back unjudged.
+class JobRefused : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+class JobReleased : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 using Evaluate = std::function<eval::Result(const QueueJob&)>;
+
+// HOST:PID, unique among the live workers of every host.
+std::string default_worker_name();
 
 class QueueWorker {
  public:
@@ -51,6 +75,9 @@ class QueueWorker {
   // One job at most: a claimed-over one first, else a new one. Refreshes the heartbeat.
   StepOutcome step();
   const WorkerStats& stats() const { return stats_; }
+  std::string stream() const { return options_.layout.stream(); }
+  // A worker that stops cleanly takes its heartbeat away, so the status stops listing it at once.
+  void sign_off();
 
  private:
   struct Entry;
@@ -59,6 +86,8 @@ class QueueWorker {
   void heartbeat();
   void acknowledge(const std::string& id);
   bool write(const ResultRecord& record, const std::string& id);  // false: a result was there already
+  void forward(const Entry& entry, const QueueJob& job);
+  void release(const std::string& id);
 
   RedisConnection& redis_;
   WorkerOptions options_;

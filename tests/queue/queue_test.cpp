@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "queue/job_queue.h"
+#include "queue/queue_status.h"
 #include "queue/queue_worker.h"
 #include "support/captured_log.h"
 #include "support/redis_server.h"
@@ -422,6 +423,18 @@ TEST(Queue, AclUsersOfTheDocs) {
   }
   EXPECT_EQ(queue.result(job.key)->worker, "w");
   EXPECT_THROW(RedisConnection(parse_redis_url(server.url())), RedisAuthError);  // the default user is off
+
+  // What the commands do besides: a submitter learns the evaluators from the heartbeats and submits
+  // to an evaluator's stream; both read the status.
+  EXPECT_EQ(live_workers(submitter_redis, l).size(), 1u);
+  JobQueue tagged(submitter_redis, l.for_evaluator("0123456789abcdef"));
+  EXPECT_EQ(tagged.submit(make_job(9)), SubmitOutcome::queued);
+  for (RedisConnection* r : {&submitter_redis, &worker_redis}) {
+    const QueueStatus status = read_status(*r, l);
+    EXPECT_EQ(status.workers.size(), 1u);
+    EXPECT_EQ(status.streams.size(), 2u);
+    EXPECT_EQ(status.waiting, 1);
+  }
 }
 
 }  // namespace vinci::queue::queue_test
@@ -581,6 +594,39 @@ TEST(Queue, AWorkerServesOnAfterTheServerLostItsData) {
   EXPECT_EQ(step_until_busy(worker), StepOutcome::evaluated);
   ASSERT_TRUE(queue.result(job.key));
   EXPECT_EQ(queue.result(job.key)->result.verdict, eval::Verdict::correct);
+}
+
+}  // namespace vinci::queue::queue_test
+
+namespace vinci::queue::queue_test {
+
+// A worker that stops mid-evaluation hands its job back at once: another worker takes it without
+// waiting out the visibility timeout, and nobody counts it a failure.
+TEST(Queue, AReleasedJobIsTakenAtOnceByAnother) {
+  test::TempDir dir("queue");
+  test::RedisServer server(dir.path() / "redis", kPassword);
+  RedisConnection redis = connect(server);
+  JobQueue queue(redis);
+  const QueueJob job = make_job(12);
+  ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
+
+  RedisConnection stopping_redis = connect(server);
+  QueueWorker stopping(stopping_redis, worker_options("stopping"),
+                       [](const QueueJob&) -> eval::Result { throw JobReleased("the worker is stopping"); });
+  EXPECT_EQ(step_until_busy(stopping), StepOutcome::released);
+  EXPECT_EQ(stopping.stats().released, 1);
+  EXPECT_EQ(stopping.stats().failed, 0);
+
+  RedisConnection taker_redis = connect(server);
+  QueueWorker taker(taker_redis, worker_options("taker"), verdict_by_parity);  // a 60 s visibility timeout
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(step_until_busy(taker), StepOutcome::evaluated);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  const auto record = queue.result(job.key);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->worker, "taker");
+  EXPECT_EQ(record->deliveries, 2);
+  EXPECT_EQ(pending(redis), 0);
 }
 
 }  // namespace vinci::queue::queue_test
