@@ -17,9 +17,9 @@
 #include "cli/agent_options.h"
 #include "cli/checks.h"
 #include "cli/commands.h"
+#include "cli/evaluations.h"
 #include "cli/evaluator_options.h"
 #include "core/files.h"
-#include "eval/pool.h"
 #include "skills/skill_jsonl.h"
 
 namespace vinci::cli {
@@ -29,7 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct BenchModelOptions {
-  std::string tasks, out, prompts, filter;
+  std::string tasks, out, prompts, filter, queue;
   std::vector<int> levels;
   std::vector<std::string> library;  // skill JSONL files; empty: no skill injection
   int selection_max_new_tokens = 2048;
@@ -86,12 +86,13 @@ int run_bench_model(BenchModelOptions& o) {
     s.selection.sampling.temperature = o.temperature;
     s.selection.sampling.max_new_tokens = o.selection_max_new_tokens;
   }
-  eval::EvaluatorPool pool(o.eval.resolved());
+  const auto evaluations = open_evaluations(o.eval.resolved(), o.queue);
 
-  spdlog::info("benchmarking {} on {} task(s) of {} ({}): {} sample(s), {} turn(s), {} tasks per batch, {}",
-               model->model_name(), tasks.size(), o.tasks, pool.device_name(), s.samples, s.policy.turns, s.batch_tasks,
+  spdlog::info("benchmarking {} on {} task(s) of {} (judged on {}): {} sample(s), {} turn(s), {} tasks per batch, {}",
+               model->model_name(), tasks.size(), o.tasks, evaluations->describe(), s.samples, s.policy.turns,
+               s.batch_tasks,
                library ? fmt::format("skills picked from a library of {}", library->size()) : "no skills");
-  agents::PoolEvaluator evaluator(pool, [](const eval::Result& r) {
+  evaluations->report_to([](const eval::Result& r) {
     spdlog::info("  {} {}: {}", r.task, fs::path(r.candidate).filename().string(), agents::outcome_line(r));
   });
   const fs::path journal_path = out / "journal.jsonl";
@@ -99,7 +100,7 @@ int run_bench_model(BenchModelOptions& o) {
   if (journal.recorded() > 0)
     spdlog::info("resuming: {} recorded calls in {}", journal.recorded(), journal_path.string());
   agents::ReplayBackbone replay_model(*model, journal);
-  agents::ReplayEvaluator replay_eval(evaluator, journal);
+  agents::ReplayEvaluator replay_eval(*evaluations, journal);
 
   const auto outcome = agents::bench_model(replay_model, replay_eval, prompts, tasks, out / "candidates", s,
                                            [](const std::string& line) { spdlog::info("{}", line); });
@@ -158,6 +159,7 @@ Action add_bench_model_command(CLI::App& app) {
                "continue the run recorded in --out: completed calls are answered from its journal");
 
   add_evaluator_options(app, o->eval);
+  add_queue_option(app, o->queue);
   return [o] { return run_bench_model(*o); };
 }
 

@@ -24,5 +24,6 @@ Action add_curriculum_command(CLI::App& app);
 Action add_teach_command(CLI::App& app);
 Action add_init_model_command(CLI::App& app);
 Action add_sft_data_command(CLI::App& app);
+Action add_worker_command(CLI::App& app);
 
 }  // namespace vinci::cli

@@ -10,13 +10,13 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/evaluations.h"
 #include "cli/evaluator_options.h"
 #include "core/files.h"
 #include "core/progress.h"
 #include "core/setup_error.h"
 #include "eval/candidate.h"
 #include "eval/metrics.h"
-#include "eval/pool.h"
 #include "eval/task.h"
 
 namespace vinci::cli {
@@ -24,7 +24,7 @@ namespace vinci::cli {
 namespace {
 
 struct EvalOptions {
-  std::string tasks, candidates, out, filter, baseline = "eager", protocol = "vinci";
+  std::string tasks, candidates, out, filter, baseline = "eager", protocol = "vinci", queue;
   double deadline_s = 0;
   int import_timeout_s = 120;
   bool json = false, no_cache = false, append = false, quiet = false, expect = false, rebaseline = false;
@@ -80,6 +80,10 @@ void refuse_unchecked(const eval::Pairing& pairing, const std::string& dir) {
 }
 
 int run_eval(EvalOptions& o) {
+  if (!o.queue.empty() && (o.no_cache || o.rebaseline))
+    throw core::SetupError(
+        "--no-cache and --rebaseline cannot go with --queue: the queue answers a pair from its result store, "
+        "which only workers write; submit to a fresh queue (another database in the URL) to measure again");
   eval::Suite suite = eval::load_suite(o.tasks);
   for (const auto& s : suite.skipped) spdlog::warn("skipped {}", s);
   // Candidates are matched against every task, so that --level/--filter leave a file out rather
@@ -111,12 +115,10 @@ int run_eval(EvalOptions& o) {
   c.reuse_baselines = !o.rebaseline;
   c.import_timeout = std::chrono::seconds(o.import_timeout_s);
   c.protocol = eval::Protocol::named(o.protocol);
-  eval::EvaluatorPool pool(c);
-  const std::string sandbox = pool.sandbox();
-  spdlog::info("{} candidates for {} tasks on {} ({} worker{}), protocol {}, sandbox {}, cache {}",
-               pairing.pairs.size(), suite.tasks.size(), pool.device_name(), pool.workers(),
-               pool.workers() == 1 ? "" : "s", c.protocol.name, sandbox,
-               c.use_cache ? pool.config().cache_dir.string() : "off");
+  const auto evaluations = open_evaluations(c, o.queue);
+  const std::string sandbox = evaluations->sandbox();
+  spdlog::info("{} candidates for {} tasks on {}, protocol {}, sandbox {}", pairing.pairs.size(), suite.tasks.size(),
+               evaluations->describe(), c.protocol.name, sandbox);
   if (sandbox.rfind("bwrap", 0) != 0)
     spdlog::warn(
         "candidates are NOT isolated by namespaces on this host ({}): install bubblewrap and allow user "
@@ -128,18 +130,18 @@ int run_eval(EvalOptions& o) {
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (o.deadline_s > 0)
     deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(o.deadline_s * 1000));
-  pool.stop_at(deadline, &interrupted);
+  evaluations->stop_at(deadline, &interrupted);
 
   std::vector<eval::Job> jobs;
   for (auto& [task, cand] : pairing.pairs) {
-    if (o.expect && !cand.runs_on(pool.device_kind())) continue;  // e.g. CUDA-only hacks on a CPU run
+    if (o.expect && !cand.runs_on(evaluations->device_kind())) continue;  // e.g. CUDA-only hacks on a CPU run
     jobs.push_back({task, cand});
   }
   std::optional<core::LineWriter> out;
   if (!o.out.empty()) out.emplace(o.out, o.append);
   core::Progress progress("eval", jobs.size(), !o.quiet);
   const auto started = std::chrono::steady_clock::now();
-  const auto all_results = pool.run(jobs, [&](const eval::Result& r) {
+  const auto all_results = evaluations->run(jobs, [&](const eval::Result& r) {
     if (r.reason == "not_evaluated") return;  // nothing was measured: the file keeps what finished
     if (out) out->write_line(eval::to_json(r).dump());
     progress.advance(fmt::format("{} {}", r.task, eval::to_string(r.verdict)));
@@ -156,12 +158,12 @@ int run_eval(EvalOptions& o) {
 
   const eval::Baseline baseline = eval::baseline_from_string(o.baseline);
   const eval::Summary summary = eval::summarize(results, eval::task_ids_by_level(suite.tasks), baseline);
-  const auto stats = pool.stats();
+  const auto stats = evaluations->stats();
   // Throughput counts every result, a cached one too: it is what a run of this size costs.
   const double per_minute = seconds > 0 ? static_cast<double>(results.size()) * 60.0 / seconds : 0.0;
   if (o.json) {
     nlohmann::json j = eval::to_json(summary);
-    j["device"] = pool.device_name();
+    j["device"] = evaluations->device();
     j["candidates"] = results.size();
     j["unmatched_candidates"] = pairing.unmatched.size();
     j["result_cache_hits"] = stats.result_cache_hits;
@@ -195,6 +197,7 @@ Action add_eval_command(CLI::App& app) {
                  "level_L_problem_N_*.py) or by a '# vinci-task: <id>' header")
       ->required();
   add_evaluator_options(app, o->evaluator);
+  add_queue_option(app, o->queue);
   app.add_option("--out", o->out, "write one JSON line per (task, candidate) to this file");
   app.add_flag("--append", o->append, "append to --out instead of replacing it");
   app.add_flag("--json", o->json, "print the summary as one JSON object instead of a table");

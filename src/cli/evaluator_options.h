@@ -15,7 +15,11 @@ struct EvaluatorOptions {
 };
 
 // --device, --scale, --cache-dir, --trials, --time-budget, --no-compile-baseline, --torch-ops,
-// --compile-timeout and --run-timeout.
+// --compile-timeout, --compile-memory, --compile-cpu and --run-timeout.
 void add_evaluator_options(CLI::App& app, EvaluatorOptions& options);
+
+// The host's part alone: --device, --cache-dir and the limits (--compile-timeout, --compile-memory,
+// --compile-cpu, --run-timeout). A queue worker takes these; what is measured comes with each job.
+void add_host_evaluator_options(CLI::App& app, EvaluatorOptions& options);
 
 }  // namespace vinci::cli

@@ -101,6 +101,10 @@ int main(int argc, char** argv) {
   auto* sft_data = app.add_subcommand(
       "sft-data", "SFT data: the procedural teacher run through the agents on a curriculum, with real evaluation");
   actions[sft_data] = vinci::cli::add_sft_data_command(*sft_data);
+  auto* worker = app.add_subcommand(
+      "worker",
+      "serve evaluations from a Redis queue on this host, one consumer per GPU (--status: the queue's state)");
+  actions[worker] = vinci::cli::add_worker_command(*worker);
   app.set_version_flag("--version", version_text, "vinci's version and commit, torch, CUDA and the GPUs seen");
   if (const auto why = unknown_subcommand(app, argc, argv); !why.empty()) {
     fmt::print(stderr, "vinci: {}\nRun with --help for more information.\n", why);

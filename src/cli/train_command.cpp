@@ -12,11 +12,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "agents/kernel_evaluator.h"
 #include "cli/agent_options.h"
 #include "cli/backbone_options.h"
 #include "cli/checks.h"
 #include "cli/commands.h"
+#include "cli/evaluations.h"
 #include "cli/evaluator_options.h"
 #include "cli/skills_db.h"
 #include "core/files.h"
@@ -199,7 +199,7 @@ Action add_sft_command(CLI::App& app) {
 }
 
 struct RlCommandOptions {
-  std::string config, tasks, out, skills_db, prompts, filter;
+  std::string config, tasks, out, skills_db, prompts, filter, queue;
   std::vector<int> levels;
   std::string model, model_device = "auto", dtype = "auto", chat_template;
   EvaluatorOptions eval;
@@ -254,10 +254,9 @@ int run_rl(RlCommandOptions& o) {
   parallel.barrier();
   if (!main) open_store();
   const agents::Prompts prompts(o.prompts);
-  eval::EvaluatorPool pool(o.eval.resolved());
-  agents::PoolEvaluator evaluator(pool);
+  const auto evaluations = open_evaluations(o.eval.resolved(), o.queue);
   spdlog::info("co-evolution on {} tasks, {} per step, {} steps; kernels evaluated on {}; library {} ({} skills)",
-               tasks.size(), file.run.tasks_per_step, file.run.steps, pool.device_name(), store->path().string(),
+               tasks.size(), file.run.tasks_per_step, file.run.steps, evaluations->describe(), store->path().string(),
                store->list(skills::Status::admitted).size());
 
   const auto log_step = [](const rl::CoevolutionMetrics& m) {
@@ -276,7 +275,7 @@ int run_rl(RlCommandOptions& o) {
                                .on_step = log_step,
                                .progress = [](const std::string& line) { spdlog::info("{}", line); },
                                .deadline = ends_by};
-  const int ended_at = rl::train_coevolution(*backbone, evaluator, prompts, *store, tasks, file.run, run, parallel);
+  const int ended_at = rl::train_coevolution(*backbone, *evaluations, prompts, *store, tasks, file.run, run, parallel);
   if (!main) return ended_at < file.run.steps ? 3 : 0;
   if (ended_at < file.run.steps) {
     fmt::print("stopped by --deadline after step {} of {}: model in {}; continue with --resume\n", ended_at,
@@ -318,6 +317,7 @@ Action add_rl_command(CLI::App& app) {
                  "exits 3, and --resume goes on")
       ->check(CLI::PositiveNumber);
   add_evaluator_options(app, o->eval);
+  add_queue_option(app, o->queue);
   return [o] { return run_rl(*o); };
 }
 

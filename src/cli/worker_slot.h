@@ -1,0 +1,37 @@
+// One GPU (or CPU slot) of a `vinci worker` host: the local judge of `vinci eval`, an EvaluatorPool of
+// its own on that device, judging queued jobs under each job's settings and the host's limits. The
+// pool is made again when a job comes with other settings, which is rare: a run's jobs share theirs.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "eval/config.h"
+#include "eval/pool.h"
+#include "queue/job_protocol.h"
+#include "queue/worker_evaluator.h"
+
+namespace vinci::cli {
+
+class WorkerSlot {
+ public:
+  // host: the device (one GPU through gpu_share_index/count), cache and limits. *release turning true
+  // stops an evaluation in flight, whose job is then released (queue::JobReleased).
+  WorkerSlot(eval::EvalConfig host, std::string name, const std::atomic<bool>* release);
+
+  queue::WorkerEvaluator evaluator() const;
+  std::string sandbox() { return pool_->sandbox(); }
+  // Throws queue::JobRefused when the job's settings do not give the fingerprint its key names,
+  // queue::JobReleased when stopped, std::runtime_error when the judge on this host failed.
+  eval::Result evaluate(const queue::QueueJob& job);
+
+ private:
+  eval::EvalConfig host_;
+  std::string name_;
+  const std::atomic<bool>* release_;
+  std::unique_ptr<eval::EvaluatorPool> pool_;
+};
+
+}  // namespace vinci::cli
