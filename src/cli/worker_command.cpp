@@ -41,7 +41,7 @@ void on_worker_signal(int) {
   if (g_worker_stopping.exchange(true)) g_worker_releasing = true;
 }
 
-queue::RedisUrl queue_url(const std::string& text) {
+queue::RedisUrl worker_queue_url(const std::string& text) {
   try {
     return queue::parse_redis_url(text);
   } catch (const std::invalid_argument& e) {
@@ -49,8 +49,8 @@ queue::RedisUrl queue_url(const std::string& text) {
   }
 }
 
-int print_status(const WorkerCommandOptions& o) {
-  queue::RedisConnection redis(queue_url(o.queue));
+int print_queue_status(const WorkerCommandOptions& o) {
+  queue::RedisConnection redis(worker_queue_url(o.queue));
   const queue::QueueStatus status = queue::read_status(redis, {});
   if (o.json)
     fmt::print("{}\n", queue::to_json(status).dump());
@@ -93,8 +93,8 @@ std::vector<eval::EvalConfig> slot_configs(const WorkerCommandOptions& o) {
   return slots;
 }
 
-int serve(const WorkerCommandOptions& o) {
-  const queue::RedisUrl url = queue_url(o.queue);
+int serve_queue(const WorkerCommandOptions& o) {
+  const queue::RedisUrl url = worker_queue_url(o.queue);
   { queue::RedisConnection check(url); }  // refused credentials stop the worker before its judges start
   const std::vector<eval::EvalConfig> configs = slot_configs(o);
   const std::string base = o.name.empty() ? queue::default_worker_name() : o.name;
@@ -174,7 +174,7 @@ Action add_worker_command(CLI::App& app) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   add_host_evaluator_options(app, o->eval);
-  return [o] { return o->status ? print_status(*o) : serve(*o); };
+  return [o] { return o->status ? print_queue_status(*o) : serve_queue(*o); };
 }
 
 }  // namespace vinci::cli
