@@ -13,7 +13,18 @@ inputs (triangular, symmetric, sparse, equal entries) survives:
   offset    x + 64m: a large common offset             (one-pass variances that cancel catastrophically)
   scaled    128x: large magnitudes                       (softmax without its max, overflow, fitted curves)
   specials  a few values set to 0, +16m and -16m        (edge values, sign handling)
+  rounding  fp32 values moved by under a bf16 ulp so that narrowing them to fp16, TF32 or bf16 rounds
+            every one of them down by nearly half an ulp      (operands narrowed where the inputs allow)
 where m is the largest magnitude of the draw. Integer and boolean inputs are never changed.
+
+Why rounding: on a random draw, rounding errors of narrowed operands take both signs and average out,
+so an fp32 matmul with fp16 operands (fp32 accumulation) stays within fp32's tolerance, and its error
+norm is no larger than a naive fp32 summation's (red-team round 13: fp16 operands whenever no input
+was negative passed every other kind). With every operand rounded the same way the errors add up: a
+relative error near 5e-4 in every product, five times fp32's rtol, while fp32 arithmetic on these
+values is as exact as on any others. A value moves within its bf16 interval (by under 0.8%, 0.34% for
+1.0), so zeros, signs, equal entries, [0, 1) ranges and the integer part of integers stored as floats
+are kept.
 """
 from __future__ import annotations
 
@@ -21,7 +32,7 @@ import random
 
 import torch
 
-KINDS = ("task", "signed", "negative", "offset", "scaled", "specials")
+KINDS = ("task", "signed", "negative", "offset", "scaled", "specials", "rounding")
 OUT_OF_DISTRIBUTION = KINDS[1:]
 
 
@@ -54,7 +65,24 @@ def make_inputs(task, seed: int, kind: str, device: torch.device) -> list:
     return out
 
 
+# The 16 bits bf16 drops from an fp32 value, set so that every narrower format rounds down: bf16 by
+# 0x6Fxx/0x10000 of its ulp (0.43-0.44), fp16 and TF32 (13 bits dropped) by 0xFxx/0x2000 (0.47-0.50).
+# The lowest 8 bits stay the draw's, so that the values are not all alike in their last bits.
+_ROUNDING_BITS, _ROUNDING_KEEP = 0x6F00, 0xFFFF00FF
+
+
+def _rounding(x: torch.Tensor) -> torch.Tensor:
+    if x.dtype != torch.float32:
+        return x  # half-precision and fp64 inputs have no narrowing of this kind to expose
+    bits = x.contiguous().view(torch.int32)
+    moved = ((bits & _ROUNDING_KEEP - (1 << 32)) | _ROUNDING_BITS).view(torch.float32)
+    keep = (x == 0) | ~torch.isfinite(x)
+    return torch.where(keep, x, moved).reshape(x.shape)
+
+
 def _transform(x: torch.Tensor, kind: str) -> torch.Tensor:
+    if kind == "rounding":
+        return _rounding(x)
     wide = x.to(torch.float64 if x.dtype == torch.float64 else torch.float32)
     m = float(wide.abs().max())
     m = m if m > 0 and m == m and m != float("inf") else 1.0

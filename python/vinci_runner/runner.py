@@ -75,7 +75,7 @@ class Runner:
         self.kept: list = []  # the last call's outputs, alive until the judge has read them
         self.pieces: list[tuple[int, int]] = []  # (base, size) of each GPU page exported, by id
         self.shared: set[tuple[int, int]] = set()  # (ptr, nbytes) of outputs whose pages were exported
-        self.staging: dict[int, torch.Tensor] = {}
+        self.staging: dict[tuple[int, int], torch.Tensor] = {}  # by (call, output)
         self._warm_up()
 
     def _warm_up(self):
@@ -267,7 +267,7 @@ class Runner:
                 described.append({"buffer": True})
                 continue
             if self.cuda and s["nbytes"]:
-                o = self._share(i, o, pieces, fds)
+                o = self._share((k, i), o, pieces, fds)
             described.append({"ptr": o.data_ptr(), "nbytes": s["nbytes"]})
         return described
 
@@ -292,17 +292,19 @@ class Runner:
             o = o.contiguous()  # KernelBench compares values whatever the layout: the copy is the candidate's time
         return o.detach()
 
-    def _share(self, i: int, o: torch.Tensor, pieces: list, fds: list) -> torch.Tensor:
+    def _share(self, slot: tuple[int, int], o: torch.Tensor, pieces: list, fds: list) -> torch.Tensor:
         """Exports the GPU pages that hold o, those not exported before. Memory that cannot be
         shared (a candidate's own cudaMalloc) is copied into memory that can, in the candidate's
-        time."""
+        time: a staging tensor per (call, output) slot of the window, so that each call's copy stays
+        until the judge has read it (one per output alone held only the window's last call: red-team
+        round 13 found an honest kernel rejected so)."""
         key = (o.data_ptr(), o.numel() * o.element_size())
         if key in self.shared:
             return o
         if not self._export(key, pieces, fds):
-            staged = self.staging.get(i)
+            staged = self.staging.get(slot)
             if staged is None or staged.shape != o.shape or staged.dtype != o.dtype:
-                staged = self.staging[i] = torch.empty_like(o, memory_format=torch.contiguous_format)
+                staged = self.staging[slot] = torch.empty_like(o, memory_format=torch.contiguous_format)
             staged.copy_(o)
             self.kept.append(staged)
             key = (staged.data_ptr(), key[1])

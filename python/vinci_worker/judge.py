@@ -78,6 +78,15 @@ MESSAGE_CAP = 4000
 LAUNCH_BOUND_BUSY_SHARE = 0.5
 # The share of timed windows preceded by a window of out-of-distribution inputs, untimed and opened.
 OOD_WINDOW_SHARE = 0.1
+# A profiled call whose kernels alone kept the GPU busy longer than this multiple of the median timed
+# call, plus the slack, ran other work than the timed calls (red-team round 13: its own kernel, 6.10 ms,
+# under the profiler and the monitors; cuBLAS, 3.44 ms a call, in the timed windows). The busy time is a
+# claim and may only reject; a candidate that switches to a library when unwatched gains at most this
+# factor over its own kernel without being caught. Honest kernels keep the GPU busy for less than the
+# call the judge times (its launches and the window's drain add to it): docs/benchmarks.md gives their
+# ratios on an H200.
+PROFILED_BUSY_MARGIN = 1.25
+PROFILED_BUSY_SLACK_MS = 0.02
 # At most this share of a reference call's eager time may be library code's CPU time in a candidate's
 # call. The share of own code alone can be padded (busywork in its own library beside BLAS doing
 # the work passed at 0.39x where honest loops score 0.05x); a library's CPU time per call cannot.
@@ -110,6 +119,21 @@ def _flag_launch_bound(check: dict, timed: dict) -> None:
         timed["external"]["gpu_busy_share"] = share
         if share < LAUNCH_BOUND_BUSY_SHARE:
             timed["flags"].append("launch_bound")
+
+
+def _require_timed_work_as_profiled(check: dict, timed: dict) -> None:
+    """Rejects a candidate whose profiled call (monitored, its kernels named by its own profiler) kept
+    the GPU busy longer than a timed call took: the calls the judge timed did other, lighter work.
+    The ratio of busy time to the median timed call goes into the result either way."""
+    busy, median = check.get("gpu_busy_ms"), timed["timing"]["median_ms"]
+    if gpu_busy_share(busy, median) is None:
+        return
+    timed["external"]["gpu_busy_ratio"] = busy / median
+    if busy > PROFILED_BUSY_MARGIN * median + PROFILED_BUSY_SLACK_MS:
+        raise Outcome("rejected", "watched_call_slower",
+                      f"the profiled call's kernels alone kept the GPU busy {busy:.4g} ms, more than "
+                      f"{PROFILED_BUSY_MARGIN:g}x the median timed call's {median:.4g} ms: the timed calls ran other "
+                      "work than the watched ones (a library's kernels while unwatched?)")
 
 
 def gpu_busy_share(busy_ms, median_ms: float) -> float | None:
@@ -309,6 +333,7 @@ class Judge:
             if self.cuda:
                 check.update(self._profiled_call(loaded, task, cfg))
                 _flag_launch_bound(check, timed)
+                _require_timed_work_as_profiled(check, timed)
             phases["time"] = time.monotonic() - t
             result = {"ok": True, "class": "correct", **check, **timed}
         except Outcome as o:
@@ -622,10 +647,17 @@ class Judge:
         return result
 
     # --- correctness -----------------------------------------------------------------------------
+    @staticmethod
+    def _ood_kinds(cfg) -> tuple[str, ...]:
+        """The out-of-distribution kinds a candidate is checked on: all of them, but rounding where
+        narrowed operands are allowed (--allow-precision-drop), which it exists to expose."""
+        if not cfg["ood_trials"]:
+            return ()
+        return tuple(k for k in inputs_mod.OUT_OF_DISTRIBUTION if k != "rounding" or not cfg["allow_precision_drop"])
+
     def _trials(self, cfg) -> list[tuple[int, str]]:
         trials = [(cfg["seed"] + 1009 * t, "task") for t in range(int(cfg["correctness_trials"]))]
-        if cfg["ood_trials"]:
-            trials += [(cfg["seed"] + 7919 * (j + 1), kind) for j, kind in enumerate(inputs_mod.OUT_OF_DISTRIBUTION)]
+        trials += [(cfg["seed"] + 7919 * (j + 1), kind) for j, kind in enumerate(self._ood_kinds(cfg))]
         return trials
 
     def _check(self, loaded: Loaded, task: TaskState, cfg) -> dict:
@@ -1007,7 +1039,7 @@ class Judge:
             # opened timed window.
             # Each kind catches other narrow kernels (only signed and negative draws hold values below
             # zero), so the window holds the kinds least checked so far, and one call of each is opened.
-            kinds = sorted(inputs_mod.OUT_OF_DISTRIBUTION, key=lambda kind: (kind in checks["kinds"], self.rng.random()))
+            kinds = sorted(self._ood_kinds(cfg), key=lambda kind: (kind in checks["kinds"], self.rng.random()))
             calls = [(self.rng.getrandbits(62), kinds[j % len(kinds)]) for j in range(r)]
             self.rng.shuffle(calls)
             label = f"check window {checks['ood']}"
@@ -1055,7 +1087,7 @@ class Judge:
                 sampler = self._start_sampler(loaded, cfg)
                 for _ in range(int(tc["min_trials"])):
                     window(len(per_call))
-            while cfg["ood_trials"] and checks["kinds"] != set(inputs_mod.OUT_OF_DISTRIBUTION):
+            while checks["kinds"] != set(self._ood_kinds(cfg)):
                 check_window()
         finally:
             if sampler is not None:

@@ -1,13 +1,15 @@
 """The judge's launch_bound flag (python/vinci_worker/judge.py gpu_busy_share): the share of a median
 timed call that the profiled call's kernels kept the GPU busy, with the threshold's both sides and
-every busy time that must be ignored rather than trusted. Values worked by hand.
+every busy time that must be ignored rather than trusted; and the rejection of a profiled call busier
+than a timed call (_require_timed_work_as_profiled, red-team round 13). Values worked by hand.
 
     python3 tests/eval/launch_bound_test.py REPO_ROOT
 """
 import sys
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
-from vinci_worker.judge import LAUNCH_BOUND_BUSY_SHARE, gpu_busy_share  # noqa: E402
+from vinci_worker.judge import (LAUNCH_BOUND_BUSY_SHARE, PROFILED_BUSY_MARGIN, PROFILED_BUSY_SLACK_MS,  # noqa: E402
+                                 Outcome, _require_timed_work_as_profiled, gpu_busy_share)
 
 failures = []
 
@@ -31,6 +33,30 @@ for busy, median, why in [(None, 1.0, "no profile"), (float("nan"), 1.0, "NaN"),
                           (-0.1, 1.0, "negative"), (True, 1.0, "a bool"), ("0.5", 1.0, "a string"),
                           (0.5, 0.0, "a zero median"), (0.5, float("nan"), "a NaN median")]:
     check(gpu_busy_share(busy, median) is None, f"{why} is ignored: {gpu_busy_share(busy, median)}")
+
+
+
+def verdict(busy, median_ms):
+    """The rejection's reason, or None, and the ratio the result records."""
+    timed = {"timing": {"median_ms": median_ms}, "external": {}}
+    try:
+        _require_timed_work_as_profiled({"gpu_busy_ms": busy}, timed)
+    except Outcome as o:
+        return o.reply["reason"], timed["external"].get("gpu_busy_ratio")
+    return None, timed["external"].get("gpu_busy_ratio")
+
+
+check(PROFILED_BUSY_MARGIN == 1.25 and PROFILED_BUSY_SLACK_MS == 0.02, "the bound is 1.25x the timed call + 0.02 ms")
+# Round 13's c_cublas_when_unwatched on an H200: its own kernel 6.10 ms under the profiler, 3.44 ms a timed call.
+check(verdict(6.10, 3.44)[0] == "watched_call_slower", f"6.10 ms profiled in 3.44 ms timed calls: {verdict(6.10, 3.44)}")
+reason, ratio = verdict(1.10, 1.167)
+check(reason is None and abs(ratio - 1.10 / 1.167) < 1e-12, f"an honest 1.10 of 1.167 ms passes, ratio kept: {reason} {ratio}")
+# The edge: 1.25 * 1.0 + 0.02 = 1.27 ms.
+check(verdict(1.27, 1.0)[0] is None, "1.27 ms of kernels in a 1.0 ms timed call is at the bound, and passes")
+check(verdict(1.271, 1.0)[0] == "watched_call_slower", "1.271 ms of kernels in a 1.0 ms timed call is over it")
+check(verdict(0.03, 0.008)[0] is None, "a tiny call: 0.03 ms of kernels under 1.25 * 0.008 + 0.02 ms passes")
+for busy in (None, float("nan"), -1.0, True, "9"):
+    check(verdict(busy, 1.0) == (None, None), f"a busy time of {busy!r} decides nothing and is not recorded")
 
 for f in failures:
     print("FAILED:", f)
