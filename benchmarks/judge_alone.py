@@ -135,7 +135,8 @@ def main() -> int:
                                 "static": static, "config": config, "log": os.path.join(a.cache, "logs",
                                                                                        os.path.basename(path) + ".log"),
                                 "eager_times": base.get("eager_times"), "compile_times": base.get("compile_times"),
-                                "calls_per_window": base.get("calls_per_window", 1)})
+                                "calls_per_window": base.get("calls_per_window", 1),
+                                "reference_kernels": base.get("reference_kernels", [])})
         if result.get("class") == "correct" and base.get("eager_times"):
             import statistics
             result["speedup_eager"] = statistics.median(base["eager_times"]) / result["timing"]["median_ms"]

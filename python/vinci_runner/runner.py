@@ -9,7 +9,7 @@ decides anything: the judge does all of that from outside.
 
 Requests (JSON lines on the control socket) and replies:
   {"op": "load", "task_name", "task_source", "scale", "candidate_name", "candidate_source"|null, "specs",
-   "input_specs", "seed", "numerics", "kernel_names", "low_precision", "compile", "protocol",
+   "input_specs", "seed", "numerics", "kernel_names", "library_kernels", "low_precision", "compile", "protocol",
    "input_sets", "input_offsets", "input_bytes", "deliver", ["input_mapping_size" + 1 descriptor]}
                                           -> {"ok", "load_s"} | a failure
   {"op": "call", "id", "sets", "values", "monitor", "profile"}
@@ -41,6 +41,7 @@ class Failure(Exception):
 
 
 PROFILE_KERNELS = 8  # kernels a profiled call lists, by GPU time
+PROFILE_NAMES = 256  # distinct kernel names a profiled call reports
 _perf_counter = time.perf_counter  # bound before any candidate code runs: replacing time's clocks leaves it alone
 
 
@@ -126,6 +127,7 @@ class Runner:
         except loader.TaskError as e:
             raise Failure("invalid_task", e.reason, str(e)) from None
         self.kernel_names = set(req.get("kernel_names", []))
+        self.library_kernels = set(req.get("library_kernels", []))
         self.low_precision = bool(req.get("low_precision", False))
         self.lenient_layout = req.get("protocol") == "kernelbench"
         candidate = None
@@ -359,8 +361,8 @@ class Runner:
                    "patched": self.snapshot.changes() if self.snapshot else [],
                    "flags_changed": self.snapshot.flag_changes() if self.snapshot else []}
         if prof is not None:
-            launches, coverage, busy_ms, kernels = _profile_summary(prof, self.kernel_names)
-            signals.update(launches=launches, coverage=coverage, gpu_busy_ms=busy_ms, profile=kernels)
+            launches, coverage, busy_ms, kernels, seen = _profile_summary(prof, self.kernel_names, self.library_kernels)
+            signals.update(launches=launches, coverage=coverage, gpu_busy_ms=busy_ms, profile=kernels, kernels_seen=seen)
         elif not self.cuda:
             signals["launches"] = self.calls.calls
         signals.update(_after_call(outputs.flatten(out), args, before))
@@ -394,8 +396,11 @@ def _after_call(outs, args, before) -> dict:
     return found
 
 
-def _profile_summary(prof, names):
-    """(custom launches, time coverage, GPU busy ms, kernels by GPU time) of one profiled call."""
+def _profile_summary(prof, names, library_names=frozenset()):
+    """(custom launches, time coverage, GPU busy ms, kernels by GPU time, every kernel's full name) of
+    one profiled call. A kernel is the candidate's own when its identifier is one of its kernels' names
+    and its full name is none of library_names: the kernels the task's reference ran, whose names a
+    candidate could otherwise declare for a library's kernels replayed from a graph."""
     custom, total, custom_t = 0, 0.0, 0.0
     spans, by_name = [], {}
     for ev in prof.events():
@@ -405,7 +410,7 @@ def _profile_summary(prof, names):
         dt = ev.cuda_time if dt is None else dt
         total += dt
         spans.append((ev.time_range.start, ev.time_range.end))
-        mine = _kernel_identifier(ev.name) in names
+        mine = _kernel_identifier(ev.name) in names and ev.name not in library_names
         if mine:
             custom += 1
             custom_t += dt
@@ -413,7 +418,8 @@ def _profile_summary(prof, names):
         k["calls"] += 1
         k["total_us"] += dt
     kernels = sorted(by_name.values(), key=lambda k: -k["total_us"])[:PROFILE_KERNELS]
-    return custom, (custom_t / total if total > 0 else 0.0), _union_ms(spans), kernels
+    seen = sorted(by_name)[:PROFILE_NAMES]
+    return custom, (custom_t / total if total > 0 else 0.0), _union_ms(spans), kernels, seen
 
 
 def _kernel_identifier(name: str) -> str:

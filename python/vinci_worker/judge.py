@@ -305,8 +305,34 @@ class Judge:
                 result.update(compile=summarize(times), compile_times=times)
             except Outcome as o:
                 result["compile_error"] = o.reply["message"][:500]
+        if self.cuda:
+            result["reference_kernels"] = self._reference_kernels(task, cfg)
         self._release_memory()
         return result
+
+    def _reference_kernels(self, task: TaskState, cfg) -> list[str]:
+        """The full names of the kernels the task's reference runs on this GPU, from one profiled call
+        in a trusted runner of its own, closed after it (a process that has used CUPTI can never again
+        be drained, so the timing's reference runner never profiles). A candidate's kernel of one of
+        these names is the library's, whoever compiled it: red-team round 13 replayed cuBLAS from a
+        graph captured in __init__ and declared its kernel's name as its own. Empty when the profile
+        fails, which only leaves that check out."""
+        runner = self._spawn_runner(cfg)
+        loaded = None
+        try:
+            loaded = self._load(runner, task, cfg, 1)
+            loaded.window.gate.stop_draining()
+            seed, kind = self._trials(cfg)[0]
+            reply, _, _ = self._window(loaded, task, cfg, [(seed, kind)], "the reference's profiled call",
+                                       monitor=True, profile=True)
+            names = reply.get("signals", {}).get("kernels_seen")
+            return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+        except Outcome:
+            return []
+        finally:
+            if loaded is not None:
+                loaded.window.close()
+            runner.close()
 
     def evaluate(self, req):
         cfg = merged(req.get("config"))
@@ -475,6 +501,7 @@ class Judge:
         message = {"op": "load", "task_name": os.path.basename(task.path), "task_source": task.source,
                    "scale": task.scale, "specs": task.specs, "input_specs": task.input_specs, "seed": cfg["seed"],
                    "numerics": cfg["numerics"], "kernel_names": static.get("kernel_names", []),
+                   "library_kernels": [n for n in (req or {}).get("reference_kernels") or [] if isinstance(n, str)],
                    "low_precision": task.low_precision, "compile": compiled,
                    "protocol": "vinci" if cfg["strict_layout"] else "kernelbench"}
         if req is not None:

@@ -40,6 +40,7 @@ SHAPES = {
     "coverage": lambda v: v is None or (_number(v) and 0.0 <= v <= 1.0),
     "gpu_busy_ms": lambda v: v is None or (_number(v) and v >= 0), "mutated_input": _count, "aliased": _pair,
     "profile": lambda v: isinstance(v, list) and all(_kernel(k) for k in v),
+    "kernels_seen": lambda v: _strings(v) and len(v) <= 256,
 }
 
 

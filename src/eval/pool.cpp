@@ -194,7 +194,7 @@ std::optional<nlohmann::json> EvaluatorPool::baseline(const Task& task, WorkerCl
   const std::string key =
       core::content_hash({task_source, std::to_string(config_.scale), proto["timing"].dump(), proto["numerics"].dump(),
                           std::to_string(config_.seed), config_.compile_baseline ? "c" : "", device_name_,
-                          env_.torch_version, evaluator_version_, "baseline-v3"});
+                          env_.torch_version, evaluator_version_, "baseline-v4"});
   std::mutex* lock_ptr;
   {
     std::lock_guard lock(shared.mu);
@@ -269,7 +269,8 @@ Result EvaluatorPool::evaluate(const Job& job, const BuildOutcome& build, Worker
                         {"log", candidate_log(job, "run").string()},
                         {"eager_times", base->value("eager_times", nlohmann::json::array())},
                         {"compile_times", base->value("compile_times", nlohmann::json::array())},
-                        {"calls_per_window", base->value("calls_per_window", 1)}};
+                        {"calls_per_window", base->value("calls_per_window", 1)},
+                        {"reference_kernels", base->value("reference_kernels", nlohmann::json::array())}};
   const WorkerReply reply = worker.request(req, evaluate_timeout(config_));
   if (reply.body.is_object()) {
     for (const auto& [phase, seconds] : reply.body.value("phase_seconds", std::map<std::string, double>{}))
