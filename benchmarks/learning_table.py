@@ -11,17 +11,25 @@ Prints the Markdown table and writes the JSON: correct, fast_1, fast_1_5 (fracti
 mean_speedup and geomean_speedup (over the correct answers; null without one), launch_bound (correct
 answers the judge flagged as timed on host launch work; null from attempts written before they
 carried the flags),
-tasks and gpu.
+tasks and gpu. Under "differences", each comparison the learning protocol names (docs/learning.md)
+whose two models were given: the difference of fast_1 over the same held-out tasks and its 95%
+interval from a paired bootstrap over tasks (10,000 resamples, a fixed seed, so a table is
+reproducible).
 """
 import argparse
 import json
 import math
 import pathlib
+import random
 import sys
 
 from learning_report import MODELS, print_table
 
 KEYS = [key for key, _ in MODELS]
+# The protocol's comparisons: (name, the model, the one it is set against).
+COMPARISONS = [("rl_vs_sft", "rl", "sft"), ("rl_vs_sft_no_skills", "rl_no_skills", "sft_no_skills"),
+               ("skills_in_sft", "sft", "sft_no_skills"), ("skills_in_rl", "rl", "rl_no_skills")]
+RESAMPLES = 10_000
 
 
 def first_answers(path: pathlib.Path) -> dict:
@@ -58,6 +66,23 @@ def entry(answers: dict, tasks: int, gpu: str) -> dict:
             "tasks": tasks, "gpu": gpu}
 
 
+def fast_1_by_task(answers: dict) -> dict:
+    """task -> 1 when its first answer is correct and faster than eager, else 0."""
+    return {task: int(c == "correct" and s > 1.0) for task, (c, s, _) in answers.items()}
+
+
+def paired_bootstrap(better: dict, base: dict, tasks: int, resamples: int = RESAMPLES, seed: int = 0) -> dict:
+    """fast_1 of better minus base over the same `tasks` held-out tasks (a task neither answered counts
+    0 for both), with the 2.5th and 97.5th percentiles of that difference over resamples of the tasks
+    drawn with replacement."""
+    names = sorted(set(better) | set(base))
+    diffs = [better.get(t, 0) - base.get(t, 0) for t in names] + [0] * (tasks - len(names))
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choices(diffs, k=tasks)) / tasks for _ in range(resamples))
+    lo, hi = means[int(0.025 * (resamples - 1))], means[int(math.ceil(0.975 * (resamples - 1)))]
+    return {"difference": sum(diffs) / tasks, "interval": [lo, hi], "resamples": resamples}
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tasks", type=int, required=True, help="held-out tasks (the rates' denominator)")
@@ -67,14 +92,24 @@ def main() -> int:
     a = p.parse_args()
     if a.tasks < 1:
         sys.exit("--tasks must be at least 1")
-    table = {}
+    table, fast = {}, {}
     for spec in a.models:
         key, _, file = spec.partition("=")
         if key not in KEYS or not file:
             sys.exit(f"{spec}: expected KEY=FILE with KEY one of {', '.join(KEYS)}")
-        table[key] = entry(first_answers(pathlib.Path(file)), a.tasks, a.gpu)
+        answers = first_answers(pathlib.Path(file))
+        table[key] = entry(answers, a.tasks, a.gpu)
+        fast[key] = fast_1_by_task(answers)
     print_table(table)
-    a.out.write_text(json.dumps({k: table[k] for k in KEYS if k in table}, indent=2) + "\n")
+    differences = {name: paired_bootstrap(fast[x], fast[y], a.tasks)
+                   for name, x, y in COMPARISONS if x in fast and y in fast}
+    for name, d in differences.items():
+        lo, hi = d["interval"]
+        print(f"{name}: fast_1 {100 * d['difference']:+.1f} points, 95% interval [{100 * lo:+.1f}, {100 * hi:+.1f}]")
+    out = {k: table[k] for k in KEYS if k in table}
+    if differences:
+        out["differences"] = differences
+    a.out.write_text(json.dumps(out, indent=2) + "\n")
     return 0
 
 

@@ -1,8 +1,8 @@
 """benchmarks/learning_table.py on hand-made result files: rates over every held-out task (a task
 missing from a file counts as failed), speedups over the correct answers only, the first turn of a
 task only, the judge's launch_bound flag counted from eval results and attempts and unknown (null) in
-attempts written before they carried it, and bad input refused with the file and line. Expected
-values are worked by hand.
+attempts written before they carried it, bad input refused with the file and line, and the paired
+bootstrap of fast_1 differences over tasks. Expected values are worked by hand.
 
     python3 tests/benchmarks/learning_table_test.py REPO_ROOT
 """
@@ -50,7 +50,7 @@ with tempfile.TemporaryDirectory() as d:
     check(run.returncode == 0, f"a good table fails: {run.stderr}")
     if run.returncode == 0:
         got = json.loads(out.read_text())
-        check(list(got) == ["sft", "rl"], f"keys in the issue's order: {list(got)}")
+        check(list(got) == ["sft", "rl", "differences"], f"keys in the issue's order, then the differences: {list(got)}")
         rl, sft = got["rl"], got["sft"]
         check(rl["correct"] == 2 / 5 and rl["fast_1"] == 2 / 5 and rl["fast_1_5"] == 1 / 5,
               f"attempts' rates over the 5 tasks: {rl}")
@@ -79,6 +79,39 @@ with tempfile.TemporaryDirectory() as d:
         check(json.loads(out.read_text())["rl"]["launch_bound"] == 1, f"flagged attempts: {out.read_text()}")
         check("| RL, skills injected | 5 | 40.0% | 40.0% | 20.0% | 2.62x | 2.24x | 1 |" in run.stdout,
               f"the flagged Markdown row: {run.stdout}")
+
+    # The paired bootstrap over 5 tasks. SFT (results) is faster than eager on l2/b and l2/d, RL
+    # (attempts) on l2/a and l2/b: per task RL - SFT is +1 (a), 0 (b), 0 (c), -1 (d), 0 (e), so the
+    # difference is 0; the same answers set against themselves give exactly 0 with interval [0, 0].
+    run = table(out, f"rl={attempts}", f"sft={results}", f"rl_no_skills={attempts}", f"sft_no_skills={attempts}")
+    check(run.returncode == 0, f"four models fail: {run.stderr}")
+    if run.returncode == 0:
+        diffs = json.loads(out.read_text())["differences"]
+        check(sorted(diffs) == ["rl_vs_sft", "rl_vs_sft_no_skills", "skills_in_rl", "skills_in_sft"],
+              f"the protocol's four comparisons: {sorted(diffs)}")
+        check(diffs["rl_vs_sft"]["difference"] == 0.0, f"+1 and -1 over 5 tasks: {diffs['rl_vs_sft']}")
+        lo, hi = diffs["rl_vs_sft"]["interval"]
+        check(lo < 0 < hi, f"a tie with one task each way is uncertain both ways: {lo}, {hi}")
+        check(diffs["rl_vs_sft_no_skills"] == {"difference": 0.0, "interval": [0.0, 0.0], "resamples": 10000},
+              f"a model against the same answers: {diffs['rl_vs_sft_no_skills']}")
+        check("rl_vs_sft: fast_1 +0.0 points" in run.stdout, f"the printed line: {run.stdout}")
+    # One task better of 5, the rest tied: the resampled count of that task is Binomial(5, 1/5), so the
+    # difference is k/5 with P(k = 0) = 0.328 (the 2.5th percentile is 0) and P(k <= 2) = 0.942,
+    # P(k <= 3) = 0.993 (the 97.5th is 3/5).
+    one = write(d / "one.jsonl", [{"task": "l2/a", "turn": 0, "class": "correct", "speedup": 2.0}])
+    none = write(d / "none.jsonl", [{"task": "l2/a", "turn": 0, "class": "incorrect", "speedup": 0.0}])
+    run = table(out, f"rl={one}", f"sft={none}")
+    if run.returncode == 0:
+        got = json.loads(out.read_text())["differences"]["rl_vs_sft"]
+        check(got["difference"] == 0.2 and got["interval"] == [0.0, 0.6], f"one task of five better: {got}")
+    # Every task better: the difference and both ends are 1.
+    allfast = write(d / "all.jsonl", [{"task": f"l2/{t}", "turn": 0, "class": "correct", "speedup": 3.0} for t in "abcde"])
+    run = table(out, f"rl={allfast}", f"sft={none}")
+    if run.returncode == 0:
+        got = json.loads(out.read_text())["differences"]["rl_vs_sft"]
+        check(got["difference"] == 1.0 and got["interval"] == [1.0, 1.0], f"every task better: {got}")
+    run = table(out, f"rl={attempts}")
+    check(run.returncode == 0 and "differences" not in json.loads(out.read_text()), "one model alone: no differences")
 
     before = out.read_text() if out.exists() else ""
     bad = write(d / "bad.jsonl", [{"task": "l2/a", "class": "correct", "speedup": 2.0}, {"class": "correct"}])
