@@ -1,4 +1,6 @@
-"""The wire between a trusted process and a sandboxed one: JSON lines over a Unix socket, file
+"""The wire between a trusted process and a sandboxed one: JSON lines, descriptors, shared memory.
+
+The wire between a trusted process and a sandboxed one: JSON lines over a Unix socket, file
 descriptors passed beside a line (a built library, a GPU allocation), and a shared-memory buffer
 for tensors.
 

@@ -1,4 +1,6 @@
-"""One extension build, in a sandbox of its own: load_inline's arguments (as a candidate passed them)
+"""One extension build, in a sandbox of its own: load_inline's arguments in, a library out.
+
+One extension build, in a sandbox of its own: load_inline's arguments (as a candidate passed them)
 in, the built library out, into the one folder this sandbox may write.
 
 Only the toolchain runs here: no candidate Python, and the library is never loaded (load_inline

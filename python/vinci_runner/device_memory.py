@@ -1,4 +1,6 @@
-"""GPU memory two processes share, through the CUDA driver's virtual memory API: an allocation made
+"""GPU memory two processes share through the CUDA driver's virtual memory API.
+
+GPU memory two processes share, through the CUDA driver's virtual memory API: an allocation made
 with a POSIX file descriptor as its shareable handle, passed over the control socket, and mapped by
 the other side.
 

@@ -1,4 +1,6 @@
-"""The build step's sandboxed side: the static checks of a candidate's source, then its import, so
+"""The build step's sandboxed side: static checks of a candidate's source, then its import.
+
+The build step's sandboxed side: the static checks of a candidate's source, then its import, so
 that every extension it loads is compiled (by the trusted side) before a device runner needs it.
 With static_only (CPU evaluation) it stops after the checks: there the candidate's own runner
 imports it, and a candidate the checks reject never costs a runner's torch import.

@@ -1,4 +1,6 @@
-"""Compiler and runtime logs trimmed to what says what went wrong (no torch here: the build
+"""Compiler and runtime logs trimmed to what says what went wrong.
+
+Compiler and runtime logs trimmed to what says what went wrong (no torch here: the build
 step uses it before importing torch)."""
 import re
 

@@ -1,4 +1,6 @@
-"""What a call's outputs and inputs are: their specs (a tensor's dtype, shape and size, or a plain
+"""What a call's outputs and inputs are: their specs and the flattening both sides agree on.
+
+What a call's outputs and inputs are: their specs (a tensor's dtype, shape and size, or a plain
 value), and the flattening both sides agree on. Where the bytes travel is call_window's business
 (python/vinci_worker): the judge reads them in place.
 """

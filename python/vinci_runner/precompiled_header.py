@@ -1,4 +1,6 @@
-"""torch/extension.h precompiled, in a sandbox of its own, for the extensions built with one list of
+"""torch/extension.h precompiled in a sandbox of its own, for one flag list and flavour.
+
+torch/extension.h precompiled, in a sandbox of its own, for the extensions built with one list of
 extra_cflags, CPU or CUDA: the header every load_inline main.cpp starts with, parsed once instead of
 per build.
 

@@ -1,4 +1,6 @@
-"""The sandboxed side of an evaluation: one process runs one candidate's ModelNew (or, in the trusted
+"""The sandboxed side of an evaluation: one process runs one model and answers calls.
+
+The sandboxed side of an evaluation: one process runs one candidate's ModelNew (or, in the trusted
 reference runner, the task's Model) and answers calls.
 
 The judge writes each call's inputs where this process maps them (input sets: views over a memfd on

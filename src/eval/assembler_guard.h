@@ -1,3 +1,5 @@
+// What an assembler run of a candidate's build may be given, so its library is only compiled code.
+//
 // What an assembler run of a candidate's build may be given (vinci-as-guard, assembler_guard_main.cpp),
 // so that the candidate's library holds only code compiled from its sources.
 //

@@ -1,3 +1,5 @@
+// vinci-as-guard: the assembler in every sandbox that builds.
+//
 // vinci-as-guard: stands in for the assembler in every sandbox that builds (eval/assembler_guard.h).
 //
 // The sandbox binds it over each compiler's assembler and binds the real assembler at kRealRoot plus

@@ -1,3 +1,5 @@
+// The evaluator's on-disk caches, content-addressed, written by atomic renames.
+//
 // The evaluator's on-disk caches, content-addressed: a key is a hash of everything that decides
 // the value, so an entry never goes stale, and concurrent writers only ever race to write the
 // same bytes (each write is an atomic rename).

@@ -1,3 +1,5 @@
+// Keeps the evaluator's cache within a byte budget: LRU eviction and capped logs.
+//
 // Keeps the evaluator's cache ($VINCI_CACHE, default ~/.cache/vinci) within a byte budget: every
 // candidate of a long RL run adds a built extension, a candidate copy, a result and a build log,
 // and nothing else ever removes them, so without this a run fills the disk.

@@ -1,3 +1,5 @@
+// vinci-cpu-sampler: where a sandboxed process tree spends its CPU time, by mapped file.
+//
 // vinci-cpu-sampler: where a sandboxed process tree spends its CPU time, by mapped file (eval/cpu_sampler.h).
 // perf events where the host allows them, else ptrace stops. The judge runs it beside a candidate's
 // timed calls (or its coverage calls) and ends it with SIGTERM, or it ends after --ms. It prints a line "attached" once

@@ -1,3 +1,5 @@
+// The machine's GPUs and torch version, learnt without importing torch.
+//
 // What the evaluator can learn about the machine without importing torch: the GPUs the driver
 // lists and the torch version pip installed. Cache keys need both before any worker starts.
 #pragma once

@@ -1,3 +1,5 @@
+// Where a process tree's CPU time goes, sampled from outside by perf's task-clock events.
+//
 // Where a process tree's CPU time goes, seen from outside without stopping it: task-clock sampling
 // events of perf, opened by the trusted side on every thread of the tree.
 //

@@ -1,3 +1,5 @@
+// The evaluator pool: parallel builds, one judge per GPU (or one on the CPU), the caches.
+//
 // The evaluator pool: parallel builds on the CPU cores, one worker per visible GPU (or one CPU
 // worker), a queue between them, and the result and baseline caches.
 #pragma once

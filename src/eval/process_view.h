@@ -1,3 +1,5 @@
+// A process tree as /proc shows it to a tracer: threads, CPU time, mappings, page state.
+//
 // What the kernel shows a tracer about a process tree, read from /proc: its processes and threads,
 // a thread's CPU time, the executable mappings of a process, and whether a page of a file mapping is
 // still the file's. Shared by the CPU samplers (cpu_sampler.h, perf_sampler.h), which decide from it
