@@ -1,4 +1,6 @@
-"""The build step's trusted side: one sandboxed import per candidate, its compiles served from the
+"""The build step's trusted side: one sandboxed import per candidate, its compiles served.
+
+The build step's trusted side: one sandboxed import per candidate, its compiles served from the
 extension cache, a verdict only for what went wrong before a device ever sees the candidate.
 
 Requests on stdin, one JSON object a line: {"candidate", "task", "scale", "policy", "log",

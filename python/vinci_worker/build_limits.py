@@ -1,4 +1,6 @@
-"""What a candidate's extension build may ask for and what it may use, decided on the trusted side
+"""What a candidate's extension build may ask for and what it may use.
+
+What a candidate's extension build may ask for and what it may use, decided on the trusted side
 (extensions.py) before and while the build runs.
 
 The flags are an allow-list, not a list of the dangerous ones. A compiler's command line can run

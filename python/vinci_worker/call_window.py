@@ -1,4 +1,6 @@
-"""A sandboxed runner's calls as the judge sees them: each call is a window that the judge opens,
+"""A sandboxed runner's calls, each a window the judge opens, times and closes from outside.
+
+A sandboxed runner's calls as the judge sees them: each call is a window that the judge opens,
 times and closes from outside the runner's process, and between windows the runner does nothing.
 
 Between calls the runner is frozen: its processes stopped, and on a GPU its CUDA work drained and

@@ -1,4 +1,6 @@
-"""The end of a timed GPU call, seen from outside the candidate's process: the CUDA driver's
+"""The end of a timed GPU call, seen from outside: the driver's checkpoint lock.
+
+The end of a timed GPU call, seen from outside the candidate's process: the CUDA driver's
 checkpoint lock (cuCheckpointProcessLock) blocks the process's further CUDA calls and returns once
 all the work it submitted has finished, on every stream. A call's time ends when the lock returns,
 so work the candidate queued without waiting for it is inside its time, and nothing it queued can

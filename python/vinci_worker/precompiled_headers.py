@@ -1,4 +1,6 @@
-"""Precompiled torch/extension.h in the extension cache, one per list of extra_cflags and flavour.
+"""Precompiled torch/extension.h in the extension cache, per flag list and flavour.
+
+Precompiled torch/extension.h in the extension cache, one per list of extra_cflags and flavour.
 
 Every load_inline main.cpp starts with torch/extension.h; parsing it is half of a small CPU
 extension's compile (24 s of CPU on the 2-core CI machine, 12 s with the header precompiled), and

@@ -1,4 +1,6 @@
-"""A sandboxed process tree as the kernel sees it, from outside: its processes, the CPU time they
+"""A sandboxed process tree seen from outside: its processes, their CPU time, freezing.
+
+A sandboxed process tree as the kernel sees it, from outside: its processes, the CPU time they
 (and a runner's main thread) used, and a way to freeze them.
 
 These are the trusted side's own measurements: a candidate can lie about its clock, but not about

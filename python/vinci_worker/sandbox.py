@@ -1,4 +1,6 @@
-"""Starting sandboxed processes (candidate runners, build-step imports, compiles) through the
+"""Starting sandboxed processes through the vinci-sandbox launcher, and what each may see.
+
+Starting sandboxed processes (candidate runners, build-step imports, compiles) through the
 vinci-sandbox launcher, and what each of them may see.
 
 The view is an allow-list: the system's read-only directories (the launcher's), the Python that runs

@@ -1,4 +1,6 @@
-"""The judge's statistics of timed calls: their summary, a confidence interval of a speedup, and
+"""The judge's statistics of timed calls: summaries, speedup intervals, bandwidth.
+
+The judge's statistics of timed calls: their summary, a confidence interval of a speedup, and
 the GPU's memory bandwidth (the roofline's floor).
 """
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""The build toolchain as a sandbox sees it: the assemblers that vinci-as-guard stands in for
+"""The build toolchain as a sandbox sees it: guarded assemblers, the linker's folders.
+
+The build toolchain as a sandbox sees it: the assemblers that vinci-as-guard stands in for
 (src/eval/assembler_guard.h), and the folders the linker takes -l libraries from (build_limits.py's
 rule on static archives). Both serve one rule: a candidate's library holds only code compiled from its
 sources.

@@ -1,3 +1,5 @@
+// The evaluator's verdict as the policy reads it on its next turn.
+//
 // The evaluator's verdict as the policy reads it on its next turn: what failed and where (the build
 // log cut down to its errors, the first mismatch), or how fast it ran and how much of the time its
 // own kernels took.

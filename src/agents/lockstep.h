@@ -1,3 +1,5 @@
+// Several agent loops on one model and one evaluator pool, in lockstep.
+//
 // Several agent loops on one model and one evaluator pool, in lockstep: each loop (a thread running
 // agents::optimize on its own task) holds a Lockstep::Client, which is both its backbone and its
 // evaluator. A loop's generate() and evaluate() calls wait until every loop still taking part is

@@ -1,3 +1,5 @@
+// `vinci bench-model`: a backbone over a task suite, scored by pass@k and fast_p.
+//
 // `vinci bench-model`: a backbone over a task suite under the KernelBench protocol, the numbers
 // papers report for a model: pass@k and fast_p. Each task gets `samples` independent rollouts,
 // without skills unless a library is given (then the selection agent picks each sample's skills,

@@ -1,3 +1,5 @@
+// The inference-time loop of `vinci optimize`: selection, rollouts, summary, verification.
+//
 // The inference-time loop of `vinci optimize` (design.md §5): skill selection, policy rollouts
 // under a strategy, summaries of rollouts that clearly improved, verification of what they propose.
 //

@@ -1,3 +1,5 @@
+// Reading what real models write: the kernel of a policy answer, a selection or summary tool call.
+//
 // Reading what real models write: the kernel in a policy answer, and a tool call in a selection or
 // summary answer, wherever the model put it. A failure is classified and comes with the feedback the
 // next turn shows the model, so a malformed answer costs a turn, never the run.

@@ -1,3 +1,5 @@
+// The selection agent: BM25 recall of skill headers, then the model picks at most 3.
+//
 // The selection agent (design.md §5): BM25 recall of skill headers for a task, then the model picks
 // at most 3 with select_skills(think, selected_skills[{name, reason}]). It is sampled k times, and a
 // null scheme without skills is always added.

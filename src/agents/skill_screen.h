@@ -1,3 +1,5 @@
+// The rules a proposed skill must pass before it is even verified.
+//
 // The rules a proposed skill must pass before it is even verified (design.md §5): no kernel
 // bypass, nothing specific to the task it came from, nothing trivial, no precision drop without a
 // reason that holds for any task. Verification then decides by execution.

@@ -1,3 +1,5 @@
+// Short-term memory: the strategies already tried on this task and how they ended.
+//
 // Short-term memory (KernelSkill): the strategies already tried on this task and how they ended,
 // shown to the policy on every later turn so it does not go back over them.
 #pragma once

@@ -1,3 +1,5 @@
+// The summary agent: a rollout that clearly improved, distilled into at most 2 skills.
+//
 // The summary agent (design.md §5): distills a rollout that clearly improved on its first correct
 // kernel into at most 2 reusable skills, answered as update_skill_library(think, new_skills[...]).
 // Each proposal is checked by the skill record's rules and screened (skill_screen.h); what survives

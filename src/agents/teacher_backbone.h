@@ -1,3 +1,5 @@
+// The procedural teacher as a Backbone answering the agents' own prompts for curriculum tasks.
+//
 // The procedural teacher as a model (issue 16, item 3): a Backbone that answers the agents' own
 // prompts for curriculum tasks, so that agents::optimize runs the teacher through selection, policy
 // turns with real evaluation feedback, summary and verification, and its episodes are SFT data in

@@ -1,3 +1,5 @@
+// The verifier: a proposed skill enters the library only when it reproduces a speedup.
+//
 // The verifier (design.md §5): a proposed skill enters the library only when execution shows it
 // reproduces a speedup. Turn 1 of the rollout it came from is rerun greedily with the skill appended
 // to the skills that rollout had; each repeat is measured afresh.

@@ -1,3 +1,5 @@
+// What `vinci optimize` and `vinci bench-model` share: the model the agents run on.
+//
 // What `vinci optimize` and `vinci bench-model` share: the model the agents run on (a checkpoint
 // through the native backbone, or an OpenAI-compatible server; the evaluator's options are in
 // evaluator_options.h). --device is the evaluator's; the checkpoint's is --model-device.

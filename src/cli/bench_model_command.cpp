@@ -1,3 +1,5 @@
+// vinci bench-model --tasks DIR: a backbone over a task suite, then pass@k and fast_p.
+//
 // vinci bench-model --tasks DIR: a backbone over a task suite under the KernelBench protocol (one
 // sample per task, one turn, no skills, by default; --library injects skills the selection agent
 // picks), then pass@k and fast_p. Against a local

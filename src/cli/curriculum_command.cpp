@@ -1,3 +1,5 @@
+// vinci curriculum --out DIR: the procedural curriculum as train/ and heldout/ suites.
+//
 // vinci curriculum --out DIR: the procedural kernel curriculum (src/curriculum) as two task suites,
 // train/ and heldout/, and the manifest curriculum.jsonl. A vinci subcommand rather than a script of
 // its own: the teacher and the SFT data that follow it run through vinci's own prompts and

@@ -1,3 +1,5 @@
+// Where a command's kernels are judged: on this host or by the workers of a Redis queue.
+//
 // Where a command's kernels are judged: on this host (an EvaluatorPool) or by the workers of a Redis
 // queue (--queue URL, docs/distributed.md). vinci eval, bench-model and train rl call this one seam
 // and get the same results, one per job in its order, either way.

@@ -1,3 +1,5 @@
+// The evaluator's command-line settings, shared by every command that judges kernels.
+//
 // The evaluator's command-line settings that `vinci eval` and every command whose kernels are judged
 // (optimize, bench-model, sft-data, train rl) share: where and how big, how long, what is cached.
 #pragma once

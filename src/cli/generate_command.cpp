@@ -1,3 +1,5 @@
+// vinci generate: one completion from a checkpoint or an OpenAI-compatible server.
+//
 // vinci generate: one completion from a checkpoint (native backbone) or an OpenAI-compatible server
 // (--llm), as text or as JSON with ids and logprobs.
 #include <memory>

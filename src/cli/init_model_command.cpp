@@ -1,3 +1,5 @@
+// vinci init-model: a checkpoint with random weights for a model trained from nothing.
+//
 // vinci init-model --config --tokenizer --out: a checkpoint with random weights for a model trained
 // from nothing (llm/model_init.h), in safetensors shards of --max-shard-mib at most, so that its
 // checkpoints move cheaply between machines.

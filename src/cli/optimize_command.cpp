@@ -1,3 +1,5 @@
+// vinci optimize TASK.py: the agents' loop against a checkpoint or a server.
+//
 // vinci optimize TASK.py: selection -> policy turns with evaluator feedback -> summary -> verifier,
 // against a local checkpoint or an OpenAI-compatible server. Everything lands in --out; a run that
 // was stopped continues with --resume.

@@ -1,3 +1,5 @@
+// The queue's side of the evaluations seam (cli/evaluations.h).
+//
 // The queue's side of the evaluations seam (cli/evaluations.h): jobs go to the workers of a Redis
 // queue through queue/queue_submitter.h. Built where hiredis is; queue_missing.cpp stands in elsewhere.
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// What stands in for the queue's commands where vinci is built without hiredis.
+//
 // What stands in for the queue's commands where vinci is built without hiredis (the queue is
 // optional, as NCCL is): `vinci worker` and --queue are there, and say why they cannot run.
 #include "cli/commands.h"

@@ -1,3 +1,5 @@
+// vinci serve: a checkpoint behind an OpenAI-compatible HTTP server.
+//
 // vinci serve: a checkpoint (native backbone) behind an OpenAI-compatible HTTP server, so any
 // OpenAI client, vinci optimize --llm included, can use a model trained by vinci.
 #include <csignal>

@@ -1,3 +1,5 @@
+// vinci sft-data: the SFT cold start's data from the procedural teacher through the agents.
+//
 // vinci sft-data --curriculum CUR --out DIR: the SFT cold start's data from the procedural teacher
 // (agents/teacher_backbone.h) run through vinci's own agents on a curriculum's training tasks, with
 // real evaluation: DIR/sft.jsonl (rl/sft_data.h's format, for `vinci train sft`), DIR/episodes.jsonl

@@ -1,3 +1,5 @@
+// The skill library a command works on: --db PATH, or the user's default library.
+//
 // The skill library a command works on: --db PATH, or the user's default library, which starts as
 // the seed library so agents and `make run` have skills from the first call.
 #pragma once

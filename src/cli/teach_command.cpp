@@ -1,3 +1,5 @@
+// vinci teach: the procedural teacher's Triton solutions of a curriculum, per strategy.
+//
 // vinci teach --curriculum DIR --out DIR: the procedural teacher's Triton solutions of a curriculum,
 // one candidates folder per split and strategy, so that `vinci eval --tasks CUR/train --candidates
 // OUT/train/<strategy>` times each strategy; teacher.jsonl lists every file with its strategy.

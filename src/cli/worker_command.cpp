@@ -1,3 +1,5 @@
+// vinci worker --queue URL: serves the queue's evaluations on this host.
+//
 // vinci worker --queue URL: serves the queue's evaluations on this host, one consumer per GPU (or CPU
 // slot), each judging with the local judge of `vinci eval`. --status prints the queue's state instead.
 #include <atomic>

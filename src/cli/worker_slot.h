@@ -1,3 +1,5 @@
+// One GPU (or CPU slot) of a `vinci worker` host: a local judge serving queued jobs.
+//
 // One GPU (or CPU slot) of a `vinci worker` host: the local judge of `vinci eval`, an EvaluatorPool of
 // its own on that device, judging queued jobs under each job's settings and the host's limits. The
 // pool is made again when a job comes with other settings, which is rare: a run's jobs share theirs.

@@ -1,3 +1,5 @@
+// The one way an enum maps to and from its names: a {value, name} table per enum.
+//
 // The one way an enum maps to and from the names users and files spell it with: a table of
 // {value, name} pairs per enum, read by `to_string(E)` and `<enum>_from_string(text)`. A name that
 // is not in the table is refused with every accepted spelling listed.

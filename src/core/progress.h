@@ -1,3 +1,5 @@
+// A progress bar on stderr: redrawn in place on a terminal, a line every few seconds in logs.
+//
 // A progress bar on stderr: redrawn in place on a terminal, a line every few seconds otherwise
 // (CI logs), so long runs always show that they are alive.
 #pragma once

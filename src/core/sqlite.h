@@ -1,3 +1,5 @@
+// A small RAII layer over SQLite: connection, statements, transactions, migrations.
+//
 // A small RAII layer over SQLite: one connection, prepared statements, transactions that roll
 // back on exceptions, and schema migrations keyed by PRAGMA user_version.
 #pragma once

@@ -1,3 +1,5 @@
+// Cutting text by bytes without splitting a UTF-8 character, so cut text stays valid JSON.
+//
 // Cutting text by bytes without splitting a UTF-8 character: a cut one would leave an invalid
 // sequence, and JSON writers refuse those (an episode or a journal line would be lost).
 #pragma once

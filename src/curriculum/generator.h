@@ -1,3 +1,5 @@
+// The curriculum's tasks drawn from a seed: elementwise chains and row-wise ops at random shapes.
+//
 // The curriculum's tasks, drawn from a seed: elementwise chains of 1 to max_chain ops, and row-wise
 // reductions and normalizations with a short elementwise prologue, at random shapes. The held-out
 // tasks compose ops in ways no training task does (composition_split.h), from ops training has.

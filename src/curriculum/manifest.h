@@ -1,3 +1,5 @@
+// curriculum.jsonl: one record per task, written by the generator and read back by later commands.
+//
 // curriculum.jsonl: one record per task (id, split, family, the chain with its constants, the row op
 // and affine, the shape, the composition's tokens), written by the generator and read back by the
 // teacher and the commands that follow it.

@@ -1,3 +1,5 @@
+// The curriculum's vocabulary: elementwise and row-wise ops, each with its PyTorch statement.
+//
 // The curriculum's vocabulary: the elementwise ops a chain is made of, and the row-wise reductions
 // and normalizations, each with the PyTorch statement the reference model runs.
 #pragma once

@@ -1,3 +1,5 @@
+// A curriculum task as a KernelBench problem file, its sizes in SCALABLE.
+//
 // A curriculum task as a KernelBench problem file: Model, get_inputs and get_init_inputs, with its
 // sizes listed in SCALABLE so that CPU runs can shrink them.
 #pragma once

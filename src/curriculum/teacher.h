@@ -1,3 +1,5 @@
+// The procedural teacher: Triton solutions of a curriculum task in strategies of differing speed.
+//
 // The procedural teacher (issue 16, item 2): Triton solutions of a curriculum task in strategies
 // whose speed differs on a GPU (one fused kernel or one launch per op, block sizes and warps, a
 // block per row or several rows a program), and wrong ones (a bound off by one, the wrong op), for

@@ -1,3 +1,5 @@
+// Fused CUDA kernels for a bf16 decode step of one new token per row, built by NVRTC.
+//
 // Fused CUDA kernels for a decode step of one new token per row, in bf16: issue 17's profile of the
 // 7B shape at batch 1 found 24 kernels a layer, 15 of them small elementwise, gather and mask
 // kernels that together took a third of the step. These make them six a layer around the four

@@ -1,3 +1,5 @@
+// What a backbone trains: nothing, every parameter, or LoRA adapters.
+//
 // What a backbone trains: nothing, every parameter, or low-rank adapters (LoRA, saved in PEFT's
 // adapter format so vLLM and transformers can load them).
 #pragma once

@@ -1,3 +1,5 @@
+// A Hugging Face checkpoint's config.json, reduced to what our model families use.
+//
 // The config.json of a Hugging Face checkpoint, reduced to what our model families use, with the
 // defaults transformers applies per model type.
 #pragma once

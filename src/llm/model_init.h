@@ -1,3 +1,5 @@
+// A model started from nothing: a Hugging Face checkpoint with random weights.
+//
 // A model started from nothing (issue 16, item 4): a Hugging Face checkpoint with random weights,
 // from a small config.json a user writes and a tokenizer folder (scripts/train_tokenizer.py), which
 // vinci's commands and transformers both load. The config may leave out what the tokenizer decides:

@@ -1,3 +1,5 @@
+// Every sequence's keys and values in fixed-size blocks of one pool per layer, as in vLLM.
+//
 // Keys and values of every sequence in flight, in fixed-size blocks of one pool per layer, as
 // vLLM's PagedAttention keeps them: a sequence holds the blocks its tokens fill, so the cache's
 // memory follows the tokens actually live, not rows × the longest request, and a sequence joins or

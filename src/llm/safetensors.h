@@ -1,3 +1,5 @@
+// Safetensors files and Hugging Face checkpoint folders: read through mmap, written alike.
+//
 // Safetensors files and Hugging Face checkpoint directories: read through mmap, written so that
 // Python's safetensors and transformers load them.
 #pragma once

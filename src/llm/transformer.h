@@ -1,3 +1,5 @@
+// The decoder of the Qwen2, Qwen3 and Llama-3 families on ATen, with optional LoRA.
+//
 // The decoder-only transformer of the Qwen2/Qwen2.5, Qwen3 and Llama-3 families on ATen: GQA,
 // RoPE (llama3 scaling), RMSNorm, SwiGLU, q/k/v bias (Qwen2), per-head q/k RMSNorm (Qwen3), tied
 // or untied embeddings, optional LoRA adapters.

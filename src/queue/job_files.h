@@ -1,3 +1,5 @@
+// A queued job as the local judge takes it: its task and candidate written into a folder.
+//
 // A queued job as the local judge takes it: its task and candidate written into a folder of its own,
 // under the task's id and the candidate's file name as the submitter had them, so the judge's result
 // names them alike. The folder goes when the evaluation is over.

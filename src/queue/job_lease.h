@@ -1,3 +1,5 @@
+// Keeps a job its worker's while the evaluation runs, by resetting its idle time.
+//
 // Keeps a job a worker is evaluating its own while the evaluation runs: every third of the
 // visibility timeout it resets the job's idle time (XCLAIM ... JUSTID, which does not count as a
 // delivery) and the worker's heartbeat expiry. So the visibility timeout only has to outlast a dead

@@ -1,3 +1,5 @@
+// What travels through the queue: a job and the record of its result.
+//
 // What travels through the queue: a job (one candidate on one task, under one evaluator) and the
 // record of its result. These structs are the only form the rest of vinci sees; the stream's fields
 // and the result store's JSON are made and read here alone, and a fixture pins them

@@ -1,3 +1,5 @@
+// The submitting side of the queue: jobs onto the stream, results from the store.
+//
 // The submitting side of the queue: a job goes onto the stream unless its result is already in the
 // store or the same key is already queued or running, and results are collected from the store.
 #pragma once

@@ -1,3 +1,5 @@
+// The protocol's settings as a job carries them (QueueJob::settings).
+//
 // The protocol's settings as a job carries them (QueueJob::settings): what the submitter's judge
 // would measure under. A worker judges under these, not its own, because the job's key names them
 // (EvalConfig::fingerprint); what the host spends (timeouts, build memory and CPU, where its cache

@@ -1,3 +1,5 @@
+// Where the queue keeps things in Redis, under one prefix.
+//
 // Where the queue keeps things in Redis, under one prefix so that several queues (or other users)
 // can share a server. Submitters and workers must agree on it; nothing else names these keys.
 #pragma once

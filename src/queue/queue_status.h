@@ -1,3 +1,5 @@
+// What the queue is doing, read from Redis alone (`vinci worker --status`).
+//
 // What the queue is doing, read from Redis alone, so any host can ask (`vinci worker --status`): the
 // live workers by their heartbeats (with the evaluator each announces), how many jobs wait and how
 // many are being evaluated in each evaluator's stream, results a minute, and the failures the workers

@@ -1,3 +1,5 @@
+// The queue as the judge's callers see it: eval::Jobs in, eval::Results out, in job order.
+//
 // The submitting side as the judge's callers see it: eval::Jobs in, eval::Results out, one per job in
 // its order, each handed to on_result as it lands, as a local EvaluatorPool gives them; judged by the
 // queue's workers of one evaluator, chosen from their heartbeats. Jobs are keyed for that evaluator

@@ -1,3 +1,5 @@
+// One Redis reply as a value, copied out of hiredis' reply tree.
+//
 // One Redis reply as a value: hiredis' reply tree copied out, so it outlives the C object and is
 // read without pointer arithmetic.
 #pragma once

@@ -1,3 +1,5 @@
+// Where a Redis server is and who we are to it: redis://[user:password@]HOST:PORT[/DB].
+//
 // Where a Redis server is and who we are to it: redis://[user:password@]HOST:PORT[/DB], the form
 // redis-cli and every Redis client take, so one string configures a worker and a submitter alike.
 #pragma once

@@ -1,3 +1,5 @@
+// The evaluator a worker brings to the queue: device, torch and the judge's version.
+//
 // The evaluator a worker brings to the queue: the host's part of a job's EvaluatorIdentity (its
 // device, torch and the judge's version); the protocol's settings come with each job. Each evaluator
 // has a stream of its own (QueueLayout::evaluator, named by tag()), which its workers announce in

@@ -1,3 +1,5 @@
+// AdamW over the backbone's trainable parameters, with global-norm clipping and the LR schedule.
+//
 // AdamW over the backbone's trainable parameters (fp32 master weights when the compute dtype is
 // bf16: the backbone keeps them so), with gradient clipping by global norm and the learning-rate
 // schedule. The update is PyTorch's fused AdamW kernel; the state around it is ours, plain named

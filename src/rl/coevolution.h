@@ -1,3 +1,5 @@
+// The co-evolution run: the three agents trained together while the skill library grows.
+//
 // The co-evolution step of daVinci-kernel (design.md §5-§6): the three agents trained together on
 // one backbone while the skill library grows. Each step, for a batch of tasks:
 //   1. selection (k schemes + the null scheme), 2. policy rollouts (n per scheme, T turns) judged by

@@ -1,3 +1,5 @@
+// What the co-evolution orchestrator hands the trainer each step.
+//
 // What the co-evolution orchestrator hands the trainer each step (the seam prime-rl draws between its
 // orchestrator and trainer): the samples to train on, their advantages computed and PRS applied,
 // and what the step's metrics need from the rollout side. Every rank holds the same batch.

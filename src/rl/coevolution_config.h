@@ -1,3 +1,5 @@
+// The co-evolution run's configuration, one TOML file.
+//
 // The co-evolution run's configuration, one TOML file (configs/coevolution.toml holds every key with
 // its default and what it does). A file may set any subset; an unknown key or a value of the wrong
 // type is refused with the file, the key and what was expected.

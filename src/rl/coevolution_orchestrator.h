@@ -1,3 +1,5 @@
+// The rollout side of a co-evolution step: agents, episodes, the mixed batch.
+//
 // The rollout side of a co-evolution step (design.md §5-§6): the library as the last flush left it,
 // this rank's tasks through selection, rollouts, summary and verification (agents::optimize), every
 // rank's episodes gathered, then the mixed batch: advantages (rl/training_samples) and PRS. What it

@@ -1,3 +1,5 @@
+// The training side of a co-evolution step: weights, AdamW, checkpoints.
+//
 // The training side of a co-evolution step: the weights and AdamW's state, restored from the newest
 // checkpoint when a run resumes; one update on this rank's share of the orchestrator's batch (shares
 // balanced by tokens, gradients summed over ranks), its throughput and MFU; checkpoints when due and

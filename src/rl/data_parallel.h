@@ -1,3 +1,5 @@
+// Data parallelism across processes, launched like torchrun.
+//
 // Data parallelism across processes, launched like torchrun: RANK, WORLD_SIZE, LOCAL_RANK,
 // LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT name this process's place. Ranks meet at a c10d
 // TCPStore that rank 0 serves, and reduce tensors through a c10d process group: NCCL when the model

@@ -1,3 +1,5 @@
+// The diversity filter the SFT cold start runs before training.
+//
 // The diversity filter the SFT cold start runs before training: a model tuned on fifty copies of one
 // softmax learns one softmax. In order, each conversation is removed when
 //   1. near_duplicate: its solution (code with comments and blank space stripped) has an estimated

@@ -1,3 +1,5 @@
+// SFT conversations from an episode's calls: what a teacher said, for a student to learn.
+//
 // SFT conversations (rl/sft_data.h's format) from an episode's calls: what a teacher said, in the
 // prompts the agents send, for a student to learn. A policy answer is kept when its kernel was
 // correct (a wrong one stays in later turns' context, but is never a target), a verifier's rerun

@@ -1,3 +1,5 @@
+// The learning rate of each optimizer step: a linear warm-up, then constant or cosine.
+//
 // The learning rate of each optimizer step: a linear warm-up from 0, then constant or a cosine
 // decay to min_ratio x the peak at total_steps.
 #pragma once

@@ -1,3 +1,5 @@
+// `vinci plot metrics.jsonl`: one chart per numeric field of a metrics file, as one SVG.
+//
 // `vinci plot metrics.jsonl`: one small chart per numeric field of a training metrics file (loss,
 // learning rate, reward per role, clip fractions, tokens/s...) against its "step", as one SVG.
 //

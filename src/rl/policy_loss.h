@@ -1,3 +1,5 @@
+// The policy-gradient loss of one step: PPO-clip with separate low and high clips.
+//
 // The policy-gradient loss of one step (design.md §6): PPO-clip on the ratio pi / pi_rollout with
 // separate low and high clips (0.2 / 0.28, DAPO's clip-higher), aggregated over tokens one of three
 // ways, with an optional KL penalty to a reference model (k3 estimator; off by default).

@@ -1,3 +1,5 @@
+// One policy-gradient update over a batch of training samples.
+//
 // One policy-gradient update over a batch of training samples (the mixed batch of all agents'
 // calls): the trainer's logprobs of every masked token, MRS against the rollout's logprobs, the
 // PPO-clip loss, backward in micro-batches of at most a token budget (gradient accumulation), one

@@ -1,3 +1,5 @@
+// The two rejection samplers of design.md §6, as decisions on plain numbers.
+//
 // The two rejection samplers of design.md §6, as decisions on plain numbers so that each is checked
 // by hand; the trainer applies them to its batch.
 //

@@ -1,3 +1,5 @@
+// A training run's folder across restarts: continued only when asked, stale metrics dropped.
+//
 // A training run's folder (--out of `vinci train sft` and `vinci train rl`) across restarts: a
 // folder that holds an earlier run is continued only when asked to, and a resumed run rewrites the
 // steps after its newest checkpoint, so their metrics lines go first.

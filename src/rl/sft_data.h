@@ -1,3 +1,5 @@
+// The SFT cold start's data: JSONL conversations in OpenAI's message format.
+//
 // The SFT cold start's data: JSONL conversations in OpenAI's message format (tool calls included),
 // one per line, for all three agent roles:
 //   {"messages": [...], "tools": [...]?, "meta": {"task": "level1/4_Softmax", "level": 1,

@@ -1,3 +1,5 @@
+// The SFT cold start: masked cross-entropy on the answers, packed rows, AdamW.
+//
 // The SFT cold start: masked cross-entropy on the assistant's final answer of each conversation,
 // sequences packed into rows, AdamW with the learning-rate schedule, batches of about a token budget.
 //

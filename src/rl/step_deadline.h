@@ -1,3 +1,5 @@
+// A job's time limit as a training run sees it: a step starts only if it would end in time.
+//
 // A job's time limit as a training run sees it: a step starts only if it would end in time, judged
 // by the slowest step so far. A GPU job that is killed mid-step loses the step and leaves no final/,
 // so "no step starts after the deadline" is not enough when one step takes minutes.

@@ -1,3 +1,5 @@
+// From episode records to what one gradient step trains on.
+//
 // From episode records to what one gradient step trains on: each trainable agent call becomes a
 // sequence (prompt + response ids) whose loss mask covers only the model's own response tokens,
 // with the sampler's logprobs of those tokens and the call's advantage (design.md §6):

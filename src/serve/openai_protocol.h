@@ -1,3 +1,5 @@
+// The OpenAI wire format as `vinci serve` speaks it: requests, responses, errors.
+//
 // The OpenAI wire format as `vinci serve` speaks it: request bodies of /v1/chat/completions and
 // /v1/completions into generation requests, results into response bodies, and errors.
 //

@@ -1,3 +1,5 @@
+// `vinci serve`: an OpenAI-compatible HTTP server over a backbone.
+//
 // `vinci serve`: an OpenAI-compatible HTTP server over a backbone (/v1/chat/completions,
 // /v1/completions, /v1/models, /health). Concurrent clients' requests are batched into shared
 // generate calls (RequestBatcher); the wire format is openai_protocol's.

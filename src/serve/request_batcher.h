@@ -1,3 +1,5 @@
+// Many callers, one backbone: concurrent requests share the backbone's running batch.
+//
 // Many callers, one backbone: requests that arrive from concurrent callers (the HTTP clients of
 // `vinci serve`) share the backbone's running batch.
 //

@@ -1,3 +1,5 @@
+// Okapi BM25 over an in-memory inverted index, with per-field weights (BM25F's simple form).
+//
 // Okapi BM25 over an in-memory inverted index, with per-field weights (BM25F's simple form: a
 // term's frequency and a document's length are the weighted sums over its fields).
 #pragma once

@@ -1,3 +1,5 @@
+// The tokenizer of skill retrieval, aware of code: identifiers kept whole and split.
+//
 // The tokenizer of skill retrieval, aware of code: identifiers are kept whole *and* split into
 // their parts, so "__shfl_down_sync" matches a query for it verbatim and a query for "shuffle down";
 // "float4" matches "float4" and "float"; "sm_90" matches "sm_90" and "sm".

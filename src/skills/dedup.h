@@ -1,3 +1,5 @@
+// Near-duplicate detection on admission: MinHash over word shingles, name words as backup.
+//
 // Near-duplicate detection on admission: MinHash over word shingles of the content estimates the
 // Jaccard similarity of two skills' bodies; the overlap of their name words backs it up. A near
 // duplicate is merged into the skill it repeats, as extra evidence, instead of becoming an entry.

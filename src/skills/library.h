@@ -1,3 +1,5 @@
+// The skills an agent can retrieve from: skill records with their BM25 index.
+//
 // The skills an agent can retrieve from: a set of skill records with their BM25 index, built at
 // load and updated on insert. It is a value in memory; SkillStore persists it.
 #pragma once

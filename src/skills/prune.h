@@ -1,3 +1,5 @@
+// Utility-based pruning: a skill that does not raise the reward is retired.
+//
 // Utility-based pruning: a skill whose injection does not raise the reward, over enough rollouts
 // with and without it, is retired so the library does not fill with noise.
 #pragma once

@@ -1,3 +1,5 @@
+// The skill record: daVinci-kernel's JSONL fields plus what vinci keeps about each skill.
+//
 // The skill record: daVinci-kernel's JSONL fields (name, description, scope, tags, content) plus
 // what vinci keeps about each skill (status, targets, provenance, verification evidence, usage).
 #pragma once

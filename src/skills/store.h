@@ -1,3 +1,5 @@
+// The skill library on disk: SQLite in WAL mode, every change one transaction.
+//
 // The skill library on disk: SQLite in WAL mode, every change one transaction, so a process killed
 // mid-write leaves the library as it was before that change or after it, never between.
 //

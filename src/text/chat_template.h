@@ -1,3 +1,5 @@
+// Chat templates as transformers' apply_chat_template applies them, byte for byte.
+//
 // Chat templates as transformers' apply_chat_template applies them: the model's Jinja template,
 // rendered over OpenAI-format messages with the same preprocessing (null fields dropped,
 // reasoning fields aliased) and the same variables (special tokens, tools, documents,

@@ -1,3 +1,5 @@
+// The parsed form of a template: expression and statement trees, immutable once built.
+//
 // The parsed form of a template: expression and statement trees, immutable once built, so one
 // parse serves concurrent renders.
 #pragma once

@@ -1,3 +1,5 @@
+// What a template reaches beyond its variables: filters, tests, globals, attributes.
+//
 // What a template can reach beyond its own variables: filters, tests, global functions, and the
 // attributes and items of values (dict members, string and dict methods), looked up with
 // Jinja2's rules (obj.x tries the Python attribute before the item, obj['x'] the reverse).

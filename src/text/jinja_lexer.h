@@ -1,3 +1,5 @@
+// Templates into tokens, following jinja2's lexer.py rule for rule.
+//
 // Templates into tokens, following jinja2's lexer.py rule for rule: whitespace control
 // (trim_blocks, lstrip_blocks, "-" and "+" markers) is where a re-implementation silently drifts
 // from Python's output.

@@ -1,3 +1,5 @@
+// Hugging Face byte-level BPE tokenizers from tokenizer.json, giving the ids HF gives.
+//
 // Hugging Face byte-level BPE tokenizers (Qwen2/2.5/3, Llama-3) from their tokenizer.json, giving
 // the ids and text HF `tokenizers` gives on every string: the ids a model was trained on are the
 // only ones it understands, and training must score exactly the tokens the rollouts sampled.

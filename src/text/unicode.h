@@ -1,3 +1,5 @@
+// UTF-8 and the Unicode facts the byte-level BPE tokenizer needs, with HF tokenizers' Rust semantics.
+//
 // UTF-8 and the Unicode facts the byte-level BPE tokenizer depends on, with the semantics of the
 // Rust code Hugging Face `tokenizers` is built on (std's char and String, the regex crate), since
 // the tokenizer must agree with it on every string.
