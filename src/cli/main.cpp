@@ -1,3 +1,5 @@
+// The vinci binary: its subcommands, and errors mapped to the README's exit codes.
+//
 // vinci: GPU kernels made faster by LLM agents, judged by an evaluator that cannot be fooled.
 #include <algorithm>
 #include <csignal>

@@ -1,3 +1,5 @@
+// vinci train sft and vinci train rl: the SFT cold start and the co-evolution run.
+//
 // vinci train sft: the SFT cold start. The diversity filter runs first (its report lands in --out),
 // then masked cross-entropy on the answers; every step is a line of metrics.jsonl, and the model
 // (or its LoRA adapter, in PEFT's layout) is saved to --out/final.
