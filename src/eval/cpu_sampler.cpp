@@ -179,7 +179,8 @@ class Sampler {
       m.emplace();
       m->pid = thread.pid;
       m->path = "[unmapped]";
-    } else if (m->inode != 0) {
+    } else {
+      // Every mapping's page, the kernel's [vdso] included (see perf_sampler.cpp).
       m->private_copy = page_map(thread.pid).private_page(ip);
     }
     const uint64_t now = cpu_ns(fmt::format("/proc/{}/task/{}", thread.pid, tid)).value_or(thread.cpu_ns);

@@ -41,7 +41,7 @@ struct MappedObject {
   uint64_t inode = 0;
   std::string path;           // as the kernel names it: a file, "/memfd:NAME (deleted)", "[anonymous]", "[vdso]", or
                               // "[unmapped]" for an address in no executable mapping
-  bool private_copy = false;  // the sampled page of a file mapping is no page of the file (or one it could not
+  bool private_copy = false;  // the sampled page is no page of its file or of the kernel's vdso (or one it could not
                               // tell: unreadable counts as copied)
   auto operator<=>(const MappedObject&) const = default;
 };

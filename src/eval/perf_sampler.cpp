@@ -582,7 +582,9 @@ class PerfSampler {
       if (found) {
         m = *found;
         m.pid = s.pid;
-        if (m.inode != 0) m.private_copy = private_pages_.count({s.pid, image, s.ip / page_size() * page_size()}) > 0;
+        // Every mapping's page, the kernel's [vdso] included: written, it is an anonymous copy that
+        // still bears the vdso's name (red-team round 15 ran OpenBLAS's kernel copied into it as glue).
+        m.private_copy = private_pages_.count({s.pid, image, s.ip / page_size() * page_size()}) > 0;
       } else {
         m.pid = s.pid;
         m.path = "[unmapped]";

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -95,6 +96,16 @@ std::vector<std::string> processes_named(const std::string& name) {
   return found;
 }
 
+// One line per result as it comes, in ctest's log: where each candidate's seconds went, so that a CI
+// run says which candidates and phases its pipeline time is made of.
+void print_phases(const Result& r) {
+  std::string phases;
+  for (const auto& [phase, seconds] : r.phase_seconds) phases += fmt::format(" {} {:.1f}", phase, seconds);
+  fmt::print("  {:<64} {}/{} at {:.1f} s:{}\n", fs::path(r.candidate).filename().string(), to_string(r.verdict),
+             r.reason, r.eval_seconds, phases);
+  std::fflush(stdout);
+}
+
 bool expects_timeout(const Candidate& c) {
   if (!c.expect) return false;
   const std::string& e = *c.expect;
@@ -125,7 +136,7 @@ void expect_corpus(const fs::path& suite_dir, const fs::path& dir, size_t minimu
     effects.push_back(side_effects_of(job.candidate.file, config.cache_dir));
     for (const auto& pattern : effects.back().absent) before[pattern] = snapshot(pattern);
   }
-  std::vector<Result> results = EvaluatorPool(config).run({jobs.begin(), jobs.begin() + timeouts_from}, nullptr);
+  std::vector<Result> results = EvaluatorPool(config).run({jobs.begin(), jobs.begin() + timeouts_from}, print_phases);
   if (timeouts_from < jobs.size()) {
     // The correct one that took least time, so its limits here are no closer than the others'.
     std::optional<size_t> again;
@@ -139,7 +150,7 @@ void expect_corpus(const fs::path& suite_dir, const fs::path& dir, size_t minimu
     }
     EvalConfig short_limits = config;
     short_limits.run_timeout = std::chrono::seconds(15);
-    for (Result& r : EvaluatorPool(short_limits).run({jobs.begin() + timeouts_from, jobs.end()}, nullptr))
+    for (Result& r : EvaluatorPool(short_limits).run({jobs.begin() + timeouts_from, jobs.end()}, print_phases))
       results.push_back(std::move(r));
   }
   ASSERT_EQ(results.size(), jobs.size());
@@ -193,7 +204,7 @@ TEST(Pipeline, CpuReferenceSolutionsAreCorrect) {
     if (all || kCiSolutions.count(task.id)) jobs.push_back({task, cand});
   ASSERT_EQ(jobs.size(), all ? pairing.pairs.size() : kCiSolutions.size()) << "a CI solution is missing";
   EvaluatorPool pool(cpu_config());
-  for (const Result& r : pool.run(jobs, nullptr)) {
+  for (const Result& r : pool.run(jobs, print_phases)) {
     EXPECT_EQ(r.verdict, Verdict::correct) << r.task << ": " << r.reason << ": " << r.message;
     if (!r.correct()) continue;
     ASSERT_TRUE(r.timing && r.eager && r.speedup_eager) << r.task;
