@@ -604,7 +604,7 @@ class Judge:
         window.gate.freeze()
         for k, (seed, kind) in enumerate(calls):
             try:
-                args = inputs_mod.make_inputs(task.module, seed, kind, self.device)
+                args = inputs_mod.make_inputs(task.module, seed, kind, self.device, self._rounding(cfg))
             except Exception as e:
                 raise Outcome("invalid_task", "get_inputs_failed", f"get_inputs() raised {type(e).__name__}: {e}") \
                     from None
@@ -676,11 +676,16 @@ class Judge:
     # --- correctness -----------------------------------------------------------------------------
     @staticmethod
     def _ood_kinds(cfg) -> tuple[str, ...]:
-        """The out-of-distribution kinds a candidate is checked on: all of them, but rounding where
-        narrowed operands are allowed (--allow-precision-drop), which it exists to expose."""
-        if not cfg["ood_trials"]:
-            return ()
-        return tuple(k for k in inputs_mod.OUT_OF_DISTRIBUTION if k != "rounding" or not cfg["allow_precision_drop"])
+        """The out-of-distribution kinds a candidate is checked on."""
+        return inputs_mod.OUT_OF_DISTRIBUTION if cfg["ood_trials"] else ()
+
+    @staticmethod
+    def _rounding(cfg) -> bool:
+        """Whether every input is drawn rounding-biased (inputs.py): under the vinci protocol, unless
+        narrowed operands are allowed (--allow-precision-drop), which the bias exists to expose. Every
+        draw, not a kind of its own: round 14 recognised a rounding kind by its bits and narrowed
+        the operands of every other call."""
+        return bool(cfg["ood_trials"]) and not cfg["allow_precision_drop"]
 
     def _trials(self, cfg) -> list[tuple[int, str]]:
         trials = [(cfg["seed"] + 1009 * t, "task") for t in range(int(cfg["correctness_trials"]))]
@@ -745,14 +750,15 @@ class Judge:
                 "gpu_busy_ms": signals.get("gpu_busy_ms")}
 
     def _profiled_call(self, loaded: Loaded, task: TaskState, cfg) -> dict:
-        """One more monitored call of trial 0's inputs, under torch's profiler: the kernels forward
-        ran, by the candidate's own account (CUPTI in its process), which may only reject. It comes
-        after the timing because a process that has used CUPTI can never again be drained
-        (cuCheckpointProcessLock: CUDA_ERROR_NOT_SUPPORTED, benchmarks/gpu_drain_probe.py); its window
-        is the one not drained (the runner waits for its GPU work before it answers), and it is
-        untimed. Its outputs are judged as a trial's."""
+        """One more monitored call, on inputs of the task's kind drawn afresh, under torch's profiler:
+        the kernels forward ran, by the candidate's own account (CUPTI in its process), which may only
+        reject. It comes after the timing because a process that has used CUPTI can never again be
+        drained (cuCheckpointProcessLock: CUDA_ERROR_NOT_SUPPORTED, benchmarks/gpu_drain_probe.py); its
+        window is the one not drained (the runner waits for its GPU work before it answers), and it is
+        untimed. Its outputs are judged as a trial's. Fresh inputs, because on trial 0's (round 14) a
+        candidate replayed that trial's answer, so its kernels were never seen doing the work."""
         label = "the profiled call"
-        seed, kind = self._trials(cfg)[0]
+        seed, kind = self.rng.getrandbits(62), "task"
         loaded.window.gate.stop_draining()
         reply, _, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, monitor=True, profile=True)
         signals = reply.get("signals", {})
@@ -790,7 +796,8 @@ class Judge:
         try:
             for _ in range(plan["rounds"]):
                 window.gate.freeze()
-                args = inputs_mod.make_inputs(task.module, self.rng.getrandbits(62), "task", self.device)
+                args = inputs_mod.make_inputs(task.module, self.rng.getrandbits(62), "task", self.device,
+                                              self._rounding(cfg))
                 values = window.write_inputs(0, args)
                 window.thaw()
                 sampler = self._start_sampler(loaded, cfg, ms=plan["ms"], hz=plan["hz"])

@@ -1,8 +1,10 @@
-"""The rounding input kind (python/vinci_runner/inputs.py): fp32 values moved so that fp16, TF32 and
-bf16 round every one of them down by nearly half an ulp, and why the judge needs it: on a task draw,
-a matmul whose operands were narrowed to fp16 (fp32 accumulation; red-team round 13) stays within
-fp32's relative-error bound, on rounding inputs it fails it, while fp32 arithmetic passes both. The
-bit values are worked by hand; the bound is compare.relative_error's.
+"""Rounding-biased inputs (python/vinci_runner/inputs.py): fp32 values moved so that fp16, TF32 and
+bf16 round every one of them down by nearly half an ulp, and why the judge draws every input so: on
+a plain draw, a matmul whose operands were narrowed to fp16 (fp32 accumulation; red-team round 13)
+stays within fp32's relative-error bound, on biased inputs it fails it, while fp32 arithmetic passes
+both. Every kind of draw is biased, so no call is left whose inputs a kernel could narrow unseen (round
+14 recognised a rounding kind by its bits). The bit values are worked by hand; the bound is
+compare.relative_error's.
 
     python3 tests/eval/input_kinds_test.py REPO_ROOT
 """
@@ -23,9 +25,8 @@ def check(ok: bool, what: str) -> None:
         failures.append(what)
 
 
-check("rounding" in inputs.OUT_OF_DISTRIBUTION, f"rounding is an out-of-distribution kind: {inputs.OUT_OF_DISTRIBUTION}")
 x = torch.tensor([0.0, 1.0, 3.0, -0.5, float("inf"), float("-inf"), 0.99999])
-y = inputs._transform(x, "rounding")
+y = inputs._rounding(x)
 # 1.0 is 0x3F800000: its low 16 bits become 0x6F00, so 1 + 0x6F00 * 2^-23 = 1.003387451171875.
 check(y[1].item() == 1 + 0x6F00 * 2.0**-23, f"1.0 moves to 1 + 0x6F00 ulp: {y[1].item()!r}")
 check(y[2].item() == 3 + 0x6F00 * 2.0**-22, f"3.0 moves to 3 + 0x6F00 ulp of [2, 4): {y[2].item()!r}")
@@ -37,11 +38,29 @@ check(0.99 < y[6].item() < 1.0, f"a value below 1 stays below 1: {y[6].item()!r}
 check(y[1].to(torch.float16).item() == 1 + 3 * 2.0**-10, f"fp16 rounds 1.0034 down: {y[1].to(torch.float16).item()!r}")
 check(y[1].to(torch.bfloat16).item() == 1.0, f"bf16 rounds 1.0034 down: {y[1].to(torch.bfloat16).item()!r}")
 draw = torch.rand(4096, generator=torch.Generator().manual_seed(1))
-moved = inputs._transform(draw, "rounding")
+moved = inputs._rounding(draw)
 check(bool((moved.to(torch.float16).float() <= moved).all()), "fp16 rounds every moved value down")
 check(bool((moved.to(torch.bfloat16).float() <= moved).all()), "bf16 rounds every moved value down")
 check(bool(((moved - draw).abs() <= draw * 2.0**-7).all()), "a value moves by less than a bf16 ulp")
-check(int(inputs._transform(torch.ones(3, dtype=torch.float16), "rounding").sum()) == 3, "half inputs are left alone")
+
+
+class Task:
+    """get_inputs of an fp32 tensor, an fp16 tensor, an integer tensor and a number."""
+
+    @staticmethod
+    def get_inputs():
+        return [torch.rand(64), torch.rand(8).half(), torch.arange(4), 3]
+
+
+plain = inputs.make_inputs(Task, 7, "task", torch.device("cpu"))
+biased = inputs.make_inputs(Task, 7, "task", torch.device("cpu"), rounding=True)
+check(torch.equal(biased[0], inputs._rounding(plain[0])), "the task's fp32 draw is biased")
+check(torch.equal(biased[1], plain[1]) and torch.equal(biased[2], plain[2]) and biased[3] == 3,
+      "fp16, integer and plain inputs are left alone")
+for kind in inputs.OUT_OF_DISTRIBUTION:
+    a = inputs.make_inputs(Task, 7, kind, torch.device("cpu"))[0]
+    b = inputs.make_inputs(Task, 7, kind, torch.device("cpu"), rounding=True)[0]
+    check(torch.equal(b, inputs._rounding(a)), f"the {kind} draw is biased after its transform")
 
 g = torch.Generator().manual_seed(2)
 a, b = torch.rand(64, 4096, generator=g), torch.rand(4096, 64, generator=g)
@@ -57,17 +76,18 @@ def verdicts(a, b):
 
 fp32, fp16 = verdicts(a, b)
 check(fp32 is None and fp16 is None, f"on the task's draw fp16 operands pass the bound, as in round 13: {fp16}")
-fp32, fp16 = verdicts(inputs._transform(a, "rounding"), inputs._transform(b, "rounding"))
+fp32, fp16 = verdicts(inputs._rounding(a), inputs._rounding(b))
 check(fp32 is None, f"fp32 arithmetic passes on rounding inputs: {fp32}")
 check(fp16 is not None and fp16["reason"] == "relative_error", f"fp16 operands fail on rounding inputs: {fp16}")
 
-check(Judge._ood_kinds(merged({})) == inputs.OUT_OF_DISTRIBUTION, "every kind is checked by default")
-allowed = Judge._ood_kinds(merged({"allow_precision_drop": True}))
-check("rounding" not in allowed and "signed" in allowed, f"--allow-precision-drop drops the rounding kind only: {allowed}")
-check(Judge._ood_kinds(merged({"ood_trials": False})) == (), "no kind without out-of-distribution trials")
+check(Judge._rounding(merged({})) is True, "inputs are biased under the default (vinci) protocol")
+check(Judge._rounding(merged({"allow_precision_drop": True})) is False, "not where narrowed operands are allowed")
+check(Judge._rounding(merged({"ood_trials": False})) is False, "nor under KernelBench's protocol (the task's own draws)")
+check(Judge._ood_kinds(merged({})) == inputs.OUT_OF_DISTRIBUTION and Judge._ood_kinds(merged({"ood_trials": False})) == (),
+      "the out-of-distribution kinds")
 check(DEFAULTS["ood_trials"] is True, "out-of-distribution trials are on by default")
 
 for f in failures:
     print("FAILED:", f)
-print(f"{'FAIL' if failures else 'ok'}: the rounding input kind")
+print(f"{'FAIL' if failures else 'ok'}: rounding-biased inputs")
 sys.exit(1 if failures else 0)
