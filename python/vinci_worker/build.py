@@ -3,11 +3,10 @@
 The build step's trusted side: one sandboxed import per candidate, its compiles served from the
 extension cache, a verdict only for what went wrong before a device ever sees the candidate.
 
-Requests on stdin, one JSON object a line: {"candidate", "task", "scale", "policy", "log",
-"import_timeout", "static_only"}; each is answered on stdout with {"report": {"static", "ok", "class",
-"reason", "message", "seconds", "built"}}. With static_only the import stops after the static checks
-(CPU evaluation, where the candidate's runner imports it). The candidate's code never runs in this
-process.
+Requests on stdin, one JSON object a line, each answered on stdout with its report; the shapes are
+protocol.py's (BuildRequest, BuildReply), through which serve() reads and writes them. With
+static_only the import stops after the static checks (CPU evaluation, where the candidate's runner
+imports it). The candidate's code never runs in this process.
 """
 from __future__ import annotations
 
@@ -18,6 +17,7 @@ import time
 
 from vinci_runner.channel import ChannelClosed, ChannelTimeout, ProtocolError
 
+from . import protocol
 from .build_limits import BuildLimits
 from .extensions import CompileService
 from .sandbox import CANDIDATE_DIR, TASK_DIR, Launcher, describe_exit
@@ -81,14 +81,22 @@ def serve(cache_dir: str, sandbox_binary: str, cuda: bool, compile_timeout: floa
     sys.stdout = sys.stderr
     launcher = Launcher(sandbox_binary, os.path.join(cache_dir, "scratch", f"build-{os.getpid()}"), cuda, limits)
     compiler = CompileService(launcher, os.path.join(cache_dir, "ext"), compile_timeout, build_limits)
-    proto.write(json.dumps({"ok": True, "pid": os.getpid(), "sandbox": launcher.description}) + "\n")
+    ready = protocol.BuildServerReady(pid=os.getpid(), sandbox=launcher.description)
+    proto.write(json.dumps(ready.to_dict()) + "\n")
     for line in sys.stdin:
         if not line.strip():
             continue
         try:
-            report = build(json.loads(line), launcher, compiler)
-        except Exception as e:  # a bug here must be reported, not kill the step silently
-            report = {"static": {}, "ok": False, "class": "runtime_error", "reason": "build_error",
-                      "message": f"{type(e).__name__}: {e}"}
-        proto.write(json.dumps({"report": report}) + "\n")
+            req = protocol.BuildRequest.from_dict(json.loads(line)).to_dict()
+        except ValueError as e:  # not JSON, or a protocol.MalformedMessage
+            report = {"ok": False, "class": "runtime_error", "reason": "protocol",
+                      "message": f"a request out of protocol: {e}"}
+        else:
+            try:
+                report = build(req, launcher, compiler)
+            except Exception as e:  # a bug here must be reported, not kill the step silently
+                report = {"ok": False, "class": "runtime_error", "reason": "build_error",
+                          "message": f"{type(e).__name__}: {e}"}
+        reply = protocol.BuildReply(protocol.BuildReport.from_dict(report))
+        proto.write(json.dumps(reply.to_dict()) + "\n")
     return 0

@@ -13,12 +13,9 @@ frozen, computes the reference itself and compares (call_window.py says how a ca
 Baselines are timed by a trusted reference runner through the very same windows. Nothing a
 runner says is a measurement: a failure it reports about itself is accepted, nothing better.
 
-Requests on stdin, one JSON object a line; replies on the protocol descriptor (stdout at start):
-  {"op": "hello"}                                           -> device, torch, bandwidth, sandbox, drain
-  {"op": "baseline", "path", "scale", "config"}             -> eager and torch.compile timings, each call's
-                                                               time, the calls per window
-  {"op": "evaluate", "path", "scale", "candidate", "static", "config", "log", "eager_times",
-   "compile_times", "calls_per_window"}                     -> the result's fields
+Requests on stdin, one JSON object a line (hello, baseline, evaluate, shutdown); replies on the
+protocol descriptor (stdout at start). Their shapes are protocol.py's, through which serve() reads
+every request and writes every reply.
 """
 from __future__ import annotations
 
@@ -44,7 +41,7 @@ from vinci_runner.channel import ChannelClosed, ChannelTimeout, ProtocolError, f
 from vinci_runner.logs import trim_log
 from vinci_runner.static_check import is_low_precision_task
 
-from . import compare, gpu_drain, runner_signals
+from . import compare, gpu_drain, protocol, runner_signals
 from .build_limits import BuildLimits
 from .call_window import CallWindow, Flush, WindowError, cache_bytes
 from .extensions import CompileService
@@ -1159,9 +1156,6 @@ class Judge:
         return reply
 
 
-OPS = ("hello", "baseline", "evaluate")
-
-
 def serve(device: str, cache_dir: str, sandbox_binary: str, limits: dict) -> int:
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
@@ -1171,20 +1165,28 @@ def serve(device: str, cache_dir: str, sandbox_binary: str, limits: dict) -> int
         for line in sys.stdin:
             if not line.strip():
                 continue
+            op = None
             try:
-                req = json.loads(line)
-                op = req.get("op")
-                if op == "shutdown":
+                message = json.loads(line)
+                if isinstance(message, dict) and message.get("op") == protocol.SHUTDOWN:
                     break
-                if op not in OPS:
-                    raise Outcome("runtime_error", "protocol", f"unknown op {op!r}")
+                try:
+                    op, req = protocol.judge_request(message)
+                except protocol.MalformedMessage as e:
+                    raise Outcome("runtime_error", "protocol", f"a request out of protocol: {e}") from None
                 reply = getattr(judge, op)(req)
             except Outcome as o:
                 reply = o.reply
             except Exception as e:  # a bug in the judge: report it, never die silently
                 reply = {"ok": False, "class": "runtime_error", "reason": "worker_error",
                          "message": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-2000:]}", "fatal": True}
-            proto.write(json.dumps(finite(reply), default=str, allow_nan=False) + "\n")
+            try:
+                reply = protocol.judge_reply(op, finite(reply))
+            except protocol.MalformedMessage as e:  # the judge's own reply out of shape: a bug, as above
+                reply = protocol.judge_reply(None, {"ok": False, "class": "runtime_error", "reason": "worker_error",
+                                                    "message": f"the judge's {op} reply is out of protocol: {e}",
+                                                    "fatal": True})
+            proto.write(json.dumps(reply, default=str, allow_nan=False) + "\n")
             if reply.get("fatal"):
                 break
     finally:
