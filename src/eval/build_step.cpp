@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <csignal>
 
 #include <fmt/format.h>
 
@@ -16,8 +15,6 @@ BuildStep::BuildStep(const EvalConfig& config, int id, bool static_only)
     : config_(config),
       static_only_(static_only),
       log_(config.cache_dir / "logs" / fmt::format("build-server-{}-{}.log", ::getpid(), id)) {}
-
-BuildStep::~BuildStep() { stop(); }
 
 void BuildStep::start() {
   fs::create_directories(log_.parent_path());
@@ -40,29 +37,30 @@ void BuildStep::start() {
   if (config_.device == "cpu") o.env["CUDA_VISIBLE_DEVICES"] = "";
   o.stderr_path = log_;
   o.isolate_network = true;
-  server_.emplace(core::Process::spawn(o));
-  live_pid_ = server_->pid();
+  server_.start(o);
   std::string hello;
-  if (server_->read_line(hello, std::chrono::seconds(300)) != core::Process::Read::line) {
-    stop();
+  if (server_.read_line(hello, std::chrono::seconds(300)) != core::Process::Read::line) {
+    server_.stop();
     throw std::runtime_error(fmt::format("the build server did not start ({} -m vinci_worker build-server); see {}",
                                          config_.python, log_.string()));
   }
 }
 
-void BuildStep::kill_async() const {
-  if (const pid_t pid = live_pid_; pid > 0) {
-    ::kill(-pid, SIGKILL);
-    ::kill(pid, SIGKILL);
-  }
-}
+void BuildStep::kill_async() const { server_.kill_async(); }
 
-void BuildStep::stop() {
-  live_pid_ = -1;
-  if (!server_) return;
-  server_->kill_group();
-  server_->wait();
-  server_.reset();
+BuildRequest BuildStep::request(const fs::path& candidate_file, const Task& task, const fs::path& log) const {
+  BuildRequest r;
+  r.candidate = fs::absolute(candidate_file).string();
+  r.task = fs::absolute(task.file).string();
+  r.scale = config_.scale;
+  r.log = fs::absolute(log).string();
+  r.import_timeout = config_.import_timeout.count();
+  r.cpu_seconds = config_.cpu_seconds;
+  r.address_space = config_.device == "cpu" ? config_.cpu_memory_limit : 0;
+  r.torch_ops = config_.torch_ops;
+  r.allow_precision_drop = config_.allow_precision_drop;
+  r.static_only = static_only_;
+  return r;
 }
 
 BuildOutcome BuildStep::run(const fs::path& candidate_file, const Task& task, const fs::path& log) {
@@ -73,25 +71,15 @@ BuildOutcome BuildStep::run(const fs::path& candidate_file, const Task& task, co
     return out;
   };
   try {
-    if (!server_ || !server_->running()) start();
+    if (!server_.running()) start();
   } catch (const std::exception& e) {
     out.verdict = Verdict::runtime_error;
     out.reason = "build_not_started";
     out.message = e.what();
     return finish();
   }
-  const nlohmann::json request = {
-      {"candidate", fs::absolute(candidate_file).string()},
-      {"task", fs::absolute(task.file).string()},
-      {"scale", config_.scale},
-      {"log", fs::absolute(log).string()},
-      {"import_timeout", config_.import_timeout.count()},
-      {"cpu_seconds", config_.cpu_seconds},
-      {"address_space", config_.device == "cpu" ? config_.cpu_memory_limit : 0},
-      {"policy", {{"torch_ops", config_.torch_ops}, {"allow_precision_drop", config_.allow_precision_drop}}},
-      {"static_only", static_only_}};
   auto lost_server = [&](const std::string& what) {
-    stop();
+    server_.stop();
     out.verdict = Verdict::runtime_error;
     out.reason = "build_crashed";
     out.message = fmt::format("the build server {}; see {}", what, log_.string());
@@ -100,34 +88,20 @@ BuildOutcome BuildStep::run(const fs::path& candidate_file, const Task& task, co
   // The server bounds the import and each compile itself; this is the backstop for the server.
   const auto limit = config_.import_timeout + config_.compile_timeout * 4 + std::chrono::seconds(60);
   std::string line;
-  if (!server_->write(request.dump() + "\n")) return lost_server("stopped before it started the build");
-  switch (server_->read_line(line, limit)) {
+  switch (server_.exchange(to_json(request(candidate_file, task, log)).dump(), limit, line)) {
     case core::Process::Read::line: break;
     case core::Process::Read::timeout:
-      stop();
+      server_.stop();
       out.verdict = Verdict::timeout;
       out.reason = "compile_timeout";
       out.message = fmt::format("building took longer than {} s (log: {})", limit.count(), log.string());
       return finish();
     case core::Process::Read::eof: return lost_server("died during the build");
   }
-  nlohmann::json report;
-  try {
-    report = nlohmann::json::parse(line).at("report");
-  } catch (const nlohmann::json::exception&) {
-    return lost_server("answered out of protocol: " + line.substr(0, 200));
-  }
-  out.static_report = report.value("static", nlohmann::json::object());
-  out.ok = report.value("ok", false);
-  if (!out.ok) {
-    try {
-      out.verdict = verdict_from_string(report.value("class", "compile_error"));
-    } catch (const std::invalid_argument&) {
-      out.verdict = Verdict::runtime_error;
-    }
-    out.reason = report.value("reason", "");
-    out.message = report.value("message", "");
-  }
+  const Parsed<BuildReply> reply = parse_reply_line(line, build_reply_from_json);
+  if (!reply.value)
+    return lost_server(fmt::format("answered out of protocol ({}): {}", reply.error, line.substr(0, 200)));
+  out = *reply.value;
   return finish();
 }
 

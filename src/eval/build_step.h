@@ -6,31 +6,22 @@
 // in a sandbox too, into the extension cache keyed by their arguments.
 #pragma once
 
-#include <sys/types.h>
-
-#include <atomic>
 #include <filesystem>
-#include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
-#include "core/process.h"
 #include "eval/candidate.h"
 #include "eval/config.h"
+#include "eval/json_lines_child.h"
+#include "eval/judge_protocol.h"
 #include "eval/result.h"
 #include "eval/task.h"
 
 namespace vinci::eval {
 
-struct BuildOutcome {
-  bool ok = false;
-  nlohmann::json static_report = nlohmann::json::object();  // kernel_names, findings, …
-  // When not ok: the classified result fields.
-  Verdict verdict = Verdict::compile_error;
-  std::string reason, message;
-  double seconds = 0;
-};
+// What building a candidate came to: the build server's report, or the step's own classification
+// when the server could not answer (build_not_started, build_crashed, compile_timeout). Its seconds
+// are the step's wall time, the wait for a server included.
+using BuildOutcome = BuildReply;
 
 // Not thread-safe: one BuildStep per building thread.
 class BuildStep {
@@ -38,7 +29,6 @@ class BuildStep {
   // `id` tells this step's server apart from its siblings' in scratch and log names. A static_only
   // step runs the static checks and leaves the import (and its compiles) to the candidate's runner.
   BuildStep(const EvalConfig& config, int id, bool static_only = false);
-  ~BuildStep();
   BuildStep(const BuildStep&) = delete;
   BuildStep& operator=(const BuildStep&) = delete;
 
@@ -50,13 +40,13 @@ class BuildStep {
 
  private:
   void start();
-  void stop();
+  BuildRequest request(const std::filesystem::path& candidate_file, const Task& task,
+                       const std::filesystem::path& log) const;
 
   const EvalConfig& config_;
   bool static_only_;
   std::filesystem::path log_;
-  std::optional<core::Process> server_;
-  std::atomic<pid_t> live_pid_{-1};
+  JsonLinesChild server_;
 };
 
 }  // namespace vinci::eval

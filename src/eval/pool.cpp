@@ -18,6 +18,7 @@
 #include "core/hash.h"
 #include "eval/build_step.h"
 #include "eval/cache_janitor.h"
+#include "eval/judge_protocol.h"
 #include "eval/result_key.h"
 #include "eval/worker_client.h"
 
@@ -111,7 +112,15 @@ void EvaluatorPool::stop_at(std::optional<Clock::time_point> deadline, const std
   interrupt_ = interrupt;
 }
 
-std::string EvaluatorPool::sandbox() { return workers_.empty() ? "" : workers_.front()->info().value("sandbox", ""); }
+// The judge's description of itself (starting it if needed); a hello out of protocol is a judge that
+// cannot be used, as one that does not start.
+static HelloReply hello_of(WorkerClient& worker) {
+  Parsed<HelloReply> hello = hello_reply_from_json(worker.info());
+  if (!hello.value) throw std::runtime_error("the judge's hello is out of protocol: " + hello.error);
+  return std::move(*hello.value);
+}
+
+std::string EvaluatorPool::sandbox() { return workers_.empty() ? "" : hello_of(*workers_.front()).sandbox; }
 
 void EvaluatorPool::sweep() const {
   if (!config_.cache_budget_bytes) return;
@@ -149,24 +158,30 @@ static Result base_result(const Job& job, const std::string& device) {
   return r;
 }
 
-// Fills a result from a failed worker reply: the worker's own classification, or what the pool
-// saw happen to the worker.
+// A reply out of protocol is the judge's error, never the candidate's; it is not cached.
+static void apply_malformed(Result& r, const std::string& error) {
+  r.verdict = Verdict::runtime_error;
+  r.reason = "worker_error";
+  r.message = fmt::format("the judge's reply is malformed: {}", error);
+}
+
+// Fills a result from a failed worker reply: the judge's own classification, or what the pool
+// saw happen to the judge.
 static void apply_failure(Result& r, const WorkerReply& reply, const char* timeout_reason) {
   switch (reply.kind) {
     case WorkerReply::Kind::ok: return;
     case WorkerReply::Kind::failed: {
-      const auto& b = reply.body;
-      try {
-        r.verdict = verdict_from_string(b.value("class", "runtime_error"));
-      } catch (const std::invalid_argument&) {
-        r.verdict = Verdict::runtime_error;
-      }
-      r.reason = b.value("reason", "");
-      r.message = b.value("message", "");
-      if (b.contains("trials_passed")) r.trials_passed = b["trials_passed"].get<int>();
-      if (b.contains("max_abs_diff") && b["max_abs_diff"].is_number()) r.max_abs_diff = b["max_abs_diff"].get<double>();
-      if (b.contains("mean_abs_diff") && b["mean_abs_diff"].is_number())
-        r.mean_abs_diff = b["mean_abs_diff"].get<double>();
+      const Parsed<JudgeFailure> failure = failure_from_json(reply.body);
+      if (!failure.value) return apply_malformed(r, failure.error);
+      const JudgeFailure& f = *failure.value;
+      r.verdict = f.verdict;
+      r.reason = f.reason;
+      r.message = f.message;
+      if (f.trials_passed) r.trials_passed = *f.trials_passed;
+      if (f.max_abs_diff) r.max_abs_diff = f.max_abs_diff;
+      if (f.mean_abs_diff) r.mean_abs_diff = f.mean_abs_diff;
+      if (f.timing) r.timing = f.timing;
+      for (const auto& [phase, seconds] : f.phase_seconds) r.phase_seconds[phase] = seconds;
       return;
     }
     case WorkerReply::Kind::timeout:
@@ -187,14 +202,17 @@ static void apply_failure(Result& r, const WorkerReply& reply, const char* timeo
   }
 }
 
-std::optional<nlohmann::json> EvaluatorPool::baseline(const Task& task, WorkerClient& worker, Shared& shared,
-                                                      Result& failure) {
+std::optional<BaselineReply> EvaluatorPool::baseline(const Task& task, WorkerClient& worker, Shared& shared,
+                                                     Result& failure) {
   const std::string task_source = core::read_file(task.file);
-  const nlohmann::json proto = config_.worker_json();
-  const std::string key =
-      core::content_hash({task_source, std::to_string(config_.scale), proto["timing"].dump(), proto["numerics"].dump(),
-                          std::to_string(config_.seed), config_.compile_baseline ? "c" : "", device_name_,
-                          env_.torch_version, evaluator_version_, "baseline-v4"});
+  BaselineRequest req;
+  req.path = fs::absolute(task.file).string();
+  req.scale = config_.scale;
+  req.config = config_.worker_json();
+  const auto [timing, numerics] = baseline_settings(req.config);
+  const std::string key = core::content_hash({task_source, std::to_string(config_.scale), timing, numerics,
+                                              std::to_string(config_.seed), config_.compile_baseline ? "c" : "",
+                                              device_name_, env_.torch_version, evaluator_version_, "baseline-v4"});
   std::mutex* lock_ptr;
   {
     std::lock_guard lock(shared.mu);
@@ -204,21 +222,27 @@ std::optional<nlohmann::json> EvaluatorPool::baseline(const Task& task, WorkerCl
   }
   std::lock_guard task_lock(*lock_ptr);
   if (config_.reuse_baselines) {
-    if (auto hit = baselines_.get(key)) return hit;
+    if (auto hit = baselines_.get(key)) {
+      if (auto stored = baseline_reply_from_json(*hit); stored.value) return stored.value;  // else a miss
+    }
   }
-  const nlohmann::json req = {
-      {"op", "baseline"}, {"path", fs::absolute(task.file).string()}, {"scale", config_.scale}, {"config", proto}};
-  const WorkerReply r = worker.request(req, config_.baseline_timeout * 2);
-  if (r.kind != WorkerReply::Kind::ok) {
+  const WorkerReply r = worker.request(to_json(req), config_.baseline_timeout * 2);
+  Parsed<BaselineReply> timed;
+  if (r.kind == WorkerReply::Kind::ok) {
+    timed = baseline_reply_from_json(r.body);
+    if (!timed.value) apply_malformed(failure, timed.error);
+  } else {
     apply_failure(failure, r, "baseline_timeout");
+  }
+  if (!timed.value) {
     if (failure.verdict != Verdict::invalid_task) {
       failure.message = "timing the reference failed: " + failure.message;
       failure.verdict = Verdict::invalid_task;
     }
     return std::nullopt;
   }
-  baselines_.put(key, r.body);
-  return r.body;
+  baselines_.put(key, to_json(*timed.value));
+  return timed.value;
 }
 
 // Every phase of one candidate (import, compiles, correctness, timing) is bounded by the judge; this
@@ -227,21 +251,26 @@ static std::chrono::seconds evaluate_timeout(const EvalConfig& c) {
   return c.import_timeout + c.compile_timeout * 4 + c.run_timeout * 3 + c.baseline_timeout + std::chrono::seconds(120);
 }
 
-static void apply_correct(Result& r, const nlohmann::json& b) {
+static void apply_correct(Result& r, const EvaluateReply& m) {
   r.verdict = Verdict::correct;
   r.reason.clear();
-  r.timing = timing_from_json(b.at("timing"));
-  if (b.contains("external") && b["external"].is_object()) r.timing_check = timing_check_from_json(b["external"]);
-  r.custom_launches = b.value("custom_launches", 0);
-  if (b.contains("coverage") && b["coverage"].is_number()) r.coverage = b["coverage"].get<double>();
-  if (b.contains("profile") && b["profile"].is_array()) r.profile = kernel_times_from_json(b["profile"]);
-  r.flags = b.value("flags", std::vector<std::string>{});
-  r.skipped_trials = b.value("skipped_trials", std::vector<std::string>{});
-  for (const auto& w : b.value("warnings", std::vector<std::string>{})) r.warnings.push_back(w);
+  r.trials = m.trials;
+  r.trials_passed = m.trials_passed;
+  r.max_abs_diff = m.max_abs_diff;
+  r.mean_abs_diff = m.mean_abs_diff;
+  r.timing = m.timing;
+  r.timing_check = m.external;
+  r.custom_launches = m.custom_launches;
+  r.coverage = m.coverage;
+  r.profile = m.profile;
+  r.flags = m.flags;
+  r.skipped_trials = m.skipped_trials;
+  r.warnings.insert(r.warnings.end(), m.warnings.begin(), m.warnings.end());
+  for (const auto& [phase, seconds] : m.phase_seconds) r.phase_seconds[phase] = seconds;
   if (r.eager && r.timing->median_ms > 0) r.speedup_eager = r.eager->median_ms / r.timing->median_ms;
   if (r.compiled && r.timing->median_ms > 0) r.speedup_compile = r.compiled->median_ms / r.timing->median_ms;
-  r.speedup_eager_interval = interval_from_json(b, "speedup_eager_interval");
-  r.speedup_compile_interval = interval_from_json(b, "speedup_compile_interval");
+  r.speedup_eager_interval = m.speedup_eager_interval;
+  r.speedup_compile_interval = m.speedup_compile_interval;
   r.message = fmt::format("{:.4g} ms (eager {:.4g} ms{})", r.timing->median_ms, r.eager ? r.eager->median_ms : 0.0,
                           r.compiled ? fmt::format(", compile {:.4g} ms", r.compiled->median_ms) : "");
 }
@@ -253,48 +282,36 @@ Result EvaluatorPool::evaluate(const Job& job, const BuildOutcome& build, Worker
   auto t = Clock::now();
   const auto base = baseline(job.task, worker, shared, r);
   r.phase_seconds["baseline"] = seconds_since(t);
-  const nlohmann::json& info = worker.info();
-  r.sandbox = info.value("sandbox", "");
+  const HelloReply judge = hello_of(worker);
+  r.sandbox = judge.sandbox;
   if (!base) return r;
-  if (info.contains("device_name")) r.device = info["device_name"].get<std::string>();
-  if (base->contains("eager") && !(*base)["eager"].is_null()) r.eager = timing_from_json((*base)["eager"]);
-  if (base->contains("compile") && !(*base)["compile"].is_null()) r.compiled = timing_from_json((*base)["compile"]);
+  r.device = judge.device_name;
+  r.eager = base->eager;
+  r.compiled = base->compile;
 
-  nlohmann::json req = {{"op", "evaluate"},
-                        {"path", fs::absolute(job.task.file).string()},
-                        {"scale", config_.scale},
-                        {"candidate", candidate_copy(job).string()},
-                        {"static", build.static_report},
-                        {"config", config_.worker_json()},
-                        {"log", candidate_log(job, "run").string()},
-                        {"eager_times", base->value("eager_times", nlohmann::json::array())},
-                        {"compile_times", base->value("compile_times", nlohmann::json::array())},
-                        {"calls_per_window", base->value("calls_per_window", 1)},
-                        {"reference_kernels", base->value("reference_kernels", nlohmann::json::array())}};
-  const WorkerReply reply = worker.request(req, evaluate_timeout(config_));
-  if (reply.body.is_object()) {
-    for (const auto& [phase, seconds] : reply.body.value("phase_seconds", std::map<std::string, double>{}))
-      r.phase_seconds[phase] = seconds;
-  }
+  EvaluateRequest req;
+  req.path = fs::absolute(job.task.file).string();
+  req.scale = config_.scale;
+  req.candidate = candidate_copy(job).string();
+  req.static_report = build.static_report;
+  req.config = config_.worker_json();
+  req.log = candidate_log(job, "run").string();
+  req.eager_times = base->eager_times;
+  req.compile_times = base->compile_times;
+  req.calls_per_window = base->calls_per_window;
+  req.reference_kernels = base->reference_kernels;
+  const WorkerReply reply = worker.request(to_json(req), evaluate_timeout(config_));
   r.trials = config_.correctness_trials;
-  for (const auto& f : build.static_report.value("findings", std::vector<std::string>{})) r.warnings.push_back(f);
+  for (const auto& f : build.static_report.findings) r.warnings.push_back(f);
   if (reply.kind != WorkerReply::Kind::ok) {
     apply_failure(r, reply, "run_timeout");
-    if (reply.body.is_object() && reply.body.contains("timing") && reply.body["timing"].is_object())
-      r.timing = timing_from_json(reply.body["timing"]);
     return r;
   }
-  r.trials = reply.body.value("trials", r.trials);
-  r.trials_passed = reply.body.value("trials_passed", 0);
-  r.max_abs_diff = reply.body.value("max_abs_diff", 0.0);
-  r.mean_abs_diff = reply.body.value("mean_abs_diff", 0.0);
-  try {
-    apply_correct(r, reply.body);
-  } catch (const nlohmann::json::exception& e) {
-    r.verdict = Verdict::runtime_error;
-    r.reason = "worker_error";
-    r.message = fmt::format("the judge's reply is malformed: {}", e.what());
-  }
+  const Parsed<EvaluateReply> measured = evaluate_reply_from_json(reply.body);
+  if (measured.value)
+    apply_correct(r, *measured.value);
+  else
+    apply_malformed(r, measured.error);
   return r;
 }
 

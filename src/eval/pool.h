@@ -37,6 +37,8 @@ struct PoolStats {
 
 class WorkerClient;
 class BuildStep;
+struct BaselineReply;
+struct BuildReply;  // the build step's outcome (eval/build_step.h)
 
 class EvaluatorPool {
  public:
@@ -66,8 +68,8 @@ class EvaluatorPool {
 
  private:
   struct Shared;
-  Result evaluate(const Job& job, const struct BuildOutcome& build, WorkerClient& worker, Shared& shared);
-  std::optional<nlohmann::json> baseline(const Task& task, WorkerClient& worker, Shared& shared, Result& failure);
+  Result evaluate(const Job& job, const BuildReply& build, WorkerClient& worker, Shared& shared);
+  std::optional<BaselineReply> baseline(const Task& task, WorkerClient& worker, Shared& shared, Result& failure);
   std::string result_key(const Job& job) const;
   void sweep() const;  // keeps the cache within config_.cache_budget_bytes
   bool build_step_imports() const;

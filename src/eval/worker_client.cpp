@@ -1,6 +1,5 @@
 #include "eval/worker_client.h"
 
-#include <csignal>
 #include <fstream>
 #include <stdexcept>
 
@@ -31,8 +30,7 @@ void WorkerClient::start() {
     o.env["CUDA_VISIBLE_DEVICES"] = "";
   o.stderr_path = spec_.log;
   o.isolate_network = true;
-  process_.emplace(core::Process::spawn(o));
-  live_pid_ = process_->pid();
+  child_.start(o);
   info_ = nlohmann::json();
   WorkerReply r = request({{"op", "hello"}}, std::chrono::seconds(300));
   if (r.kind != WorkerReply::Kind::ok)
@@ -43,25 +41,14 @@ void WorkerClient::start() {
 }
 
 const nlohmann::json& WorkerClient::info() {
-  if (!process_ || !process_->running()) start();
+  if (!child_.running()) start();
   return info_;
 }
 
-void WorkerClient::kill_async() const {
-  if (const pid_t pid = live_pid_; pid > 0) {
-    ::kill(-pid, SIGKILL);
-    ::kill(pid, SIGKILL);
-  }
-}
+void WorkerClient::kill_async() const { child_.kill_async(); }
 
 void WorkerClient::restart() {
-  live_pid_ = -1;
-  if (process_) {
-    process_->kill_group();
-    process_->wait();
-    process_.reset();
-    ++restarts_;
-  }
+  if (child_.stop()) ++restarts_;
 }
 
 std::string WorkerClient::log_tail() const {
@@ -89,47 +76,40 @@ std::string WorkerClient::log_tail() const {
 }
 
 WorkerReply WorkerClient::request(const nlohmann::json& req, std::chrono::seconds timeout) {
-  if (!process_ || !process_->running()) {
+  if (!child_.running()) {
     if (req.value("op", "") != "hello") start();
   }
   WorkerReply reply;
-  if (!process_->write(req.dump() + "\n")) {
-    reply.kind = WorkerReply::Kind::crashed;
-  } else {
-    std::string line;
-    switch (process_->read_line(line, timeout)) {
-      case core::Process::Read::line:
-        try {
-          reply.body = nlohmann::json::parse(line);
-          reply.kind = reply.body.value("ok", false) ? WorkerReply::Kind::ok : WorkerReply::Kind::failed;
-          if (reply.body.value("fatal", false)) restart();
-          return reply;
-        } catch (const nlohmann::json::exception& e) {
-          reply.kind = WorkerReply::Kind::crashed;
-          reply.description =
-              fmt::format("the worker wrote a line that is not JSON ({}): {}", e.what(), line.substr(0, 200));
-        }
-        break;
-      case core::Process::Read::timeout:
-        reply.kind = WorkerReply::Kind::timeout;
-        reply.description = fmt::format("no reply to '{}' within {} s; the worker was killed and restarted",
-                                        req.value("op", "?"), timeout.count());
-        restart();
+  std::string line;
+  switch (child_.exchange(req.dump(), timeout, line)) {
+    case core::Process::Read::line:
+      try {
+        reply.body = nlohmann::json::parse(line);
+        reply.kind = reply.body.value("ok", false) ? WorkerReply::Kind::ok : WorkerReply::Kind::failed;
+        if (reply.body.value("fatal", false)) restart();
         return reply;
-      case core::Process::Read::eof: reply.kind = WorkerReply::Kind::crashed; break;
-    }
+      } catch (const nlohmann::json::exception& e) {
+        reply.kind = WorkerReply::Kind::crashed;
+        reply.description =
+            fmt::format("the worker wrote a line that is not JSON ({}): {}", e.what(), line.substr(0, 200));
+      }
+      break;
+    case core::Process::Read::timeout:
+      reply.kind = WorkerReply::Kind::timeout;
+      reply.description = fmt::format("no reply to '{}' within {} s; the worker was killed and restarted",
+                                      req.value("op", "?"), timeout.count());
+      restart();
+      return reply;
+    case core::Process::Read::eof: reply.kind = WorkerReply::Kind::crashed; break;
   }
   // The worker is gone (or talking nonsense): find out how it ended.
-  process_->kill_group();
-  const core::ExitStatus st = process_->wait();
+  const core::ExitStatus st = child_.stop().value_or(core::ExitStatus{});
+  ++restarts_;
   reply.signal = st.exited ? 0 : st.signal;
   const std::string how = fmt::format("the worker died during '{}' ({})", req.value("op", "?"), st.describe());
   reply.description = reply.description.empty() ? how : reply.description + "; " + how;
   const std::string tail = log_tail();
   if (!tail.empty()) reply.description += "\nlast lines of its log:\n" + tail;
-  process_.reset();
-  live_pid_ = -1;
-  ++restarts_;
   return reply;
 }
 

@@ -5,9 +5,6 @@
 // caller never sees a dead judge, only a classified reply.
 #pragma once
 
-#include <sys/types.h>
-
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -15,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/process.h"
 #include "eval/config.h"
+#include "eval/json_lines_child.h"
 
 namespace vinci::eval {
 
@@ -26,9 +23,10 @@ struct WorkerSpec {
   std::filesystem::path log;       // the judge's stderr
 };
 
+// A reply as the pipe delivered it; eval/judge_protocol reads the body into the op's record.
 struct WorkerReply {
   enum class Kind { ok, failed, timeout, crashed } kind = Kind::ok;
-  nlohmann::json body;      // the worker's reply (ok and failed)
+  nlohmann::json body;      // the worker's reply line (ok and failed)
   std::string description;  // for timeout and crashed: what happened, with the log's tail
   int signal = 0;           // crashed: the signal that killed the worker, if any
 };
@@ -51,8 +49,7 @@ class WorkerClient {
   std::string log_tail() const;
   WorkerSpec spec_;
   const EvalConfig& config_;
-  std::optional<core::Process> process_;
-  std::atomic<pid_t> live_pid_{-1};
+  JsonLinesChild child_;
   nlohmann::json info_;
   int restarts_ = 0;
 };

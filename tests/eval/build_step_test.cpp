@@ -7,13 +7,17 @@
 
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "support/temp_dir.h"
 
 namespace build_step_test {
 using namespace vinci::eval;
 namespace fs = std::filesystem;
 
-// The candidate file's first line says how the build goes.
+// The candidate file's first line says how the build goes. A successful build echoes what the
+// server saw in its static report's lists, which the typed report carries through: the request as
+// JSON text, the server's argv, its MAX_JOBS.
 constexpr const char* kFakeServer = R"PY(
 import json, os, sys
 here = os.path.dirname(__file__)
@@ -24,8 +28,9 @@ for line in sys.stdin:
     req = json.loads(line)
     how = open(req["candidate"]).readline().strip()
     if how == "ok":
-        reply = {"report": {"ok": True, "static": {"request": req, "argv": sys.argv[1:],
-                                                   "max_jobs": os.environ.get("MAX_JOBS")}}}
+        reply = {"report": {"ok": True, "static": {"kernel_names": [json.dumps(req)],
+                                                   "extension_functions": sys.argv[1:],
+                                                   "findings": [os.environ.get("MAX_JOBS")]}}}
     elif how == "rejected":
         reply = {"report": {"ok": False, "class": "rejected", "reason": "torch_op", "message": "calls torch.matmul"}}
     elif how == "odd_class":
@@ -72,19 +77,20 @@ TEST(BuildStep, ASuccessfulBuildCarriesTheStaticReport) {
   Builder b;
   const BuildOutcome out = b.build("ok");
   ASSERT_TRUE(out.ok) << out.message;
-  const auto& request = out.static_report.at("request");
+  ASSERT_EQ(out.static_report.kernel_names.size(), 1u);
+  const auto request = nlohmann::json::parse(out.static_report.kernel_names[0]);
   EXPECT_EQ(request.at("candidate"), (b.dir.path() / "ok.py").string());
   EXPECT_EQ(request.at("task"), (b.dir.path() / "1_Relu.py").string());
   EXPECT_EQ(request.at("address_space"), 123456789);  // the CPU memory limit applies to CPU builds
   EXPECT_EQ(request.at("policy").at("torch_ops"), "warn");
   EXPECT_EQ(request.at("static_only"), false);
-  const std::vector<std::string> argv = out.static_report.at("argv");
+  const std::vector<std::string>& argv = out.static_report.extension_functions;
   ASSERT_GE(argv.size(), 5u);
   EXPECT_EQ(argv[0], "build-server");
   EXPECT_EQ(argv[2], "cpu");
   EXPECT_EQ(argv[4], (b.dir.path() / "cache").string());
   // Builds run side by side: each gets two jobs, not every core.
-  EXPECT_EQ(out.static_report.at("max_jobs"), "2");
+  EXPECT_EQ(out.static_report.findings, std::vector<std::string>{"2"});
   EXPECT_GE(out.seconds, 0.0);
 }
 
@@ -94,7 +100,8 @@ TEST(BuildStep, AStaticOnlyStepSaysSoInItsRequests) {
   b.step = std::make_unique<BuildStep>(b.config, 1, /*static_only=*/true);
   const BuildOutcome out = b.build("ok");
   ASSERT_TRUE(out.ok) << out.message;
-  EXPECT_EQ(out.static_report.at("request").at("static_only"), true);
+  ASSERT_EQ(out.static_report.kernel_names.size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(out.static_report.kernel_names[0]).at("static_only"), true);
 }
 
 TEST(BuildStep, AFailedBuildKeepsItsClassReasonAndMessage) {
@@ -104,8 +111,10 @@ TEST(BuildStep, AFailedBuildKeepsItsClassReasonAndMessage) {
   EXPECT_EQ(out.verdict, Verdict::rejected);
   EXPECT_EQ(out.reason, "torch_op");
   EXPECT_EQ(out.message, "calls torch.matmul");
-  // An unknown class is the server's fault, not the candidate's.
-  EXPECT_EQ(b.build("odd_class").verdict, Verdict::runtime_error);
+  // An unknown class is the server's fault, not the candidate's: its reply is out of protocol.
+  const BuildOutcome odd = b.build("odd_class");
+  EXPECT_EQ(odd.verdict, Verdict::runtime_error);
+  EXPECT_NE(odd.message.find("'report.class': unknown result class 'exploded'"), std::string::npos) << odd.message;
 }
 
 TEST(BuildStep, AServerThatDiesOrTalksNonsenseIsABuildCrash) {
@@ -119,7 +128,8 @@ TEST(BuildStep, AServerThatDiesOrTalksNonsenseIsABuildCrash) {
     // The next build gets a fresh server.
     EXPECT_TRUE(b.build("ok").ok) << "after " << how;
   }
-  EXPECT_NE(b.build("garbage").message.find("answered out of protocol: not json"), std::string::npos);
+  EXPECT_NE(b.build("garbage").message.find("answered out of protocol (not JSON): not json"), std::string::npos);
+  EXPECT_NE(b.build("no_report").message.find("answered out of protocol ('report': missing)"), std::string::npos);
 }
 
 TEST(BuildStep, AServerThatDoesNotStartIsReported) {
