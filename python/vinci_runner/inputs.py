@@ -30,6 +30,7 @@ their values.
 """
 from __future__ import annotations
 
+import math
 import random
 
 import torch
@@ -76,10 +77,18 @@ _ROUNDING_BITS, _ROUNDING_KEEP = 0x6F00, 0xFFFF00FF
 
 
 def _rounding(x: torch.Tensor) -> torch.Tensor:
-    bits = x.contiguous().view(torch.int32)
-    moved = ((bits & _ROUNDING_KEEP - (1 << 32)) | _ROUNDING_BITS).view(torch.float32)
-    keep = (x == 0) | ~torch.isfinite(x)
-    return torch.where(keep, x, moved).reshape(x.shape)
+    # Every call's inputs go through here, on the judge's critical path: two passes over the values
+    # (one allocation) where none is zero or special, the common case; zeros, infinities and NaNs are
+    # kept as they were (their bits moved would be denormals or NaNs).
+    x = x.contiguous()
+    moved = x.view(torch.int32).bitwise_and(_ROUNDING_KEEP - (1 << 32))
+    moved.bitwise_or_(_ROUNDING_BITS)
+    moved = moved.view(torch.float32)
+    # Two reductions, no allocation: no zero, and a finite sum (an infinity or a NaN makes it none; a
+    # sum that overflows only sends the values the slow way).
+    if int(torch.count_nonzero(x)) == x.numel() and math.isfinite(float(x.sum())):
+        return moved
+    return torch.where(torch.isfinite(x).logical_and_(x != 0), moved, x)
 
 
 def _transform(x: torch.Tensor, kind: str) -> torch.Tensor:
