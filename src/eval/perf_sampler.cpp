@@ -237,6 +237,13 @@ class PerfSampler {
   // Weighs each sample, and counts the time each thread went unseen: from the sample that left none of
   // its events armed to the next arming (wall time, so at least the CPU time it may have run unseen).
   void tally(const Spans& excluded) {
+    // Each thread's records arrive when its ring is drained, which a thread that seldom runs delays to
+    // the end: a process's records are put in the kernel's time order before any sample is looked up
+    // (red-team round 16 had a sleeping thread's mapping of own code, drained last, name the library
+    // that another thread mapped back over it and ran).
+    for (auto& [pid, history] : histories_)
+      std::stable_sort(history.records.begin(), history.records.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
     std::map<pid_t, std::vector<const Sample*>> by_thread;
     for (const Sample& s : samples_) by_thread[s.tid].push_back(&s);
     for (auto& [tid, list] : by_thread) {

@@ -249,6 +249,48 @@ TEST_P(CpuSampler, AWrittenVdsoPageIsAPrivateCopy) {
   }
 }
 
+// Red-team round 16: a thread that seldom runs maps own code over a library's pages, and the thread
+// that computes maps the library back and runs it. The sleeper's mapping record is read last (its
+// ring is drained only at the end), yet the samples name what was mapped at their instant.
+struct Remap {
+  MemfdLoop own{"own"}, library{"library"};
+  void* at = MAP_FAILED;
+  std::atomic<int> step{0};
+};
+Remap* g_remap = nullptr;
+
+void remap_then_run() {
+  std::thread sleeper([] {
+    ::usleep(150'000);  // the sampler is attached by now
+    ::mmap(g_remap->at, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, g_remap->own.fd, 0);
+    g_remap->step = 1;
+    for (;;) ::pause();
+  });
+  while (g_remap->step.load() == 0) {
+  }
+  ::mmap(g_remap->at, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, g_remap->library.fd, 0);
+  reinterpret_cast<void (*)()>(g_remap->at)();
+}
+
+TEST_P(CpuSampler, MappingsAreReplayedInTimeOrderWhateverThreadReportedThem) {
+  Remap remap;
+  ASSERT_TRUE(remap.own.ok() && remap.library.ok());
+  remap.at = ::mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, remap.library.fd, 0);
+  ASSERT_NE(remap.at, MAP_FAILED);
+  g_remap = &remap;
+  const Child child(remap_then_run);
+  const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(700), 500);
+  ::munmap(remap.at, 4096);
+  if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
+  int in_library = 0, in_own = 0;
+  for (const auto& [object, t] : s.by_object) {
+    in_library += object.inode == remap.library.st.st_ino ? t.samples : 0;
+    in_own += object.inode == remap.own.st.st_ino ? t.samples : 0;
+  }
+  EXPECT_GT(in_library, 20) << "the library's loop ran for about half a second";
+  EXPECT_EQ(in_own, 0) << "the own code was mapped there only while nothing ran it";
+}
+
 // Round 6's attack: one thread computes (here in a memfd's loop), eight more of the candidate's own
 // only call sched_yield. All nine are always runnable, so each is caught about as often; the CPU time
 // is nearly all the computing thread's. They share one CPU so that the yielding threads find nothing
