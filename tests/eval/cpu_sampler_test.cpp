@@ -480,20 +480,36 @@ TEST_P(CpuSampler, AProcessClonedUntracedFailsTheSampling) {
 // not counted: here the second half of a spinning child's sampling.
 TEST_P(CpuSampler, SamplesInExcludedSpansAreNotCounted) {
   const Child child(spin);
-  uint64_t middle = 0;
+  // The child's CPU time at the attach, at the excluded span's start and at the end, read beside the
+  // sampling: what the counted samples must weigh however much CPU a loaded host gives the child.
+  uint64_t middle = 0, cpu_attach = 0, cpu_middle = 0, cpu_end = 0;
+  std::thread reader;
   const auto all = sample(
-      child.pid(), std::chrono::milliseconds(600), 500, nullptr, [&] { middle = monotonic_ns() + 300'000'000ULL; },
+      child.pid(), std::chrono::milliseconds(600), 500, nullptr,
       [&] {
+        cpu_attach = process_cpu_ns(child.pid());
+        middle = monotonic_ns() + 300'000'000ULL;
+        reader = std::thread([&] {
+          while (monotonic_ns() < middle) std::this_thread::sleep_for(std::chrono::microseconds(200));
+          cpu_middle = process_cpu_ns(child.pid());
+        });
+      },
+      [&] {
+        cpu_end = process_cpu_ns(child.pid());
         return Spans{{middle, monotonic_ns()}};
       });
+  if (reader.joinable()) reader.join();
   if (!all.error.empty()) GTEST_SKIP() << all.error;
   const auto none = sample(child.pid(), std::chrono::milliseconds(300), 500, nullptr, {}, [&] {
     return Spans{{0, monotonic_ns()}};
   });
-  ASSERT_GT(all.total, 20);
-  // Half the time excluded: about half the samples remain (clock ticks and the attach blur the edge).
-  EXPECT_GT(all.cpu_ns, 150'000'000u);
-  EXPECT_LT(all.cpu_ns, 450'000'000u);
+  ASSERT_GT(all.total, 10);
+  // The samples before the span weigh the child's CPU time before it, within sampling noise and the
+  // 10 ms ticks of the process's clock; the excluded half is not in them.
+  const double before = static_cast<double>(cpu_middle - cpu_attach), whole = static_cast<double>(cpu_end - cpu_attach);
+  EXPECT_NEAR(static_cast<double>(all.cpu_ns), before, 0.25 * whole + 20e6)
+      << "counted " << all.cpu_ns << " ns; the child ran " << before << " ns before the span, " << whole << " in all";
+  EXPECT_LT(static_cast<double>(all.cpu_ns), whole - 0.2 * (whole - before)) << "the excluded span was counted";
   EXPECT_EQ(none.total, 0);
   EXPECT_EQ(none.cpu_ns, 0u);
 }
