@@ -30,10 +30,12 @@ their values.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 KINDS = ("task", "signed", "negative", "offset", "scaled", "specials")
 OUT_OF_DISTRIBUTION = KINDS[1:]
@@ -89,6 +91,34 @@ def _rounding(x: torch.Tensor) -> torch.Tensor:
     if int(torch.count_nonzero(x)) == x.numel() and math.isfinite(float(x.sum())):
         return moved
     return torch.where(torch.isfinite(x).logical_and_(x != 0), moved, x)
+
+
+# The draws of torch's generator that fill floating tensors with values: what a model's __init__ makes
+# its parameters of (nn.Linear's kaiming_uniform_ is a uniform_).
+_RANDOM_FILLS = frozenset(("uniform_", "normal_", "rand", "randn", "rand_like", "randn_like"))
+
+
+class _RoundingDraws(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func.overloadpacket.__name__ in _RANDOM_FILLS and isinstance(out, torch.Tensor) and \
+                out.dtype == torch.float32 and out.numel() > 0:
+            out.copy_(_rounding(out))  # in place: uniform_ and normal_ return the tensor they filled
+        return out
+
+
+@contextlib.contextmanager
+def rounding_draws(enabled: bool):
+    """Every fp32 value torch's generator draws inside the block rounding-biased, as inputs are: a
+    model built in it (the reference's Model and the candidate's ModelNew alike, from one seed) has
+    parameters a narrowing rounds the same way, so weights narrowed in __init__ fail as narrowed
+    inputs do. Values derived from those draws in __init__ (a transpose, a product of two weights)
+    are derived from the biased values on both sides."""
+    if not enabled:
+        yield
+        return
+    with _RoundingDraws():
+        yield
 
 
 def _transform(x: torch.Tensor, kind: str) -> torch.Tensor:

@@ -12,6 +12,7 @@ decides anything: the judge does all of that from outside.
 Requests (JSON lines on the control socket) and replies:
   {"op": "load", "task_name", "task_source", "scale", "candidate_name", "candidate_source"|null, "specs",
    "input_specs", "seed", "numerics", "kernel_names", "library_kernels", "low_precision", "compile", "protocol",
+   "rounding",
    "input_sets", "input_offsets", "input_bytes", "deliver", ["input_mapping_size" + 1 descriptor]}
                                           -> {"ok", "load_s"} | a failure
   {"op": "call", "id", "sets", "values", "monitor", "profile"}
@@ -150,7 +151,8 @@ class Runner:
         from . import inputs as inputs_mod
         inputs_mod.seed_everything(int(req.get("seed", 42)))
         try:
-            with self.device:  # parameters are created where they live
+            # Parameters are created where they live, from rounding-biased draws where the judge's are.
+            with self.device, inputs_mod.rounding_draws(bool(req.get("rounding"))):
                 model = cls(*self.task.get_init_inputs()).to(self.device).eval()
         except loader.BuildError as e:
             raise Failure("compile_error", e.reason, trim_log(str(e))) from None

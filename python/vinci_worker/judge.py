@@ -389,7 +389,8 @@ class Judge:
         self._numerics(cfg)
         path, scale = req["path"], float(req.get("scale", 1.0))
         wide = cfg["ood_trials"] or cfg["relative_error"]
-        key = (path, scale, cfg["seed"], json.dumps(cfg["numerics"], sort_keys=True), cfg["precision_gate"], wide)
+        key = (path, scale, cfg["seed"], json.dumps(cfg["numerics"], sort_keys=True), cfg["precision_gate"], wide,
+               self._rounding(cfg))
         if key in self.tasks:
             self.tasks.move_to_end(key)
             return self.tasks[key]
@@ -401,7 +402,7 @@ class Judge:
             raise Outcome("invalid_task", e.reason, str(e)) from None
         inputs_mod.seed_everything(cfg["seed"])
         try:
-            with self.device:
+            with self.device, inputs_mod.rounding_draws(self._rounding(cfg)):
                 ref = module.Model(*module.get_init_inputs()).to(self.device).eval()
         except Exception as e:
             raise Outcome("invalid_task", "reference_failed", f"building Model failed: {type(e).__name__}: {e}") from None
@@ -500,7 +501,7 @@ class Judge:
                    "numerics": cfg["numerics"], "kernel_names": static.get("kernel_names", []),
                    "library_kernels": [n for n in (req or {}).get("reference_kernels") or [] if isinstance(n, str)],
                    "low_precision": task.low_precision, "compile": compiled,
-                   "protocol": "vinci" if cfg["strict_layout"] else "kernelbench"}
+                   "protocol": "vinci" if cfg["strict_layout"] else "kernelbench", "rounding": self._rounding(cfg)}
         if req is not None:
             with open(req["candidate"], encoding="utf-8", errors="replace") as f:
                 message.update(candidate_name=os.path.basename(req["candidate"]), candidate_source=f.read())

@@ -3,8 +3,8 @@ bf16 round every one of them down by nearly half an ulp, and why the judge draws
 a plain draw, a matmul whose operands were narrowed to fp16 (fp32 accumulation; red-team round 13)
 stays within fp32's relative-error bound, on biased inputs it fails it, while fp32 arithmetic passes
 both. Every kind of draw is biased, so no call is left whose inputs a kernel could narrow unseen (round
-14 recognised a rounding kind by its bits). The bit values are worked by hand; the bound is
-compare.relative_error's.
+14 recognised a rounding kind by its bits), and so are the parameters a model draws in __init__. The
+bit values are worked by hand; the bound is compare.relative_error's.
 
     python3 tests/eval/input_kinds_test.py REPO_ROOT
 """
@@ -61,6 +61,33 @@ for kind in inputs.OUT_OF_DISTRIBUTION:
     a = inputs.make_inputs(Task, 7, kind, torch.device("cpu"))[0]
     b = inputs.make_inputs(Task, 7, kind, torch.device("cpu"), rounding=True)[0]
     check(torch.equal(b, inputs._rounding(a)), f"the {kind} draw is biased after its transform")
+
+
+
+class Derived(torch.nn.Module):
+    """A linear layer's weight and bias, and its weight transposed in __init__ (a derived value)."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(16, 8)
+        self.transposed = self.linear.weight.detach().t().contiguous()
+        self.noise = torch.randn(4)
+
+
+def built(rounding: bool) -> Derived:
+    inputs.seed_everything(5)
+    with inputs.rounding_draws(rounding):
+        return Derived()
+
+
+plain_model, biased_model = built(False), built(True)
+check(torch.equal(biased_model.linear.weight, inputs._rounding(plain_model.linear.weight.detach())),
+      "a parameter drawn in __init__ is biased as an input is")
+check(torch.equal(biased_model.linear.bias, inputs._rounding(plain_model.linear.bias.detach())), "its bias too")
+check(torch.equal(biased_model.transposed, biased_model.linear.weight.detach().t()),
+      "a value derived in __init__ is derived from the biased draw")
+check(torch.equal(biased_model.noise, inputs._rounding(plain_model.noise)), "randn draws are biased")
+check(torch.equal(built(True).linear.weight, biased_model.linear.weight), "one seed, one model, both sides alike")
 
 g = torch.Generator().manual_seed(2)
 a, b = torch.rand(64, 4096, generator=g), torch.rand(4096, 64, generator=g)
