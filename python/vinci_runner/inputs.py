@@ -101,8 +101,10 @@ _RANDOM_FILLS = frozenset(("uniform_", "normal_", "rand", "randn", "rand_like", 
 class _RoundingDraws(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
+        # Not inside a CUDA graph's capture: the bias reads the values back, which a capture forbids.
         if func.overloadpacket.__name__ in _RANDOM_FILLS and isinstance(out, torch.Tensor) and \
-                out.dtype == torch.float32 and out.numel() > 0:
+                out.dtype == torch.float32 and out.numel() > 0 and \
+                not (out.is_cuda and torch.cuda.is_current_stream_capturing()):
             out.copy_(_rounding(out))  # in place: uniform_ and normal_ return the tensor they filled
         return out
 
