@@ -13,6 +13,9 @@ inputs (triangular, symmetric, sparse, equal entries) survives:
   offset    x + 64m: a large common offset             (one-pass variances that cancel catastrophically)
   scaled    128x: large magnitudes                       (softmax without its max, overflow, fitted curves)
   specials  a few values set to 0, +16m and -16m        (edge values, sign handling)
+  rows      a few rows (about 1.5%, at least one) signed, negative, offset or scaled, the rest as drawn
+            (kernels that check a handful of values to tell the task's draw from the others: round 17's
+            checked 16, which every whole-tensor kind changes; here they miss the rows, a scan costs a pass)
 where m is the largest magnitude of the draw. Integer and boolean inputs are never changed.
 
 With rounding (the vinci protocol, unless narrowed operands are allowed), every fp32 value of every
@@ -37,7 +40,8 @@ import random
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-KINDS = ("task", "signed", "negative", "offset", "scaled", "specials")
+KINDS = ("task", "signed", "negative", "offset", "scaled", "specials", "rows")
+_ROW_KINDS = ("offset", "scaled", "signed", "negative")
 OUT_OF_DISTRIBUTION = KINDS[1:]
 
 
@@ -66,7 +70,7 @@ def make_inputs(task, seed: int, kind: str, device: torch.device, rounding: bool
             x = x.to(device)
             if kind != "task" and x.is_floating_point() and x.numel() > 0:
                 x = _transform(x, kind)
-            if rounding and x.dtype == torch.float32 and x.numel() > 0:
+            if rounding and x.dtype in (torch.float32, *_HALF_ROUNDING) and x.numel() > 0:
                 x = _rounding(x)
         out.append(x)
     return out
@@ -74,8 +78,12 @@ def make_inputs(task, seed: int, kind: str, device: torch.device, rounding: bool
 
 # The 16 bits bf16 drops from an fp32 value, set so that every narrower format rounds down: bf16 by
 # 0x6Fxx/0x10000 of its ulp (0.43-0.44), fp16 and TF32 (13 bits dropped) by 0xFxx/0x2000 (0.47-0.50).
-# The lowest 8 bits stay the draw's, so that the values are not all alike in their last bits.
+# The lowest 8 bits stay the draw's, so that the values are not all alike in their last bits. An fp16
+# value's 3 bits that bf16 drops are set to 0b011 (bf16 rounds it down by 0.375 of its ulp; red-team
+# round 17 ran an fp16 task's matmul on bf16 operands within the precision gate), a bf16 value's 4 bits
+# that fp8 (e4m3) drops to 0b0111 (0.44 of its ulp).
 _ROUNDING_BITS, _ROUNDING_KEEP = 0x6F00, 0xFFFF00FF
+_HALF_ROUNDING = {torch.float16: (0x3, ~0x7), torch.bfloat16: (0x7, ~0xF)}  # (bits set, bits kept) of the int16
 
 
 def _rounding(x: torch.Tensor) -> torch.Tensor:
@@ -83,14 +91,36 @@ def _rounding(x: torch.Tensor) -> torch.Tensor:
     # (one allocation) where none is zero or special, the common case; zeros, infinities and NaNs are
     # kept as they were (their bits moved would be denormals or NaNs).
     x = x.contiguous()
-    moved = x.view(torch.int32).bitwise_and(_ROUNDING_KEEP - (1 << 32))
-    moved.bitwise_or_(_ROUNDING_BITS)
-    moved = moved.view(torch.float32)
+    if x.dtype == torch.float32:
+        moved = x.view(torch.int32).bitwise_and(_ROUNDING_KEEP - (1 << 32))
+        moved.bitwise_or_(_ROUNDING_BITS)
+    else:
+        bits, keep = _HALF_ROUNDING[x.dtype]
+        moved = x.view(torch.int16).bitwise_and(keep)
+        moved.bitwise_or_(bits)
+    moved = moved.view(x.dtype)
     # Two reductions, no allocation: no zero, and a finite sum (an infinity or a NaN makes it none; a
     # sum that overflows only sends the values the slow way).
-    if int(torch.count_nonzero(x)) == x.numel() and math.isfinite(float(x.sum())):
+    if int(torch.count_nonzero(x)) == x.numel() and math.isfinite(float(x.sum(dtype=torch.float32))):
         return moved
     return torch.where(torch.isfinite(x).logical_and_(x != 0), moved, x)
+
+
+def _rows(x: torch.Tensor) -> torch.Tensor:
+    """A few rows of x (its last dimension; 64-value pieces of a vector) through the whole-tensor
+    kinds in turn, the rows picked by torch's generator, which make_inputs seeded."""
+    flat = x.reshape(-1)
+    width = x.shape[-1] if x.dim() >= 2 else min(64, flat.numel())
+    rows = flat.numel() // width
+    if rows < 2:
+        return _transform(x, _ROW_KINDS[0])
+    count = max(1, round(0.015 * rows))
+    picked = torch.randperm(rows, device="cpu")[:count].tolist()
+    y = flat.clone()
+    for j, row in enumerate(picked):
+        piece = y[row * width:(row + 1) * width]
+        piece.copy_(_transform(piece, _ROW_KINDS[j % len(_ROW_KINDS)]))
+    return y.reshape(x.shape)
 
 
 # The draws of torch's generator that fill floating tensors with values: what a model's __init__ makes
@@ -124,6 +154,8 @@ def rounding_draws(enabled: bool):
 
 
 def _transform(x: torch.Tensor, kind: str) -> torch.Tensor:
+    if kind == "rows":
+        return _rows(x)
     wide = x.to(torch.float64 if x.dtype == torch.float64 else torch.float32)
     m = float(wide.abs().max())
     m = m if m > 0 and m == m and m != float("inf") else 1.0

@@ -55,13 +55,65 @@ class Task:
 plain = inputs.make_inputs(Task, 7, "task", torch.device("cpu"))
 biased = inputs.make_inputs(Task, 7, "task", torch.device("cpu"), rounding=True)
 check(torch.equal(biased[0], inputs._rounding(plain[0])), "the task's fp32 draw is biased")
-check(torch.equal(biased[1], plain[1]) and torch.equal(biased[2], plain[2]) and biased[3] == 3,
-      "fp16, integer and plain inputs are left alone")
+check(torch.equal(biased[1], inputs._rounding(plain[1])), "the fp16 draw is biased too")
+check(torch.equal(biased[2], plain[2]) and biased[3] == 3, "integer and plain inputs are left alone")
+# An fp16 value's 3 bits below bf16's last are set to 0b011: 1.0 (0x3C00) becomes 0x3C03 = 1 + 3 * 2^-10,
+# which bf16 (7 mantissa bits) rounds down to 1.0; a bf16 value's 4 bits below e4m3's to 0b0111.
+half = inputs._rounding(torch.tensor([1.0, 0.0, float("inf")], dtype=torch.float16))
+check(half[0].item() == 1 + 3 * 2.0**-10 and half[1].item() == 0.0 and half[2].item() == float("inf"),
+      f"fp16 1.0 moves to 1 + 3 * 2^-10, 0 and inf stay: {half.tolist()}")
+check(half[0].to(torch.bfloat16).item() == 1.0, "bf16 rounds the moved fp16 value down")
+bhalf = inputs._rounding(torch.tensor([1.0], dtype=torch.bfloat16))
+check(bhalf.view(torch.int16).item() == 0x3F87, f"bf16 1.0 (0x3F80) moves to 0x3F87: {hex(bhalf.view(torch.int16).item())}")
+h = torch.rand(4096, generator=torch.Generator().manual_seed(3)).half()
+hm = inputs._rounding(h)
+check(bool((hm.to(torch.bfloat16).float() <= hm.float()).all()), "bf16 rounds every moved fp16 value down")
+check(bool(((hm.float() - h.float()).abs() <= h.float() * 2.0**-7).all()), "an fp16 value moves by under a bf16 ulp")
+# Round 17's a4: an fp16 matmul on bf16 operands (fp32 accumulation) passes the precision gate on a plain
+# draw and fails it on biased inputs, where fp16 operands pass both.
+g16 = torch.Generator().manual_seed(4)
+x16, y16 = torch.rand(64, 1024, generator=g16).half(), torch.rand(1024, 64, generator=g16).half()
+
+
+def half_verdicts(a, b):
+    exact = a.double() @ b.double()
+    reference = (a.float() @ b.float()).half()
+    narrowed = (a.to(torch.bfloat16).float() @ b.to(torch.bfloat16).float()).half()
+    return (compare.precision([reference], [exact], [reference]), compare.precision([narrowed], [exact], [reference]))
+
+
+ref16, bf16_ops = half_verdicts(x16, y16)
+check(ref16 is None and bf16_ops is None, f"on a plain draw bf16 operands pass the precision gate: {bf16_ops}")
+ref16, bf16_ops = half_verdicts(inputs._rounding(x16), inputs._rounding(y16))
+check(ref16 is None and bf16_ops is not None and bf16_ops["reason"] == "precision_loss",
+      f"on biased fp16 inputs bf16 operands fail it: {bf16_ops}")
 for kind in inputs.OUT_OF_DISTRIBUTION:
     a = inputs.make_inputs(Task, 7, kind, torch.device("cpu"))[0]
     b = inputs.make_inputs(Task, 7, kind, torch.device("cpu"), rounding=True)[0]
     check(torch.equal(b, inputs._rounding(a)), f"the {kind} draw is biased after its transform")
 
+
+
+class Wide:
+    """get_inputs of a 200 x 32 matrix and a vector of 1,000."""
+
+    @staticmethod
+    def get_inputs():
+        return [torch.rand(200, 32), torch.rand(1000)]
+
+
+# The rows kind: about 1.5% of the rows (3 of 200; 15 of the vector's 64-value pieces: 0.2, so 1) through
+# the whole-tensor kinds, the rest as drawn, the same for the same seed.
+task_draw = inputs.make_inputs(Wide, 9, "task", torch.device("cpu"))
+row_draw = inputs.make_inputs(Wide, 9, "rows", torch.device("cpu"))
+check(all(torch.equal(a, b) for a, b in zip(row_draw, inputs.make_inputs(Wide, 9, "rows", torch.device("cpu")))),
+      "the rows kind is one draw per seed")
+changed = (task_draw[0] != row_draw[0]).any(dim=1)
+check(int(changed.sum()) == 3, f"3 of the matrix's 200 rows changed: {int(changed.sum())}")
+check(float(row_draw[0].max()) > 2 or float(row_draw[0].min()) < 0, "the changed rows leave [0, 1)")
+check(torch.equal(task_draw[0][~changed], row_draw[0][~changed]), "the other rows are the task's draw")
+pieces = (task_draw[1][:960] != row_draw[1][:960]).reshape(15, 64).any(dim=1)
+check(int(pieces.sum()) == 1 and torch.equal(task_draw[1][960:], row_draw[1][960:]), f"one piece of the vector: {pieces.tolist()}")
 
 
 class Derived(torch.nn.Module):
