@@ -28,8 +28,8 @@ five times fp32's rtol, while fp32 arithmetic on these values is as exact as on 
 every draw, not a kind of its own, because its bits are recognisable (round 14 narrowed the
 operands of every call but those of a rounding kind). A value moves within its bf16 interval (by
 under 0.8%, 0.34% for 1.0), so zeros, signs, equal entries, [0, 1) ranges and the integer part of
-integers stored as floats are kept. Parameters a model makes in __init__ are not inputs and keep
-their values.
+integers stored as floats are kept. The fp32 values torch's generator draws while a model is built
+are moved the same way (rounding_draws), so narrowed weights fail as narrowed inputs do.
 """
 from __future__ import annotations
 

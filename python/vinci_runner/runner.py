@@ -1,7 +1,6 @@
 """The sandboxed side of an evaluation: one process runs one model and answers calls.
 
-The sandboxed side of an evaluation: one process runs one candidate's ModelNew (or, in the trusted
-reference runner, the task's Model) and answers calls.
+The model is a candidate's ModelNew, or in the trusted reference runner the task's Model.
 
 The judge writes each call's inputs where this process maps them (input sets: views over a memfd on
 the CPU, over a GPU allocation the judge shares), starts the call, and reads the outputs in place
