@@ -1,4 +1,4 @@
-"""python -m vinci_runner runner|import|compile|precompile: the code that runs inside vinci's sandbox.
+"""python -m vinci_runner runner|zygote|import|compile|precompile: the code that runs inside vinci's sandbox.
 
 It is started only by the trusted worker (python/vinci_worker) through vinci-sandbox; it answers
 on the descriptors it is given and decides nothing.
@@ -16,6 +16,10 @@ def main() -> int:
     r.add_argument("--buffer", type=int, default=-1, help="the shared output buffer's descriptor")
     r.add_argument("--inputs", type=int, default=-1, help="the shared input buffer's descriptor (timed CPU calls)")
     r.add_argument("--device", default="cpu")
+    z = sub.add_parser("zygote", help="fork runners, each in namespaces of its own, from one interpreter that has "
+                                      "torch imported (zygote.py)")
+    z.add_argument("--control", type=int, required=True, help="the control socket's descriptor")
+    z.add_argument("--device", default="cpu", help="the runners' device (the zygote itself never touches a GPU)")
     i = sub.add_parser("import", help="static checks, then import a candidate (the build step)")
     i.add_argument("--control", type=int, required=True)
     i.add_argument("--candidate", required=True)
@@ -38,6 +42,9 @@ def main() -> int:
     if a.cmd == "runner":
         from .runner import serve
         return serve(a.control, a.buffer, a.inputs, a.device)
+    if a.cmd == "zygote":
+        from .zygote import serve as zygote_serve
+        return zygote_serve(a.control, a.device.startswith("cuda"))
     if a.cmd == "import":
         from .importer import main as import_main
         return import_main(a.control, a.candidate, a.task, a.scale, json.loads(a.policy), a.static_only)

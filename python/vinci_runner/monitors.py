@@ -172,12 +172,32 @@ def _benign(label: str, key: str) -> bool:
 
 
 def child_pids() -> list[int]:
-    me = os.getpid()
+    """The children every thread of this process forked, as /proc/self names them: a runner forked by a
+    zygote has another number in its own pid namespace (os.getpid()) than in the /proc it sees."""
+    found = []
     try:
-        with open(f"/proc/{me}/task/{me}/children") as f:
-            return [int(p) for p in f.read().split()]
+        threads = os.listdir("/proc/self/task")
     except OSError:
         return []
+    for tid in threads:
+        try:
+            with open(f"/proc/self/task/{tid}/children") as f:
+                found += [int(p) for p in f.read().split()]
+        except OSError:
+            pass
+    return found
+
+
+def own_number(pid: int) -> int:
+    """A process's pid in this process's namespace, from its pid as /proc numbers it (NSpid's last)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return int(line.split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return pid
 
 
 class Census:
@@ -197,7 +217,7 @@ class Census:
             found.append(f"started child processes {new_children}")
             for p in new_children:
                 try:
-                    os.kill(p, signal.SIGKILL)
+                    os.kill(own_number(p), signal.SIGKILL)
                 except OSError:
                     pass
         return found

@@ -58,6 +58,22 @@ def error_reason(e: BaseException) -> str:
     return "exception"
 
 
+def warm_up_interpreter(cuda: bool) -> None:
+    """What a runner's first load would otherwise pay, on no device: the monitors' first use (about
+    0.9 s of CPU; it lazily rebinds torch attributes, which must happen before any patch snapshot)
+    and, for a GPU, Triton's import. A zygote does it once before it forks (zygote.py): it starts no
+    thread and creates no CUDA context."""
+    x = torch.ones(4)
+    with monitors.TorchOpMonitor(False), torch.no_grad():
+        (x + 1).sum()
+    if cuda:
+        try:
+            import triton  # noqa: F401
+            import triton.language  # noqa: F401
+        except ImportError:
+            pass
+
+
 class Runner:
     def __init__(self, channel: Channel, buffer_fd: int, inputs_fd: int, device: str):
         self.channel = channel
@@ -82,24 +98,17 @@ class Runner:
         self._warm_up()
 
     def _warm_up(self):
-        """Done on start, while the trusted side keeps this runner as a spare and the previous
-        candidate is still measured: the CUDA context and Triton's import cost seconds
-        that would otherwise sit on the one GPU worker's critical path in every load. The monitors'
-        first use also lazily rebinds torch attributes, which must happen before any patch
-        snapshot."""
-        x = torch.ones(4, device=self.device)
-        with monitors.TorchOpMonitor(False), torch.no_grad():
-            (x + 1).sum()
+        """Done on start, before any load: the CUDA context costs seconds that would otherwise sit
+        in the first load."""
+        warm_up_interpreter(self.cuda)
         if self.cuda:
+            x = torch.ones(4, device=self.device)
+            with monitors.TorchOpMonitor(False), torch.no_grad():
+                (x + 1).sum()
             # No profiler here: a process that has used CUPTI can never again be drained by the judge
             # (cuCheckpointProcessLock answers CUDA_ERROR_NOT_SUPPORTED, benchmarks/gpu_drain_probe.py);
             # the one profiled call comes after the timing.
             torch.cuda.synchronize(self.device)
-            try:
-                import triton  # noqa: F401
-                import triton.language  # noqa: F401
-            except ImportError:
-                pass
 
     # --- loading ---------------------------------------------------------------------------
     def compile_remote(self, arguments: dict) -> dict:

@@ -124,7 +124,7 @@ class Gate:
                         from None
         ended = time.perf_counter()
         if not (self.freezer and process_tree.freeze_cgroup(self.freezer, True)):
-            self.stopped = process_tree.stop_tree(self.sandboxed.proc.pid)
+            self.stopped = process_tree.stop_tree(self.sandboxed.tree)
         self.frozen = True
         return ended
 
@@ -179,7 +179,7 @@ class CallWindow:
         """Finds the runner's interpreter once it has answered its load: the process the drain
         locks and whose memory the judge reads; and the sandbox's cgroups, which the launcher (by its
         probe) makes on this host and so must be there."""
-        pid = process_tree.interpreter_of(self.sandboxed.proc.pid, self.python_binary)
+        pid = self.sandboxed.interpreter or process_tree.interpreter_of(self.sandboxed.tree, self.python_binary)
         if pid is None:
             raise WindowError("runner_lost", "the runner's interpreter is not among the sandbox's processes")
         launcher = self.sandboxed.proc.pid
@@ -254,7 +254,7 @@ class CallWindow:
     def cpu_ns(self) -> int:
         """The sandbox's CPU time so far: its cgroup's, else its live process tree's."""
         counted = process_tree.cgroup_cpu_ns(self.sandboxed.proc.pid) if self.cpu_cgroup else None
-        return counted if counted is not None else process_tree.cpu_ns(self.sandboxed.proc.pid)
+        return counted if counted is not None else process_tree.cpu_ns(self.sandboxed.tree)
 
     def thaw(self) -> None:
         self.gate.thaw()

@@ -49,6 +49,7 @@ from .mapped_code import MappedCode
 from .openings import Openings
 from .sandbox import Launcher, Sandboxed, describe_exit, file_sha256
 from .timing import measure_bandwidth, speedup_interval, summarize
+from .zygote import Zygote, ZygoteError
 
 DEFAULTS = {
     "protocol": "vinci", "seed": 42, "correctness_trials": 5, "ood_trials": True, "precision_gate": True,
@@ -234,6 +235,10 @@ class Judge:
         self.reference_process: Sandboxed | None = None
         self.reference_limits = ""
         self.spare: tuple[Sandboxed, str] | None = None
+        # Candidates' runners are forked by a zygote that imported torch once (zygote.py), where the
+        # host lets it make their namespaces; VINCI_RUNNER_ZYGOTE=0 starts each from scratch (measurements).
+        use_zygote = self.launcher.mode == "bwrap" and os.environ.get("VINCI_RUNNER_ZYGOTE", "1") != "0"
+        self.zygote: Zygote | None = Zygote(self.launcher) if use_zygote else None
         self.bandwidth_gbps = 0.0
         self.rng = random.SystemRandom()
         self.code_contents: dict = {}  # sampled files' sha256 by identity (mapped_code.py)
@@ -266,7 +271,7 @@ class Judge:
     def hello(self, _req):
         info = {"ok": True, "device": str(self.device), "torch": torch.__version__, "cuda": torch.version.cuda,
                 "pid": os.getpid(), "python": sys.version.split()[0], "sandbox": self.launcher.description,
-                "sandbox_mode": self.launcher.mode, "flush_bytes": self.default_flush,
+                "sandbox_mode": self.launcher.mode, "runners": self._runners_name(), "flush_bytes": self.default_flush,
                 "clock": self._clock_name(), "warnings": self.warnings}
         if self.cuda:
             p = torch.cuda.get_device_properties(self.device)
@@ -461,15 +466,30 @@ class Judge:
         per_call = max(1, task.moved_bytes)
         return max(1, min(int(tc["max_calls_per_window"]), int(tc["window_bytes"]) // per_call))
 
+    def _runners_name(self) -> str:
+        return "forked by a zygote" if self.zygote is not None else "a launcher and an interpreter each"
+
     def _spawn_runner(self, cfg, **extra) -> Sandboxed:
         """A runner for any task and candidate: both arrive as sources in its load request, so one
-        can be started ahead of need, its Python and torch loading while another candidate runs."""
+        can be started ahead of need, its Python and torch loading while another candidate runs.
+        The trusted reference runner (extra binds) is always started by its own launcher."""
+        device = "cuda:0" if self.cuda else "cpu"
+        buffers = {"buffer": 64, "inputs": 0 if self.cuda else 64}
+        if self.zygote is not None and not extra:
+            try:
+                return self.zygote.spawn(device, buffers, **self._limits(cfg))
+            except ZygoteError as e:
+                self.zygote.close()
+                self.zygote = None
+                self.warnings.append(f"runners start without a zygote ({e}): each imports torch itself")
         return self.launcher.spawn(
-            ["runner", "--control", "{control}", "--buffer", "{buffer}", "--inputs", "{inputs}",
-             "--device", "cuda:0" if self.cuda else "cpu"],
-            buffers={"buffer": 64, "inputs": 0 if self.cuda else 64}, **self._limits(cfg), **extra)
+            ["runner", "--control", "{control}", "--buffer", "{buffer}", "--inputs", "{inputs}", "--device", device],
+            buffers=buffers, **self._limits(cfg), **extra)
 
     def _candidate_process(self, cfg) -> Sandboxed:
+        if self.zygote is not None:
+            # A fork costs milliseconds, and no two candidates then live beside one zygote.
+            return self._spawn_runner(cfg)
         key = json.dumps(self._limits(cfg), sort_keys=True)
         runner = None
         if self.spare is not None:
@@ -841,7 +861,7 @@ class Judge:
         run unweighed). It says "attached" on a line of its own, read here a byte at a time so that its
         answer stays in the pipe for communicate(); one that does not say it in time is killed, and its
         answer is then none."""
-        sampler = subprocess.Popen([self.sampler, "--pid", str(loaded.runner.proc.pid), "--ms",
+        sampler = subprocess.Popen([self.sampler, "--pid", str(loaded.runner.tree), "--ms",
                                     str(ms or int(cfg["run_timeout_s"] * 1000)), "--hz",
                                     str(hz or self.TIMED_SAMPLING_HZ), "--exclusions-on-stdin"],
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -1193,7 +1213,7 @@ def serve(device: str, cache_dir: str, sandbox_binary: str, limits: dict) -> int
     finally:
         if judge.reference is not None:
             judge.reference.window.close()
-        for process in (judge.reference_process, judge.spare[0] if judge.spare else None):
+        for process in (judge.reference_process, judge.spare[0] if judge.spare else None, judge.zygote):
             if process is not None:
                 process.close()
     return 0

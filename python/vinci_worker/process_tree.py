@@ -39,6 +39,14 @@ def descendants(root: int) -> list[int]:
     return order
 
 
+def parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def _process_clock_ns(pid: int) -> int:
     clock = ctypes.c_int()
     if _libc.clock_getcpuclockid(pid, ctypes.byref(clock)) != 0:

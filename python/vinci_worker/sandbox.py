@@ -97,14 +97,19 @@ class Sandboxed:
     delivers, inputs it is given), its log."""
 
     def __init__(self, proc: subprocess.Popen, channel: Channel, buffers: dict[str, SharedBuffer], log: CappedLog,
-                 scratch: str):
-        self.proc = proc
+                 scratch: str, tree: int | None = None, interpreter: int | None = None, owns_scratch: bool = True):
+        self.proc = proc  # the launcher: its pid names the sandbox's cgroups, its exit status is the sandbox's
+        # The process under which every process of the sandbox is (the launcher, or a zygote's init),
+        # and the runner's interpreter where it is known from the start (a zygote's runner).
+        self.tree = tree if tree is not None else proc.pid
+        self.interpreter = interpreter
         self.channel = channel
         self.buffers = buffers
         self.buffer = buffers.get("buffer")
         self.inputs = buffers.get("inputs")
         self.log = log
-        self.scratch = scratch
+        self.scratch = scratch  # the private folder it may write, at this path inside its sandbox
+        self.owns_scratch = owns_scratch  # the folder is this sandbox's on the host too (not a zygote's)
         self.compiles = 0
         self.delivered: dict[str, int] = {}  # sha256 -> size of each library sent to it: its own compiled code
         # (major, minor, inode) -> the judge's descriptor of each sealed memfd sent: where the judge may
@@ -174,7 +179,8 @@ class Sandboxed:
         for fd in self.delivered_fds.values():
             os.close(fd)
         self.delivered_fds.clear()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.owns_scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def sealed_copy(path: str) -> int:
@@ -335,7 +341,7 @@ class Launcher:
 
     def spawn(self, args: list[str], *, read_only=(), read_only_as=(), read_write=(), buffers: dict | None = None,
               env: dict | None = None, file_size: int = 64 << 20, scratch_bytes: int = 1 << 30,
-              cpu_seconds: int = 0, address_space: int = 0) -> Sandboxed:
+              cpu_seconds: int = 0, address_space: int = 0, zygote: bool = False) -> Sandboxed:
         """Starts `python -m vinci_runner ARGS` in the sandbox with a control socket (its descriptor
         is substituted for {control}) and shared buffers of the sizes named in buffers (each name's
         descriptor for {name})."""
@@ -367,6 +373,8 @@ class Launcher:
                      "--tmpfs", f"/dev/shm={64 << 20}", "--cwd", scratch]
         if self.cuda:
             launcher.append("--gpu")
+        if zygote:
+            launcher.append("--zygote")
         for k, v in {**self._environment(scratch), **(env or {})}.items():
             launcher += ["--env", f"{k}={v}"]
         for fd in fds:

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,6 +53,9 @@ constexpr const char* kDeniedCalls[] = {"ptrace",
                                         "bpf",
                                         "perf_event_open",
                                         "userfaultfd",
+                                        // A /proc/PID directory's descriptor names a process outside
+                                        // the caller's pid namespace (a runner's zygote: zygote.py).
+                                        "pidfd_send_signal",
                                         "keyctl",
                                         "add_key",
                                         "request_key",
@@ -92,7 +96,9 @@ constexpr const char* kDeniedCalls[] = {"ptrace",
 constexpr uint64_t kNamespaceFlags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,   CLONE_NEWNET,
                                         CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP};
 
-scmp_filter_ctx build_filter() {
+// The zygote's filter leaves out unshare and mount, which it needs to give each runner it forks a
+// namespace of its own; each runner then installs the whole filter above it (filters stack).
+scmp_filter_ctx build_filter(bool zygote = false) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == nullptr) throw std::runtime_error("seccomp_init failed");
   auto add = [&](uint32_t action, int nr, unsigned count, scmp_arg_cmp cmp) {
@@ -100,6 +106,7 @@ scmp_filter_ctx build_filter() {
     if (rc != 0) throw std::runtime_error(fmt::format("seccomp_rule_add for syscall {}: {}", nr, std::strerror(-rc)));
   };
   for (const char* name : kDeniedCalls) {
+    if (zygote && (std::strcmp(name, "unshare") == 0 || std::strcmp(name, "mount") == 0)) continue;
     const int nr = seccomp_syscall_resolve_name(name);
     if (nr != __NR_SCMP_ERROR) add(SCMP_ACT_ERRNO(EPERM), nr, 0, {});
   }
@@ -187,6 +194,7 @@ void seal_descriptors(const std::vector<int>& keep) {
 }
 
 volatile sig_atomic_t g_child = 0;
+volatile sig_atomic_t g_child_pidfd = -1;  // an adopted runner (adopt_sandboxed)
 volatile sig_atomic_t g_stop = 0;
 char g_thaw_path[256] = {0};  // the sandbox's freezer.state, written from the signal handler
 
@@ -208,6 +216,7 @@ void kill_child(int) {
     ::kill(-g_child, SIGKILL);
     ::kill(g_child, SIGKILL);
   }
+  if (g_child_pidfd >= 0) ::syscall(SYS_pidfd_send_signal, g_child_pidfd, SIGKILL, nullptr, 0);
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
@@ -227,8 +236,8 @@ std::string SandboxProbe::describe() const {
   return out;
 }
 
-int export_seccomp_program() {
-  scmp_filter_ctx ctx = build_filter();
+int export_seccomp_program(bool zygote) {
+  scmp_filter_ctx ctx = build_filter(zygote);
   const int fd = ::memfd_create("vinci-seccomp", 0);
   if (fd < 0) {
     seccomp_release(ctx);
@@ -255,7 +264,6 @@ std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std:
                                 "--new-session",
                                 "--unshare-all",
                                 "--unshare-user",
-                                "--disable-userns",
                                 "--cap-drop",
                                 "ALL",
                                 "--uid",
@@ -266,6 +274,8 @@ std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std:
                                 "/proc",
                                 "--dev",
                                 "/dev"};
+  // A zygote makes a user namespace per runner (zygote.py); a runner's own filter forbids more.
+  if (!policy.zygote) a.insert(a.begin() + 5, "--disable-userns");
   std::error_code ec;
   for (const char* p : kSystemPaths) {
     if (fs::is_symlink(p, ec))
@@ -350,7 +360,55 @@ fs::path sandbox_freezer_cgroup(pid_t launcher) {
   return kFreezerCgroupRoot / fmt::format("vinci-sandbox-{}", launcher);
 }
 
-int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& command,
+namespace {
+
+// The cgroups of one sandbox, named by its launcher's pid (sandbox_cpu_cgroup and the others), made
+// where the host allows each; the freezer's state file is kept for the signal handler's thaw.
+struct SandboxCgroups {
+  fs::path pids, cpu, freezer;
+
+  explicit SandboxCgroups(std::optional<uint64_t> max_pids) {
+    const SandboxProbe& probe = probe_sandbox();
+    if (probe.pids_cgroup && max_pids) {
+      pids = kPidsCgroupRoot / fmt::format("vinci-sandbox-{}", ::getpid());
+      if (::mkdir(pids.c_str(), 0755) != 0 || !write_cgroup_file(pids / "pids.max", std::to_string(*max_pids))) {
+        ::rmdir(pids.c_str());
+        pids.clear();
+      }
+    }
+    if (probe.cpu_cgroup) {
+      cpu = sandbox_cpu_cgroup(::getpid());
+      if (::mkdir(cpu.c_str(), 0755) != 0) cpu.clear();
+    }
+    if (probe.freezer_cgroup) {
+      freezer = sandbox_freezer_cgroup(::getpid());
+      const std::string state = (freezer / "freezer.state").string();
+      if (::mkdir(freezer.c_str(), 0755) != 0 || state.size() >= sizeof g_thaw_path)
+        freezer.clear();
+      else
+        std::memcpy(g_thaw_path, state.c_str(), state.size() + 1);
+    }
+  }
+
+  bool enter(pid_t pid) const {
+    bool ok = true;
+    for (const fs::path* dir : {&pids, &cpu, &freezer})
+      if (!dir->empty()) ok &= write_cgroup_file(*dir / "cgroup.procs", std::to_string(pid));
+    return ok;
+  }
+
+  void dispose() const {
+    thaw_sandbox();
+    for (const fs::path* dir : {&freezer, &pids, &cpu})
+      if (!dir->empty()) dispose_cgroup(*dir);
+  }
+};
+
+int exit_status(int raw) { return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw); }
+
+}  // namespace
+
+int run_sandboxed(const SandboxPolicy& given, const std::vector<std::string>& command,
                   const std::vector<int>& keep_fds) {
   if (command.empty()) throw std::invalid_argument("run_sandboxed: empty command");
   // The launcher dies with whoever started it, and its SIGTERM handler below takes the sandbox along.
@@ -358,39 +416,25 @@ int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& c
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != parent) return 128 + SIGTERM;
   const SandboxProbe& probe = probe_sandbox();
-  fs::path cgroup;
-  if (probe.pids_cgroup && policy.max_pids) {
-    cgroup = kPidsCgroupRoot / fmt::format("vinci-sandbox-{}", ::getpid());
-    if (::mkdir(cgroup.c_str(), 0755) != 0 ||
-        !write_cgroup_file(cgroup / "pids.max", std::to_string(*policy.max_pids))) {
-      ::rmdir(cgroup.c_str());
-      cgroup.clear();
-    }
+  SandboxPolicy policy = given;
+  std::vector<int> keep = keep_fds;
+  if (policy.zygote) {
+    if (probe.mode != SandboxMode::bwrap) throw std::runtime_error("a zygote needs bubblewrap's namespaces: " + probe.detail);
+    const int runner_filter = export_seccomp_program(false);
+    keep.push_back(runner_filter);
+    policy.env["VINCI_RUNNER_SECCOMP_FD"] = std::to_string(runner_filter);
   }
-  fs::path cpu_cgroup, freezer_cgroup;
-  if (probe.cpu_cgroup) {
-    cpu_cgroup = sandbox_cpu_cgroup(::getpid());
-    if (::mkdir(cpu_cgroup.c_str(), 0755) != 0) cpu_cgroup.clear();
-  }
-  if (probe.freezer_cgroup) {
-    freezer_cgroup = sandbox_freezer_cgroup(::getpid());
-    const std::string state = (freezer_cgroup / "freezer.state").string();
-    if (::mkdir(freezer_cgroup.c_str(), 0755) != 0 || state.size() >= sizeof g_thaw_path)
-      freezer_cgroup.clear();
-    else
-      std::memcpy(g_thaw_path, state.c_str(), state.size() + 1);
-  }
+  const SandboxCgroups cgroups(policy.max_pids);
   std::vector<std::string> argv;
   int seccomp_fd = -1;
   if (probe.mode == SandboxMode::bwrap) {
-    seccomp_fd = export_seccomp_program();
+    seccomp_fd = export_seccomp_program(policy.zygote);
     argv = bwrap_arguments(policy, probe.bwrap, seccomp_fd);
     argv.push_back("--");
   }
   argv.insert(argv.end(), command.begin(), command.end());
   std::vector<std::string> env;
   for (const auto& [k, v] : policy.env) env.push_back(k + "=" + v);
-  std::vector<int> keep = keep_fds;
   if (seccomp_fd >= 0) keep.push_back(seccomp_fd);
   seal_descriptors(keep);
 
@@ -401,9 +445,7 @@ int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& c
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::signal(sig, SIG_DFL);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::setpgid(0, 0);
-    if (!cgroup.empty()) write_cgroup_file(cgroup / "cgroup.procs", std::to_string(::getpid()));
-    if (!cpu_cgroup.empty()) write_cgroup_file(cpu_cgroup / "cgroup.procs", std::to_string(::getpid()));
-    if (!freezer_cgroup.empty()) write_cgroup_file(freezer_cgroup / "cgroup.procs", std::to_string(::getpid()));
+    cgroups.enter(::getpid());
     apply_resource_limits(policy.limits);
     auto args = c_strings(argv);
     if (probe.mode == SandboxMode::bwrap) {
@@ -434,12 +476,44 @@ int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& c
   while (::waitpid(child, &raw, 0) < 0 && errno == EINTR) {
   }
   if (probe.mode != SandboxMode::bwrap) ::kill(-child, SIGKILL);
-  thaw_sandbox();
-  if (!freezer_cgroup.empty()) dispose_cgroup(freezer_cgroup);
-  if (!cgroup.empty()) dispose_cgroup(cgroup);
-  if (!cpu_cgroup.empty()) dispose_cgroup(cpu_cgroup);
-  if (WIFEXITED(raw)) return WEXITSTATUS(raw);
-  return 128 + WTERMSIG(raw);
+  cgroups.dispose();
+  return exit_status(raw);
+}
+
+int adopt_sandboxed(pid_t runner, int status_fd, int ready_fd, std::optional<uint64_t> max_pids) {
+  const pid_t parent = ::getppid();
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) return 128 + SIGTERM;
+  // A pidfd names this runner and no process that might take its number after it ends.
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, runner, 0));
+  if (pidfd < 0) throw std::runtime_error(fmt::format("pidfd_open({}): {}", runner, std::strerror(errno)));
+  g_child_pidfd = pidfd;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::signal(sig, kill_child);
+  const SandboxCgroups cgroups(max_pids);
+  if (!cgroups.enter(runner)) {
+    ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);
+    cgroups.dispose();
+    throw std::runtime_error(fmt::format("could not move process {} into its sandbox's cgroups", runner));
+  }
+  (void)!::write(ready_fd, "ready\n", 6);
+  ::close(ready_fd);
+  if (g_stop) kill_child(0);
+  // The zygote's process that waits for the runner's namespace writes its exit status here.
+  std::string text;
+  char buf[64];
+  for (;;) {
+    const ssize_t n = ::read(status_fd, buf, sizeof buf);
+    if (n > 0) {
+      text.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    break;
+  }
+  ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0);  // an unreported end is a kill
+  cgroups.dispose();
+  const int status = std::atoi(text.c_str());
+  return text.empty() || status < 0 || status > 255 ? 128 + SIGKILL : status;
 }
 
 }  // namespace vinci::core

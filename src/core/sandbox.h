@@ -45,6 +45,10 @@ struct SandboxPolicy {
   std::map<std::string, std::string> env;                         // the whole environment: nothing is inherited
   ResourceLimits limits;
   std::optional<uint64_t> max_pids;  // pids cgroup, where the host allows one
+  // A runners' zygote (python/vinci_runner/zygote.py): its namespaces and filter let it make a user,
+  // mount and pid namespace per runner it forks, and it gets the runners' whole filter as a
+  // descriptor named by VINCI_RUNNER_SECCOMP_FD. Needs bwrap.
+  bool zygote = false;
 };
 
 // Which mode works on this host: bwrap is tried once with a minimal view; the answer is cached.
@@ -55,7 +59,8 @@ const SandboxProbe& probe_sandbox();
 std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std::string& bwrap, int seccomp_fd);
 
 // The filter as a BPF program in an anonymous file, positioned at its start (for bwrap --seccomp).
-int export_seccomp_program();
+// zygote: the zygote's filter, which allows unshare and mount (SandboxPolicy::zygote).
+int export_seccomp_program(bool zygote = false);
 // Installs the filter on the calling thread and its future children (no_new_privs is set first).
 void install_seccomp();
 
@@ -72,5 +77,11 @@ std::filesystem::path sandbox_freezer_cgroup(pid_t launcher);
 // pids cgroup it made. Only the descriptors in keep_fds (and 0, 1, 2) reach the command.
 int run_sandboxed(const SandboxPolicy& policy, const std::vector<std::string>& command,
                   const std::vector<int>& keep_fds);
+
+// Makes a sandbox's cgroups for a runner that a zygote forked (it is not this process's child),
+// moves the runner into them, says "ready" on ready_fd, and returns the exit status the zygote
+// writes on status_fd as decimal text once the runner's namespace is gone (128 + SIGKILL when none
+// comes). SIGTERM kills the runner, and the runner's end takes its pid namespace along.
+int adopt_sandboxed(pid_t runner, int status_fd, int ready_fd, std::optional<uint64_t> max_pids);
 
 }  // namespace vinci::core

@@ -39,6 +39,16 @@ int main(int argc, char** argv) {
   app.add_option("--tmpfs", tmpfs,
                  "a private tmpfs at PATH of BYTES (PATH=BYTES)->allow_extra_args(false); PATH must exist");
   app.add_flag("--gpu", policy.gpu, "expose the NVIDIA device nodes");
+  app.add_flag("--zygote", policy.zygote,
+               "run a runners' zygote: it may make a user, mount and pid namespace per runner it forks, and gets "
+               "the runners' seccomp filter as the descriptor VINCI_RUNNER_SECCOMP_FD names");
+  pid_t adopt = 0;
+  int status_fd = -1, ready_fd = -1;
+  app.add_option("--adopt", adopt,
+                 "instead of a command: the sandbox's cgroups for PID, a runner a zygote forked; exits with the "
+                 "status written on --status-fd");
+  app.add_option("--status-fd", status_fd, "with --adopt: where the runner's exit status comes, as decimal text");
+  app.add_option("--ready-fd", ready_fd, "with --adopt: where \"ready\" is written once PID is in the cgroups");
   app.add_option("--cwd", policy.cwd, "working directory inside the sandbox");
   app.add_option("--env", env, "an environment variable K=V (nothing else is inherited)")->allow_extra_args(false);
   app.add_option("--keep-fd", keep, "a descriptor the command inherits (besides 0, 1, 2)")->allow_extra_args(false);
@@ -62,6 +72,11 @@ int main(int argc, char** argv) {
                                         {"describe", p.describe()}}
                              .dump());
       return 0;
+    }
+    if (adopt > 0) {
+      if (status_fd < 0 || ready_fd < 0) throw std::runtime_error("--adopt needs --status-fd and --ready-fd");
+      return vinci::core::adopt_sandboxed(adopt, status_fd, ready_fd,
+                                          max_pids ? std::optional<uint64_t>(max_pids) : std::nullopt);
     }
     if (command.empty()) throw std::runtime_error("no command given (put it after --)");
     for (const auto& r : ro) policy.read_only.emplace_back(r);

@@ -64,6 +64,7 @@ class Sandboxed:
 
     def __init__(self):
         self.proc = subprocess.Popen(["sh", "-c", "sleep 60 & wait"], start_new_session=True)
+        self.tree = self.proc.pid  # a launched sandbox's processes are all below its launcher
         deadline = time.monotonic() + 10
         while not self.below() and time.monotonic() < deadline:
             time.sleep(0.01)
