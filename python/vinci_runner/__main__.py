@@ -1,4 +1,4 @@
-"""python -m vinci_runner runner|zygote|import|compile|precompile: the code that runs inside vinci's sandbox.
+"""python -m vinci_runner runner|zygote|import|compile|precompile: what runs inside vinci's sandbox.
 
 It is started only by the trusted worker (python/vinci_worker) through vinci-sandbox; it answers
 on the descriptors it is given and decides nothing.

@@ -46,6 +46,9 @@ LINUX_CAPABILITY_VERSION_3 = 0x20080522
 _KEPT_FLAGS = {2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC, 1024: MS_NOATIME, 2048: MS_NODIRATIME, 4096: MS_RELATIME}
 
 
+RUNNER_FILTER = "vinci-runner-seccomp"  # src/core/sandbox.h, kRunnerFilterName
+
+
 class SetupError(Exception):
     pass
 
@@ -189,17 +192,30 @@ def _keeper(req: dict, fds: dict, program: bytes) -> int:
     return 0
 
 
+def _runner_filter() -> bytes:
+    """The runners' whole seccomp program, from the memfd vinci-sandbox --zygote left open for it (by
+    name: an environment variable would stay in every runner's /proc/self/environ); closed after."""
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(f"/memfd:{RUNNER_FILTER} "):
+            n, program = int(fd), b""
+            while chunk := os.pread(n, 1 << 16, len(program)):
+                program += chunk
+            os.close(n)
+            return program
+    raise SetupError(f"no memfd {RUNNER_FILTER} among the zygote's descriptors (started without vinci-sandbox --zygote?)")
+
+
 def serve(control_fd: int, cuda: bool) -> int:
     from . import inputs, runner  # noqa: F401 - imported here once, for every runner forked
 
     runner.warm_up_interpreter(cuda)
     if len(os.listdir("/proc/self/task")) != 1:
         raise SetupError("the zygote has more than one thread after its imports: forking it is not safe")
-    fd = int(os.environ.pop("VINCI_RUNNER_SECCOMP_FD"))
-    program = b""
-    while chunk := os.pread(fd, 1 << 16, len(program)):
-        program += chunk
-    os.close(fd)
+    program = _runner_filter()
     _prctl(PR_SET_DUMPABLE, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
     # The collector then never walks the imported objects in a runner, whose every page it would copy.

@@ -76,6 +76,9 @@ MESSAGE_CAP = 4000
 LAUNCH_BOUND_BUSY_SHARE = 0.5
 # The share of timed windows preceded by a window of out-of-distribution inputs, untimed and opened.
 OOD_WINDOW_SHARE = 0.1
+# The kinds a task's calls are timed on, in order of preference (Judge._timed_kind): signed values
+# first, where a dot product cancels and narrowed operands show, then kinds of one sign.
+TIMED_KINDS = ("signed", "offset", "scaled", "negative")
 # A profiled call whose kernels alone kept the GPU busy longer than this multiple of the median timed
 # call, plus the slack, ran other work than the timed calls (red-team round 13: its own kernel, 6.10 ms,
 # under the profiler and the monitors; cuBLAS, 3.44 ms a call, in the timed windows). The busy time is a
@@ -186,6 +189,7 @@ class TaskState:
     low_precision: bool
     ref_aliases: bool
     moved_bytes: int
+    timed_kind: str = "task"  # the inputs every timed call draws (Judge._timed_kind)
 
 
 @dataclass
@@ -193,6 +197,24 @@ class Loaded:
     """A runner with a task loaded, and the window its calls go through."""
     runner: Sandboxed
     window: CallWindow
+
+
+def timed_kind(module, reference, seed: int, device: torch.device, rounding: bool) -> str:
+    """The kind of inputs a task's timed calls draw under the vinci protocol, the reference's and every
+    candidate's alike: the first of TIMED_KINDS on which reference(args) is finite everywhere (one draw
+    of the task's seed), else the task's own. Red-team round 18 narrowed a matmul's operands with
+    stochastic rounding (zero-mean errors, inside the tolerance on values in [0, 1)) and took the exact
+    path on any draw a scan of its inputs told apart; on signed values, whose dot products cancel, the
+    narrowing fails the relative-error bound, so such a fast path is never the one timed. A kind whose
+    reference is not finite would leave the timed calls nothing to be checked against."""
+    for kind in TIMED_KINDS:
+        try:
+            expected = reference(inputs_mod.make_inputs(module, seed + 104729, kind, device, rounding))
+        except Exception:  # noqa: BLE001 - a kind the task's inputs or reference refuse is passed over
+            continue
+        if all(bool(torch.isfinite(e).all()) for e in expected if isinstance(e, torch.Tensor) and e.is_floating_point()):
+            return kind
+    return "task"
 
 
 def _flat(out) -> list:
@@ -395,7 +417,7 @@ class Judge:
         path, scale = req["path"], float(req.get("scale", 1.0))
         wide = cfg["ood_trials"] or cfg["relative_error"]
         key = (path, scale, cfg["seed"], json.dumps(cfg["numerics"], sort_keys=True), cfg["precision_gate"], wide,
-               self._rounding(cfg))
+               self._rounding(cfg), bool(cfg["ood_trials"]))
         if key in self.tasks:
             self.tasks.move_to_end(key)
             return self.tasks[key]
@@ -434,6 +456,9 @@ class Judge:
             ref64 = copy.deepcopy(ref).double()
         state = TaskState(path, scale, module, ref, ref64, outputs.specs_of(out), outputs.specs_of(first), source, low,
                           _aliases(out, first), _nbytes(first) + _nbytes(out))
+        if cfg["ood_trials"]:
+            state.timed_kind = timed_kind(module, lambda args: self._expected(state, args, exact_too=False)[0],
+                                          cfg["seed"], self.device, self._rounding(cfg))
         self.tasks[key] = state
         return state
 
@@ -768,7 +793,7 @@ class Judge:
                 "gpu_busy_ms": signals.get("gpu_busy_ms")}
 
     def _profiled_call(self, loaded: Loaded, task: TaskState, cfg) -> dict:
-        """One more monitored call, on inputs of the task's kind drawn afresh, under torch's profiler:
+        """One more monitored call, on inputs of the timed calls' kind drawn afresh, under torch's profiler:
         the kernels forward ran, by the candidate's own account (CUPTI in its process), which may only
         reject. It comes after the timing because a process that has used CUPTI can never again be
         drained (cuCheckpointProcessLock: CUDA_ERROR_NOT_SUPPORTED, benchmarks/gpu_drain_probe.py); its
@@ -776,7 +801,7 @@ class Judge:
         untimed. Its outputs are judged as a trial's. Fresh inputs, because on trial 0's (round 14) a
         candidate replayed that trial's answer, so its kernels were never seen doing the work."""
         label = "the profiled call"
-        seed, kind = self.rng.getrandbits(62), "task"
+        seed, kind = self.rng.getrandbits(62), task.timed_kind
         loaded.window.gate.stop_draining()
         reply, _, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, monitor=True, profile=True)
         signals = reply.get("signals", {})
@@ -1024,14 +1049,14 @@ class Judge:
             r = calls_per_window(statistics.median(warm), float(tc["window_ms"]), loaded.window.sets)
         per_call, start = [], time.monotonic()
         for i in range(int(tc["trials"])):
-            _, ms, _ = self._window(loaded, task, cfg, self._fresh(r), f"baseline window {i}")
+            _, ms, _ = self._window(loaded, task, cfg, self._fresh(r, task.timed_kind), f"baseline window {i}")
             per_call.append(ms / r)
             if self._timing_done(i, start, tc, deadline):
                 break
         return per_call, r
 
-    def _fresh(self, r: int) -> list[tuple[int, str]]:
-        return [(self.rng.getrandbits(62), "task") for _ in range(r)]
+    def _fresh(self, r: int, kind: str) -> list[tuple[int, str]]:
+        return [(self.rng.getrandbits(62), kind) for _ in range(r)]
 
     def _warm_up(self, loaded: Loaded, task: TaskState, cfg, r: int, deadline: float) -> list[float]:
         """Untimed windows until warmup of them and warmup_ms have passed; their per-call times."""
@@ -1039,7 +1064,7 @@ class Judge:
         times, t0 = [], time.monotonic()
         while len(times) < tc["warmup"] or ((time.monotonic() - t0) * 1000 < tc["warmup_ms"]
                                             and len(times) < 100 * tc["warmup"]):
-            _, ms, _ = self._window(loaded, task, cfg, self._fresh(r), f"warm-up window {len(times)}")
+            _, ms, _ = self._window(loaded, task, cfg, self._fresh(r, task.timed_kind), f"warm-up window {len(times)}")
             times.append(ms / r)
             if time.monotonic() > deadline:
                 raise Outcome("timeout", "run_timeout", "the warm-up calls outlasted the run limit")
@@ -1058,7 +1083,7 @@ class Judge:
         # A window holds the baseline's count of calls, or fewer where one call of this candidate
         # alone fills a window: a slow candidate's windows stay as long as the baseline's. Fewer
         # calls a window only add the window's fixed cost to each call's time, never take it away.
-        one_call_ms = min(self._window(loaded, task, cfg, self._fresh(1), f"one-call warm-up window {i}")[1]
+        one_call_ms = min(self._window(loaded, task, cfg, self._fresh(1, task.timed_kind), f"one-call warm-up window {i}")[1]
                           for i in range(3))
         r = min(r, calls_per_window(one_call_ms, float(tc["window_ms"]), loaded.window.sets))
         self._warm_up(loaded, task, cfg, r, deadline)
@@ -1107,7 +1132,7 @@ class Judge:
         def window(i: int) -> None:
             if cfg["ood_trials"] and self.rng.random() < OOD_WINDOW_SHARE:
                 check_window()
-            calls = self._fresh(r)
+            calls = self._fresh(r, task.timed_kind)
             label = f"timed window {i}"
             reply, ms, args_of = self._window(loaded, task, cfg, calls, label)
             counts["calls"] += r if sampler is not None else 0
@@ -1145,7 +1170,8 @@ class Judge:
             if sampler is not None:
                 self._stop_sampler(sampler, loaded)
         stats = summarize(per_call)
-        external = {"clock": self._clock_name(), "calls_per_window": r, "windows": len(per_call),
+        external = {"clock": self._clock_name(), "timed_inputs": task.timed_kind, "calls_per_window": r,
+                    "windows": len(per_call),
                     "opened": openings.opened, "check_windows": checks["ood"], "flush_bytes": loaded.window.flush.nbytes}
         reply = {"timing": stats, "external": external, "flags": [], "times": per_call}
         if sampled:

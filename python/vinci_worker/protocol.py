@@ -278,6 +278,7 @@ class EvaluateRequest(Message):
 class TimingCheck(Message):
     """How the timing was taken (the reply's "external")."""
     clock: str = ""
+    timed_inputs: str = ""
     calls_per_window: int = 1
     windows: int = 0
     opened: int = 0

@@ -40,59 +40,16 @@ constexpr const char* kEtcFiles[] = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/et
 
 // Calls a candidate has no business making: other processes' memory, new namespaces and mounts,
 // kernel modules and keyrings, io_uring (whose operations bypass this filter), BPF and perf.
-constexpr const char* kDeniedCalls[] = {"ptrace",
-                                        "process_vm_readv",
-                                        "process_vm_writev",
-                                        "pidfd_getfd",
-                                        "kcmp",
-                                        "kexec_load",
-                                        "kexec_file_load",
-                                        "init_module",
-                                        "finit_module",
-                                        "delete_module",
-                                        "bpf",
-                                        "perf_event_open",
-                                        "userfaultfd",
-                                        // A /proc/PID directory's descriptor names a process outside
-                                        // the caller's pid namespace (a runner's zygote: zygote.py).
-                                        "pidfd_send_signal",
-                                        "keyctl",
-                                        "add_key",
-                                        "request_key",
-                                        "mount",
-                                        "umount2",
-                                        "pivot_root",
-                                        "chroot",
-                                        "move_mount",
-                                        "open_tree",
-                                        "fsopen",
-                                        "fsconfig",
-                                        "fsmount",
-                                        "fspick",
-                                        "mount_setattr",
-                                        "swapon",
-                                        "swapoff",
-                                        "reboot",
-                                        "setns",
-                                        "unshare",
-                                        "open_by_handle_at",
-                                        "name_to_handle_at",
-                                        "iopl",
-                                        "ioperm",
-                                        "acct",
-                                        "quotactl",
-                                        "syslog",
-                                        "settimeofday",
-                                        "clock_settime",
-                                        "clock_adjtime",
-                                        "adjtimex",
-                                        "io_uring_setup",
-                                        "io_uring_enter",
-                                        "io_uring_register",
-                                        "lookup_dcookie",
-                                        "vhangup",
-                                        "fanotify_init",
-                                        "personality"};
+constexpr const char* kDeniedCalls[] = {
+    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp", "kexec_load", "kexec_file_load",
+    "init_module", "finit_module", "delete_module", "bpf", "perf_event_open", "userfaultfd",
+    // A /proc/PID directory's descriptor names a process outside
+    // the caller's pid namespace (a runner's zygote: zygote.py).
+    "pidfd_send_signal", "keyctl", "add_key", "request_key", "mount", "umount2", "pivot_root", "chroot", "move_mount",
+    "open_tree", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "swapon", "swapoff", "reboot", "setns",
+    "unshare", "open_by_handle_at", "name_to_handle_at", "iopl", "ioperm", "acct", "quotactl", "syslog", "settimeofday",
+    "clock_settime", "clock_adjtime", "adjtimex", "io_uring_setup", "io_uring_enter", "io_uring_register",
+    "lookup_dcookie", "vhangup", "fanotify_init", "personality"};
 constexpr uint64_t kNamespaceFlags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPID,   CLONE_NEWNET,
                                         CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP};
 
@@ -236,9 +193,9 @@ std::string SandboxProbe::describe() const {
   return out;
 }
 
-int export_seccomp_program(bool zygote) {
+int export_seccomp_program(bool zygote, const char* name) {
   scmp_filter_ctx ctx = build_filter(zygote);
-  const int fd = ::memfd_create("vinci-seccomp", 0);
+  const int fd = ::memfd_create(name, 0);
   if (fd < 0) {
     seccomp_release(ctx);
     throw std::runtime_error(fmt::format("memfd_create: {}", std::strerror(errno)));
@@ -305,6 +262,9 @@ std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std:
   std::stable_sort(mounts.begin(), mounts.end(),
                    [](const Mount& x, const Mount& y) { return depth(x.path) < depth(y.path); });
   for (const auto& m : mounts) a.insert(a.end(), m.args.begin(), m.args.end());
+  // The root is bwrap's own tmpfs, which the sandbox's user owns: read-only, so that only the policy's
+  // tmpfs mounts and binds take writes (a runner forked by a zygote shares its root with the next).
+  a.insert(a.end(), {"--remount-ro", "/"});
   if (!policy.cwd.empty()) a.insert(a.end(), {"--chdir", policy.cwd.string()});
   a.push_back("--clearenv");
   for (const auto& [k, v] : policy.env) a.insert(a.end(), {"--setenv", k, v});
@@ -419,10 +379,11 @@ int run_sandboxed(const SandboxPolicy& given, const std::vector<std::string>& co
   SandboxPolicy policy = given;
   std::vector<int> keep = keep_fds;
   if (policy.zygote) {
-    if (probe.mode != SandboxMode::bwrap) throw std::runtime_error("a zygote needs bubblewrap's namespaces: " + probe.detail);
-    const int runner_filter = export_seccomp_program(false);
-    keep.push_back(runner_filter);
-    policy.env["VINCI_RUNNER_SECCOMP_FD"] = std::to_string(runner_filter);
+    if (probe.mode != SandboxMode::bwrap)
+      throw std::runtime_error("a zygote needs bubblewrap's namespaces: " + probe.detail);
+    // Found by its name among the zygote's descriptors: an environment variable would stay readable in
+    // every runner's /proc/self/environ.
+    keep.push_back(export_seccomp_program(false, kRunnerFilterName));
   }
   const SandboxCgroups cgroups(policy.max_pids);
   std::vector<std::string> argv;

@@ -46,8 +46,8 @@ struct SandboxPolicy {
   ResourceLimits limits;
   std::optional<uint64_t> max_pids;  // pids cgroup, where the host allows one
   // A runners' zygote (python/vinci_runner/zygote.py): its namespaces and filter let it make a user,
-  // mount and pid namespace per runner it forks, and it gets the runners' whole filter as a
-  // descriptor named by VINCI_RUNNER_SECCOMP_FD. Needs bwrap.
+  // mount and pid namespace per runner it forks, and it gets the runners' whole filter as an open
+  // memfd named kRunnerFilterName. Needs bwrap.
   bool zygote = false;
 };
 
@@ -59,8 +59,10 @@ const SandboxProbe& probe_sandbox();
 std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std::string& bwrap, int seccomp_fd);
 
 // The filter as a BPF program in an anonymous file, positioned at its start (for bwrap --seccomp).
-// zygote: the zygote's filter, which allows unshare and mount (SandboxPolicy::zygote).
-int export_seccomp_program(bool zygote = false);
+// zygote: the zygote's filter, which allows unshare and mount (SandboxPolicy::zygote). name: the memfd's.
+int export_seccomp_program(bool zygote = false, const char* name = "vinci-seccomp");
+// The memfd a zygote finds the runners' whole filter in (python/vinci_runner/zygote.py).
+inline constexpr const char* kRunnerFilterName = "vinci-runner-seccomp";
 // Installs the filter on the calling thread and its future children (no_new_privs is set first).
 void install_seccomp();
 

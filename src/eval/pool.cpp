@@ -212,7 +212,7 @@ std::optional<BaselineReply> EvaluatorPool::baseline(const Task& task, WorkerCli
   const auto [timing, numerics] = baseline_settings(req.config);
   const std::string key = core::content_hash({task_source, std::to_string(config_.scale), timing, numerics,
                                               std::to_string(config_.seed), config_.compile_baseline ? "c" : "",
-                                              device_name_, env_.torch_version, evaluator_version_, "baseline-v4"});
+                                              device_name_, env_.torch_version, evaluator_version_, "baseline-v5"});
   std::mutex* lock_ptr;
   {
     std::lock_guard lock(shared.mu);

@@ -61,6 +61,7 @@ nlohmann::json to_json(const TimingCheck& t) {
                    {"windows", t.windows},
                    {"opened", t.opened},
                    {"flush_bytes", t.flush_bytes}};
+  if (!t.timed_inputs.empty()) j["timed_inputs"] = t.timed_inputs;
   if (t.gpu_busy_share) j["gpu_busy_share"] = *t.gpu_busy_share;
   if (t.library_ms_per_call) j["library_ms_per_call"] = *t.library_ms_per_call;
   if (t.library_share) j["library_share"] = *t.library_share;
@@ -74,6 +75,7 @@ TimingCheck timing_check_from_json(const nlohmann::json& j) {
   t.windows = j.value("windows", 0);
   t.opened = j.value("opened", 0);
   t.flush_bytes = j.value("flush_bytes", uint64_t{0});
+  t.timed_inputs = j.value("timed_inputs", "");
   t.gpu_busy_share = get_opt<double>(j, "gpu_busy_share");
   t.library_ms_per_call = get_opt<double>(j, "library_ms_per_call");
   t.library_share = get_opt<double>(j, "library_share");

@@ -33,6 +33,10 @@ struct TimingCheck {
   int windows = 0;           // timed windows
   int opened = 0;            // timed calls read and checked against the reference after they ended
   uint64_t flush_bytes = 0;  // written by the judge before every window (twice the L2 or the CPU's last cache)
+  // The kind of inputs every timed call drew, the reference's too (python/vinci_runner/inputs.py):
+  // "signed" where the reference is finite on them, so no path a kernel takes only on the task's own
+  // values is ever timed (red-team round 18); "task" under the KernelBench protocol.
+  std::string timed_inputs;
   std::optional<double> gpu_busy_share;  // GPU: the share of a median call the kernels kept the GPU busy (a claim)
   // CPU, from the trusted sampler's samples of the timed windows: library code's CPU time a call, and
   // its share of the compiled code's (the library_compute bound, python/vinci_worker/judge.py)

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   app.add_flag("--gpu", policy.gpu, "expose the NVIDIA device nodes");
   app.add_flag("--zygote", policy.zygote,
                "run a runners' zygote: it may make a user, mount and pid namespace per runner it forks, and gets "
-               "the runners' seccomp filter as the descriptor VINCI_RUNNER_SECCOMP_FD names");
+               "the runners' seccomp filter as an open memfd named vinci-runner-seccomp");
   pid_t adopt = 0;
   int status_fd = -1, ready_fd = -1;
   app.add_option("--adopt", adopt,

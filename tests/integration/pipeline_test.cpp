@@ -215,6 +215,10 @@ TEST(Pipeline, CpuReferenceSolutionsAreCorrect) {
     EXPECT_GT(*r.coverage, 0.0) << r.task;
     EXPECT_LE(*r.coverage, 1.0) << r.task;
     EXPECT_NEAR(*r.speedup_eager, r.eager->median_ms / r.timing->median_ms, 1e-9);
+    // Every CI solution's reference is finite on signed values, so that is what the calls were timed
+    // on, the reference's too (red-team round 18: a fast path taken only on the task's own values).
+    ASSERT_TRUE(r.timing_check) << r.task;
+    EXPECT_EQ(r.timing_check->timed_inputs, "signed") << r.task;
   }
   // Their builds found torch/extension.h precompiled for -O2 (its build checks that GCC uses it).
   bool precompiled = false;
