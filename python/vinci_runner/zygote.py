@@ -167,6 +167,9 @@ def _init(req: dict, fds: dict, program: bytes) -> int:
 
 def _keeper(req: dict, fds: dict, program: bytes) -> int:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    # A session, and so a scheduler autogroup, of its own: the zygote's is writable through its /proc
+    # (round 19 set its nice to 19), and would be every later runner's.
+    os.setsid()
     uid, gid = os.getuid(), os.getgid()
     _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
            "unshare")

@@ -291,9 +291,10 @@ class Judge:
 
     # --- requests --------------------------------------------------------------------------
     def hello(self, _req):
+        sandbox = self.launcher.description + (", runners forked by a zygote" if self.zygote else "")
         info = {"ok": True, "device": str(self.device), "torch": torch.__version__, "cuda": torch.version.cuda,
-                "pid": os.getpid(), "python": sys.version.split()[0], "sandbox": self.launcher.description,
-                "sandbox_mode": self.launcher.mode, "runners": self._runners_name(), "flush_bytes": self.default_flush,
+                "pid": os.getpid(), "python": sys.version.split()[0], "sandbox": sandbox,
+                "sandbox_mode": self.launcher.mode, "flush_bytes": self.default_flush,
                 "clock": self._clock_name(), "warnings": self.warnings}
         if self.cuda:
             p = torch.cuda.get_device_properties(self.device)
@@ -490,9 +491,6 @@ class Judge:
         tc = cfg["timing"]
         per_call = max(1, task.moved_bytes)
         return max(1, min(int(tc["max_calls_per_window"]), int(tc["window_bytes"]) // per_call))
-
-    def _runners_name(self) -> str:
-        return "forked by a zygote" if self.zygote is not None else "a launcher and an interpreter each"
 
     def _spawn_runner(self, cfg, **extra) -> Sandboxed:
         """A runner for any task and candidate: both arrive as sources in its load request, so one

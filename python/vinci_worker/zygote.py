@@ -24,6 +24,10 @@ from vinci_runner.channel import Channel, ProtocolError, SharedBuffer
 from . import process_tree
 from .sandbox import CappedLog, Launcher, Sandboxed
 
+# What a runner may write of a process its /proc lists, where the sandbox's user is the judge's (root):
+# ownership is all these files check. Red-team round 19 raised the zygote's oom_score_adj, which every
+# later fork inherits (first in line for the OOM killer), and its autogroup's nice.
+WRITABLE_ATTRIBUTES = ("oom_score_adj", "oom_adj", "autogroup", "coredump_filter", "timerslack_ns")
 START_S = 120.0  # the zygote's own start: an import of torch on a loaded host
 FORK_S = 30.0  # a runner's namespaces, mounts and first byte
 
@@ -57,14 +61,36 @@ def _sender(sock: socket.socket, seconds: float) -> int:
     raise ZygoteError("the runner's first byte came without the kernel's credentials")
 
 
+def _attributes(pids: list[int]) -> dict:
+    """WRITABLE_ATTRIBUTES of each process, as the judge reads them from outside."""
+    seen = {}
+    for pid in pids:
+        for name in WRITABLE_ATTRIBUTES:
+            try:
+                with open(f"/proc/{pid}/{name}") as f:
+                    seen[(pid, name)] = f.read().split("/autogroup-")[-1].split(" ", 1)[-1]
+            except OSError:
+                seen[(pid, name)] = None
+    return seen
+
+
 class Zygote:
     def __init__(self, launcher: Launcher):
         self.launcher = launcher
         self.process: Sandboxed | None = None
+        self.attributes: dict = {}  # of the zygote's sandbox's processes, when it had forked nothing
+        self.replaced = 0  # zygotes replaced because a runner had changed one of their attributes
+
+    def _untouched(self) -> bool:
+        """Whether every process of the zygote's sandbox that was there at its start still is, with the
+        attributes it had: checked before each fork, when no runner of this zygote is alive."""
+        return _attributes(sorted({pid for pid, _ in self.attributes})) == self.attributes
 
     def _start(self) -> Sandboxed:
         if self.process is not None and self.process.proc.poll() is None:
-            return self.process
+            if self._untouched():
+                return self.process
+            self.replaced += 1
         if self.process is not None:
             self.process.close()
         # Its tmpfs mounts are only mount points: each runner mounts its own over them. Its rlimits
@@ -78,6 +104,7 @@ class Zygote:
             raise ZygoteError(f"the zygote did not start ({e}): {self.process.log.last_lines(4)}") from None
         if hello.get("op") != "zygote" or not hello.get("ok"):
             raise ZygoteError(f"the zygote answered {hello!r}")
+        self.attributes = _attributes(process_tree.descendants(self.process.proc.pid))
         return self.process
 
     def spawn(self, device: str, buffers: dict, file_size: int, scratch_bytes: int, cpu_seconds: int,
