@@ -846,6 +846,7 @@ class Judge:
                                   cfg["run_timeout_s"], "run_timeout")
                 samples = self._sampler_answer(sampler, "coverage calls")
                 if samples is None:
+                    self._unanswered(cfg, "coverage calls")
                     return None, "library sampling unavailable: the sampler did not answer"
                 self._accept(reply, "the coverage calls")
                 if samples.get("error"):
@@ -909,8 +910,20 @@ class Judge:
         sampler.terminate()
         samples = self._sampler_answer(sampler, "timed calls", "".join(f"{a} {b}\n" for a, b in untimed or []))
         if samples is None:
-            return {"error": "the sampler did not answer"}
+            return {"error": "the sampler did not answer", "unanswered": True}
         return dict(self._count_samples(samples, loaded), error=samples.get("error"), method=samples.get("lookup"))
+
+    @staticmethod
+    def _unanswered(cfg, calls: str) -> None:
+        """A sampler this host lets run that did not attach in time or did not answer: what it had to read
+        of the runner (its processes, their mappings) is the candidate's to make large. Red-team round 20
+        held 12 processes of 65,000 mappings each, with 3.8 KB paths, so the sampler's attach outlasted
+        its limit and the library share went unmeasured, which passed: MKL doing a whole matmul was
+        correct at 1.0x. Under --torch-ops forbid that is a rejection, as an evaded sampling is."""
+        if cfg["torch_ops"] == "forbid":
+            raise Outcome("rejected", "library_compute",
+                          f"{calls}: the trusted sampler could not watch the runner (it did not attach or answer in "
+                          "time); under --torch-ops forbid a sampling the runner prevents is never 'unmeasured'")
 
     @staticmethod
     def _sampler_answer(sampler: subprocess.Popen, calls: str, spans: str = "") -> dict | None:
@@ -1150,6 +1163,8 @@ class Judge:
             while sampled:
                 found = self._stop_sampler(sampler, loaded, untimed)
                 sampler = None
+                if found.get("unanswered"):
+                    self._unanswered(cfg, "timed calls")
                 if found.get("error"):
                     counts["error"] = found["error"]
                     break

@@ -1,0 +1,73 @@
+"""A trusted sampler that never answers makes no candidate pass unmeasured (python/vinci_worker/judge.py,
+_unanswered).
+
+Red-team round 20 made the sampler's attach outlast its limit (processes holding 65,000 mappings with
+long paths, all of which it reads before it says "attached"), and the library share went unmeasured,
+which passed: MKL doing a whole matmul was correct at 1.0x. Here the judge gets a sampler that never
+attaches (a stand-in beside the real launcher, as the judge finds vinci-cpu-sampler), so the failure is
+certain rather than timed: under --torch-ops forbid the honest 13_ReLU solution must be rejected as
+library_compute saying why, and under warn it stays correct with the note.
+
+    python3 tests/eval/sampler_unanswered_test.py REPO_ROOT SANDBOX_BINARY CACHE
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT, SANDBOX, CACHE = sys.argv[1], sys.argv[2], sys.argv[3]
+TASK = os.path.join(ROOT, "tasks", "level1", "13_ReLU.py")
+SOLUTION = os.path.join(ROOT, "tasks", "solutions", "cpu", "level1", "13_ReLU.py")
+
+
+def main() -> int:
+    tools = tempfile.mkdtemp(prefix="sampler-unanswered-")
+    for name in ("vinci-sandbox", "vinci-as-guard"):
+        os.symlink(os.path.join(os.path.dirname(os.path.abspath(SANDBOX)), name), os.path.join(tools, name))
+    mute = os.path.join(tools, "vinci-cpu-sampler")
+    with open(mute, "w") as f:
+        f.write("#!/bin/sh\nexec sleep 600\n")  # never says "attached", never answers
+    os.chmod(mute, 0o755)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    judge = subprocess.Popen([sys.executable, "-m", "vinci_worker", "judge", "--device", "cpu", "--cache", CACHE,
+                              "--sandbox", os.path.join(tools, "vinci-sandbox")],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+
+    def ask(request: dict) -> dict:
+        judge.stdin.write(json.dumps(request) + "\n")
+        judge.stdin.flush()
+        return json.loads(judge.stdout.readline())
+
+    ask({"op": "hello"})
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from vinci_runner.importer import static_report
+    with open(SOLUTION) as f, open(TASK) as g:
+        static, refused = static_report(f.read(), g.read(), {})
+    failures = [f"the text rules refused the honest solution: {refused}"] if refused else []
+    for policy in ("forbid", "warn"):
+        config = {"compile_baseline": False, "torch_ops": policy,
+                  "timing": {"trials": 5, "min_trials": 5, "budget_s": 5}}
+        base = ask({"op": "baseline", "path": TASK, "scale": 0.05, "config": config})
+        reply = ask({"op": "evaluate", "path": TASK, "scale": 0.05, "candidate": SOLUTION,
+                     "static": static, "config": config, "log": os.path.join(tools, f"{policy}.log"),
+                     "eager_times": base.get("eager_times"), "compile_times": None,
+                     "calls_per_window": base.get("calls_per_window", 1), "reference_kernels": []})
+        verdict = f"{reply.get('class')}/{reply.get('reason', '')}: {(reply.get('message') or '')[:200]}"
+        if policy == "forbid" and (reply.get("class"), reply.get("reason")) != ("rejected", "library_compute"):
+            failures.append(f"under forbid a sampler that never answers must reject: {verdict}")
+        if policy == "forbid" and "could not watch" not in (reply.get("message") or ""):
+            failures.append(f"the rejection must say the sampler could not watch: {verdict}")
+        if policy == "warn" and reply.get("class") != "correct":
+            failures.append(f"under warn the honest solution stays correct: {verdict}")
+    judge.stdin.close()
+    judge.wait(60)
+    if failures:
+        print("\n".join(failures))
+        return 1
+    print("an unanswered sampler: rejected under forbid, a note under warn")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
