@@ -46,7 +46,16 @@ OUT_OF_DISTRIBUTION = KINDS[1:]
 
 
 def seed_everything(seed: int) -> None:
-    torch.manual_seed(seed)
+    # torch.manual_seed also queues the seed for devices not yet initialised (CUDA, XPU, MTIA), with
+    # a formatted stack trace each: 6 ms of CPU a call, on the judge's path for every call's inputs
+    # (a CPU candidate's inputs took longer to seed than to draw). Where CUDA is present but not yet
+    # initialised its queue is kept, so a later CUDA draw is seeded as before; vinci runs on no other device.
+    if torch.cuda.is_available() and not torch.cuda.is_initialized():
+        torch.manual_seed(seed)
+    else:
+        torch.default_generator.manual_seed(seed)
+        if torch.cuda.is_initialized():
+            torch.cuda.manual_seed_all(seed)
     random.seed(seed)
     try:
         import numpy as np
@@ -154,20 +163,23 @@ def rounding_draws(enabled: bool):
 
 
 def _transform(x: torch.Tensor, kind: str) -> torch.Tensor:
+    # Every timed call's inputs come through here (the signed kind): passes without temporaries where
+    # they can be, and a mask of the zeros only where there are zeros.
     if kind == "rows":
         return _rows(x)
     wide = x.to(torch.float64 if x.dtype == torch.float64 else torch.float32)
-    m = float(wide.abs().max())
+    low, high = torch.aminmax(wide)
+    m = max(-float(low), float(high))  # the largest magnitude; NaN where a value is
     m = m if m > 0 and m == m and m != float("inf") else 1.0
-    zero = wide == 0
+    zero = wide == 0 if int(torch.count_nonzero(wide)) < wide.numel() else None
     if kind == "signed":
-        y = 2 * wide - m
+        y = wide.mul(2).sub_(m)
     elif kind == "negative":
-        y = -wide.abs()
+        y = wide.abs().neg_()
     elif kind == "offset":
-        y = wide + 64 * m
+        y = wide.add(64 * m)
     elif kind == "scaled":
-        y = wide * 128
+        y = wide.mul(128)
     else:
         y = wide.clone()
         # Value bands pick the positions, so equal inputs get equal specials; a draw of few distinct
@@ -176,5 +188,6 @@ def _transform(x: torch.Tensor, kind: str) -> torch.Tensor:
             band = (wide - centre * m).abs() < 5e-4 * m
             if int(band.sum()) <= max(1, wide.numel() // 100):
                 y = torch.where(band, torch.full_like(y, value), y)
-    y = torch.where(zero, torch.zeros_like(y), y)
+    if zero is not None:
+        y.masked_fill_(zero, 0.0)
     return y.to(x.dtype)

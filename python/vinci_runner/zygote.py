@@ -112,6 +112,24 @@ def _exit_code(raw: int) -> int:
     return 128 - code if code < 0 else code
 
 
+def _forked(body, log_fd: int, what: str) -> int:
+    """Forks a child that runs body() and exits with its code; an exception is written to log_fd as
+    the reason it failed (status 125). The child never returns into its parent's code."""
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 125
+    try:
+        code = body()
+    except BaseException as e:  # noqa: BLE001 - the log says why; the exit status says it failed
+        try:
+            os.write(log_fd, f"vinci zygote: {what}: {e}\n".encode())
+        except OSError:
+            pass
+    finally:
+        os._exit(code)
+
+
 def _runner(req: dict, fds: dict, program: bytes) -> int:
     import resource
 
@@ -149,15 +167,8 @@ def _init(req: dict, fds: dict, program: bytes) -> int:
     flags = os.statvfs("/dev").f_flag
     kept = sum(ms for bit, ms in _KEPT_FLAGS.items() if flags & bit)
     _mount(None, "/dev", None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept)
-    runner = os.fork()
-    if runner == 0:
-        code = 125
-        try:
-            code = _runner(req, fds, program)
-        except BaseException as e:  # noqa: BLE001 - the log says why; the exit status says it failed
-            os.write(2, f"vinci zygote: the runner could not start: {e}\n".encode())
-        finally:
-            os._exit(code)
+    # Its stderr, not the log's descriptor: the runner keeps only its own once it has them in place.
+    runner = _forked(lambda: _runner(req, fds, program), 2, "the runner could not start")
     _keep_only([])
     while True:
         pid, raw = os.wait()
@@ -179,15 +190,7 @@ def _keeper(req: dict, fds: dict, program: bytes) -> int:
         f.write(f"{uid} {uid} 1")
     with open("/proc/self/gid_map", "w") as f:
         f.write(f"{gid} {gid} 1")
-    init = os.fork()
-    if init == 0:
-        code = 125
-        try:
-            code = _init(req, fds, program)
-        except BaseException as e:  # noqa: BLE001
-            os.write(fds["log"], f"vinci zygote: the runner's sandbox could not be made: {e}\n".encode())
-        finally:
-            os._exit(code)
+    init = _forked(lambda: _init(req, fds, program), fds["log"], "the runner's sandbox could not be made")
     status = fds["status"]
     _keep_only([status])
     _, raw = os.waitpid(init, 0)
@@ -240,15 +243,7 @@ def serve(control_fd: int, cuda: bool) -> int:
             channel.send({"ok": False, "message": f"unknown request {req.get('op')!r}"})
             continue
         fds = dict(zip(req["names"], received))
-        pid = os.fork()
-        if pid == 0:
-            code = 125
-            try:
-                code = _keeper(req, fds, program)
-            except BaseException as e:  # noqa: BLE001
-                os.write(fds["log"], f"vinci zygote: {e}\n".encode())
-            finally:
-                os._exit(code)
+        _forked(lambda: _keeper(req, fds, program), fds["log"], "the runner's keeper failed")
         for fd in received:
             os.close(fd)
         channel.send({"ok": True})

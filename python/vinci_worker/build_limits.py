@@ -422,8 +422,19 @@ def watch(sandboxed: Sandboxed, limits: BuildLimits, timeout_s: float) -> tuple[
     return None
 
 
-_LOG_SIGNS = (  # (reason, what the tools print when that limit or the assembler guard stops them)
+# Folders of torch's headers that hold whole kernels rather than the extension API: ATen's CPU and
+# CUDA implementations, its vectorised math, inductor's C++ prelude, FBGEMM. An #include of one
+# compiles a library's kernel into the candidate's own library, where every sample of it counts as
+# own (red-team round 21: ATen's log_softmax through a namespace alias, correct at 0.95x where the
+# honest kernel is 0.14x). torch/extension.h and the CUDA API headers include none of them; every
+# build sees each as an empty folder (extensions.py).
+KERNEL_HEADER_FOLDERS = ("ATen/native", "ATen/cpu", "torch/csrc/inductor", "fbgemm")
+_KERNEL_HEADER = re.compile(r"((?:%s)/[^:\s]*): No such file or directory" %
+                            "|".join(re.escape(f) for f in KERNEL_HEADER_FOLDERS))
+
+_LOG_SIGNS = (  # (reason, what the tools print when that limit or a rule of the build stops them)
     ("forbidden_source", re.compile(r"vinci-as-guard: refused")),
+    ("forbidden_source", _KERNEL_HEADER),
     ("build_output_size", re.compile(r"File size limit exceeded|File too large")),
     ("build_disk", re.compile(r"No space left on device")),
     ("build_memory", re.compile(r"out of memory allocating|virtual memory exhausted|Cannot allocate memory|"
@@ -437,10 +448,15 @@ def failure_reason(log: str, limits: BuildLimits, address_space_applied: bool) -
     candidate's source, which can print these words too; that only chooses which failure it is
     reported as."""
     for reason, sign in _LOG_SIGNS:
-        if sign.search(log):
+        found = sign.search(log)
+        if found:
             break
     else:
         return "build_failed", ""
+    if sign is _KERNEL_HEADER:
+        return reason, (f"[{found[1]}: torch's kernel implementations are not the extension API, and builds do "
+                        "not see them: the library must hold only code compiled from the candidate's own sources "
+                        "(forbidden_source)]")
     if reason == "forbidden_source":
         return reason, ("[the assembler guard refused a source of the build: the library must hold only code "
                         "compiled from the sources (forbidden_source)]")

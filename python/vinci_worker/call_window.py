@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import time
 
 import torch
@@ -318,22 +319,18 @@ class CallWindow:
 
     def _input_mappings(self) -> list[tuple[int, int]]:
         """Every address range where the runner maps the inputs' memfd (under any name, at any place),
-        read while it is frozen."""
+        read while it is frozen. The lines are found by the memfd's inode in one scan of the text: a
+        torch process maps about 1,800 ranges, and splitting each line in Python took 10 ms a read."""
         st = os.fstat(self.sandboxed.inputs.fd)
-        ranges = []
         try:
             with open(f"/proc/{self.pid}/maps") as f:
-                lines = f.read().splitlines()
+                text = f.read()
         except OSError as e:
             raise WindowError("runner_lost", f"the judge cannot read the runner's mappings ({e.strerror})") from None
-        for line in lines:
-            fields = line.split(maxsplit=5)
-            if len(fields) < 5 or ":" not in fields[3] or not fields[4].isdigit():
-                continue
-            major, minor = (int(x, 16) for x in fields[3].split(":"))
-            if int(fields[4]) == st.st_ino and (major, minor) == (os.major(st.st_dev), os.minor(st.st_dev)):
-                low, high = fields[0].split("-")
-                ranges.append((int(low, 16), int(high, 16)))
+        ranges = []
+        for m in re.finditer(rf"^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ ([0-9a-f]+):([0-9a-f]+) {st.st_ino}(?: |$)", text, re.M):
+            if (int(m[3], 16), int(m[4], 16)) == (os.major(st.st_dev), os.minor(st.st_dev)):
+                ranges.append((int(m[1], 16), int(m[2], 16)))
         return ranges
 
     def changed_input(self, k: int, args: list) -> int | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -74,10 +75,22 @@ class CompileService:
         self.library_dirs = toolchain.library_dirs(launcher.cuda_home)
         # The guard is part of the toolchain: a library cached before it (or before a stricter one)
         # was never checked by it, and is built again.
-        self.toolchain = f"{toolchain_id(launcher.cuda_home)};as_guard={file_sha256(launcher.assembler_guard)[:16]}"
+        self.toolchain = (f"{toolchain_id(launcher.cuda_home)};as_guard={file_sha256(launcher.assembler_guard)[:16]};"
+                          f"hidden={','.join(build_limits.KERNEL_HEADER_FOLDERS)}")
+        self.hidden = self._hidden_folders()
         self.headers = PrecompiledHeaders(launcher, ext_root, self.toolchain, timeout_s)
         self.built: list[str] = []  # keys this process compiled
         os.makedirs(ext_root, exist_ok=True)
+
+    def _hidden_folders(self) -> list[tuple[str, str]]:
+        """(an empty folder, a kernel folder of torch's headers) for each bind that hides one from builds."""
+        empty = os.path.join(self.root, "empty")
+        os.makedirs(empty, exist_ok=True)
+        os.chmod(empty, 0o555)
+        spec = importlib.util.find_spec("torch")
+        include = os.path.join(list(spec.submodule_search_locations)[0], "include") if spec else ""
+        return [(empty, os.path.join(include, f)) for f in build_limits.KERNEL_HEADER_FOLDERS
+                if include and os.path.isdir(os.path.join(include, f))]
 
     def key(self, arguments: dict) -> str:
         blob = json.dumps(arguments, sort_keys=True, default=str) + "\0" + self.toolchain
@@ -151,7 +164,7 @@ class CompileService:
             # The build works in "build" under the sandbox's working directory, its private tmpfs.
             proc = self.launcher.spawn(["compile", "--arguments", os.path.join(staging, "arguments.json"),
                                         "--out", staging, "--work", "build", "--pch", pch or ""],
-                                       read_only=[pch] if pch else [], read_write=[staging],
+                                       read_only=[pch] if pch else [], read_only_as=self.hidden, read_write=[staging],
                                        file_size=limits.output_bytes, scratch_bytes=limits.scratch_bytes,
                                        cpu_seconds=limits.cpu_seconds + build_limits.CPU_SLACK_S,
                                        address_space=limits.address_space_bytes)

@@ -256,7 +256,7 @@ class Judge:
         self.reference: Loaded | None = None
         self.reference_process: Sandboxed | None = None
         self.reference_limits = ""
-        self.spare: tuple[Sandboxed, str] | None = None
+        self.spares: list[tuple[Sandboxed, str]] = []  # runners started ahead of need, and their limits
         # Candidates' runners are forked by a zygote that imported torch once (zygote.py), where the
         # host lets it make their namespaces; VINCI_RUNNER_ZYGOTE=0 starts each from scratch (measurements).
         use_zygote = self.launcher.mode == "bwrap" and os.environ.get("VINCI_RUNNER_ZYGOTE", "1") != "0"
@@ -273,6 +273,10 @@ class Judge:
             cache = torch.cuda.get_device_properties(self.device).L2_cache_size
         else:
             cache = cache_bytes()
+            # The judge's inputs and comparisons run while its runner is frozen, beside the other
+            # slots' judges and runners: intra-op threads there only spin at their barriers, which on
+            # the 2-core CI machine with a second judge beside it cost 1.5-2.5x the CPU time of one thread.
+            torch.set_num_threads(1)
         self.flushes: dict[int, Flush] = {}
         self.default_flush = 2 * cache
         self.warnings = []
@@ -380,6 +384,9 @@ class Judge:
             check = self._check(loaded, task, cfg)
             phases["check"] = time.monotonic() - t
             t = time.monotonic()
+            self._plain_trials(req, cfg)
+            phases["plain"] = time.monotonic() - t
+            t = time.monotonic()
             timed = self._time(loaded, task, cfg, check, r, req)
             if self.cuda:
                 check.update(self._profiled_call(loaded, task, cfg))
@@ -422,7 +429,7 @@ class Judge:
         if key in self.tasks:
             self.tasks.move_to_end(key)
             return self.tasks[key]
-        while len(self.tasks) >= 2:
+        while len(self.tasks) >= 4:  # a task's biased and plain states (_plain_trials), for two tasks
             self.tasks.popitem(last=False)
         try:
             module, _ = loader.load_task(path, scale, f"vinci_task_{abs(hash(key))}")
@@ -509,20 +516,25 @@ class Judge:
             ["runner", "--control", "{control}", "--buffer", "{buffer}", "--inputs", "{inputs}", "--device", device],
             buffers=buffers, **self._limits(cfg), **extra)
 
+    SPARES = 2
+
     def _candidate_process(self, cfg) -> Sandboxed:
         if self.zygote is not None:
             # A fork costs milliseconds, and no two candidates then live beside one zygote.
             return self._spawn_runner(cfg)
+        # Launched runners start in seconds: each candidate takes two (its own and its plain trials'),
+        # so two wait started, their Python and torch loading while the candidate before runs.
         key = json.dumps(self._limits(cfg), sort_keys=True)
         runner = None
-        if self.spare is not None:
-            spare, spare_key = self.spare
+        while self.spares and runner is None:
+            spare, spare_key = self.spares.pop(0)
             if spare_key == key and spare.proc.poll() is None:
                 runner = spare
             else:
                 spare.close()
         runner = runner or self._spawn_runner(cfg)
-        self.spare = (self._spawn_runner(cfg), key)
+        while len(self.spares) < self.SPARES:
+            self.spares.append((self._spawn_runner(cfg), key))
         return runner
 
     def _load(self, runner: Sandboxed, task: TaskState, cfg, sets: int, req=None, compiled=False,
@@ -726,7 +738,7 @@ class Judge:
         narrowed operands are allowed (--allow-precision-drop), which the bias exists to expose. Every
         draw, not a kind of its own: round 14 recognised a rounding kind by its bits and narrowed
         the operands of every other call."""
-        return bool(cfg["ood_trials"]) and not cfg["allow_precision_drop"]
+        return bool(cfg["ood_trials"]) and not cfg["allow_precision_drop"] and not cfg.get("plain_draws")
 
     def _trials(self, cfg) -> list[tuple[int, str]]:
         trials = [(cfg["seed"] + 1009 * t, "task") for t in range(int(cfg["correctness_trials"]))]
@@ -739,38 +751,14 @@ class Judge:
         trials = self._trials(cfg)
         for t, (seed, kind) in enumerate(trials):
             label = f"trial {t}" + ("" if kind == "task" else f" ({kind} inputs)")
-            try:
-                reply, ms, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, monitor=True,
-                                                  profile=t == 0 and not self.cuda)
-            except Outcome as o:
-                o.reply["trials_passed"] = t
-                raise
-            signals = reply.get("signals", {})
-            problem = runner_signals.malformed(signals)
-            if problem:
-                raise Outcome("rejected", "protocol_violation", f"{label}: the runner's reply: {problem}")
+            signals, result = self._trial(loaded, task, cfg, t, seed, kind, label, warnings, skipped,
+                                          profile=t == 0 and not self.cuda)
             if t == 0:
                 first = {"signals": signals}
-            self._signal_policy(signals, task, cfg, label)
-            if signals.get("torch_ops"):
-                warnings.append(f"torch ops in forward: {sorted(signals['torch_ops'])}")
-            got = self._read(loaded, reply, 0, label)
-            self._inputs_untouched(loaded, 0, args_of[0], label)
-            try:
-                result = self._judge_outputs(task, cfg, got, args_of[0], kind, label, "incorrect",
-                                             {"trials_passed": t})
-            except ReferenceFailed as e:
-                if kind == "task":
-                    raise Outcome("invalid_task", "reference_failed", f"{label}: the reference forward raised {e}") \
-                        from None
-                skipped.append(f"{label}: the reference raised {e}"[:200])
-                continue
-            except Outcome as o:
-                o.reply.setdefault("trials_passed", t)
-                raise
-            worst = max(worst, result["max_abs_diff"])
-            mean_sum += result["mean_abs_diff"]
-            counted += 1
+            if result is not None:
+                worst = max(worst, result["max_abs_diff"])
+                mean_sum += result["mean_abs_diff"]
+                counted += 1
         signals = dict(first.get("signals", {}))
         if cfg["torch_ops"] != "allow" and not self._samples_timed_windows(loaded):
             share, note = self._host_coverage(loaded, task, cfg)
@@ -789,6 +777,66 @@ class Judge:
                 "skipped_trials": skipped, "custom_launches": int(signals.get("launches") or 0),
                 "coverage": signals.get("coverage"), "profile": signals.get("profile") or [],
                 "gpu_busy_ms": signals.get("gpu_busy_ms")}
+
+    def _trial(self, loaded: Loaded, task: TaskState, cfg, t: int, seed: int, kind: str, label: str,
+               warnings: list, skipped: list, profile=False) -> tuple[dict, dict | None]:
+        """One monitored call on (seed, kind)'s inputs, its signals held to the policy and its outputs
+        to the reference; raises Outcome(incorrect, ...) when they differ. Returns its signals and the
+        comparison (None where an out-of-distribution draw made the reference itself fail)."""
+        try:
+            reply, _, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, monitor=True, profile=profile)
+        except Outcome as o:
+            o.reply["trials_passed"] = t
+            raise
+        signals = reply.get("signals", {})
+        problem = runner_signals.malformed(signals)
+        if problem:
+            raise Outcome("rejected", "protocol_violation", f"{label}: the runner's reply: {problem}")
+        self._signal_policy(signals, task, cfg, label)
+        if signals.get("torch_ops"):
+            warnings.append(f"torch ops in forward: {sorted(signals['torch_ops'])}")
+        got = self._read(loaded, reply, 0, label)
+        self._inputs_untouched(loaded, 0, args_of[0], label)
+        try:
+            return signals, self._judge_outputs(task, cfg, got, args_of[0], kind, label, "incorrect",
+                                                {"trials_passed": t})
+        except ReferenceFailed as e:
+            if kind == "task":
+                raise Outcome("invalid_task", "reference_failed", f"{label}: the reference forward raised {e}") \
+                    from None
+            skipped.append(f"{label}: the reference raised {e}"[:200])
+            return signals, None
+        except Outcome as o:
+            o.reply.setdefault("trials_passed", t)
+            raise
+
+    def _plain_trials(self, req, cfg) -> None:
+        """The candidate in a runner of its own whose draws are all plain: its model built and every
+        input drawn without the rounding bias, one call of each kind, each held to a reference built
+        the same way. The bias (inputs.py) moves every value the judge draws into a recognisable
+        pattern, which 12 loads tell from any user's tensor: red-team round 21's ReLU was exact on
+        every biased draw and returned its input unchanged on anything else, correct at the honest
+        speed. A fresh process has seen no biased draw to remember, and these draws are what a user's
+        data looks like, so a kernel right only on the judge's values fails here. Narrowing on plain
+        draws still passes the bounds where its errors average out, as it would on any plain random
+        draw, and gains nothing on the clock: every timed call stays biased."""
+        if not self._rounding(cfg):
+            return  # every draw is plain already
+        plain = {**cfg, "plain_draws": True}
+        task = self._task(req, plain)
+        runner = self._candidate_process(plain)
+        loaded = None
+        try:
+            loaded = self._load(runner, task, plain, 1, req, compiler=self.compiler)
+            warnings, skipped = [], []
+            for t, kind in enumerate(inputs_mod.KINDS):
+                self._trial(loaded, task, plain, t, self.rng.getrandbits(62), kind,
+                            f"plain trial {t} ({kind} inputs, drawn as a user's are, without the judge's rounding bias)",
+                            warnings, skipped)
+        finally:
+            if loaded is not None:
+                loaded.window.close()
+            runner.close()
 
     def _profiled_call(self, loaded: Loaded, task: TaskState, cfg) -> dict:
         """One more monitored call, on inputs of the timed calls' kind drawn afresh, under torch's profiler:
@@ -1252,7 +1300,7 @@ def serve(device: str, cache_dir: str, sandbox_binary: str, limits: dict) -> int
     finally:
         if judge.reference is not None:
             judge.reference.window.close()
-        for process in (judge.reference_process, judge.spare[0] if judge.spare else None, judge.zygote):
+        for process in (judge.reference_process, *(spare for spare, _ in judge.spares), judge.zygote):
             if process is not None:
                 process.close()
     return 0

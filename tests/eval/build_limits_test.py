@@ -38,6 +38,7 @@ sys.path.insert(0, f"{REPO}/python")
 from vinci_worker import build_failures  # noqa: E402
 from vinci_worker.build_limits import BuildLimits, failure_reason, refusal  # noqa: E402
 from vinci_worker.precompiled_headers import COMMON_FLAG  # noqa: E402
+from vinci_runner.logs import trim_log  # noqa: E402
 
 failures = []
 
@@ -192,6 +193,18 @@ check("the guard's refusal in a build's log", failure_reason(
     "vinci-as-guard: refused: /tmp/cc1.s holds the assembler directive .incbin (only code ...)", BuildLimits(), True),
     ("forbidden_source", "[the assembler guard refused a source of the build: the library must hold only code "
                          "compiled from the sources (forbidden_source)]"))
+
+check("a header of torch's kernel folders, which builds see empty", failure_reason(
+    "In file included from main.cpp:2:\n.../torch/include/c10/util/Half.h:8:10: fatal error: ATen/cpu/vec/vec_half.h: "
+    "No such file or directory\ncompilation terminated.", BuildLimits(), True),
+    ("forbidden_source", "[ATen/cpu/vec/vec_half.h: torch's kernel implementations are not the extension API, and "
+                         "builds do not see them: the library must hold only code compiled from the candidate's own "
+                         "sources (forbidden_source)]"))
+check("another header that is missing", failure_reason("main.cpp:2:10: fatal error: nothere.h: No such file or directory",
+                                                       BuildLimits(), True), ("build_failed", ""))
+check("the build's verdict leads its trimmed log", trim_log(
+    "main.cpp:9: error: one\n" * 50 + "[ATen/native/x.h: hidden (forbidden_source)]").splitlines()[0],
+    "[ATen/native/x.h: hidden (forbidden_source)]")
 
 check("use_pch=True", refusal(arguments(use_pch=True)),
       ("forbidden_flag", "use_pch=True: torch would build its own header into torch's folder"))
