@@ -20,7 +20,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "support"))
 
+from judge_process import JudgeProcess  # noqa: E402
 from vinci_runner.importer import static_report  # noqa: E402
 
 
@@ -47,26 +49,6 @@ def met(expect: str | None, below: str | None, result: dict) -> bool:
                 return result.get("speedup_eager", float("inf")) < float(below)
             return True
     return False
-
-
-class Judge:
-    def __init__(self, device: str, cache: str, sandbox: str):
-        env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "python"))
-        self.proc = subprocess.Popen([sys.executable, "-m", "vinci_worker", "judge", "--device", "cuda:0" if device == "cuda" else device,
-                                      "--cache", cache, "--sandbox", sandbox],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-
-    def ask(self, request: dict) -> dict:
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError("the judge ended")
-        return json.loads(line)
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(60)
 
 
 def prebuild(a, config: dict) -> None:
@@ -113,7 +95,7 @@ def main() -> int:
     config = {"compile_baseline": False, **json.loads(a.config)}
     if a.build_jobs:
         prebuild(a, config)
-    judge = Judge(a.device, a.cache, a.sandbox)
+    judge = JudgeProcess(a.device, a.cache, a.sandbox)
     hello = judge.ask({"op": "hello"})
     print(f"judge: {hello.get('device_name')}, sandbox {hello.get('sandbox')}, clock {hello.get('clock')}, "
           f"warnings {hello.get('warnings')}", flush=True)
@@ -131,12 +113,8 @@ def main() -> int:
         elif not base.get("ok"):
             result = {**base, "class": base.get("class", "invalid_task")}
         else:
-            result = judge.ask({"op": "evaluate", "path": task, "scale": a.scale, "candidate": os.path.abspath(path),
-                                "static": static, "config": config, "log": os.path.join(a.cache, "logs",
-                                                                                       os.path.basename(path) + ".log"),
-                                "eager_times": base.get("eager_times"), "compile_times": base.get("compile_times"),
-                                "calls_per_window": base.get("calls_per_window", 1),
-                                "reference_kernels": base.get("reference_kernels", [])})
+            result = judge.evaluate(task, os.path.abspath(path), config,
+                                    os.path.join(a.cache, "logs", os.path.basename(path) + ".log"), a.scale, base, static)
         if result.get("class") == "correct" and base.get("eager_times"):
             import statistics
             result["speedup_eager"] = statistics.median(base["eager_times"]) / result["timing"]["median_ms"]

@@ -65,7 +65,13 @@ def seed_everything(seed: int) -> None:
         pass
 
 
-def make_inputs(task, seed: int, kind: str, device: torch.device, rounding: bool = False) -> list:
+def make_inputs(task, seed: int, kind: str, device: torch.device, rounding: bool = False, plain: bool = False) -> list:
+    """The inputs of the call (seed, kind). rounding: every fp32 and half value rounding-biased (see
+    the module). plain: every floating value scaled by one factor of full mantissa in [0.75, 1.25),
+    from the seed, so that they leave the grid torch's generator draws on (multiples of 2^-24, which
+    every kind's transform keeps) and fill the bits of their own ulp as a user's values do: the
+    plain trials' draws, which must not be told from a user's (red-team round 22 recognised them by
+    that grid)."""
     if kind not in KINDS:
         raise ValueError(f"unknown input kind {kind!r}")
     seed_everything(seed)
@@ -73,12 +79,15 @@ def make_inputs(task, seed: int, kind: str, device: torch.device, rounding: bool
         raw = task.get_inputs()
     if not isinstance(raw, (list, tuple)):
         raw = [raw]
+    factor = 0.75 + 0.5 * random.Random(seed ^ 0x5CA1E).random()
     out = []
     for x in raw:
         if isinstance(x, torch.Tensor):
             x = x.to(device)
             if kind != "task" and x.is_floating_point() and x.numel() > 0:
                 x = _transform(x, kind)
+            if plain and x.is_floating_point() and x.numel() > 0:
+                x = (x.to(torch.float64) * factor).to(x.dtype)
             if rounding and x.dtype in (torch.float32, *_HALF_ROUNDING) and x.numel() > 0:
                 x = _rounding(x)
         out.append(x)

@@ -657,7 +657,8 @@ class Judge:
         window.gate.freeze()
         for k, (seed, kind) in enumerate(calls):
             try:
-                args = inputs_mod.make_inputs(task.module, seed, kind, self.device, self._rounding(cfg))
+                args = inputs_mod.make_inputs(task.module, seed, kind, self.device, self._rounding(cfg),
+                                              plain=bool(cfg.get("plain_draws")))
             except Exception as e:
                 raise Outcome("invalid_task", "get_inputs_failed", f"get_inputs() raised {type(e).__name__}: {e}") \
                     from None

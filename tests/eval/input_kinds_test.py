@@ -166,6 +166,45 @@ check(Judge._ood_kinds(merged({})) == inputs.OUT_OF_DISTRIBUTION and Judge._ood_
       "the out-of-distribution kinds")
 check(DEFAULTS["ood_trials"] is True, "out-of-distribution trials are on by default")
 
+check(Judge._rounding(merged({"plain_draws": True})) is False, "the plain trials draw without the bias")
+
+# The plain trials' draws (round 22): torch's fp32 rand draws multiples of 2^-24, which every kind keeps;
+# scaled by one factor of full mantissa, the values below 0.5 leave that grid as a user's do, while
+# zeros, signs, equal entries and integers stay as they were.
+class Structured:
+    @staticmethod
+    def get_inputs():
+        x = torch.rand(4096)
+        x[:16] = 0.0
+        x[16:32] = x[32]
+        return [x, torch.arange(4)]
+
+
+for kind in inputs.KINDS:
+    drawn = inputs.make_inputs(Structured, 11, kind, torch.device("cpu"))
+    scaled = inputs.make_inputs(Structured, 11, kind, torch.device("cpu"), plain=True)
+    small = drawn[0].abs() < 0.5
+    on_grid = lambda t: (t.double() * 2.0**24 == (t.double() * 2.0**24).floor())  # noqa: E731
+    check(bool(on_grid(drawn[0]).all()), f"{kind}: the generator's draw is on the 2^-24 grid")
+    # A value of full mantissa in [2^-k-1, 2^-k) falls on the grid with probability 2^-k: half of
+    # those in [0.25, 0.5), a quarter below, about a third of a uniform draw's in all. The offset
+    # kind holds no value below 0.5.
+    if bool((small & (drawn[0] != 0)).any()):
+        off = float((~on_grid(scaled[0]))[small & (drawn[0] != 0)].float().mean())
+        check(off > 0.55, f"{kind}: a plain draw's values below 0.5 leave the grid: {off:.3f} of them")
+    ratio = scaled[0][drawn[0] != 0].double() / drawn[0][drawn[0] != 0].double()
+    check(bool(((ratio - ratio[0]).abs() < 1e-6).all()) and 0.75 <= float(ratio[0]) < 1.25,
+          f"{kind}: one factor in [0.75, 1.25) for the whole draw: {float(ratio.min())}-{float(ratio.max())}")
+    check(torch.equal(scaled[0] == 0, drawn[0] == 0) and torch.equal(scaled[0] < 0, drawn[0] < 0),
+          f"{kind}: zeros and signs are kept")
+    check(torch.equal(scaled[1], drawn[1]), f"{kind}: integer inputs are left alone")
+check(bool((inputs.make_inputs(Structured, 11, "task", torch.device("cpu"), plain=True)[0][16:33] ==
+            inputs.make_inputs(Structured, 11, "task", torch.device("cpu"), plain=True)[0][32]).all()),
+      "equal entries stay equal")
+check(not torch.equal(inputs.make_inputs(Structured, 11, "task", torch.device("cpu"), plain=True)[0],
+                      inputs.make_inputs(Structured, 12, "task", torch.device("cpu"), plain=True)[0]),
+      "the factor is the call's, from its seed")
+
 for f in failures:
     print("FAILED:", f)
 print(f"{'FAIL' if failures else 'ok'}: rounding-biased inputs")

@@ -10,13 +10,13 @@ library_compute saying why, and under warn it stays correct with the note.
 
     python3 tests/eval/sampler_unanswered_test.py REPO_ROOT SANDBOX_BINARY CACHE
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
 ROOT, SANDBOX, CACHE = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from judge_process import JudgeProcess  # noqa: E402
 TASK = os.path.join(ROOT, "tasks", "level1", "13_ReLU.py")
 SOLUTION = os.path.join(ROOT, "tasks", "solutions", "cpu", "level1", "13_ReLU.py")
 
@@ -29,17 +29,8 @@ def main() -> int:
     with open(mute, "w") as f:
         f.write("#!/bin/sh\nexec sleep 600\n")  # never says "attached", never answers
     os.chmod(mute, 0o755)
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
-    judge = subprocess.Popen([sys.executable, "-m", "vinci_worker", "judge", "--device", "cpu", "--cache", CACHE,
-                              "--sandbox", os.path.join(tools, "vinci-sandbox")],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-
-    def ask(request: dict) -> dict:
-        judge.stdin.write(json.dumps(request) + "\n")
-        judge.stdin.flush()
-        return json.loads(judge.stdout.readline())
-
-    ask({"op": "hello"})
+    judge = JudgeProcess("cpu", CACHE, os.path.join(tools, "vinci-sandbox"))
+    judge.ask({"op": "hello"})
     sys.path.insert(0, os.path.join(ROOT, "python"))
     from vinci_runner.importer import static_report
     with open(SOLUTION) as f, open(TASK) as g:
@@ -48,11 +39,8 @@ def main() -> int:
     for policy in ("forbid", "warn"):
         config = {"compile_baseline": False, "torch_ops": policy,
                   "timing": {"trials": 5, "min_trials": 5, "budget_s": 5}}
-        base = ask({"op": "baseline", "path": TASK, "scale": 0.05, "config": config})
-        reply = ask({"op": "evaluate", "path": TASK, "scale": 0.05, "candidate": SOLUTION,
-                     "static": static, "config": config, "log": os.path.join(tools, f"{policy}.log"),
-                     "eager_times": base.get("eager_times"), "compile_times": None,
-                     "calls_per_window": base.get("calls_per_window", 1), "reference_kernels": []})
+        base = judge.ask({"op": "baseline", "path": TASK, "scale": 0.05, "config": config})
+        reply = judge.evaluate(TASK, SOLUTION, config, os.path.join(tools, f"{policy}.log"), 0.05, base, static)
         verdict = f"{reply.get('class')}/{reply.get('reason', '')}: {(reply.get('message') or '')[:200]}"
         if policy == "forbid" and (reply.get("class"), reply.get("reason")) != ("rejected", "library_compute"):
             failures.append(f"under forbid a sampler that never answers must reject: {verdict}")
@@ -60,8 +48,7 @@ def main() -> int:
             failures.append(f"the rejection must say the sampler could not watch: {verdict}")
         if policy == "warn" and reply.get("class") != "correct":
             failures.append(f"under warn the honest solution stays correct: {verdict}")
-    judge.stdin.close()
-    judge.wait(60)
+    judge.close()
     if failures:
         print("\n".join(failures))
         return 1

@@ -16,13 +16,13 @@ nothing readable of another process.
 
     python3 tests/eval/zygote_test.py REPO_ROOT SANDBOX_BINARY
 """
-import json
 import os
-import subprocess
 import sys
 import tempfile
 
 ROOT, SANDBOX = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from judge_process import JudgeProcess  # noqa: E402
 TASK = os.path.join(ROOT, "tasks", "level1", "13_ReLU.py")
 MARKER = "vinci-zygote-marker"
 
@@ -103,29 +103,16 @@ def main() -> int:
         with open(path, "w") as f:
             f.write(source)
         probes.append(path)
-    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
-    env.pop("VINCI_RUNNER_ZYGOTE", None)
-    judge = subprocess.Popen([sys.executable, "-m", "vinci_worker", "judge", "--device", "cpu", "--cache",
-                              os.path.join(work, "cache"), "--sandbox", SANDBOX],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-
-    def ask(request: dict) -> dict:
-        judge.stdin.write(json.dumps(request) + "\n")
-        judge.stdin.flush()
-        return json.loads(judge.stdout.readline())
-
+    judge = JudgeProcess("cpu", os.path.join(work, "cache"), SANDBOX, unset=("VINCI_RUNNER_ZYGOTE",))
     failures = []
-    hello = ask({"op": "hello"})
+    hello = judge.ask({"op": "hello"})
     config = {"compile_baseline": False, "timing": {"trials": 5, "min_trials": 5, "budget_s": 5}}
     messages = []
     for probe in probes:
-        reply = ask({"op": "evaluate", "path": TASK, "scale": 0.05, "candidate": probe, "static": {},
-                     "config": config, "log": os.path.join(work, os.path.basename(probe) + ".log"),
-                     "eager_times": [1.0], "compile_times": None, "calls_per_window": 1, "reference_kernels": []})
+        reply = judge.evaluate(TASK, probe, config, os.path.join(work, os.path.basename(probe) + ".log"), 0.05)
         messages.append(reply.get("message") or "")
-    warnings = ask({"op": "hello"}).get("warnings", [])
-    judge.stdin.close()
-    judge.wait(60)
+    warnings = judge.ask({"op": "hello"}).get("warnings", [])
+    judge.close()
     if "runners forked by a zygote" not in hello.get("sandbox", "") or any("zygote" in w for w in warnings):
         failures.append(f"the runners were not forked by a zygote: {hello.get('sandbox')!r}, {warnings}")
     wrote, saw = messages
