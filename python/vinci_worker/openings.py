@@ -9,10 +9,14 @@ gets every call opened; a fast one gets `want` openings spread over its calls; a
 stop at its budget before `want` calls are opened, so changing speed midway only moves where the
 openings fall. No candidate can tell before a call ends whether it will be opened.
 
-Windows beyond the `calls` planned (timing goes on while the trusted sampler has too few samples)
-are each opened with probability EXTRA_SHARE, whatever is owed: a candidate that has counted its
-openings done, or forced them early by spending the budget's wall time asleep, still has every
-window it is timed in checked at that rate."""
+Every window once the openings owed are spent, and every window beyond the `calls` planned (timing
+goes on while the trusted sampler has too few samples), is opened with probability EXTRA_SHARE: a
+candidate that has counted its openings done, or forced them early by spending the budget's wall time
+asleep, still has every window it is timed in checked at that rate. Red-team round 23 forced all ten
+into the first windows by sleeping, and timing then stopped early at the budget; the sampler's extra
+windows were numbered below `calls`, owed nothing and so were never opened, and empty outputs in 90
+of 110 windows made a 0.125x ReLU 2.96x. Cheap in k windows, a candidate now passes with probability
+0.9^k: k = 50, enough to move a median of 100, leaves 0.5%."""
 from __future__ import annotations
 
 import math
@@ -32,13 +36,11 @@ class Openings:
 
     def open_call(self, i: int, elapsed_s: float) -> bool:
         """Whether timed call i (0-based), which ended `elapsed_s` into timing, is opened."""
-        if i >= self.calls:
+        owed = self.want - self.opened
+        if i >= self.calls or owed <= 0:
             opened = self.rng.random() < EXTRA_SHARE
             self.opened += opened
             return opened
-        owed = self.want - self.opened
-        if owed <= 0:
-            return False
         left = self.calls - i  # this call and the ones after it
         per_call = elapsed_s / (i + 1)
         if per_call > 0:

@@ -43,19 +43,22 @@ def main():
     results.append(check("slow: every call opened", all(t == 10 and len(o) == 10 for t, o in runs),
                          f"timed/opened of the first run: {runs[0][0]}/{len(runs[0][1])}"))
 
-    # A fast candidate (10 ms) runs all 100 calls inside the budget: exactly 10 opened each time,
-    # every position equally likely (sequential sampling without replacement), so each of the 100
-    # positions is opened in about 10% of 4000 runs: 400, sd 19; 300..500 is over 5 sd.
+    # A fast candidate (10 ms) runs all 100 calls inside the budget: 10 openings owed, every position
+    # equally likely among them (sequential sampling without replacement), then each later window at
+    # EXTRA_SHARE. Each position is opened in at least its 10% of 4000 runs (400, sd 19; 300 is over 5
+    # sd below), and in at most 10% + 10% (800; 900 is over 5 sd above); about 0.8 extra a run.
     counts = [0] * CALLS
-    exact = True
+    exact, extra = True, 0
     for s in range(4000):
         timed, opened = timing_run(s, lambda i: 0.01)
-        exact &= timed == CALLS and len(opened) == WANT
+        exact &= timed == CALLS and len(opened) >= WANT
+        extra += len(opened) - WANT
         for i in opened:
             counts[i] += 1
-    results.append(check("fast: 10 of 100 opened", exact, "all 4000 runs timed 100 calls and opened 10"))
-    results.append(check("fast: positions uniform", 300 <= min(counts) and max(counts) <= 500,
-                         f"per-position counts {min(counts)}..{max(counts)} of 4000 (expected 400)"))
+    results.append(check("fast: at least 10 of 100 opened", exact and 0.3 < extra / 4000 < 1.5,
+                         f"all 4000 runs timed 100 calls and opened 10, {extra / 4000:.2f} more a run"))
+    results.append(check("fast: every position opened at least its share", 300 <= min(counts) and max(counts) <= 900,
+                         f"per-position counts {min(counts)}..{max(counts)} of 4000 (400 to 800 expected)"))
 
     # A cheat fast and wrong on its first 50 calls, then slow and right (2 s a call), so that the
     # budget ends timing soon after: it passes only if none of its wrong calls is opened. Openings
@@ -86,6 +89,17 @@ def main():
         passed += not any(o.open_call(CALLS + k, 100.0) for k in range(80))
     results.append(check("extra windows opened regardless", EXTRA_SHARE == 0.1 and passed / 5000 < 0.002,
                          f"passed {passed} of 5000 (expected {0.9 ** 80:.2e})"))
+    # Red-team round 23: openings forced into the first 10 windows by sleeping the wall-clock budget
+    # away, timing stopped there, and the sampler's 100 extra windows numbered 10..109 (below the
+    # planned calls) were cheap and wrong; with nothing owed they were never opened (2.96x against an
+    # honest 0.125x). Now each is opened at EXTRA_SHARE: P(pass) = 0.9^100 = 2.7e-5.
+    passed = 0
+    for s in range(5000):
+        o = Openings(random.Random(s), WANT, CALLS, BUDGET)
+        forced = [o.open_call(i, 2.2 * (i + 1)) for i in range(10)]
+        passed += all(forced) and not any(o.open_call(10 + k, 22.0 + 0.01 * k) for k in range(100))
+    results.append(check("openings forced early, then cheap windows", passed / 5000 < 0.002,
+                         f"passed {passed} of 5000 (expected {0.9 ** 100:.1e})"))
     sys.exit(0 if all(results) else 1)
 
 
