@@ -830,8 +830,9 @@ class Judge:
         try:
             loaded = self._load(runner, task, plain, 1, req, compiler=self.compiler)
             warnings, skipped = [], []
+            passed = len(self._trials(cfg))  # the biased trials before them
             for t, kind in enumerate(inputs_mod.KINDS):
-                self._trial(loaded, task, plain, t, self.rng.getrandbits(62), kind,
+                self._trial(loaded, task, plain, passed + t, self.rng.getrandbits(62), kind,
                             f"plain trial {t} ({kind} inputs, drawn as a user's are, without the judge's rounding bias)",
                             warnings, skipped)
         finally:
