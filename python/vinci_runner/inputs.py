@@ -79,7 +79,7 @@ def make_inputs(task, seed: int, kind: str, device: torch.device, rounding: bool
         raw = task.get_inputs()
     if not isinstance(raw, (list, tuple)):
         raw = [raw]
-    factor = 0.75 + 0.5 * random.Random(seed ^ 0x5CA1E).random()
+    factor = 0.75 + 0.5 * random.Random(seed ^ 0x5CA1E).random() if plain else 1.0
     out = []
     for x in raw:
         if isinstance(x, torch.Tensor):

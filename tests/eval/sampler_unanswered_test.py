@@ -16,6 +16,7 @@ import tempfile
 
 ROOT, SANDBOX, CACHE = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import check, failures  # noqa: E402
 from judge_process import JudgeProcess  # noqa: E402
 TASK = os.path.join(ROOT, "tasks", "level1", "13_ReLU.py")
 SOLUTION = os.path.join(ROOT, "tasks", "solutions", "cpu", "level1", "13_ReLU.py")
@@ -35,22 +36,22 @@ def main() -> int:
     from vinci_runner.importer import static_report
     with open(SOLUTION) as f, open(TASK) as g:
         static, refused = static_report(f.read(), g.read(), {})
-    failures = [f"the text rules refused the honest solution: {refused}"] if refused else []
+    check(not refused, f"the text rules refused the honest solution: {refused}")
     for policy in ("forbid", "warn"):
         config = {"compile_baseline": False, "torch_ops": policy,
                   "timing": {"trials": 5, "min_trials": 5, "budget_s": 5}}
         base = judge.ask({"op": "baseline", "path": TASK, "scale": 0.05, "config": config})
         reply = judge.evaluate(TASK, SOLUTION, config, os.path.join(tools, f"{policy}.log"), 0.05, base, static)
         verdict = f"{reply.get('class')}/{reply.get('reason', '')}: {(reply.get('message') or '')[:200]}"
-        if policy == "forbid" and (reply.get("class"), reply.get("reason")) != ("rejected", "library_compute"):
-            failures.append(f"under forbid a sampler that never answers must reject: {verdict}")
-        if policy == "forbid" and "could not watch" not in (reply.get("message") or ""):
-            failures.append(f"the rejection must say the sampler could not watch: {verdict}")
-        if policy == "warn" and reply.get("class") != "correct":
-            failures.append(f"under warn the honest solution stays correct: {verdict}")
+        if policy == "forbid":
+            check((reply.get("class"), reply.get("reason")) == ("rejected", "library_compute"),
+                  f"under forbid a sampler that never answers must reject: {verdict}")
+            check("could not watch" in (reply.get("message") or ""),
+                  f"the rejection must say the sampler could not watch: {verdict}")
+        else:
+            check(reply.get("class") == "correct", f"under warn the honest solution stays correct: {verdict}")
     judge.close()
     if failures:
-        print("\n".join(failures))
         return 1
     print("an unanswered sampler: rejected under forbid, a note under warn")
     return 0

@@ -22,6 +22,7 @@ import tempfile
 
 ROOT, SANDBOX = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import check, failures  # noqa: E402
 from judge_process import JudgeProcess  # noqa: E402
 TASK = os.path.join(ROOT, "tasks", "level1", "13_ReLU.py")
 MARKER = "vinci-zygote-marker"
@@ -104,7 +105,6 @@ def main() -> int:
             f.write(source)
         probes.append(path)
     judge = JudgeProcess("cpu", os.path.join(work, "cache"), SANDBOX, unset=("VINCI_RUNNER_ZYGOTE",))
-    failures = []
     hello = judge.ask({"op": "hello"})
     config = {"compile_baseline": False, "timing": {"trials": 5, "min_trials": 5, "budget_s": 5}}
     messages = []
@@ -113,26 +113,22 @@ def main() -> int:
         messages.append(reply.get("message") or "")
     warnings = judge.ask({"op": "hello"}).get("warnings", [])
     judge.close()
-    if "runners forked by a zygote" not in hello.get("sandbox", "") or any("zygote" in w for w in warnings):
-        failures.append(f"the runners were not forked by a zygote: {hello.get('sandbox')!r}, {warnings}")
+    check("runners forked by a zygote" in hello.get("sandbox", "") and not any("zygote" in w for w in warnings),
+          f"the runners were not forked by a zygote: {hello.get('sandbox')!r}, {warnings}")
     wrote, saw = messages
     if "WROTE" not in wrote or "SAW" not in saw:
-        failures.append(f"a probe did not report: {messages}")
+        check(False, f"a probe did not report: {messages}")
     else:
         written = wrote.split("WROTE ", 1)[1].split("\n")[0].split()
         for folder in ("/tmp", "/dev/shm"):
-            if folder not in written:
-                failures.append(f"the first runner could not write its own {folder}: {written}")
+            check(folder in written, f"the first runner could not write its own {folder}: {written}")
         for folder in ("/", "/dev"):
-            if folder in written:
-                failures.append(f"the first runner wrote {folder}, which the next runner shares: {written}")
+            check(folder not in written, f"the first runner wrote {folder}, which the next runner shares: {written}")
         report = saw.split("SAW ", 1)[1].split("\n")[0]
-        if "FOUND " not in report or report.split("FOUND ", 1)[1].strip():
-            failures.append(f"the second runner found what it should not: {report}")
-        if report.split()[0] == "0":
-            failures.append("the second runner's /proc listed no other process: the probe checked nothing")
+        check("FOUND " in report and not report.split("FOUND ", 1)[1].strip(),
+              f"the second runner found what it should not: {report}")
+        check(report.split()[0] != "0", "the second runner's /proc listed no other process: the probe checked nothing")
     if failures:
-        print("\n".join(failures))
         return 1
     print("zygote: runners keep nothing from each other and read nothing of the zygote's")
     return 0
