@@ -259,7 +259,11 @@ class Judge:
         self.spares: list[tuple[Sandboxed, str]] = []  # runners started ahead of need, and their limits
         # Candidates' runners are forked by a zygote that imported torch once (zygote.py), where the
         # host lets it make their namespaces; VINCI_RUNNER_ZYGOTE=0 starts each from scratch (measurements).
-        use_zygote = self.launcher.mode == "bwrap" and os.environ.get("VINCI_RUNNER_ZYGOTE", "1") != "0"
+        # Not for a GPU: CUDA fails (error 304) in a pid namespace whose /proc is its parent's, and the
+        # zygote's sandbox cannot mount a /proc of the runner's own (bwrap's /proc has locked submounts):
+        # benchmarks/zygote_cuda_probe.py, docs/benchmarks.md.
+        use_zygote = (self.launcher.mode == "bwrap" and not self.cuda
+                      and os.environ.get("VINCI_RUNNER_ZYGOTE", "1") != "0")
         self.zygote: Zygote | None = Zygote(self.launcher) if use_zygote else None
         self.bandwidth_gbps = 0.0
         self.rng = random.SystemRandom()

@@ -8,7 +8,9 @@ from the runner: its pid is the one SCM_CREDENTIALS attaches to its first byte, 
 under the zygote's sandbox.
 
 A host where the zygote cannot start or fork (bwrap missing, nested user namespaces refused) keeps
-today's path, a launcher and an interpreter per runner, and the judge says so once.
+today's path, a launcher and an interpreter per runner, and the judge says so once. So does a GPU
+host: CUDA does not start in a runner whose pid namespace has no /proc of its own
+(benchmarks/zygote_cuda_probe.py).
 """
 from __future__ import annotations
 
