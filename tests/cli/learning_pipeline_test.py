@@ -124,7 +124,7 @@ def main() -> int:
 
         # One co-evolution step from the SFT model on two training tasks: the toy model writes no
         # kernel on a CPU, so its rewards (and update) are 0. It is also the run whose turn-0 policy
-        # prompts the SFT model is then taught to answer.
+        # prompts the SFT model is then taught to answer (teach's prep run: one sample, a few tokens).
         (work / "rl.toml").write_text(RL_CONFIG)
         rl_args = ["train", "rl", "--config", work / "rl.toml", "--model-device", "cpu", "--tasks", cur / "train",
                    "--device", "cpu", "--scale", "0.05", "--no-compile-baseline", "--trials", "3",
