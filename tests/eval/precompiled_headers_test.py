@@ -32,7 +32,7 @@ os.chmod(STAND_IN, 0o755)
 os.environ["CXX"] = STAND_IN
 
 from vinci_runner.precompiled_header import load_inline_flags  # noqa: E402
-from vinci_worker.precompiled_headers import flavour  # noqa: E402
+from vinci_worker.precompiled_headers import PrecompiledHeaders, flavour  # noqa: E402
 
 failures = []
 
@@ -54,6 +54,32 @@ check("no implicit headers", flavour({"cpp_sources": "x", "no_implicit_headers":
 check("flags not a list", flavour({"cpp_sources": "x", "extra_cflags": "-O3"}), None)
 check("with_cuda not a bool", flavour({"cpp_sources": "x", "with_cuda": "yes"}), None)
 check("extra_cuda_cflags are nvcc's alone", flavour({"cuda_sources": "y", "extra_cuda_cflags": ["-DX"]}), "cuda")
+
+
+class HeadersBuiltInPlace(PrecompiledHeaders):
+    """The real rule of when a header is made, with its sandboxed compile replaced by a file."""
+
+    def __init__(self, root):
+        super().__init__(launcher=None, ext_root=root, toolchain="g++", timeout_s=60)
+        self.built = []
+
+    def _build(self, flags, kind, key, final):
+        self.built.append(flags)
+        os.makedirs(os.path.join(final, "torch"))
+        open(os.path.join(final, "torch", "extension.h.gch"), "w").close()
+
+
+# A header is made for the second build of its flag list that asks for one, and then used by every build.
+headers = HeadersBuiltInPlace(os.path.join(SCRATCH, "ext"))
+os.makedirs(headers.root)
+asks = []
+for flags in (["-O2"], ["-O3"], ["-O2"], ["-O2"], ["-O3"]):
+    with headers.folder({"cpp_sources": "x", "extra_cflags": flags}) as folder:
+        asks.append(folder is not None)
+check("which builds found a header", asks, [False, False, True, True, True])
+check("headers made", headers.built, [["-O2"], ["-O3"]])
+with headers.folder({"cpp_sources": "x", "extra_cflags": ["-DX=1"]}) as folder:
+    check("a candidate's own flags never get one", folder, None)
 
 
 def ninja_cflags(build_dir: str) -> list[str]:
