@@ -256,7 +256,7 @@ int run_rl(RlCommandOptions& o) {
   parallel.barrier();
   if (!main) open_store();
   const agents::Prompts prompts(o.prompts);
-  const auto evaluations = open_evaluations(o.eval.resolved(), o.queue);
+  const auto evaluations = open_evaluations(o.eval.resolved(), o.queue.empty() ? file.eval_queue : o.queue);
   spdlog::info("co-evolution on {} tasks, {} per step, {} steps; kernels evaluated on {}; library {} ({} skills)",
                tasks.size(), file.run.tasks_per_step, file.run.steps, evaluations->describe(), store->path().string(),
                store->list(skills::Status::admitted).size());

@@ -63,6 +63,17 @@ Setter optional_real(std::optional<double>& dst) {
   };
 }
 
+// Only the scheme is checked here: the queue's client parses the rest when it connects, and says
+// what is wrong with it.
+Setter redis_url(std::string& dst) {
+  return [&dst](const toml::node& n) {
+    const auto v = n.value<std::string>();
+    if (!v || (v->rfind("redis://", 0) != 0 && v->rfind("rediss://", 0) != 0))
+      throw BadValue("a redis://[user:password@]HOST:PORT[/DB] URL");
+    dst = *v;
+  };
+}
+
 }  // namespace
 
 CoevolutionFile parse_coevolution_config(std::string_view text, const std::string& source) {
@@ -169,6 +180,7 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
         {"eps", real(c.optimizer.eps)},
         {"weight_decay", real(c.optimizer.weight_decay)},
         {"max_grad_norm", real(c.optimizer.max_grad_norm)}}},
+      {"eval", {{"queue", redis_url(f.eval_queue)}}},
       {"model",
        {{"training", choice({"lora", "full"},
                             [&f](const std::string& s) {

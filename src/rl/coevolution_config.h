@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include "llm/lora.h"
 #include "rl/coevolution.h"
@@ -15,6 +16,7 @@ namespace vinci::rl {
 struct CoevolutionFile {
   CoevolutionConfig run;
   llm::Training training;  // [model]
+  std::string eval_queue;  // [eval] queue: a Redis queue's URL (`vinci worker`); empty: evaluate here
 };
 
 CoevolutionFile load_coevolution_config(const std::filesystem::path& path);

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "core/files.h"
 #include "core/process.h"
 #include "queue/job_queue.h"
@@ -222,7 +224,16 @@ TEST(WorkerCommand, AWrongPasswordIsRefusedInOneLineWithExitCode4) {
   const std::string where = fmt::format("127.0.0.1:{}", server.port());
   const std::string wrong = server.url("not-the-password");
   const fs::path candidates = candidate_folder(dir.path() / "candidates", {"syntax_error.py"});
+  // train rl takes its queue from the config's [eval] queue.
+  const fs::path config = dir.path() / "rl.toml";
+  std::ofstream(config) << fmt::format("[eval]\nqueue = \"{}\"\n", wrong);
+  const fs::path llm_fixtures = fs::path(VINCI_SOURCE_ROOT) / "tests/fixtures/llm";
   const std::vector<std::pair<std::string, std::vector<std::string>>> commands{
+      {"train",
+       {"rl", "--config", config.string(), "--model", (llm_fixtures / "models/qwen2").string(), "--chat-template",
+        (llm_fixtures / "templates/qwen2_5.jinja").string(), "--model-device", "cpu", "--tasks",
+        (fs::path(VINCI_SOURCE_ROOT) / "tests/fixtures/agents").string(), "--device", "cpu", "--out",
+        (dir.path() / "rl").string()}},
       {"worker", {"--queue", wrong, "--device", "cpu"}},
       {"worker", {"--status", "--queue", wrong}},
       {"eval", [&] {

@@ -40,6 +40,8 @@ TEST(CoevolutionConfig, TheShippedFileStatesTheDefaults) {
   EXPECT_EQ(a.optimizer.max_grad_norm, b.optimizer.max_grad_norm);
   EXPECT_EQ(shipped.training.mode, vinci::llm::Training::Mode::lora);
   EXPECT_EQ(shipped.training.lora.rank, defaults.training.lora.rank);
+  EXPECT_EQ(shipped.eval_queue, "");
+  EXPECT_EQ(defaults.eval_queue, "");
   // daVinci-kernel's published settings (design.md §5-§6)
   EXPECT_EQ(b.agents.selection.schemes, 3);
   EXPECT_EQ(b.agents.policy.turns, 3);
@@ -70,8 +72,11 @@ schedule = "cosine"
 total_steps = 50
 [model]
 training = "full"
+[eval]
+queue = "redis://vinci:secret@10.0.0.2:6380/1"
 )",
                                           "t.toml");
+  EXPECT_EQ(f.eval_queue, "redis://vinci:secret@10.0.0.2:6380/1");
   EXPECT_EQ(f.run.parallel_tasks, 3);
   EXPECT_EQ(f.run.agents.policy.sampling.temperature, 0.7);
   EXPECT_EQ(f.run.agents.selection.sampling.temperature, 0.7);
@@ -105,6 +110,8 @@ TEST(CoevolutionConfig, MistakesNameTheFileLineAndKey) {
             "c.toml:2: reward.kind: expected one of \"davinci\", \"kevin\", \"tiered\"");
   EXPECT_EQ(refusal("[training]\nlr = 1\n").substr(0, 39), "c.toml:1: [training] is not a section (");
   EXPECT_EQ(refusal("[run\n").substr(0, 9), "c.toml:1:");
+  EXPECT_EQ(refusal("[eval]\nqueue = \"localhost:6379\"\n"),
+            "c.toml:2: eval.queue: expected a redis://[user:password@]HOST:PORT[/DB] URL");
 }
 
 }  // namespace coevolution_config_test
