@@ -24,7 +24,7 @@ def main() -> int:
     i.add_argument("--control", type=int, required=True)
     i.add_argument("--candidate", required=True)
     i.add_argument("--task", default="")
-    i.add_argument("--scale", type=float, default=1.0)
+    i.add_argument("--scale", type=float, required=True, help="the task's size factor (the build step always names it)")
     i.add_argument("--policy", default="{}", help="the static checks' policy, as JSON")
     i.add_argument("--static-only", action="store_true", help="stop after the static report (no import)")
     c = sub.add_parser("compile", help="build one load_inline extension")

@@ -134,7 +134,7 @@ class Runner:
         self._attach_inputs(req)
         task = self._materialize("task", req["task_name"], req["task_source"])
         try:
-            self.task, _ = loader.load_task(task, float(req.get("scale", 1.0)), "vinci_task")
+            self.task, _ = loader.load_task(task, float(req["scale"]), "vinci_task")
         except loader.TaskError as e:
             raise Failure("invalid_task", e.reason, str(e)) from None
         self.kernel_names = set(req.get("kernel_names", []))

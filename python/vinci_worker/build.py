@@ -31,7 +31,7 @@ def build(req: dict, launcher: Launcher, compiler: CompileService) -> dict:
     mounts = [(candidate, inner_candidate)] + ([(task, inner_task)] if task else [])
     built_before = len(compiler.built)
     proc = launcher.spawn(["import", "--control", "{control}", "--candidate", inner_candidate, "--task", inner_task,
-                           "--scale", str(req.get("scale", 1.0)), "--policy", json.dumps(req.get("policy") or {})] +
+                           "--scale", str(req.get("scale", protocol.TASK_SIZES)), "--policy", json.dumps(req.get("policy") or {})] +
                           (["--static-only"] if req.get("static_only") else []),
                           read_only_as=mounts,
                           cpu_seconds=int(req.get("cpu_seconds", 0)), address_space=int(req.get("address_space", 0)))

@@ -426,7 +426,7 @@ class Judge:
 
     def _task(self, req, cfg) -> TaskState:
         self._numerics(cfg)
-        path, scale = req["path"], float(req.get("scale", 1.0))
+        path, scale = req["path"], float(req.get("scale", protocol.TASK_SIZES))
         wide = cfg["ood_trials"] or cfg["relative_error"]
         key = (path, scale, cfg["seed"], json.dumps(cfg["numerics"], sort_keys=True), cfg["precision_gate"], wide,
                self._rounding(cfg), bool(cfg["ood_trials"]))

@@ -29,6 +29,8 @@ from typing import ClassVar
 HELLO, BASELINE, EVALUATE = "hello", "baseline", "evaluate"
 JUDGE_OPS = (HELLO, BASELINE, EVALUATE)
 SHUTDOWN = "shutdown"
+# Scale 1: the sizes a task lists; a request's scale when it names none (src/eval/config.h's kTaskSizes).
+TASK_SIZES = 1.0
 
 
 class MalformedMessage(ValueError):
@@ -202,7 +204,7 @@ class BuildPolicy(Message):
 class BuildRequest(Message):
     candidate: str
     task: str = ""
-    scale: float = 1.0
+    scale: float = TASK_SIZES
     log: str = ""
     import_timeout: float = 120
     cpu_seconds: int = 0
@@ -241,7 +243,7 @@ class BuildServerReady(Message):
 class BaselineRequest(Message):
     CONSTANTS: ClassVar[dict] = {"op": BASELINE}
     path: str
-    scale: float = 1.0
+    scale: float = TASK_SIZES
     config: dict = field(default_factory=dict)
 
 
@@ -264,7 +266,7 @@ class EvaluateRequest(Message):
     CONSTANTS: ClassVar[dict] = {"op": EVALUATE}
     path: str
     candidate: str
-    scale: float = 1.0
+    scale: float = TASK_SIZES
     static: StaticReport = field(default_factory=StaticReport)
     config: dict = field(default_factory=dict)
     log: str = ""

@@ -11,6 +11,10 @@
 
 namespace vinci::eval {
 
+// Scale 1: the sizes a task lists. EvalConfig::scale's default, and a judge request's (judge_protocol.h,
+// python/vinci_worker/protocol.py's TASK_SIZES).
+inline constexpr double kTaskSizes = 1.0;
+
 struct Tolerance {
   double atol = 1e-4, rtol = 1e-4;
 };
@@ -60,7 +64,7 @@ struct EvalConfig {
   bool allow_precision_drop = false;
   double min_coverage = 0.5;     // under forbid: the least share of forward's time in the candidate's own kernels
   double roofline_margin = 0.7;  // a claim below this share of the memory roofline's floor is refused
-  double scale = 1.0;            // multiplies the sizes a task lists in SCALABLE
+  double scale = kTaskSizes;     // multiplies the sizes a task lists in SCALABLE
 
   // Where and how.
   std::string device = "auto";  // auto | cpu | cuda

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/config.h"
 #include "eval/result.h"
 
 namespace vinci::eval {
@@ -72,7 +73,7 @@ struct HelloReply {
 // --- build: the build server's static checks and import of one candidate ---------------------
 struct BuildRequest {
   std::string candidate, task;  // absolute paths
-  double scale = 1.0;
+  double scale = kTaskSizes;
   std::string log;
   int64_t import_timeout = 120;  // seconds
   int64_t cpu_seconds = 0;
@@ -96,7 +97,7 @@ struct BuildReply {
 // --- baseline: the task's reference timed ----------------------------------------------------
 struct BaselineRequest {
   std::string path;  // the task file
-  double scale = 1.0;
+  double scale = kTaskSizes;
   nlohmann::json config = nlohmann::json::object();  // EvalConfig::worker_json(), the judge's settings
 };
 
@@ -113,7 +114,7 @@ struct BaselineReply {
 // --- evaluate: one candidate checked and timed ------------------------------------------------
 struct EvaluateRequest {
   std::string path;  // the task file
-  double scale = 1.0;
+  double scale = kTaskSizes;
   std::string candidate;  // the content-addressed copy
   StaticReport static_report;
   nlohmann::json config = nlohmann::json::object();  // EvalConfig::worker_json()
