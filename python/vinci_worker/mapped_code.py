@@ -5,8 +5,10 @@ stopped: process, address range, device, inode and path. Nothing the candidate c
 answer. A name is believed only for a host's file: a path outside the places a sandbox can write (it
 can neither write nor mount anywhere else) whose file is the one the host has there, by device and
 inode or, where an overlay filesystem shows other numbers, by content. Own code is decided by
-content: the bytes of the very mapping (read through /proc/PID/map_files, so a path renamed since
-the sample cannot substitute other bytes) are those of a library the judge built and sent this
+content: the bytes of the very mapping (read through /proc/PID/map_files of the process the sample
+came from, so a path renamed since the sample cannot substitute other bytes, nor another process of
+the runner's tree its own mapping at the same addresses, and believed only where the file opened is
+the one the sample names by device and inode) are those of a library the judge built and sent this
 runner, in a file sealed against writes, or the mapping is the very memfd the judge sealed and sent
 (by device and inode: a judge that is not root may not open map_files), and the mapping is where a
 loader maps that library's code (an executable PT_LOAD segment's offset, within its extent), not its
@@ -43,9 +45,8 @@ class MappedCode:
     """Classifies a runner's sampled mappings. Call it only while the runner is frozen: its mappings
     and files then stay as the samples left them while they are read."""
 
-    def __init__(self, pid: int, scratch: str, delivered: dict[str, int], cuda: bool, python_binary: str,
+    def __init__(self, scratch: str, delivered: dict[str, int], cuda: bool, python_binary: str,
                  contents: dict, delivered_fds: dict[tuple, int] | None = None):
-        self.pid = pid
         self.writable = tuple(p.rstrip("/") + "/" for p in (scratch, "/tmp", "/dev"))
         self.delivered = delivered
         self.delivered_fds = delivered_fds or {}
@@ -78,17 +79,28 @@ class MappedCode:
     def _foreign(self) -> str:
         return "glue" if self.cuda else "library"
 
+    @staticmethod
+    def _process(entry: dict) -> int | None:
+        """The process the sample came from: a runner's tree may hold several, each with mappings of its
+        own at the same addresses (red-team round 25 mapped OpenBLAS's kernel in a helper process where
+        the interpreter maps the judge's library)."""
+        pid = entry.get("pid")
+        return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
+
     def _open_mapping(self, entry: dict, path: str) -> int | None:
-        """A descriptor of the very file the sample's mapping holds, or None. Through map_files where
-        the judge may open it (root); else through the runner's view of the path, believed only when
-        device and inode are the sample's."""
+        """A descriptor of the very file the sample's mapping holds, or None. Through the sample's
+        process's map_files where the judge may open it (root); else through that process's view of
+        the path, believed only when device and inode are the sample's."""
+        pid = self._process(entry)
+        if pid is None:
+            return None
         try:
-            return os.open(f"/proc/{self.pid}/map_files/{int(entry['low']):x}-{int(entry['high']):x}",
+            return os.open(f"/proc/{pid}/map_files/{int(entry['low']):x}-{int(entry['high']):x}",
                            os.O_RDONLY | os.O_CLOEXEC)
         except (OSError, KeyError, TypeError, ValueError):
             pass
         try:
-            fd = os.open(f"/proc/{self.pid}/root{path}", os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+            fd = os.open(f"/proc/{pid}/root{path}", os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
         except OSError:
             return None
         if _identity(os.fstat(fd)) != _sampled_identity(entry):
@@ -115,7 +127,8 @@ class MappedCode:
         if fd is None:
             return False
         try:
-            if not _write_sealed(fd):
+            # A memfd is numbered alike in the maps and by fstat; any other file here is not the sample's.
+            if _identity(os.fstat(fd)) != _sampled_identity(entry) or not _write_sealed(fd):
                 return False
             if os.fstat(fd).st_size not in self.delivered.values() or not _loads_code(fd, entry):
                 return False
@@ -137,8 +150,9 @@ class MappedCode:
         if fd is None:
             # No map_files (the judge is not root): the path lies where the sandbox can neither write
             # nor mount, so the file there is the mapping's if the runner's view of it is the host's.
+            pid = self._process(entry)
             try:
-                return _identity(os.stat(f"/proc/{self.pid}/root{path}")) == _identity(host)
+                return pid is not None and _identity(os.stat(f"/proc/{pid}/root{path}")) == _identity(host)
             except OSError:
                 return False
         try:

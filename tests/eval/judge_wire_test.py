@@ -14,7 +14,8 @@ import torch  # noqa: E402
 from vinci_runner.channel import FDS_PER_SEND, MAX_FDS, Channel, ProtocolError  # noqa: E402
 from vinci_worker import compare, sandbox  # noqa: E402
 from vinci_worker.call_window import input_layout  # noqa: E402
-from vinci_worker.judge import LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, Judge, Outcome, calls_per_window  # noqa: E402
+from vinci_worker.judge import (LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, Judge, Outcome,  # noqa: E402
+                                 calls_per_window, claimed_windows)
 from vinci_worker.timing import speedup_interval  # noqa: E402
 
 failures = []
@@ -121,9 +122,18 @@ check(library_time(0.3)[0] is None and LIBRARY_EAGER_SHARE == 0.5, "0.3 ms (unde
 check(library_time(0.44, own_ms=5.0)[0] is None and LIBRARY_CALL_SHARE == 0.2,
       "0.44 ms of glue beside 5 ms of own loops (8% of compiled code) passes")
 check(library_time(0.44, own_ms=1.5)[0] == "library_compute", "0.44 ms beside 1.5 ms of own code (23%) does not")
+check(library_time(0.44, own_ms=1.9)[0] is None, "0.44 ms beside 1.9 ms of own code in every window (19%) passes")
 check(library_time(0.44, policy="allow")[0] is None, "--torch-ops allow measures and does not refuse")
 check(library_time(0.44, samples=60) == (None, {}), "too few samples to weigh: no bound, nothing said")
 check(library_time(0.44, error="ptrace refused") == (None, {}), "no sampling: no bound")
+
+# Round 25: BLAS alone in three windows of four, its own code spun in the fourth until it was 90% of
+# the compiled code's time. Samples count only in the windows the median is made of: the spun one
+# (5 ms a call) is left out, its 4 calls with it; a window at the median itself counts.
+slow, calls = claimed_windows([(0, 10, 0.7, 4), (20, 30, 5.0, 4), (40, 50, 0.7, 4), (60, 70, 0.8, 4)], 0.75)
+check((slow, calls) == ([(20, 30), (60, 70)], 8), f"windows slower than the median are not sampled: {slow} {calls}")
+slow, calls = claimed_windows([(0, 10, 0.7, 2), (20, 30, 0.7, 2), (40, 50, 0.7, 2)], 0.7)
+check((slow, calls) == ([], 6), f"uniform windows are all sampled: {slow} {calls}")
 
 for f in failures:
     print("FAILED:", f)

@@ -12,6 +12,7 @@ private copy of a page.
 
     python3 tests/eval/mapped_code_test.py REPO_ROOT
 """
+import ctypes
 import hashlib
 import os
 import shutil
@@ -79,6 +80,31 @@ def executable_mappings(pid: int) -> list[dict]:
     return out
 
 
+def helper_mapping_kind(code: MappedCode, own: dict, other_bytes: bytes, code_offset: int) -> str:
+    """The kind of a sample in this process (a stand-in for a helper the runner forked) at the very
+    addresses where the child maps the judge's library (own), where this process maps a memfd of
+    other_bytes from code_offset; "unmapped" when those addresses are taken here."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    fd = os.memfd_create("libhelper.so", 0)
+    try:
+        os.write(fd, other_bytes)
+        length = own["high"] - own["low"]
+        prot_read_exec, map_shared_fixed_noreplace = 0x1 | 0x4, 0x01 | 0x100000
+        at = libc.mmap(own["low"], length, prot_read_exec, map_shared_fixed_noreplace, fd, code_offset)
+        if at != own["low"]:
+            return "unmapped"
+        try:
+            st = os.fstat(fd)
+            return code.kind(dict(own, pid=os.getpid(), path="/memfd:libhelper.so (deleted)",
+                                  dev_major=os.major(st.st_dev), dev_minor=os.minor(st.st_dev), inode=st.st_ino))
+        finally:
+            libc.munmap(ctypes.c_void_p(own["low"]), length)
+    finally:
+        os.close(fd)
+
+
 def as_mapped(path: str) -> str:
     """The path /proc/PID/maps gives a memfd the child named after path's file."""
     return f"/memfd:{os.path.basename(path)} (deleted)"
@@ -137,7 +163,7 @@ def main():
                             sha256(blob): os.path.getsize(blob)}
 
         def kinds(path_test, *, cuda=False, own=delivered_hashes):
-            code = MappedCode(child.pid, scratch, own, cuda, os.path.realpath(sys.executable), {})
+            code = MappedCode(scratch, own, cuda, os.path.realpath(sys.executable), {})
             return {code.kind(e) for e in entries if path_test(e["path"])}
 
         host_real = os.path.realpath(HOST_LIBRARY)
@@ -153,7 +179,7 @@ def main():
                              kinds(lambda p: p == as_mapped(copy)) == {"own"}))
         sent_path = f"/memfd:{os.path.basename(copy)} (deleted)"
         sent_entries = [e for e in entries if (e["dev_major"], e["dev_minor"], e["inode"]) in sent_fds]
-        by_identity = MappedCode(child.pid, scratch, {}, False, os.path.realpath(sys.executable), {}, sent_fds)
+        by_identity = MappedCode(scratch, {}, False, os.path.realpath(sys.executable), {}, sent_fds)
         results.append(check("the very memfd the judge sealed and sent is own by its identity, with no hash to match "
                              "(a judge that may not open map_files)",
                              bool(sent_entries) and {by_identity.kind(e) for e in sent_entries} == {"own"},
@@ -174,11 +200,19 @@ def main():
         results.append(check("the loader maps the copy's code where its executable segment says",
                              [(e["offset"], e["high"] - e["low"]) for e in loaded] == [(code_offset, code_size)],
                              [(e["offset"], e["high"] - e["low"]) for e in loaded]))
-        code = MappedCode(child.pid, scratch, delivered_hashes, False, os.path.realpath(sys.executable), {})
+        code = MappedCode(scratch, delivered_hashes, False, os.path.realpath(sys.executable), {})
+        results.append(check("a helper process's code at the addresses where the runner maps the judge's library "
+                             "is the helper's mapping's (red-team round 25)",
+                             bool(loaded) and helper_mapping_kind(code, loaded[0], host_bytes + b"\0\0\0\0",
+                                                                  code_offset) == "library"))
+        results.append(check("a sample whose device and inode are not the file at its address is not own",
+                             bool(loaded) and code.kind(dict(loaded[0], inode=loaded[0]["inode"] + 1)) == "library"))
+        results.append(check("a sample that names no process is not own",
+                             {code.kind({k: v for k, v in e.items() if k != "pid"}) for e in loaded} == {"library"}))
         copied = [dict(e, private_copy=True) for e in loaded]
         results.append(check("a private copy of a page of the judge's own library is not own (CPU: library)",
                              bool(copied) and {code.kind(e) for e in copied} == {"library"}))
-        gpu = MappedCode(child.pid, scratch, delivered_hashes, True, os.path.realpath(sys.executable), {})
+        gpu = MappedCode(scratch, delivered_hashes, True, os.path.realpath(sys.executable), {})
         results.append(check("... and glue on a GPU", {gpu.kind(e) for e in copied} == {"glue"}))
         host_copied = [dict(e, private_copy=True) for e in entries if e["path"] == host_real]
         results.append(check("a private copy of a page of a host library is no host code: library",
