@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -477,6 +478,32 @@ TEST_P(CpuSampler, AProcessClonedUntracedFailsTheSampling) {
   });
   const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(800), 500);
   EXPECT_NE(s.error.find("escaped the sampler's clone events"), std::string::npos) << s.error;
+  EXPECT_TRUE(s.evaded) << "the candidate's doing, which the judge rejects, not the host's";
+}
+
+// Red-team round 25 (reasoned): a tree with more threads than the sampler has descriptors for failed
+// the attach with an error the judge took for a host's refusal, which leaves the share unmeasured.
+// Here the sampler may hold 128 descriptors, and the child has 40 threads at ten descriptors each.
+TEST_P(CpuSampler, ATreeWithMoreThreadsThanTheSamplersDescriptorsEvadesIt) {
+  if (!perf()) GTEST_SKIP() << "ptrace's sampler holds no descriptor a thread";
+  const Child child([] {
+    for (int i = 0; i < 40; ++i)
+      std::thread([] {
+        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+      }).detach();
+    spin();
+  });
+  namespace fs = std::filesystem;
+  while (std::distance(fs::directory_iterator(fmt::format("/proc/{}/task", child.pid())), fs::directory_iterator()) < 41)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  const rlimit few{128, 128};
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &few), 0);
+  const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(300), 500);
+  ::setrlimit(RLIMIT_NOFILE, &before);
+  if (s.error == "perf events on another process are refused here") GTEST_SKIP() << s.error;
+  EXPECT_NE(s.error.find("perf on thread"), std::string::npos) << s.error;
   EXPECT_TRUE(s.evaded) << "the candidate's doing, which the judge rejects, not the host's";
 }
 
