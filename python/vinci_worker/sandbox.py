@@ -320,10 +320,7 @@ class Launcher:
                "TRITON_CACHE_DIR": os.path.join(scratch, "triton"),
                "TORCHINDUCTOR_CACHE_DIR": os.path.join(scratch, "inductor"),
                "TORCH_EXTENSIONS_DIR": os.path.join(scratch, "torch_extensions"),
-               "TORCHINDUCTOR_COMPILE_THREADS": "1", "LANG": "C.UTF-8",
-               # NumPy's OpenBLAS otherwise starts a thread per core at torch's import (15 on a GPU
-               # host, where OMP_NUM_THREADS is left alone), in every runner; no runner's work is NumPy's.
-               "OPENBLAS_NUM_THREADS": "1"}
+               "TORCHINDUCTOR_COMPILE_THREADS": "1", "LANG": "C.UTF-8"}
         for k in ("CUDA_VISIBLE_DEVICES", "TORCH_CUDA_ARCH_LIST", "CXX", "CC", "CUDAHOSTCXX", "MAX_JOBS", "LD_LIBRARY_PATH",
                   "NVIDIA_VISIBLE_DEVICES"):
             if k in os.environ:
