@@ -531,14 +531,17 @@ class Judge:
             ["runner", "--control", "{control}", "--buffer", "{buffer}", "--inputs", "{inputs}", "--device", device],
             buffers=buffers, **self._limits(cfg), **extra)
 
-    SPARES = 2
+    # Runners kept started ahead of need where they are launched. A GPU runner takes 5-7 s to start
+    # (torch, Triton, a CUDA context) and a candidate takes two in as little as 1-3 s: with two spares,
+    # an H200 run of the default GPU set waited 60 s in loads and 46 s in plain trials (session 26).
+    SPARES = {"cuda": 4, "cpu": 2}
 
     def _candidate_process(self, cfg) -> Sandboxed:
         if self.zygote is not None:
             # A fork costs milliseconds, and no two candidates then live beside one zygote.
             return self._spawn_runner(cfg)
         # Launched runners start in seconds: each candidate takes two (its own and its plain trials'),
-        # so two wait started, their Python and torch loading while the candidate before runs.
+        # so spares wait started, their Python and torch loading while the candidate before runs.
         key = json.dumps(self._limits(cfg), sort_keys=True)
         runner = None
         while self.spares and runner is None:
@@ -548,7 +551,7 @@ class Judge:
             else:
                 spare.close()
         runner = runner or self._spawn_runner(cfg)
-        while len(self.spares) < self.SPARES:
+        while len(self.spares) < self.SPARES["cuda" if self.cuda else "cpu"]:
             self.spares.append((self._spawn_runner(cfg), key))
         return runner
 
