@@ -14,8 +14,9 @@ import torch  # noqa: E402
 from vinci_runner.channel import FDS_PER_SEND, MAX_FDS, Channel, ProtocolError  # noqa: E402
 from vinci_worker import compare, sandbox  # noqa: E402
 from vinci_worker.call_window import input_layout  # noqa: E402
-from vinci_worker.judge import (LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, Judge, Outcome,  # noqa: E402
-                                 calls_per_window, claimed_windows)
+from vinci_worker.judge import Judge, calls_per_window  # noqa: E402
+from vinci_worker.outcome import Outcome  # noqa: E402
+from vinci_worker.trusted_sampling import LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, claimed_windows  # noqa: E402
 from vinci_worker.timing import speedup_interval  # noqa: E402
 
 failures = []

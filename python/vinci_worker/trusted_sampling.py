@@ -1,0 +1,266 @@
+"""The trusted sampler's part of the judge: whose code a candidate's calls ran, and what follows
+
+vinci-cpu-sampler, outside the sandbox, samples the runner; each sample's mapping is the candidate's
+own compiled code, a library's, or glue (mapped_code.py). The Judge (judge.py) takes these methods as
+a mixin: they use its launcher, device, sampler binary and runner helpers (_ask, _accept,
+_signal_policy).
+
+On the CPU the samples of the timed windows themselves decide, counted only in the windows the speed
+is made of (claimed_windows); elsewhere, or with too few of them, a phase of coverage calls of the
+sampler's own may only reject. On a GPU the sampler looks for host code of GPU math libraries.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import statistics
+import subprocess
+import time
+from typing import TYPE_CHECKING
+
+from vinci_runner import inputs as inputs_mod
+
+from .mapped_code import MappedCode
+from .outcome import Outcome
+
+if TYPE_CHECKING:
+    from .judge import Loaded, TaskState
+
+# At most this share of a reference call's eager time may be library code's CPU time in a candidate's
+# call. The share of own code alone can be padded (busywork in its own library beside BLAS doing
+# the work passed at 0.39x where honest loops score 0.05x); a library's CPU time per call cannot.
+LIBRARY_EAGER_SHARE = 0.5
+# ... and only where library code is also more than this share of the compiled code's CPU time in the
+# call. An honest slow kernel's glue (allocations, libm) is a few percent of its call yet can exceed
+# half of a fast eager call (1_Matmul's loops: 0.36 ms of 0.56 ms eager, in a clean-clone CI run); a
+# library doing the task costs about the eager call, so hiding it below this share takes four times
+# as much busywork and leaves at most about 0.2x.
+LIBRARY_CALL_SHARE = 0.2
+
+
+def own_share(counts: dict) -> float:
+    """The share of the sampled CPU time in the candidate's own code. Time a thread ran while the
+    sampler had none of its events armed (perf_sampler.h: the sampler lagged) may have been anything,
+    so it counts against the candidate."""
+    own_ns = counts.get("own_ns", 0)
+    return own_ns / max(own_ns + counts.get("library_ns", 0) + counts.get("unseen_ns", 0), 1)
+
+
+
+def claimed_windows(watched: list[tuple[int, int, float, int]], median_ms: float) -> tuple[list[tuple[int, int]], int]:
+    """Of the timed windows a sampler watched, each (start ns, end ns, time a call, calls), the spans of
+    those slower a call than median_ms, whose samples do not count, and the calls of the others. The
+    speed is the median window's, so the shares of own and library code are taken over the windows at
+    or below it: red-team round 25 ran BLAS alone in three windows of four and spun its own code in the
+    fourth until its share over every window was 0.9, and scored 0.81x where its honest loops score
+    0.05x. Busywork that counts must now be in the windows the speed is made of, and slow them."""
+    slow = [(start, end) for start, end, ms, _ in watched if ms > median_ms]
+    return slow, sum(calls for _, _, ms, calls in watched if ms <= median_ms)
+
+
+
+class TrustedSampling:
+    # How the trusted sampler (vinci-cpu-sampler, outside the sandbox: perf events, else ptrace) looks
+    # at forward. On the CPU it decides the share of compute in the candidate's own code: rounds until 100 samples land in
+    # its own code or in libraries. On a GPU a call's host thread only launches and waits, so it looks
+    # for host code of GPU math libraries (cuBLAS reached by dlsym spends microseconds of host code a
+    # call there, an honest kernel none), which a candidate cannot pause or relabel as it can the
+    # profiler in its own process: one short, dense round, a verdict only with 10 samples there.
+    TIMED_SAMPLING_HZ = 4000  # while the timed windows run (the interruptions, a few percent, are the candidate's cost)
+    TIMED_SAMPLING_S = 10.0  # more timed windows for at most this long, to reach COVERAGE["cpu"]["enough"]
+    COVERAGE = {"cpu": {"rounds": 8, "ms": 600, "hz": 500, "seconds": 0.5, "enough": 100},
+                "cuda": {"rounds": 1, "ms": 450, "hz": 2000, "seconds": 0.4, "enough": 10}}
+    def _host_coverage(self, loaded: Loaded, task: TaskState, cfg) -> tuple[float | None, str]:
+        """The share of forward's host CPU time in the candidate's own compiled code, among its time in
+        its own code or in libraries (each sample weighs the CPU time its thread ran since its previous
+        one); None with a note when the host refuses tracing or the samples are too few to say. On the
+        CPU every library but the interpreter, libc and torch's binding and allocator layers counts; on
+        a GPU only the math libraries (mapped_code.GPU_LIBRARIES) do. Each round calls forward on
+        inputs of its own, drawn afresh: a candidate must not learn to tell these calls by an input
+        it has seen."""
+        plan = self.COVERAGE["cuda" if self.cuda else "cpu"]
+        counts = dict.fromkeys(("own", "library", "own_ns", "library_ns", "unseen_ns"), 0)
+        window, runner = loaded.window, loaded.runner
+        try:
+            for _ in range(plan["rounds"]):
+                window.gate.freeze()
+                args = inputs_mod.make_inputs(task.module, self.rng.getrandbits(62), "task", self.device,
+                                              self._rounding(cfg))
+                values = window.write_inputs(0, args)
+                window.thaw()
+                sampler = self._start_sampler(loaded, cfg, ms=plan["ms"], hz=plan["hz"])
+                reply = self._ask(runner, {"op": "coverage", "seconds": plan["seconds"], "values": values},
+                                  cfg["run_timeout_s"], "run_timeout")
+                samples = self._sampler_answer(sampler, "coverage calls")
+                if samples is None:
+                    self._unanswered(cfg, "coverage calls")
+                    return None, "library sampling unavailable: the sampler did not answer"
+                self._accept(reply, "the coverage calls")
+                if samples.get("error"):
+                    return None, f"library sampling unavailable: {samples['error']}"
+                window.gate.freeze()
+                for key, n in self._count_samples(samples, loaded).items():
+                    counts[key] += n
+                own, library = counts["own"], counts["library"]
+                share = own_share(counts)
+                if (library if self.cuda else own + library) >= plan["enough"]:
+                    return share, ""
+            if self.cuda:
+                return None, ""  # no math library's host code ran: nothing to say
+            seen = own + library
+            # Too few samples to measure the share, but perhaps enough to bound it: a share whose
+            # upper bound (two standard errors at worst) stays under the minimum is rejected all
+            # the same; an unbounded one passes with the note.
+            if seen >= 10 and share + 1 / math.sqrt(seen) < cfg["min_coverage"]:
+                return share, f"CPU coverage from only {seen} samples in compiled code, {library} in libraries"
+            return None, f"CPU coverage inconclusive: {seen} samples in compiled code"
+        finally:
+            window.gate.freeze()
+
+    def _samples_timed_windows(self, loaded: Loaded) -> bool:
+        """Whether the trusted sampler watches the timed windows themselves (a CPU host whose sandboxes
+        have a freezer cgroup: freezing sends no signal to disturb the tracer). Elsewhere it watches
+        a phase of coverage calls of its own, which a candidate may tell apart from timed calls."""
+        return not self.cuda and loaded.window.gate is not None and loaded.window.gate.freezer is not None
+
+    VISIBLE_SAMPLES = ("library sampling by ptrace stops, which a candidate can notice and time its library calls "
+                       "against: this host refuses perf events on another process (perf_event_paranoid at most 2)")
+    SAMPLER_ATTACH_S = 5.0  # a sampler that has not traced the runner's threads by then counts as failed
+
+    def _start_sampler(self, loaded: Loaded, cfg, ms: int | None = None, hz: int | None = None) -> subprocess.Popen:
+        """A sampler that traces the runner's threads when this returns (calls started before would
+        run unweighed). It says "attached" on a line of its own, read here a byte at a time so that its
+        answer stays in the pipe for communicate(); one that does not say it in time is killed, and its
+        answer is then none."""
+        sampler = subprocess.Popen([self.sampler, "--pid", str(loaded.runner.tree), "--ms",
+                                    str(ms or int(cfg["run_timeout_s"] * 1000)), "--hz",
+                                    str(hz or self.TIMED_SAMPLING_HZ), "--exclusions-on-stdin"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        fd, line = sampler.stdout.fileno(), b""
+        deadline = time.monotonic() + self.SAMPLER_ATTACH_S
+        while not line.endswith(b"\n"):
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            byte = os.read(fd, 1) if ready else b""
+            if not byte:
+                break
+            line += byte
+        if line != b"attached\n":
+            sampler.kill()
+            sampler.wait()
+        return sampler
+
+    def _stop_sampler(self, sampler: subprocess.Popen, loaded: Loaded, untimed: list | None = None) -> dict:
+        """The samples of a sampler that watched timed windows (_count_samples), less those taken in the
+        untimed spans (time.monotonic_ns() pairs: the check windows among them, where a candidate
+        could pad its own share at no cost to its time). It ends on SIGTERM and leaves its threads for
+        the kernel to detach (the runner is frozen: a detach would wait for it)."""
+        sampler.terminate()
+        samples = self._sampler_answer(sampler, "timed calls", "".join(f"{a} {b}\n" for a, b in untimed or []))
+        if samples is None:
+            return {"error": "the sampler did not answer", "unanswered": True}
+        return dict(self._count_samples(samples, loaded), error=samples.get("error"), method=samples.get("lookup"))
+
+    @staticmethod
+    def _unanswered(cfg, calls: str) -> None:
+        """A sampler this host lets run that did not attach in time or did not answer: what it had to read
+        of the runner (its processes, their mappings) is the candidate's to make large. Red-team round 20
+        held 12 processes of 65,000 mappings each, with 3.8 KB paths, so the sampler's attach outlasted
+        its limit and the library share went unmeasured, which passed: MKL doing a whole matmul was
+        correct at 1.0x. Under --torch-ops forbid that is a rejection, as an evaded sampling is."""
+        if cfg["torch_ops"] == "forbid":
+            raise Outcome("rejected", "library_compute",
+                          f"{calls}: the trusted sampler could not watch the runner (it did not attach or answer in "
+                          "time); under --torch-ops forbid a sampling the runner prevents is never 'unmeasured'")
+
+    @staticmethod
+    def _sampler_answer(sampler: subprocess.Popen, calls: str, spans: str = "") -> dict | None:
+        """A sampler's answer (its last line), given the spans it is not to count; None when it did not
+        answer (it is killed). A sampling the candidate evaded (a thread that escaped its events) is a
+        rejection, never "unmeasured"."""
+        try:
+            out, _ = sampler.communicate(input=spans, timeout=30)
+            samples = json.loads(out.splitlines()[-1])
+        except (subprocess.TimeoutExpired, ValueError, IndexError):
+            sampler.kill()
+            sampler.wait()
+            return None
+        if not isinstance(samples, dict):
+            return None
+        if samples.get("evaded") is True:
+            raise Outcome("rejected", "library_compute",
+                          f"{calls}: the trusted sampler lost sight of the runner ({samples.get('error')})")
+        return samples
+
+    def _count_samples(self, samples: dict, loaded: Loaded) -> dict:
+        """The samples of a sampler's answer in own code and in libraries, and the CPU time they weigh:
+        {"own", "library", "own_ns", "library_ns", "unseen_ns"}, the mappings classified while the runner
+        is frozen (mapped_code.py); unseen_ns is the time the sampler had no event armed on a thread."""
+        assert loaded.window.gate.frozen, "a runner's mappings are classified only while it is frozen"
+        code = MappedCode(loaded.runner.scratch, loaded.runner.delivered, self.cuda,
+                          self.launcher.python_binary, self.code_contents, loaded.runner.delivered_fds)
+        counts = dict.fromkeys(("own", "library", "own_ns", "library_ns", "unseen_ns"), 0)
+        entries = samples.get("by_object")
+        for entry in entries if isinstance(entries, list) else []:
+            n = entry.get("samples") if isinstance(entry, dict) else None
+            ns = entry.get("cpu_ns") if isinstance(entry, dict) else None
+            if not isinstance(n, int) or n <= 0 or not isinstance(ns, int) or ns < 0:
+                continue
+            kind = code.kind(entry)
+            if kind in ("own", "library"):
+                counts[kind] += n
+                counts[f"{kind}_ns"] += ns
+        # Time a thread went unseen (the sampler late to re-arm its events) is charged as library code in
+        # the proportion of compiled code in the seen time: a call spent in system calls goes unseen as
+        # the sampler lags, and that time is the kernel's (round 11's unseen time once outweighed a
+        # containment case's own kernel). What a candidate could hide there is at most that share of the
+        # unseen time, itself about 1% of the CPU time on a loaded 2-core host.
+        unseen, seen = samples.get("unseen_ns"), samples.get("cpu_ns")
+        if isinstance(unseen, int) and unseen > 0 and isinstance(seen, int) and seen > 0:
+            counts["unseen_ns"] = unseen * min(1.0, (counts["own_ns"] + counts["library_ns"]) / seen)
+        return counts
+
+    def _timed_coverage(self, counts: dict, loaded: Loaded, task: TaskState, cfg, reply: dict, check: dict) -> None:
+        """The share of the timed windows' CPU time in the candidate's own code decides library_compute
+        (their samples, a count, say whether there are enough). Where they hold too few even after more
+        windows, they still reject a share whose upper bound stays under the minimum; else a phase of
+        coverage calls may reject, never vouch (its calls are not the timed ones, and a candidate may
+        tell them apart), and the result says so."""
+        seen = counts["own"] + counts["library"]
+        share = own_share(counts)
+        if not counts.get("error") and seen >= self.COVERAGE["cpu"]["enough"]:
+            reply["coverage"] = share
+            if counts.get("method") != "perf":
+                reply["warnings"] = sorted(set(check.get("warnings", []) + [self.VISIBLE_SAMPLES]))
+            self._signal_policy({"coverage": share}, None, cfg, "timed calls")
+            return
+        if seen >= 10 and share + 1 / math.sqrt(seen) < cfg["min_coverage"]:  # two standard errors at worst
+            self._signal_policy({"coverage": share}, None, cfg, f"timed calls (only {seen} samples in compiled code)")
+        why = f"unavailable ({counts['error']})" if counts.get("error") else f"{seen} samples in compiled code"
+        share, note = self._host_coverage(loaded, task, cfg)
+        notes = [f"library sampling over the timed calls: {why}; a phase of coverage calls could only reject"]
+        reply["coverage"] = share
+        reply["warnings"] = sorted(set(check.get("warnings", []) + notes + ([note] if note else [])))
+        self._signal_policy({"coverage": share}, None, cfg, "coverage")
+
+    def _library_time(self, counts: dict, cfg, req: dict, external: dict) -> None:
+        """Library code's CPU time in a timed call, from the samples of the timed windows, against the
+        reference's eager call: under --torch-ops forbid at most LIBRARY_EAGER_SHARE of it, wherever it
+        is more than LIBRARY_CALL_SHARE of the compiled code's time."""
+        eager = req.get("eager_times")
+        if counts.get("error") or counts["own"] + counts["library"] < self.COVERAGE["cpu"]["enough"] or \
+                not counts["calls"] or not isinstance(eager, list) or not eager:
+            return
+        library_ms = counts.get("library_ns", 0) / 1e6 / counts["calls"]
+        library_share = counts.get("library_ns", 0) / max(counts.get("library_ns", 0) + counts.get("own_ns", 0), 1)
+        eager_ms = statistics.median(float(x) for x in eager)
+        external["library_ms_per_call"] = library_ms
+        external["library_share"] = library_share
+        if cfg["torch_ops"] == "forbid" and library_ms > LIBRARY_EAGER_SHARE * eager_ms and \
+                library_share > LIBRARY_CALL_SHARE:
+            raise Outcome("rejected", "library_compute",
+                          f"timed calls: library code ran {library_ms:.4g} ms of CPU time a call, more than "
+                          f"{LIBRARY_EAGER_SHARE:.0%} of the reference's whole eager call ({eager_ms:.4g} ms), and "
+                          f"{library_share:.0%} of the compiled code's time (more than {LIBRARY_CALL_SHARE:.0%}): the "
+                          "work is a library's, whatever the candidate's own code does beside it")
