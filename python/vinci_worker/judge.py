@@ -983,12 +983,16 @@ class Judge(TrustedSampling):
                 window(i)
                 if self._timing_done(i, start, tc, deadline, openings):
                     break
-            # The trusted sampler watched these very windows; with too few samples in compiled code
-            # (short, Python-heavy calls; a loaded host that starves the sampler), more timed windows
-            # run, each as much a timed window as the others, for up to TIMED_SAMPLING_S.
+            # The speed is these windows' alone. The trusted sampler watched them; with too few samples
+            # in compiled code (short, Python-heavy calls; a loaded host that starves the sampler), more
+            # windows run, for up to TIMED_SAMPLING_S, timed and opened as the others (at EXTRA_SHARE)
+            # but for the sampler only: red-team round 26 starved it on purpose, was right in the ten
+            # planned windows (all opened) and cheap in the extra ones, which outnumbered them and made
+            # the median, and passed in a third of its runs at up to 0.99x (honest 0.2-0.3x).
+            claimed = len(per_call)
             sampling_start = time.monotonic()
             while sampled:
-                slow, claimed_calls = claimed_windows(watched, statistics.median(per_call))
+                slow, claimed_calls = claimed_windows(watched, statistics.median(per_call[:claimed]))
                 watched.clear()
                 found = self._stop_sampler(sampler, loaded, untimed + slow)
                 counts["calls"] += claimed_calls
@@ -1012,6 +1016,7 @@ class Judge(TrustedSampling):
         finally:
             if sampler is not None:
                 self._stop_sampler(sampler, loaded)
+        per_call = per_call[:claimed]
         stats = summarize(per_call)
         external = {"clock": self._clock_name(), "timed_inputs": task.timed_kind, "calls_per_window": r,
                     "windows": len(per_call),
