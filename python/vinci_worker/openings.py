@@ -16,7 +16,8 @@ asleep, still has every window it is timed in checked at that rate. Red-team rou
 into the first windows by sleeping, and timing then stopped early at the budget; the sampler's extra
 windows were numbered below `calls`, owed nothing and so were never opened, and empty outputs in 90
 of 110 windows made a 0.125x ReLU 2.96x. Cheap in k windows, a candidate now passes with probability
-0.9^k: k = 50, enough to move a median of 100, leaves 0.5%."""
+0.9^k: k = 50, enough to move a median of 100, leaves 0.5%. The windows past the planned ones no longer
+make the speed at all (judge.py, red-team round 26: fifteen cheap extra windows outvoted ten planned)."""
 from __future__ import annotations
 
 import math
