@@ -494,7 +494,8 @@ TEST_P(CpuSampler, ATreeWithMoreThreadsThanTheSamplersDescriptorsEvadesIt) {
     spin();
   });
   namespace fs = std::filesystem;
-  while (std::distance(fs::directory_iterator(fmt::format("/proc/{}/task", child.pid())), fs::directory_iterator()) < 41)
+  while (std::distance(fs::directory_iterator(fmt::format("/proc/{}/task", child.pid())), fs::directory_iterator()) <
+         41)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   rlimit before{};
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
