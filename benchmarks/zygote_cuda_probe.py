@@ -15,8 +15,12 @@ import sys
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import torch  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from vinci_runner.zygote import (CLONE_NEWIPC as NEWIPC, CLONE_NEWNET as NEWNET, CLONE_NEWNS as NEWNS,  # noqa: E402
+                                 CLONE_NEWPID as NEWPID, CLONE_NEWUSER as NEWUSER, CLONE_NEWUTS as NEWUTS,
+                                 map_own_ids)
+
 libc = ctypes.CDLL(None, use_errno=True)
-NEWNS, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET = 0x20000, 0x4000000, 0x8000000, 0x10000000, 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
 VARIANTS = [
     ("plain fork", 0, False),
@@ -37,12 +41,7 @@ def child(flags: int, own_proc: bool, out: int) -> str:
     if flags and libc.unshare(flags) != 0:
         return f"unshare: {os.strerror(ctypes.get_errno())}"
     if flags & NEWUSER:
-        with open("/proc/self/setgroups", "w") as f:
-            f.write("deny")
-        with open("/proc/self/uid_map", "w") as f:
-            f.write(f"{uid} {uid} 1")
-        with open("/proc/self/gid_map", "w") as f:
-            f.write(f"{gid} {gid} 1")
+        map_own_ids(uid, gid)
     pid = os.fork()
     if pid:
         _, raw = os.waitpid(pid, 0)

@@ -176,6 +176,16 @@ def _init(req: dict, fds: dict, program: bytes) -> int:
             return _exit_code(raw)
 
 
+def map_own_ids(uid: int, gid: int) -> None:
+    """In a user namespace just unshared: the caller's ids, and only them, as they were outside."""
+    with open("/proc/self/setgroups", "w") as f:
+        f.write("deny")
+    with open("/proc/self/uid_map", "w") as f:
+        f.write(f"{uid} {uid} 1")
+    with open("/proc/self/gid_map", "w") as f:
+        f.write(f"{gid} {gid} 1")
+
+
 def _keeper(req: dict, fds: dict, program: bytes) -> int:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     # A session, and so a scheduler autogroup, of its own: the zygote's is writable through its /proc
@@ -184,12 +194,7 @@ def _keeper(req: dict, fds: dict, program: bytes) -> int:
     uid, gid = os.getuid(), os.getgid()
     _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
            "unshare")
-    with open("/proc/self/setgroups", "w") as f:
-        f.write("deny")
-    with open("/proc/self/uid_map", "w") as f:
-        f.write(f"{uid} {uid} 1")
-    with open("/proc/self/gid_map", "w") as f:
-        f.write(f"{gid} {gid} 1")
+    map_own_ids(uid, gid)
     init = _forked(lambda: _init(req, fds, program), fds["log"], "the runner's sandbox could not be made")
     status = fds["status"]
     _keep_only([status])
