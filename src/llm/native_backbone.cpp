@@ -655,7 +655,7 @@ at::Tensor NativeBackbone::logprobs(std::span<const TrainSequence> sequences, co
     }
   }
   const auto batch = static_cast<int64_t>(rows.size());
-  std::vector<int64_t> ids(batch * row_length, 0), pos(batch * row_length, 0), seg(batch * row_length, -1);
+  std::vector<int64_t> ids(batch * row_length, 0), pos(batch * row_length, 0), spans;
   std::vector<int64_t> source, target;  // flat index of the predicting position, and the predicted id
   for (int64_t r = 0; r < batch; ++r) {
     int64_t offset = r * row_length;
@@ -664,19 +664,19 @@ at::Tensor NativeBackbone::logprobs(std::span<const TrainSequence> sequences, co
       for (size_t t = 0; t < s.ids.size(); ++t) {
         ids[offset + t] = s.ids[t];
         pos[offset + t] = static_cast<int64_t>(t);
-        seg[offset + t] = static_cast<int64_t>(i);
         if (s.loss_mask[t]) {
           source.push_back(offset + static_cast<int64_t>(t) - 1);
           target.push_back(s.ids[t]);
         }
       }
+      spans.insert(spans.end(), {r, offset - r * row_length, static_cast<int64_t>(s.ids.size())});
       offset += static_cast<int64_t>(s.ids.size());
     }
   }
   AttentionSpec spec;
   if (options.pack) {
     spec.kind = AttentionSpec::Kind::kSegments;
-    spec.segments = at::tensor(seg, long_options).view({batch, row_length}).to(device);
+    spec.spans = at::tensor(spans, long_options).view({-1, 3});
   }
   auto hidden = model_.hidden(at::tensor(ids, long_options).view({batch, row_length}).to(device),
                               at::tensor(pos, long_options).view({batch, row_length}).to(device), spec, nullptr);

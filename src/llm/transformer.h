@@ -30,11 +30,13 @@ class SafetensorsFile;
 struct AttentionSpec {
   enum class Kind {
     kCausal,    // each row one sequence, right-padded; padded positions are never read as keys
-    kSegments,  // rows pack several sequences: segments[b, t] names the sequence, -1 is padding
+    kSegments,  // rows pack several sequences, each attending causally within itself (spans)
     kDecode,    // new tokens at their positions (one per row, or a chunk of a prompt), written into
                 // the cache and attending to its positions 0..position
   } kind = Kind::kCausal;
-  at::Tensor segments;    // kSegments only
+  // kSegments only: [n, 3] int64 on the CPU, a (row, start, length) per sequence, rows in order and
+  // each row's sequences in order; positions no sequence covers are padding.
+  at::Tensor spans;
   int64_t kv_length = 0;  // kDecode only: 1 + the largest position, known on the host (reading it
                           // back from the device would stall the launch queue at every layer)
   // With a cache: each row's blocks (PagedKvCache::block_table) on the device, wide enough for

@@ -191,19 +191,28 @@ TEST(Transformer, PackedSegmentsAndPaddedRowsEqualEachSequenceAlone) {
   const at::Tensor first = alone(model, kFirst), second = alone(model, kSecond);
   const auto n1 = static_cast<int64_t>(kFirst.size()), n2 = static_cast<int64_t>(kSecond.size());
 
-  // One row holding both sequences and 3 padding slots; positions restart at each sequence.
-  std::vector<int64_t> ids(kFirst), positions, segments;
+  // Row 0 holds both sequences and 3 padding slots, row 1 the second sequence and padding;
+  // positions restart at each sequence.
+  const int64_t width = n1 + n2 + 3;
+  std::vector<int64_t> ids(kFirst), positions;
   ids.insert(ids.end(), kSecond.begin(), kSecond.end());
-  ids.insert(ids.end(), {1, 1, 1});
-  for (int64_t t = 0; t < n1; ++t) positions.push_back(t), segments.push_back(0);
-  for (int64_t t = 0; t < n2; ++t) positions.push_back(t), segments.push_back(1);
-  for (int t = 0; t < 3; ++t) positions.push_back(0), segments.push_back(-1);
+  ids.resize(width, 1);
+  ids.insert(ids.end(), kSecond.begin(), kSecond.end());
+  ids.resize(2 * width, 1);
+  for (int64_t t = 0; t < n1; ++t) positions.push_back(t);
+  for (int64_t t = 0; t < n2; ++t) positions.push_back(t);
+  positions.resize(width, 0);
+  for (int64_t t = 0; t < n2; ++t) positions.push_back(t);
+  positions.resize(2 * width, 0);
   AttentionSpec packed;
   packed.kind = AttentionSpec::Kind::kSegments;
-  packed.segments = at::tensor(segments, at::kLong).unsqueeze(0);
-  const at::Tensor row = model.hidden(ids_of(ids), at::tensor(positions, at::kLong).unsqueeze(0), packed, nullptr)[0];
-  EXPECT_LT(max_difference(row.narrow(0, 0, n1), first), kTolerance);
-  EXPECT_LT(max_difference(row.narrow(0, n1, n2), second), kTolerance);
+  packed.spans = at::tensor(std::vector<int64_t>{0, 0, n1, 0, n1, n2, 1, 0, n2}, at::kLong).view({3, 3});
+  const at::Tensor rows = model.hidden(at::tensor(ids, at::kLong).view({2, width}),
+                                       at::tensor(positions, at::kLong).view({2, width}), packed, nullptr);
+  EXPECT_LT(max_difference(rows[0].narrow(0, 0, n1), first), kTolerance);
+  EXPECT_LT(max_difference(rows[0].narrow(0, n1, n2), second), kTolerance);
+  EXPECT_LT(max_difference(rows[1].narrow(0, 0, n2), second), kTolerance);
+  EXPECT_TRUE(rows.isfinite().all().item<bool>());
 
   // A right-padded batch: the padding ids are arbitrary and must not reach a real position.
   std::vector<int64_t> padded(kSecond);
