@@ -80,7 +80,7 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
   eval_config.device = cuda ? "cuda" : "cpu";
   eval_config.scale = cuda ? 1.0 : 0.05;
   eval_config.compile_baseline = false;
-  eval_config.timing.trials = 20;
+  eval_config.timing.trials = 10;
   eval_config.cache_dir = test::test_cache();
   eval::EvaluatorPool pool(eval_config);
   agents::PoolEvaluator evaluator(pool);
