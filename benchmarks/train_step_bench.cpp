@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   int batch = 8, prompt = 512, response = 512, steps = 5, warmup = 2;
   double peak_tflops = 989.0;  // H100 SXM dense bf16
   bool checkpointing = false;
+  int pack_rows = 0;
   app.add_option("--config-dir", config_dir, "a directory with config.json")->required();
   app.add_option("--device", device);
   app.add_option("--batch", batch);
@@ -41,6 +42,9 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup);
   app.add_option("--peak-tflops", peak_tflops, "the device's dense bf16 peak, for MFU");
   app.add_flag("--gradient-checkpointing", checkpointing);
+  app.add_option("--pack-rows", pack_rows,
+                 "pack the sequences into rows of this many tokens, each attending within itself (0: one "
+                 "padded row each)");
   int profile_top = 0;
   app.add_option("--profile", profile_top,
                  "after timing, profile one more step and list its N costliest GPU kernels (stderr)");
@@ -80,7 +84,8 @@ int main(int argc, char** argv) {
   vinci::rl::AdamW optimizer(backbone->trainable_parameters(), adam);
   vinci::rl::PolicyStepConfig step;
   step.micro_batch_tokens = 0;  // the whole batch in one forward and backward
-  step.logprobs.pack = false;   // equal lengths: padded rows are the packed ones
+  step.logprobs.pack = pack_rows > 0;  // equal lengths: unpacked, the rows need no padding
+  step.logprobs.max_tokens_per_row = pack_rows;
   step.mrs = false;             // the weights move between steps; the timing must not depend on it
 
   const bool cuda = device != "cpu";
@@ -105,7 +110,7 @@ int main(int argc, char** argv) {
   const double tokens = ranks * batch * (prompt + response), trained = ranks * batch * response;
   const auto [per_token, per_projected] = vinci::llm::training_flops(config, prompt + response);
   const double flops = per_token * tokens + per_projected * trained;
-  nlohmann::json line = {{"engine", "vinci"},
+  nlohmann::json line = {{"engine", pack_rows > 0 ? fmt::format("vinci-pack{}", pack_rows) : "vinci"},
                          {"batch", batch},
                          {"prompt", prompt},
                          {"response", response},
