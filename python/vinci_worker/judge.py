@@ -47,7 +47,7 @@ from .openings import Openings
 from .outcome import Outcome
 from .sandbox import Launcher, Sandboxed, describe_exit
 from .timing import measure_bandwidth, speedup_interval, summarize
-from .trusted_sampling import TrustedSampling, claimed_windows
+from .trusted_sampling import TrustedSampling, claimed_windows, extra_windows
 from .zygote import Zygote, ZygoteError
 
 DEFAULTS = {
@@ -985,10 +985,11 @@ class Judge(TrustedSampling):
                     break
             # The speed is these windows' alone. The trusted sampler watched them; with too few samples
             # in compiled code (short, Python-heavy calls; a loaded host that starves the sampler), more
-            # windows run, for up to TIMED_SAMPLING_S, timed and opened as the others (at EXTRA_SHARE)
-            # but for the sampler only: red-team round 26 starved it on purpose, was right in the ten
-            # planned windows (all opened) and cheap in the extra ones, which outnumbered them and made
-            # the median, and passed in a third of its runs at up to 0.99x (honest 0.2-0.3x).
+            # windows run, as many as the samples' rate so far says it needs (extra_windows), for up to
+            # TIMED_SAMPLING_S, timed and opened as the others (at EXTRA_SHARE) but for the sampler
+            # only: red-team round 26 starved it on purpose, was right in the ten planned windows (all
+            # opened) and cheap in the extra ones, which outnumbered them and made the median, and
+            # passed in a third of its runs at up to 0.99x (honest 0.2-0.3x).
             claimed = len(per_call)
             sampling_start = time.monotonic()
             while sampled:
@@ -1009,8 +1010,11 @@ class Judge(TrustedSampling):
                         time.monotonic() - sampling_start > self.TIMED_SAMPLING_S or time.monotonic() > deadline:
                     break
                 sampler = self._start_sampler(loaded, cfg)
-                for _ in range(int(tc["min_trials"])):
+                for _ in range(extra_windows(counts["own"] + counts["library"], counts["calls"], r,
+                                             self.COVERAGE["cpu"]["enough"], int(tc["min_trials"]))):
                     window(len(per_call))
+                    if time.monotonic() - sampling_start > self.TIMED_SAMPLING_S or time.monotonic() > deadline:
+                        break
             while checks["kinds"] != set(self._ood_kinds(cfg)):
                 check_window()
         finally:
@@ -1023,7 +1027,7 @@ class Judge(TrustedSampling):
                     "opened": openings.opened, "check_windows": checks["ood"], "flush_bytes": loaded.window.flush.nbytes}
         reply = {"timing": stats, "external": external, "flags": [], "times": per_call}
         if sampled:
-            self._timed_coverage(counts, loaded, task, cfg, reply, check)
+            self._timed_coverage(counts, cfg, reply, check)
             self._library_time(counts, cfg, req, external)
         for name in ("eager", "compile"):
             base = req.get(f"{name}_times")

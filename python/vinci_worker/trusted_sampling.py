@@ -6,8 +6,9 @@ a mixin: they use its launcher, device, sampler binary and runner helpers (_ask,
 _signal_policy).
 
 On the CPU the samples of the timed windows themselves decide, counted only in the windows the speed
-is made of (claimed_windows); elsewhere, or with too few of them, a phase of coverage calls of the
-sampler's own may only reject. On a GPU the sampler looks for host code of GPU math libraries.
+is made of (claimed_windows), with more windows where they are few (extra_windows); a share they leave
+unmeasured is a rejection under --torch-ops forbid. Where the timed windows cannot be watched, a phase
+of coverage calls of the sampler's own may only reject. On a GPU the sampler looks for host code of GPU math libraries.
 """
 from __future__ import annotations
 
@@ -59,6 +60,21 @@ def claimed_windows(watched: list[tuple[int, int, float, int]], median_ms: float
     slow = [(start, end) for start, end, ms, _ in watched if ms > median_ms]
     return slow, sum(calls for _, _, ms, calls in watched if ms <= median_ms)
 
+
+
+MAX_EXTRA_WINDOWS = 400
+
+
+def extra_windows(seen: int, claimed_calls: int, calls_per_window: int, enough: int, minimum: int) -> int:
+    """How many more timed windows the trusted sampler likely needs to reach `enough` samples in compiled
+    code, at the rate of samples per claimed call so far and a quarter more; at least `minimum`, at
+    most MAX_EXTRA_WINDOWS (all of them when nothing was seen yet). An honest 0.04 ms add had 24
+    samples after 10 s of rounds of five windows (session 27), and was passed by a phase of coverage
+    calls that a candidate can tell apart; sized rounds reach `enough` in one or two."""
+    if seen <= 0 or claimed_calls <= 0:
+        return MAX_EXTRA_WINDOWS
+    calls = (enough - seen) * claimed_calls / seen * 1.25
+    return max(minimum, min(MAX_EXTRA_WINDOWS, math.ceil(calls / max(calls_per_window, 1))))
 
 
 class TrustedSampling:
@@ -221,36 +237,49 @@ class TrustedSampling:
             counts["unseen_ns"] = unseen * min(1.0, (counts["own_ns"] + counts["library_ns"]) / seen)
         return counts
 
-    def _timed_coverage(self, counts: dict, loaded: Loaded, task: TaskState, cfg, reply: dict, check: dict) -> None:
-        """The share of the timed windows' CPU time in the candidate's own code decides library_compute
-        (their samples, a count, say whether there are enough). Where they hold too few even after more
-        windows, they still reject a share whose upper bound stays under the minimum; else a phase of
-        coverage calls may reject, never vouch (its calls are not the timed ones, and a candidate may
-        tell them apart), and the result says so."""
+    def _timed_coverage(self, counts: dict, cfg, reply: dict, check: dict) -> None:
+        """The share of the timed windows' CPU time in the candidate's own code decides library_compute.
+        With `enough` samples in compiled code the share itself does; with fewer, its bounds (two
+        standard errors at worst) do, a share confidently under the minimum rejecting and one
+        confidently over it passing. What is left is unmeasured, and under --torch-ops forbid that is
+        a rejection: red-team round 27 kept its samples few (asleep on the CPU clock, and slow in the
+        sampler's extra windows, whose samples then do not count), ran MKL beside an equal spin of its
+        own, and passed at 0.20-0.34x on a phase of coverage calls (honest loops 0.06x), whose calls it
+        told apart by their inputs and spun in. Such a phase is not asked here: it could not vouch."""
         seen = counts["own"] + counts["library"]
         share = own_share(counts)
-        if not counts.get("error") and seen >= self.COVERAGE["cpu"]["enough"]:
+        if counts.get("method") not in (None, "perf"):
+            reply["warnings"] = sorted(set(check.get("warnings", []) + [self.VISIBLE_SAMPLES]))
+        margin = 1 / math.sqrt(seen) if seen else 1.0
+        few = seen < self.COVERAGE["cpu"]["enough"]
+        if not counts.get("error") and (not few or (seen >= 10 and abs(share - cfg["min_coverage"]) > margin)):
             reply["coverage"] = share
-            if counts.get("method") != "perf":
-                reply["warnings"] = sorted(set(check.get("warnings", []) + [self.VISIBLE_SAMPLES]))
-            self._signal_policy({"coverage": share}, None, cfg, "timed calls")
+            if few:
+                reply["warnings"] = sorted(set(reply.get("warnings", check.get("warnings", [])) +
+                                               [f"library sampling over the timed calls: {seen} samples in compiled "
+                                                f"code, {100 * share:.0f}% own, decided by its bounds"]))
+            self._signal_policy({"coverage": share}, None, cfg, "timed calls" + (f" (only {seen} samples in compiled "
+                                                                                 "code)" if few else ""))
             return
-        if seen >= 10 and share + 1 / math.sqrt(seen) < cfg["min_coverage"]:  # two standard errors at worst
-            self._signal_policy({"coverage": share}, None, cfg, f"timed calls (only {seen} samples in compiled code)")
-        why = f"unavailable ({counts['error']})" if counts.get("error") else f"{seen} samples in compiled code"
-        share, note = self._host_coverage(loaded, task, cfg)
-        notes = [f"library sampling over the timed calls: {why}; a phase of coverage calls could only reject"]
-        reply["coverage"] = share
-        reply["warnings"] = sorted(set(check.get("warnings", []) + notes + ([note] if note else [])))
-        self._signal_policy({"coverage": share}, None, cfg, "coverage")
+        why = (f"the trusted sampler failed ({counts['error']})" if counts.get("error") else
+               f"{seen} samples in compiled code, {100 * share:.0f}% own, too few to tell the share from "
+               f"{100 * cfg['min_coverage']:.0f}%")
+        if cfg["torch_ops"] == "forbid":
+            raise Outcome("rejected", "library_compute",
+                          f"timed calls: own code's share unmeasured ({why}); under --torch-ops forbid an unmeasured "
+                          "share is never a pass")
+        reply["coverage"] = None
+        reply["warnings"] = sorted(set(reply.get("warnings", check.get("warnings", [])) +
+                                       [f"library sampling over the timed calls: unmeasured ({why})"]))
 
     def _library_time(self, counts: dict, cfg, req: dict, external: dict) -> None:
         """Library code's CPU time in a timed call, from the samples of the timed windows, against the
         reference's eager call: under --torch-ops forbid at most LIBRARY_EAGER_SHARE of it, wherever it
-        is more than LIBRARY_CALL_SHARE of the compiled code's time."""
+        is more than LIBRARY_CALL_SHARE of the compiled code's time. From 10 samples on: a share that
+        passed on its bounds from few samples (_timed_coverage) still meets this bound (round 27)."""
         eager = req.get("eager_times")
-        if counts.get("error") or counts["own"] + counts["library"] < self.COVERAGE["cpu"]["enough"] or \
-                not counts["calls"] or not isinstance(eager, list) or not eager:
+        if counts.get("error") or counts["own"] + counts["library"] < 10 or not counts["calls"] or \
+                not isinstance(eager, list) or not eager:
             return
         library_ms = counts.get("library_ns", 0) / 1e6 / counts["calls"]
         library_share = counts.get("library_ns", 0) / max(counts.get("library_ns", 0) + counts.get("own_ns", 0), 1)

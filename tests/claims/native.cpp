@@ -241,6 +241,16 @@ torch::Tensor relu_with_spinning_helpers(torch::Tensor x, double ms, int64_t thr
   return y;
 }
 
+// `ms` of CPU time spent on the calling thread, in this library's code: the clock is read between
+// runs of arithmetic, since reading a thread's CPU clock is a system call, whose time is the kernel's.
+double spin_cpu(double ms) {
+  const double t0 = now_ms(CLOCK_THREAD_CPUTIME_ID);
+  volatile double sink = 1.0;
+  while (now_ms(CLOCK_THREAD_CPUTIME_ID) - t0 < ms)
+    for (int i = 0; i < 2000; ++i) sink = sink * 0.9999999 + 1e-9;
+  return sink;
+}
+
 // ReLU plus `ms` of CPU time spent right here, on the calling thread.
 torch::Tensor relu_then_spin(torch::Tensor x, double ms) {
   auto y = relu_plain(x);

@@ -16,7 +16,8 @@ from vinci_worker import compare, sandbox  # noqa: E402
 from vinci_worker.call_window import input_layout  # noqa: E402
 from vinci_worker.judge import Judge, calls_per_window  # noqa: E402
 from vinci_worker.outcome import Outcome  # noqa: E402
-from vinci_worker.trusted_sampling import LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, claimed_windows  # noqa: E402
+from vinci_worker.trusted_sampling import (LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, MAX_EXTRA_WINDOWS,  # noqa: E402
+                                          claimed_windows, extra_windows)
 from vinci_worker.timing import speedup_interval  # noqa: E402
 
 failures = []
@@ -125,7 +126,9 @@ check(library_time(0.44, own_ms=5.0)[0] is None and LIBRARY_CALL_SHARE == 0.2,
 check(library_time(0.44, own_ms=1.5)[0] == "library_compute", "0.44 ms beside 1.5 ms of own code (23%) does not")
 check(library_time(0.44, own_ms=1.9)[0] is None, "0.44 ms beside 1.9 ms of own code in every window (19%) passes")
 check(library_time(0.44, policy="allow")[0] is None, "--torch-ops allow measures and does not refuse")
-check(library_time(0.44, samples=60) == (None, {}), "too few samples to weigh: no bound, nothing said")
+check(library_time(0.44, samples=8) == (None, {}), "too few samples to weigh: no bound, nothing said")
+check(library_time(0.44, samples=60)[0] == "library_compute",
+      "60 samples weigh it: a share passed on its bounds from few samples still meets the bound (round 27)")
 check(library_time(0.44, error="ptrace refused") == (None, {}), "no sampling: no bound")
 
 # Round 25: BLAS alone in three windows of four, its own code spun in the fourth until it was 90% of
@@ -135,6 +138,45 @@ slow, calls = claimed_windows([(0, 10, 0.7, 4), (20, 30, 5.0, 4), (40, 50, 0.7, 
 check((slow, calls) == ([(20, 30), (60, 70)], 8), f"windows slower than the median are not sampled: {slow} {calls}")
 slow, calls = claimed_windows([(0, 10, 0.7, 2), (20, 30, 0.7, 2), (40, 50, 0.7, 2)], 0.7)
 check((slow, calls) == ([], 6), f"uniform windows are all sampled: {slow} {calls}")
+
+# Round 27: a share from few samples. The sampler's extra windows are sized by the samples' rate so
+# far: 24 samples over 250 claimed calls leave 76 to find, 989.6 calls with a quarter more, 40 windows
+# of 25 calls; nothing seen yet asks for the most; a near miss for the minimum.
+check(extra_windows(24, 250, 25, 100, 5) == 40, f"24 of 100 samples: {extra_windows(24, 250, 25, 100, 5)} windows")
+check(extra_windows(0, 250, 25, 100, 5) == MAX_EXTRA_WINDOWS == 400, "no sample yet: the most windows")
+check(extra_windows(95, 250, 25, 100, 5) == 5, "5 samples short: the minimum of 5 windows")
+check(extra_windows(1, 1000, 1, 100, 5) == 400, "a sample a thousand calls: capped at the most")
+
+
+def coverage(own: int, library: int, policy: str = "forbid", error: str | None = None):
+    judge = Judge.__new__(Judge)
+    judge.cuda = False
+    counts = {"own": own, "library": library, "own_ns": own * 250_000, "library_ns": library * 250_000,
+              "unseen_ns": 0, "method": "perf"}
+    if error:
+        counts["error"] = error
+    reply = {}
+    try:
+        judge._timed_coverage(counts, {"torch_ops": policy, "min_coverage": 0.5, "allow_precision_drop": False}, reply,
+                              {"warnings": []})
+    except Outcome as o:
+        return o.reply["reason"], o.reply["message"]
+    return reply.get("coverage"), " ".join(reply.get("warnings", []))
+
+
+check(coverage(150, 50) == (0.75, ""), f"200 samples, 75% own: measured, passes: {coverage(150, 50)}")
+check(coverage(50, 150)[0] == "library_compute", "200 samples, 25% own: library_compute")
+got = coverage(15, 15)
+check(got[0] == "library_compute" and "unmeasured" in got[1], f"30 samples at 50% own, forbid: unmeasured is refused: {got}")
+got = coverage(15, 15, policy="warn")
+check(got[0] is None and "unmeasured" in got[1], f"the same under warn: no share, said so: {got}")
+got = coverage(28, 2)
+check(abs(got[0] - 28 / 30) < 1e-9 and "bounds" in got[1], f"30 samples at 93% own (two standard errors 18%): passes: {got}")
+check(coverage(2, 28)[0] == "library_compute", "30 samples at 7% own: library_compute on its bounds")
+got = coverage(5, 0)
+check(got[0] == "library_compute" and "unmeasured" in got[1], f"5 samples, all own: too few to say, refused: {got}")
+got = coverage(300, 0, error="the sampler failed to read a mapping")
+check(got[0] == "library_compute" and "failed" in got[1], f"a sampler that failed measured nothing: refused: {got}")
 
 for f in failures:
     print("FAILED:", f)
