@@ -83,10 +83,10 @@ int main(int argc, char** argv) {
   adam.lr.peak = 1e-6;
   vinci::rl::AdamW optimizer(backbone->trainable_parameters(), adam);
   vinci::rl::PolicyStepConfig step;
-  step.micro_batch_tokens = 0;  // the whole batch in one forward and backward
+  step.micro_batch_tokens = 0;         // the whole batch in one forward and backward
   step.logprobs.pack = pack_rows > 0;  // equal lengths: unpacked, the rows need no padding
   step.logprobs.max_tokens_per_row = pack_rows;
-  step.mrs = false;             // the weights move between steps; the timing must not depend on it
+  step.mrs = false;  // the weights move between steps; the timing must not depend on it
 
   const bool cuda = device != "cpu";
   const auto sync = [&] {
