@@ -7,9 +7,13 @@ Each solution's load_inline arguments are captured by running it with load_inlin
 cuda-flavour header is precompiled once (`python -m vinci_runner precompile`, timed); then every
 solution is built into a fresh folder each way. Per-object times come from each build's
 .ninja_log: main.o is the C++ file the header serves, cuda.cuda.o nvcc's (the build that
-succeeded; a build whose lean nvcc run failed says so in its log and counts as retried).
+succeeded; a build whose lean nvcc run failed says so in its log and counts as retried). With
+--phases, nvcc also writes each phase's time (`nvcc --time`) and a table says where nvcc's time goes:
+preprocessing (twice: for the host side and for the device side), cudafe++ (splits host from device
+code), cicc (device code to PTX), ptxas (PTX to machine code), fatbinary, and the host compile of
+cudafe++'s output; then main.o and the link, from the .ninja_log.
 
-    python3 benchmarks/extension_build_bench.py OUT_DIR SOLUTION.py ... [--parallel 16]
+    python3 benchmarks/extension_build_bench.py OUT_DIR SOLUTION.py ... [--parallel 16] [--modes lean] [--phases]
 """
 from __future__ import annotations
 
@@ -68,9 +72,34 @@ def ninja_times(build_dir: str) -> dict[str, float]:
     return times
 
 
-def build(repo: str, arguments_file: str, out: str, pch: str, as_written: bool) -> tuple[float, dict[str, float], int]:
+def nvcc_phases(csv_file: str) -> dict[str, float]:
+    """Seconds per nvcc phase of one build, from `nvcc --time`'s CSV (its two preprocessing runs added
+    up; a retried build's runs added up too)."""
+    phases: dict[str, float] = {}
+    if not os.path.exists(csv_file):
+        return phases
+    with open(csv_file, encoding="utf-8") as f:
+        for line in f.readlines()[1:]:
+            cells = [c.strip() for c in line.split(",")]
+            if len(cells) < 8 or cells[7] != "ms":
+                continue
+            name = "gcc (preprocessing)" if cells[1].startswith("gcc (preprocessing") else cells[1]
+            phases[name] = phases.get(name, 0.0) + float(cells[6]) / 1000.0
+    return phases
+
+
+def build(repo: str, arguments_file: str, out: str, pch: str, as_written: bool,
+          phases: bool = False) -> tuple[float, dict[str, float], int]:
     env = dict(os.environ, PYTHONPATH=os.path.join(repo, "python"), MAX_JOBS="2")
     os.makedirs(out)
+    if phases:
+        with open(arguments_file, encoding="utf-8") as f:
+            arguments = json.load(f)
+        arguments["extra_cuda_cflags"] = list(arguments.get("extra_cuda_cflags") or []) + \
+            ["--time", os.path.join(out, "nvcc-time.csv")]
+        arguments_file = os.path.join(out, "arguments.json")
+        with open(arguments_file, "w", encoding="utf-8") as f:
+            json.dump(arguments, f)
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "vinci_runner", "compile", "--arguments", arguments_file,
                            "--out", out, "--pch", pch] + (["--as-written"] if as_written else []),
@@ -80,6 +109,7 @@ def build(repo: str, arguments_file: str, out: str, pch: str, as_written: bool) 
     if proc.returncode != 0:
         print(f"{arguments_file}: build failed\n{proc.stderr[-3000:]}", file=sys.stderr)
     times = ninja_times(out) if os.path.exists(os.path.join(out, ".ninja_log")) else {}
+    times.update({f"nvcc: {k}": v for k, v in nvcc_phases(os.path.join(out, "nvcc-time.csv")).items()})
     return wall, dict(times, retried=float(retried)), proc.returncode
 
 
@@ -88,6 +118,8 @@ def main() -> int:
     p.add_argument("out")
     p.add_argument("solutions", nargs="+")
     p.add_argument("--parallel", type=int, default=16)
+    p.add_argument("--modes", default="none,pch,lean", help="which of none, pch and lean to build, in order")
+    p.add_argument("--phases", action="store_true", help="time nvcc's phases too (nvcc --time)")
     a = p.parse_args()
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.makedirs(a.out, exist_ok=True)
@@ -116,13 +148,16 @@ def main() -> int:
         return 1
 
     rows = []
-    modes = (("none, as written", "none", "", True), ("precompiled, as written", "pch", pch, True),
-             ("precompiled, lean .cu", "lean", pch, False))
-    for mode, tag, folder, as_written in modes:
+    modes = {"none": ("none, as written", "", True), "pch": ("precompiled, as written", pch, True),
+             "lean": ("precompiled, lean .cu", pch, False)}
+    phase_rows = []
+    for tag in a.modes.split(","):
+        mode, folder, as_written = modes[tag]
         t0 = time.monotonic()
         with concurrent.futures.ThreadPoolExecutor(a.parallel) as pool:
             results = list(pool.map(
-                lambda i: build(repo, argument_files[i], os.path.join(a.out, f"{tag}-{i}"), folder, as_written),
+                lambda i: build(repo, argument_files[i], os.path.join(a.out, f"{tag}-{i}"), folder, as_written,
+                                a.phases),
                 range(len(argument_files))))
         wall = time.monotonic() - t0
         failed = sum(1 for r in results if r[2] != 0)
@@ -131,11 +166,24 @@ def main() -> int:
         retried = sum(int(r[1].get("retried", 0)) for r in results)
         rows.append((mode, wall, statistics.mean(r[0] for r in results), statistics.mean(main_o) if main_o else 0,
                      statistics.mean(cuda_o) if cuda_o else 0, retried, failed))
+        if a.phases:
+            built = [r[1] for r in results if r[2] == 0]
+            names = sorted({k for r in built for k in r if k.startswith("nvcc: ")}, key=lambda k: -sum(
+                r.get(k, 0.0) for r in built))
+            links = [v for r in built for k, v in r.items() if k.endswith(".so")]
+            phase_rows.append((mode, [(k[6:], statistics.mean(r.get(k, 0.0) for r in built)) for k in names] +
+                               [("main.o (g++, the bindings)", statistics.mean(main_o) if main_o else 0.0),
+                                ("link", statistics.mean(links) if links else 0.0)]))
     print(f"\nheader precompiled in {header_s:.1f} s ({len(argument_files)} solutions, {a.parallel} at once)")
     print("| header, CUDA sources | wall s | mean build s | mean main.o s | mean cuda.cuda.o s | retried | failed |")
     print("|---|---|---|---|---|---|---|")
     for mode, wall, mean, m, c, retried, failed in rows:
         print(f"| {mode} | {wall:.1f} | {mean:.1f} | {m:.1f} | {c:.1f} | {retried} | {failed} |")
+    for mode, phases in phase_rows:
+        print(f"\nwhere a build's time goes ({mode}; mean seconds a build, {a.parallel} at once)")
+        print("| step | mean s |\n|---|---|")
+        for name, seconds in phases:
+            print(f"| {name} | {seconds:.2f} |")
     return 1 if any(r[6] for r in rows) else 0
 
 
