@@ -238,48 +238,45 @@ class TrustedSampling:
         return counts
 
     def _timed_coverage(self, counts: dict, cfg, reply: dict, check: dict) -> None:
-        """The share of the timed windows' CPU time in the candidate's own code decides library_compute.
-        With `enough` samples in compiled code the share itself does; with fewer, its bounds (two
-        standard errors at worst) do, a share confidently under the minimum rejecting and one
-        confidently over it passing. What is left is unmeasured, and under --torch-ops forbid that is
-        a rejection: red-team round 27 kept its samples few (asleep on the CPU clock, and slow in the
-        sampler's extra windows, whose samples then do not count), ran MKL beside an equal spin of its
-        own, and passed at 0.20-0.34x on a phase of coverage calls (honest loops 0.06x), whose calls it
-        told apart by their inputs and spun in. Such a phase is not asked here: it could not vouch."""
+        """The share of the timed windows' CPU time in the candidate's own code decides library_compute,
+        from `enough` samples in compiled code. Fewer may still reject a share whose upper bound (two
+        standard errors at worst) stays under the minimum; they never pass one, and under --torch-ops
+        forbid a share they leave unmeasured is a rejection. Red-team round 27 kept its samples few
+        (asleep on the CPU clock, and slow in the sampler's extra windows, whose samples then do not
+        count), ran MKL beside an equal spin of its own, and passed at 0.20-0.34x on a phase of
+        coverage calls (honest loops 0.06x), whose calls it told apart by their inputs and spun in;
+        such a phase is no longer asked where the timed windows are watched. A pass on few samples'
+        bounds was tried and let the same file through at 0.15x in a CI run: the share of a few dozen
+        CPU-time-weighted samples strays far enough from 0.57 one time in a few."""
         seen = counts["own"] + counts["library"]
         share = own_share(counts)
         if counts.get("method") not in (None, "perf"):
             reply["warnings"] = sorted(set(check.get("warnings", []) + [self.VISIBLE_SAMPLES]))
-        margin = 1 / math.sqrt(seen) if seen else 1.0
-        few = seen < self.COVERAGE["cpu"]["enough"]
-        if not counts.get("error") and (not few or (seen >= 10 and abs(share - cfg["min_coverage"]) > margin)):
+        if not counts.get("error") and seen >= self.COVERAGE["cpu"]["enough"]:
             reply["coverage"] = share
-            if few:
-                reply["warnings"] = sorted(set(reply.get("warnings", check.get("warnings", [])) +
-                                               [f"library sampling over the timed calls: {seen} samples in compiled "
-                                                f"code, {100 * share:.0f}% own, decided by its bounds"]))
-            self._signal_policy({"coverage": share}, None, cfg, "timed calls" + (f" (only {seen} samples in compiled "
-                                                                                 "code)" if few else ""))
+            self._signal_policy({"coverage": share}, None, cfg, "timed calls")
             return
+        if not counts.get("error") and seen >= 10 and share + 1 / math.sqrt(seen) < cfg["min_coverage"]:
+            reply["coverage"] = share
+            self._signal_policy({"coverage": share}, None, cfg, f"timed calls (only {seen} samples in compiled code)")
         why = (f"the trusted sampler failed ({counts['error']})" if counts.get("error") else
-               f"{seen} samples in compiled code, {100 * share:.0f}% own, too few to tell the share from "
-               f"{100 * cfg['min_coverage']:.0f}%")
+               f"{seen} samples in compiled code, {100 * share:.0f}% own; a share is measured from "
+               f"{self.COVERAGE['cpu']['enough']}")
         if cfg["torch_ops"] == "forbid":
             raise Outcome("rejected", "library_compute",
                           f"timed calls: own code's share unmeasured ({why}); under --torch-ops forbid an unmeasured "
                           "share is never a pass")
-        reply["coverage"] = None
+        reply.setdefault("coverage", None)
         reply["warnings"] = sorted(set(reply.get("warnings", check.get("warnings", [])) +
                                        [f"library sampling over the timed calls: unmeasured ({why})"]))
 
     def _library_time(self, counts: dict, cfg, req: dict, external: dict) -> None:
         """Library code's CPU time in a timed call, from the samples of the timed windows, against the
         reference's eager call: under --torch-ops forbid at most LIBRARY_EAGER_SHARE of it, wherever it
-        is more than LIBRARY_CALL_SHARE of the compiled code's time. From 10 samples on: a share that
-        passed on its bounds from few samples (_timed_coverage) still meets this bound (round 27)."""
+        is more than LIBRARY_CALL_SHARE of the compiled code's time."""
         eager = req.get("eager_times")
-        if counts.get("error") or counts["own"] + counts["library"] < 10 or not counts["calls"] or \
-                not isinstance(eager, list) or not eager:
+        if counts.get("error") or counts["own"] + counts["library"] < self.COVERAGE["cpu"]["enough"] or \
+                not counts["calls"] or not isinstance(eager, list) or not eager:
             return
         library_ms = counts.get("library_ns", 0) / 1e6 / counts["calls"]
         library_share = counts.get("library_ns", 0) / max(counts.get("library_ns", 0) + counts.get("own_ns", 0), 1)

@@ -126,9 +126,7 @@ check(library_time(0.44, own_ms=5.0)[0] is None and LIBRARY_CALL_SHARE == 0.2,
 check(library_time(0.44, own_ms=1.5)[0] == "library_compute", "0.44 ms beside 1.5 ms of own code (23%) does not")
 check(library_time(0.44, own_ms=1.9)[0] is None, "0.44 ms beside 1.9 ms of own code in every window (19%) passes")
 check(library_time(0.44, policy="allow")[0] is None, "--torch-ops allow measures and does not refuse")
-check(library_time(0.44, samples=8) == (None, {}), "too few samples to weigh: no bound, nothing said")
-check(library_time(0.44, samples=60)[0] == "library_compute",
-      "60 samples weigh it: a share passed on its bounds from few samples still meets the bound (round 27)")
+check(library_time(0.44, samples=60) == (None, {}), "too few samples to weigh: no bound, nothing said")
 check(library_time(0.44, error="ptrace refused") == (None, {}), "no sampling: no bound")
 
 # Round 25: BLAS alone in three windows of four, its own code spun in the fourth until it was 90% of
@@ -171,7 +169,10 @@ check(got[0] == "library_compute" and "unmeasured" in got[1], f"30 samples at 50
 got = coverage(15, 15, policy="warn")
 check(got[0] is None and "unmeasured" in got[1], f"the same under warn: no share, said so: {got}")
 got = coverage(28, 2)
-check(abs(got[0] - 28 / 30) < 1e-9 and "bounds" in got[1], f"30 samples at 93% own (two standard errors 18%): passes: {got}")
+check(got[0] == "library_compute" and "unmeasured" in got[1],
+      f"30 samples at 93% own: a share from few samples never passes (round 27's 57% strayed past its bound): {got}")
+got = coverage(28, 2, policy="warn")
+check(got[0] is None and "unmeasured" in got[1], f"the same under warn: no share, said so: {got}")
 check(coverage(2, 28)[0] == "library_compute", "30 samples at 7% own: library_compute on its bounds")
 got = coverage(5, 0)
 check(got[0] == "library_compute" and "unmeasured" in got[1], f"5 samples, all own: too few to say, refused: {got}")
