@@ -986,10 +986,12 @@ class Judge(TrustedSampling):
             # The speed is these windows' alone. The trusted sampler watched them; with too few samples
             # in compiled code (short, Python-heavy calls; a loaded host that starves the sampler), more
             # windows run, as many as the samples' rate so far says it needs (extra_windows), for up to
-            # TIMED_SAMPLING_S, timed and opened as the others (at EXTRA_SHARE) but for the sampler
-            # only: red-team round 26 starved it on purpose, was right in the ten planned windows (all
-            # opened) and cheap in the extra ones, which outnumbered them and made the median, and
-            # passed in a third of its runs at up to 0.99x (honest 0.2-0.3x).
+            # TIMED_SAMPLING_S past the planned ones whatever the run's deadline (a share from fewer
+            # samples never passes, and each window has its own timeout), timed and opened as the
+            # others (at EXTRA_SHARE) but for the sampler only: red-team round 26 starved it on purpose,
+            # was right in the ten planned windows (all opened) and cheap in the extra ones, which
+            # outnumbered them and made the median, and passed in a third of its runs at up to 0.99x
+            # (honest 0.2-0.3x).
             claimed = len(per_call)
             sampling_start = time.monotonic()
             while sampled:
@@ -1007,13 +1009,13 @@ class Judge(TrustedSampling):
                     counts[key] = counts.get(key, 0) + found[key]
                 counts["method"] = found.get("method")
                 if counts["own"] + counts["library"] >= self.COVERAGE["cpu"]["enough"] or \
-                        time.monotonic() - sampling_start > self.TIMED_SAMPLING_S or time.monotonic() > deadline:
+                        time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:
                     break
                 sampler = self._start_sampler(loaded, cfg)
-                for _ in range(extra_windows(counts["own"] + counts["library"], counts["calls"], r,
+                for _ in range(extra_windows(counts["own"] + counts["library"], len(per_call),
                                              self.COVERAGE["cpu"]["enough"], int(tc["min_trials"]))):
                     window(len(per_call))
-                    if time.monotonic() - sampling_start > self.TIMED_SAMPLING_S or time.monotonic() > deadline:
+                    if time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:
                         break
             while checks["kinds"] != set(self._ood_kinds(cfg)):
                 check_window()

@@ -65,16 +65,16 @@ def claimed_windows(watched: list[tuple[int, int, float, int]], median_ms: float
 MAX_EXTRA_WINDOWS = 400
 
 
-def extra_windows(seen: int, claimed_calls: int, calls_per_window: int, enough: int, minimum: int) -> int:
+def extra_windows(seen: int, windows: int, enough: int, minimum: int) -> int:
     """How many more timed windows the trusted sampler likely needs to reach `enough` samples in compiled
-    code, at the rate of samples per claimed call so far and a quarter more; at least `minimum`, at
-    most MAX_EXTRA_WINDOWS (all of them when nothing was seen yet). An honest 0.04 ms add had 24
-    samples after 10 s of rounds of five windows (session 27), and was passed by a phase of coverage
-    calls that a candidate can tell apart; sized rounds reach `enough` in one or two."""
-    if seen <= 0 or claimed_calls <= 0:
+    code, at the rate of samples per timed window so far (counting the windows whose samples
+    claimed_windows left out: under a varying load about half of the extra ones are slower than the
+    planned median) and a quarter more; at least `minimum`, at most MAX_EXTRA_WINDOWS (all of them
+    when nothing was seen yet). An honest 0.04 ms add had 24 samples after 10 s of rounds of five
+    windows (session 27), and was passed by a phase of coverage calls that a candidate can tell apart."""
+    if seen <= 0 or windows <= 0:
         return MAX_EXTRA_WINDOWS
-    calls = (enough - seen) * claimed_calls / seen * 1.25
-    return max(minimum, min(MAX_EXTRA_WINDOWS, math.ceil(calls / max(calls_per_window, 1))))
+    return max(minimum, min(MAX_EXTRA_WINDOWS, math.ceil((enough - seen) * windows / seen * 1.25)))
 
 
 class TrustedSampling:
@@ -85,7 +85,11 @@ class TrustedSampling:
     # call there, an honest kernel none), which a candidate cannot pause or relabel as it can the
     # profiler in its own process: one short, dense round, a verdict only with 10 samples there.
     TIMED_SAMPLING_HZ = 4000  # while the timed windows run (the interruptions, a few percent, are the candidate's cost)
-    TIMED_SAMPLING_S = 10.0  # more timed windows for at most this long, to reach COVERAGE["cpu"]["enough"]
+    # More timed windows for at most this long, to reach COVERAGE["cpu"]["enough"]: a share measured from
+    # fewer is a rejection under forbid, so an honest candidate on a loaded host must get there (one
+    # CI test beside another and a red-team helper left honest ones at 81-99 samples after 10 s); a
+    # candidate that sleeps to stay short spends the wall time and is rejected all the same.
+    TIMED_SAMPLING_S = 30.0
     COVERAGE = {"cpu": {"rounds": 8, "ms": 600, "hz": 500, "seconds": 0.5, "enough": 100},
                 "cuda": {"rounds": 1, "ms": 450, "hz": 2000, "seconds": 0.4, "enough": 10}}
     def _host_coverage(self, loaded: Loaded, task: TaskState, cfg) -> tuple[float | None, str]:

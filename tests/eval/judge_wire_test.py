@@ -138,12 +138,12 @@ slow, calls = claimed_windows([(0, 10, 0.7, 2), (20, 30, 0.7, 2), (40, 50, 0.7, 
 check((slow, calls) == ([], 6), f"uniform windows are all sampled: {slow} {calls}")
 
 # Round 27: a share from few samples. The sampler's extra windows are sized by the samples' rate so
-# far: 24 samples over 250 claimed calls leave 76 to find, 989.6 calls with a quarter more, 40 windows
-# of 25 calls; nothing seen yet asks for the most; a near miss for the minimum.
-check(extra_windows(24, 250, 25, 100, 5) == 40, f"24 of 100 samples: {extra_windows(24, 250, 25, 100, 5)} windows")
-check(extra_windows(0, 250, 25, 100, 5) == MAX_EXTRA_WINDOWS == 400, "no sample yet: the most windows")
-check(extra_windows(95, 250, 25, 100, 5) == 5, "5 samples short: the minimum of 5 windows")
-check(extra_windows(1, 1000, 1, 100, 5) == 400, "a sample a thousand calls: capped at the most")
+# far: 24 samples over 10 windows leave 76 to find, 31.7 windows at that rate, 40 with a quarter more;
+# nothing seen yet asks for the most; a near miss for the minimum; a sample in a hundred windows, capped.
+check(extra_windows(24, 10, 100, 5) == 40, f"24 of 100 samples in 10 windows: {extra_windows(24, 10, 100, 5)} windows")
+check(extra_windows(0, 10, 100, 5) == MAX_EXTRA_WINDOWS == 400, "no sample yet: the most windows")
+check(extra_windows(95, 40, 100, 5) == 5, "5 samples short at 2.4 a window: the minimum of 5 windows")
+check(extra_windows(1, 100, 100, 5) == 400, "a sample a hundred windows: capped at the most")
 
 
 def coverage(own: int, library: int, policy: str = "forbid", error: str | None = None):
