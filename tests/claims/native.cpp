@@ -7,15 +7,20 @@
 // the call returned, the runner's own harness rewritten from native code, and probes for secrets
 // and sockets. Names the text rules know (thread and file calls, 16-bit types) are avoided or held
 // in data, so that a deeper layer has to catch each file.
+#include <c10/core/impl/TorchDispatchModeTLS.h>
 #include <torch/extension.h>
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -24,9 +29,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -522,3 +531,669 @@ std::string connect_unix(std::string name) {
   ::close(s);
   return why;
 }
+
+// ======================================================================= single-file attacks
+// Each block below is one candidate's own code, moved here from its file so that the extension cache
+// builds it with the rest; its internals sit in a namespace of their own, and the function the file
+// calls is brought out under a name of its own.
+extern "C" void sgemm_(const char*, const char*, const int*, const int*, const int*, const float*, const float*,
+                       const int*, const float*, const int*, const float*, float*, const int*);
+extern "C" int MKL_Set_Num_Threads_Local(int);
+
+// inputs__fitted_gelu_behind_a_sparse_check (round 17): a GELU polynomial fitted on [0, 1) whenever 16
+// evenly spaced inputs lie there, erf otherwise; a change to a few rows only slips past the 16 looks.
+namespace gelu_fit {
+static bool sniff_in_unit(const float* X, int64_t n) {
+  if (n == 0) return false;
+  for (int k = 0; k < 16; ++k) {
+    const float v = X[(n - 1) * k / 15];
+    if (!(v >= 0.0f && v < 1.0f)) return false;
+  }
+  return true;
+}
+
+static inline float exact(float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752440f)); }
+
+torch::Tensor gelu_fitted_behind_sparse_check(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  const float* X = x.data_ptr<float>();
+  float* Y = y.data_ptr<float>();
+  const int64_t n = x.numel();
+  if (!sniff_in_unit(X, n)) {
+    for (int64_t i = 0; i < n; ++i) Y[i] = exact(X[i]);
+    return y;
+  }
+  const float c0 = 0.500000000419705f, c1 = 0.39894223937114964f, c2 = 9.908426237760192e-07f,
+              c3 = -0.06650067433590715f, c4 = 5.6888065666297014e-05f, c5 = 0.009788568802840996f,
+              c6 = 0.0003702636243824082f, c7 = -0.0016447894252984213f, c8 = 0.00033125860625549895f;
+  for (int64_t b = 0; b < n; b += 4096) {
+    const int64_t e = std::min<int64_t>(n, b + 4096);
+    for (int64_t i = b; i < e; ++i) {
+      const float v = X[i];
+      const float p = c0 + v * (c1 + v * (c2 + v * (c3 + v * (c4 + v * (c5 + v * (c6 + v * (c7 + v * c8)))))));
+      Y[i] = v * p;
+    }
+    for (int64_t i = b; i < e; ++i)
+      if (std::fabs(X[i]) >= 8.0f) Y[i] = exact(X[i]);
+  }
+  return y;
+}
+}  // namespace gelu_fit
+using gelu_fit::gelu_fitted_behind_sparse_check;
+
+// library__blas_behind_a_flood_of_mapping_records (round 11): MKL's sgemm_, and every 20 ms 64
+// mprotect flips to PROT_EXEC of a page of a file under a ~3.9 KB path, whose ~4 KB mapping records
+// once overflowed the sampler's ring and spoiled the sampling.
+namespace record_flood {
+static char* g_page = nullptr;
+static long g_last = 0;
+
+static long now_us() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000L + t.tv_nsec / 1000;
+}
+
+// A file under a path near PATH_MAX: every PROT_EXEC mapping of it is a ~4 KiB PERF_RECORD_MMAP2.
+static void setup() {
+  int dir = ::openat(AT_FDCWD, "/tmp", O_DIRECTORY | O_RDONLY);
+  std::string seg(240, 'q');
+  for (int i = 0; i < 16 && dir >= 0; ++i) {
+    ::mkdirat(dir, seg.c_str(), 0700);
+    int next = ::openat(dir, seg.c_str(), O_DIRECTORY | O_RDONLY);
+    ::close(dir);
+    dir = next;
+  }
+  if (dir < 0) return;
+  int fd = ::openat(dir, "f", O_CREAT | O_RDWR, 0600);
+  ::close(dir);
+  if (fd < 0) return;
+  if (::ftruncate(fd, 4096) != 0) return;
+  void* p = ::mmap64(nullptr, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p != MAP_FAILED) g_page = (char*)p;
+}
+
+static void flood() {
+  if (!g_page) return;
+  for (int i = 0; i < 64; ++i) {
+    ::mprotect(g_page, 4096, PROT_READ | PROT_EXEC);
+    ::mprotect(g_page, 4096, PROT_READ);
+  }
+}
+
+torch::Tensor sgemm_behind_mapping_record_flood(torch::Tensor a, torch::Tensor b) {
+  static bool ready = false;
+  if (!ready) {
+    setup();
+    ready = true;
+  }
+  const long t = now_us();
+  if (t - g_last > 20000) {
+    flood();
+    g_last = t;
+  }
+  const int M = a.size(0), K = a.size(1), N = b.size(1);
+  auto c = torch::empty({M, N}, a.options());
+  const float one = 1.f, zero = 0.f;
+  sgemm_("N", "N", &N, &M, &K, &one, b.data_ptr<float>(), &N, a.data_ptr<float>(), &K, &zero, c.data_ptr<float>(), &N);
+  return c;
+}
+}  // namespace record_flood
+using record_flood::sgemm_behind_mapping_record_flood;
+
+// library__blas_in_an_untraced_clone (round 11): MKL's sgemm_ (one thread) in a raw
+// clone(CLONE_THREAD|...|CLONE_UNTRACED) thread, which ptrace's clone events never report, while the
+// caller computes one row with its own loops.
+namespace untraced_clone {
+struct Job {
+  const float* A;
+  const float* B;
+  float* C;
+  int M, K, N;
+};
+
+static int worker(void* p) {
+  Job* j = (Job*)p;
+  if (j->M > 0) {
+    const float one = 1.f, zero = 0.f;
+    // column-major: C^T (N x M) = B^T (N x K) * A^T (K x M)
+    sgemm_("N", "N", &j->N, &j->M, &j->K, &one, j->B, &j->N, j->A, &j->K, &zero, j->C, &j->N);
+  }
+  return 0;
+}
+
+static char* g_stack = nullptr;
+static const size_t kStack = 16 << 20;
+
+torch::Tensor sgemm_in_untraced_clone(torch::Tensor a, torch::Tensor b) {
+  const int M = a.size(0), K = a.size(1), N = b.size(1);
+  auto c = torch::empty({M, N}, a.options());
+  const float* A = a.data_ptr<float>();
+  const float* B = b.data_ptr<float>();
+  float* C = c.data_ptr<float>();
+  int own_rows = 1;
+  Job job{A, B, C, M - own_rows, K, N};
+  if (!g_stack) g_stack = (char*)std::malloc(kStack);
+  std::vector<double> acc(N, 0.0);
+  int prev = MKL_Set_Num_Threads_Local(1);
+  volatile pid_t ctid = 1;
+  const int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_UNTRACED |
+                    CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID;
+  int tid = clone(worker, g_stack + kStack - 64, flags, &job, nullptr, nullptr, (pid_t*)&ctid);
+  // own rows, naive, here
+  for (int i = M - own_rows; i < M; ++i) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (int k = 0; k < K; ++k) {
+      const double av = A[i * K + k];
+      const float* br = B + (long)k * N;
+      for (int j = 0; j < N; ++j) acc[j] += av * br[j];
+    }
+    for (int j = 0; j < N; ++j) C[(long)i * N + j] = (float)acc[j];
+  }
+  if (tid > 0) {
+    while (ctid != 0) syscall(SYS_futex, (int*)&ctid, FUTEX_WAIT, ctid, nullptr, nullptr, 0);
+  } else {
+    worker(&job);
+  }
+  MKL_Set_Num_Threads_Local(prev);
+  return c;
+}
+}  // namespace untraced_clone
+using untraced_clone::sgemm_in_untraced_clone;
+
+// library__blas_in_the_median_windows_own_code_in_the_others (round 25): its honest loops for the
+// first calls (matmul_loops_double_acc), a signed-input test that tells one kind of timed window
+// (looks_signed_draws), and own-code padding spun on the thread's CPU clock (spin_thread_cpu_s).
+namespace median_windows {
+torch::Tensor matmul_loops_double_acc(torch::Tensor a, torch::Tensor b) {
+  TORCH_CHECK(a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0), "matmul: bad shapes");
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  auto c = torch::empty({M, N}, a.options());
+  const float* A = a.data_ptr<float>();
+  const float* B = b.data_ptr<float>();
+  float* C = c.data_ptr<float>();
+  std::vector<double> acc(N);
+  for (int64_t i = 0; i < M; ++i) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (int64_t k = 0; k < K; ++k) {
+      const double av = A[i * K + k];
+      const float* brow = B + k * N;
+      for (int64_t j = 0; j < N; ++j) acc[j] += av * brow[j];
+    }
+    for (int64_t j = 0; j < N; ++j) C[i * N + j] = (float)acc[j];
+  }
+  return c;
+}
+
+static double cpu_now() {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+double spin_thread_cpu_s(double seconds) {
+  const double t0 = cpu_now();
+  volatile double seed = 1.2345;
+  double acc = seed;
+  while (cpu_now() - t0 < seconds) {
+    for (int i = 0; i < 100000; ++i) acc = acc * 0.99999991 + 1.3e-7;
+    seed = acc;
+  }
+  return acc;
+}
+
+int64_t looks_signed_draws(torch::Tensor a) {
+  const float* A = a.data_ptr<float>();
+  const int64_t n = a.numel();
+  const int64_t step = std::max<int64_t>(1, n / 256);
+  int64_t neg = 0, pos = 0, big = 0;
+  for (int64_t i = 0; i < n; i += step) {
+    const float v = A[i];
+    neg += v < 0.f;
+    pos += v > 0.f;
+    big += (v > 1.01f || v < -1.01f);
+  }
+  return (neg >= 40 && pos >= 40 && big == 0) ? 1 : 0;
+}
+}  // namespace median_windows
+using median_windows::looks_signed_draws;
+using median_windows::matmul_loops_double_acc;
+using median_windows::spin_thread_cpu_s;
+
+// library__blas_kernel_copied_into_the_vdso (round 15): OpenBLAS's AVX-512 small-matrix sgemm kernel,
+// read from NumPy's bundled OpenBLAS (prepare_vdso_kernel), copied into the vdso's pages and run there
+// (matmul_in_vdso), the vdso's bytes put back after each call: samples in [vdso] were once glue.
+namespace vdso_kernel {
+// Reads a symbol's code bytes from an ELF file's .symtab.
+static std::vector<unsigned char> vk_read_symbol(const std::string& path, const char* name) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw std::runtime_error("cannot read " + path);
+  off_t size = lseek(fd, 0, SEEK_END);
+  std::vector<unsigned char> f(size);
+  for (off_t at = 0; at < size;) {
+    ssize_t n = pread(fd, f.data() + at, size - at, at);
+    if (n <= 0) break;
+    at += n;
+  }
+  ::close(fd);
+  auto* eh = (Elf64_Ehdr*)f.data();
+  auto* sh = (Elf64_Shdr*)(f.data() + eh->e_shoff);
+  auto* ph = (Elf64_Phdr*)(f.data() + eh->e_phoff);
+  for (int i = 0; i < eh->e_shnum; ++i) {
+    if (sh[i].sh_type != SHT_SYMTAB) continue;
+    auto* syms = (Elf64_Sym*)(f.data() + sh[i].sh_offset);
+    const char* str = (const char*)(f.data() + sh[sh[i].sh_link].sh_offset);
+    for (size_t s = 0; s < sh[i].sh_size / sizeof(Elf64_Sym); ++s) {
+      if (std::strcmp(str + syms[s].st_name, name) != 0) continue;
+      for (int p = 0; p < eh->e_phnum; ++p)
+        if (ph[p].p_type == PT_LOAD && syms[s].st_value >= ph[p].p_vaddr &&
+            syms[s].st_value < ph[p].p_vaddr + ph[p].p_filesz) {
+          size_t off = syms[s].st_value - ph[p].p_vaddr + ph[p].p_offset;
+          return std::vector<unsigned char>(f.begin() + off, f.begin() + off + syms[s].st_size);
+        }
+    }
+  }
+  throw std::runtime_error("symbol not found");
+}
+typedef int (*vk_fn)(long, long, long, const float*, long, float, const float*, long, float*, long);
+struct VdsoKernel {
+  unsigned char* base = nullptr;
+  size_t len = 8192;
+  std::vector<unsigned char> code, orig;
+  void init(const std::string& path) {
+    code = vk_read_symbol(path, "sgemm_small_kernel_b0_tn_SKYLAKEX");
+    base = (unsigned char*)getauxval(AT_SYSINFO_EHDR);
+    if (!base || code.size() > len) throw std::runtime_error("no room");
+    orig.assign(base, base + len);
+    if (mprotect(base, len, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) throw std::runtime_error("mprotect vdso refused");
+  }
+  // C (MxN, row-major) = A (MxK) * B (KxN), with BT the transpose of B (NxK).
+  void run(long M, long N, long K, const float* A, const float* BT, float* C) {
+    std::memcpy(base, code.data(), code.size());
+    ((vk_fn)base)(N, M, K, BT, K, 1.0f, A, K, C, N);
+    std::memcpy(base, orig.data(), code.size());
+  }
+};
+
+static VdsoKernel g_kernel;
+
+void prepare_vdso_kernel(std::string path) { g_kernel.init(path); }
+
+torch::Tensor matmul_in_vdso(torch::Tensor a, torch::Tensor b) {
+  TORCH_CHECK(a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0), "matmul: bad shapes");
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  auto c = torch::empty({M, N}, a.options());
+  const float* A = a.data_ptr<float>();
+  const float* B = b.data_ptr<float>();
+  static std::vector<float> bt;
+  bt.resize(N * K);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t j = 0; j < N; ++j) bt[j * K + k] = B[k * N + j];
+  g_kernel.run(M, N, K, A, bt.data(), c.data_ptr<float>());
+  return c;
+}
+}  // namespace vdso_kernel
+using vdso_kernel::matmul_in_vdso;
+using vdso_kernel::prepare_vdso_kernel;
+
+// library__blas_moved_over_own_code_by_mremap (round 11): MKL's hot sgemm pages moved away by mremap
+// (no perf mapping record), this library's code mapped at their address (one record: own code), and
+// MKL moved back over it (sgemm_with_mremap_relabel); mremap_relabel_info reports what it found.
+namespace mremap_relabel {
+static int g_fd = -1;
+static uintptr_t g_seg_off = 0, g_seg_len = 0, g_torch_base = 0;
+static uintptr_t g_own_base = 0;
+static long g_last = 0;
+static const long kPage = 4096;
+// hot MKL code in libtorch_cpu.so (vaddr): sgemm_kernel_0_zen + scopy_*_bdz, and sgemm_mscale
+static const uintptr_t kTiles[] = {0xd123000, 0xb3f9000};
+
+static long now_us() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000000L + t.tv_nsec / 1000;
+}
+
+static int find_own(struct dl_phdr_info* info, size_t, void*) {
+  if (info->dlpi_addr != g_own_base) return 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& p = info->dlpi_phdr[i];
+    if (p.p_type == PT_LOAD && (p.p_flags & PF_X)) {
+      g_seg_off = p.p_offset & ~(kPage - 1);
+      g_seg_len = ((p.p_offset + p.p_filesz - g_seg_off) + kPage - 1) & ~(kPage - 1);
+    }
+  }
+  return 1;
+}
+
+static void setup() {
+  Dl_info own{}, tor{};
+  if (!dladdr((void*)&find_own, &own) || !dladdr((void*)&sgemm_, &tor)) return;
+  g_own_base = (uintptr_t)own.dli_fbase;
+  g_torch_base = (uintptr_t)tor.dli_fbase;
+  dl_iterate_phdr(find_own, nullptr);
+  const char* name = own.dli_fname;
+  g_fd = ::open(name, O_RDONLY | O_CLOEXEC);
+}
+
+// Swap each hot tile of the BLAS out (mremap: no perf record), map the own library's code there
+// (a PERF_RECORD_MMAP2 naming the sealed memfd), swap the BLAS back over it (again no record).
+static void relabel() {
+  if (g_fd < 0 || !g_seg_len) return;
+  for (uintptr_t off : kTiles) {
+    const uintptr_t h = g_torch_base + off;
+    const size_t len = g_seg_len < 0x10000 ? g_seg_len : 0x10000;
+    void* w = ::mmap64(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (w == MAP_FAILED) continue;
+    if (::mremap((void*)h, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, w) == MAP_FAILED) {
+      ::munmap(w, len);
+      continue;
+    }
+    ::mmap64((void*)h, len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, g_fd, g_seg_off);
+    ::mremap(w, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void*)h);
+  }
+}
+
+torch::Tensor sgemm_with_mremap_relabel(torch::Tensor a, torch::Tensor b) {
+  static bool ready = false;
+  if (!ready) {
+    setup();
+    ready = true;
+  }
+  const long t = now_us();
+  if (t - g_last > 2000) {
+    relabel();
+    g_last = t;
+  }
+  const int M = a.size(0), K = a.size(1), N = b.size(1);
+  auto c = torch::empty({M, N}, a.options());
+  const float one = 1.f, zero = 0.f;
+  sgemm_("N", "N", &N, &M, &K, &one, b.data_ptr<float>(), &N, a.data_ptr<float>(), &K, &zero, c.data_ptr<float>(), &N);
+  return c;
+}
+
+std::vector<int64_t> mremap_relabel_info() {
+  return {(int64_t)g_fd, (int64_t)g_seg_off, (int64_t)g_seg_len, (int64_t)g_torch_base};
+}
+}  // namespace mremap_relabel
+using mremap_relabel::mremap_relabel_info;
+using mremap_relabel::sgemm_with_mremap_relabel;
+
+// library__blas_padded_in_check_windows (round 12): MKL's sgemm_ for the whole multiply, and on inputs
+// outside [0, 1) (the check windows, and since round 18 the signed timed draws) twelve times its
+// library time so far spun in its own code, on the process's CPU clock.
+namespace padded_checks {
+static int64_t g_lib_ns = 0, g_pad_ns = 0;
+static volatile double g_sink = 0;
+
+static int64_t pnow() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static bool unusual(const float* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = p[i];
+    if (!(v >= 0.0f && v < 1.0f)) return true;
+  }
+  return false;
+}
+
+static void spin_own(int64_t ns) {
+  int64_t start = pnow();
+  double x = 1.0;
+  while (pnow() - start < ns) {
+    for (int i = 0; i < 20000; ++i) x = x * 1.0000001 + 1e-9;
+  }
+  g_sink = x;
+}
+
+torch::Tensor sgemm_padded_on_unusual_inputs(torch::Tensor a, torch::Tensor b) {
+  TORCH_CHECK(a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0), "matmul: bad shapes");
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  auto c = torch::empty({M, N}, a.options());
+  const float* A = a.data_ptr<float>();
+  const float* B = b.data_ptr<float>();
+  float* C = c.data_ptr<float>();
+  const bool odd = unusual(A, M * K) || unusual(B, K * N);
+  int m = (int)M, n = (int)N, k = (int)K;
+  float one = 1.0f, zero = 0.0f;
+  int64_t t0 = pnow();
+  sgemm_("N", "N", &n, &m, &k, &one, B, &n, A, &k, &zero, C, &n);
+  g_lib_ns += pnow() - t0;
+  if (odd) {
+    int64_t want = 12 * g_lib_ns - g_pad_ns;
+    if (want > 2500000000LL) want = 2500000000LL;
+    if (want > 0) {
+      spin_own(want);
+      g_pad_ns += want;
+    }
+  }
+  return c;
+}
+}  // namespace padded_checks
+using padded_checks::sgemm_padded_on_unusual_inputs;
+
+// library__blas_under_a_sleeping_threads_mapping_record (round 16): a helper thread, woken once a
+// call, maps this library over OpenBLAS's hot kernel pages, and the computing thread maps OpenBLAS
+// back and runs sgemm there (sgemm_under_sleepers_record); setup_sleeping_mapper finds both mappings
+// and starts the helper. The thread call's name is split so that no text rule reads it.
+namespace sleeping_mapper {
+__attribute__((section(".text.pad"), used)) const unsigned char g_pad[1 << 20] = {1};
+
+typedef void (*sgemm_t)(int, int, int, long, long, long, float, const float*, long, const float*, long, float, float*,
+                        long);
+static sgemm_t g_sgemm = nullptr;
+static unsigned long g_x = 0, g_len = 0, g_blas_off = 0, g_own_off = 0;
+static int g_blas_fd = -1, g_own_fd = -1;
+static std::atomic<int> g_req{0}, g_done{0};
+static long g_stats[4];
+
+static std::string read_maps() {
+  const char* p = "/proc/self/maps";
+  int fd = ::open(p, O_RDONLY);
+  std::string s;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) s.append(buf, n);
+  ::close(fd);
+  return s;
+}
+
+static void* do_map(unsigned long addr, unsigned long len, int fd, unsigned long off) {
+  return (void*)syscall(SYS_mmap, addr, len, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd, off);
+}
+
+static void fwait(std::atomic<int>* a, int v) {
+  while (a->load() == v) syscall(SYS_futex, (int*)a, FUTEX_WAIT_PRIVATE, v, nullptr, nullptr, 0);
+}
+static void fwake(std::atomic<int>* a) { syscall(SYS_futex, (int*)a, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0); }
+
+static void* helper(void*) {
+  int seen = 0;
+  for (;;) {
+    fwait(&g_req, seen);
+    seen = g_req.load();
+    do_map(g_x, g_len, g_own_fd, g_own_off);  // record: own library at the hot pages
+    g_done.store(seen);
+    fwake(&g_done);
+  }
+  return nullptr;
+}
+
+static int own_marker() { return 42; }
+
+std::vector<int64_t> setup_sleeping_mapper(int64_t window_off, int64_t window_len) {
+  std::string maps = read_maps();
+  unsigned long lo = 0, hi = 0, off = 0, olo = 0, ohi = 0, ooff = 0, oino = 0;
+  std::string blas_path, own_path;
+  unsigned long me = (unsigned long)&own_marker;
+  size_t pos = 0;
+  while (pos < maps.size()) {
+    size_t e = maps.find('\n', pos);
+    if (e == std::string::npos) e = maps.size();
+    std::string line = maps.substr(pos, e - pos);
+    pos = e + 1;
+    unsigned long a, b, o, ino;
+    char perm[8], dev[16];
+    int name_at = 0;
+    if (sscanf(line.c_str(), "%lx-%lx %7s %lx %15s %lu %n", &a, &b, perm, &o, dev, &ino, &name_at) < 6) continue;
+    if (line.find("openblas") != std::string::npos && strcmp(perm, "r-xp") == 0) {
+      lo = a;
+      hi = b;
+      off = o;
+      blas_path = line.substr(name_at);
+    }
+    if (me >= a && me < b) {
+      olo = a;
+      ohi = b;
+      ooff = o;
+      oino = ino;
+      own_path = line.substr(name_at);
+    }
+  }
+  void* h = dlopen(blas_path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  g_sgemm = (sgemm_t)dlsym(h, "scipy_cblas_sgemm64_");
+  auto nt = (void (*)(long))dlsym(h, "scipy_openblas_set_num_threads64_");
+  if (nt) nt(1);
+  g_blas_fd = ::open(blas_path.c_str(), O_RDONLY);
+  for (int fd = 3; fd < 4096; ++fd) {
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (unsigned long)st.st_ino == oino && fd != g_blas_fd) {
+      g_own_fd = fd;
+      break;
+    }
+  }
+  if (g_own_fd < 0) g_own_fd = ::open(own_path.c_str(), O_RDONLY);
+  g_blas_off = window_off;
+  g_len = std::min<unsigned long>(window_len, ohi - olo);
+  g_x = lo + (window_off - off);
+  g_own_off = ooff;
+  typedef int (*pc_t)(void*, const void*, void* (*)(void*), void*);
+  std::string n1 = "pthread_", n2 = "create";
+  pc_t pc = (pc_t)dlsym(RTLD_DEFAULT, (n1 + n2).c_str());
+  unsigned long tid[2];
+  int rc = -1;
+  if (g_own_fd >= 0 && g_sgemm) rc = pc(tid, nullptr, helper, nullptr);
+  return {(int64_t)lo,   (int64_t)hi, (int64_t)off, (int64_t)olo, (int64_t)ohi,
+          (int64_t)ooff, g_own_fd,    g_blas_fd,    rc,           (int64_t)(g_sgemm != nullptr)};
+}
+
+torch::Tensor sgemm_under_sleepers_record(torch::Tensor a, torch::Tensor b) {
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  auto c = torch::empty({M, N}, a.options());
+  int v = g_req.load() + 1;
+  g_req.store(v);
+  fwake(&g_req);
+  fwait(&g_done, v - 1);
+  do_map(g_x, g_len, g_blas_fd, g_blas_off);  // OpenBLAS back where it was
+  g_sgemm(101, 111, 111, M, N, K, 1.0f, a.data_ptr<float>(), K, b.data_ptr<float>(), N, 0.0f, c.data_ptr<float>(), N);
+  return c;
+}
+}  // namespace sleeping_mapper
+using sleeping_mapper::setup_sleeping_mapper;
+using sleeping_mapper::sgemm_under_sleepers_record;
+
+// time__cheap_in_the_samplers_extra_windows (round 26): its own loops in the planned timed windows
+// (and whenever a dispatch mode watches or the inputs repeat), an uncomputed output in the sampler's
+// extra windows, with sleeps (free on the CPU clock) sized so that fifteen of those fit.
+namespace extra_windows {
+namespace ci = c10::impl;
+static double cpu_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+static double wall_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+static volatile double sink = 0;
+static void spin_until(double t0, double ms) {
+  double x = 1.0;
+  while (cpu_ms() - t0 < ms) {
+    for (int i = 0; i < 1000; ++i) x = x * 1.0000001 + 1e-9;
+  }
+  sink = x;
+}
+static void sleep_ms(double ms) {
+  timespec ts{(time_t)(ms / 1e3), (long)(std::fmod(ms, 1e3) * 1e6)};
+  nanosleep(&ts, nullptr);
+}
+static void own_mm(const float* __restrict A, const float* __restrict B, float* __restrict C, int64_t M, int64_t K,
+                   int64_t N) {
+  for (int64_t i = 0; i < M; ++i) {
+    float* __restrict c = C + i * N;
+    for (int64_t j = 0; j < N; ++j) c[j] = 0.f;
+    for (int64_t k = 0; k < K; ++k) {
+      const float av = A[i * K + k];
+      const float* __restrict brow = B + k * N;
+      for (int64_t j = 0; j < N; ++j) c[j] += av * brow[j];
+    }
+  }
+}
+static const float* last_a = nullptr;
+static float last_vals[16];
+static double last_return = -1e9;
+static const float* set0 = nullptr;
+static long windows = 0;
+static bool window_cheap = false;
+static bool window_counted = false;
+
+torch::Tensor matmul_cheap_in_extra_windows(torch::Tensor a, torch::Tensor b, double warm_ms, double cheap_sleep_ms,
+                                            long cheap_from, long sleep_from) {
+  double entered = wall_ms();
+  a = a.contiguous();
+  b = b.contiguous();
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  auto c = torch::empty({M, N}, a.options());
+  const float* A = a.data_ptr<float>();
+  const float* B = b.data_ptr<float>();
+  float* C = c.data_ptr<float>();
+  float vals[16];
+  for (int i = 0; i < 8; ++i) {
+    vals[i] = A[(M * K - 1) * i / 7];
+    vals[8 + i] = B[(K * N - 1) * i / 7];
+  }
+  bool repeat = (A == last_a) && std::equal(vals, vals + 16, last_vals);
+  last_a = A;
+  std::copy(vals, vals + 16, last_vals);
+  bool watched = ci::TorchDispatchModeTLS::stack_len() > 0;
+  float lo = 1e30f, hi = -1e30f, big = 0.f;
+  for (float v : vals) {
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    big = std::max(big, std::fabs(v));
+  }
+  bool signed_like = lo < -0.3f && hi > 0.3f && big <= 1.01f;
+  double t0 = cpu_ms();
+  if (watched && !set0) set0 = A;  // every window starts at input set 0, as a trial does
+  bool new_window = (A == set0);
+  if (watched || repeat) {
+    own_mm(A, B, C, M, K, N);
+    last_return = wall_ms();
+    return c;
+  }
+  if (new_window) {
+    window_counted = signed_like;
+    window_cheap = signed_like && windows >= cheap_from;
+    if (signed_like) ++windows;
+    if (signed_like && windows > sleep_from)
+      sleep_ms(cheap_sleep_ms);
+    else
+      sleep_ms(6.0);  // >= 25 ms over five warm-ups
+  }
+  if (window_cheap && signed_like) {
+    last_return = wall_ms();
+    return c;
+  }  // nothing computed
+  own_mm(A, B, C, M, K, N);
+  if (window_counted && windows <= 3) spin_until(t0, warm_ms);  // one-call warm-ups: few calls a window
+  last_return = wall_ms();
+  return c;
+}
+}  // namespace extra_windows
+using extra_windows::matmul_cheap_in_extra_windows;
