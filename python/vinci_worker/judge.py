@@ -965,7 +965,7 @@ class Judge(TrustedSampling):
                 opened(reply, calls, args_of, label, "rejected", k)
                 checks["kinds"].add(kind)
 
-        def window(i: int) -> None:
+        def window(i: int, extra: bool = False) -> None:
             if cfg["ood_trials"] and self.rng.random() < OOD_WINDOW_SHARE:
                 check_window()
             calls = self._fresh(r, task.timed_kind)
@@ -975,7 +975,7 @@ class Judge(TrustedSampling):
             if sampler is not None:
                 watched.append((started, time.monotonic_ns(), ms / r, r))
             per_call.append(ms / r)
-            if openings.open_call(i, time.monotonic() - start):
+            if openings.open_extra(i) if extra else openings.open_call(i, time.monotonic() - start):
                 opened(reply, calls, args_of, label, "rejected")
 
         try:
@@ -983,19 +983,22 @@ class Judge(TrustedSampling):
                 window(i)
                 if self._timing_done(i, start, tc, deadline, openings):
                     break
-            # The speed is these windows' alone. The trusted sampler watched them; with too few samples
-            # in compiled code (short, Python-heavy calls; a loaded host that starves the sampler), more
-            # windows run, as many as the samples' rate so far says it needs (extra_windows), for up to
-            # TIMED_SAMPLING_S past the planned ones whatever the run's deadline (a share from fewer
-            # samples never passes, and each window has its own timeout), timed and opened as the
-            # others (at EXTRA_SHARE) but for the sampler only: red-team round 26 starved it on purpose,
-            # was right in the ten planned windows (all opened) and cheap in the extra ones, which
-            # outnumbered them and made the median, and passed in a third of its runs at up to 0.99x
-            # (honest 0.2-0.3x).
-            claimed = len(per_call)
+            # The trusted sampler watched these windows; with too few samples in compiled code (short,
+            # Python-heavy calls; a loaded host that starves the sampler), more windows run, as many
+            # as the samples' rate so far says it needs (extra_windows), for up to TIMED_SAMPLING_S
+            # past the planned ones whatever the run's deadline (a share from fewer samples never
+            # passes, and each window has its own timeout). They are timed windows like the others
+            # and make the speed with them: their samples count where they are at or below the median
+            # of all windows so far (claimed_windows), and a median of the planned windows alone was
+            # one of another load, which left 93% of an honest ok_add's extra windows uncounted beside
+            # a second judge. Cheap extra windows must then outvote the planned ones, and the first of
+            # them are opened often (Openings.open_extra): red-team round 26 was cheap in fifteen
+            # extra windows opened at 10% each, outvoted ten planned ones, and passed in a third of
+            # its runs at up to 0.99x (honest 0.2-0.3x).
+            planned = len(per_call)
             sampling_start = time.monotonic()
             while sampled:
-                slow, claimed_calls = claimed_windows(watched, statistics.median(per_call[:claimed]))
+                slow, claimed_calls = claimed_windows(watched, statistics.median(per_call))
                 watched.clear()
                 found = self._stop_sampler(sampler, loaded, untimed + slow)
                 counts["calls"] += claimed_calls
@@ -1014,7 +1017,7 @@ class Judge(TrustedSampling):
                 sampler = self._start_sampler(loaded, cfg)
                 for _ in range(extra_windows(counts["own"] + counts["library"], len(per_call),
                                              self.COVERAGE["cpu"]["enough"], int(tc["min_trials"]))):
-                    window(len(per_call))
+                    window(len(per_call), extra=True)
                     if time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:
                         break
             while checks["kinds"] != set(self._ood_kinds(cfg)):
@@ -1022,13 +1025,13 @@ class Judge(TrustedSampling):
         finally:
             if sampler is not None:
                 self._stop_sampler(sampler, loaded)
-        per_call = per_call[:claimed]
         stats = summarize(per_call)
         external = {"clock": self._clock_name(), "timed_inputs": task.timed_kind, "calls_per_window": r,
-                    "windows": len(per_call),
+                    "windows": len(per_call), "planned_windows": planned,
                     "opened": openings.opened, "check_windows": checks["ood"], "flush_bytes": loaded.window.flush.nbytes}
         reply = {"timing": stats, "external": external, "flags": [], "times": per_call}
         if sampled:
+            external["compiled_samples"] = counts["own"] + counts["library"]
             self._timed_coverage(counts, cfg, reply, check)
             self._library_time(counts, cfg, req, external)
         for name in ("eager", "compile"):

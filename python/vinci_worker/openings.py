@@ -9,15 +9,20 @@ gets every call opened; a fast one gets `want` openings spread over its calls; a
 stop at its budget before `want` calls are opened, so changing speed midway only moves where the
 openings fall. No candidate can tell before a call ends whether it will be opened.
 
-Every window once the openings owed are spent, and every window beyond the `calls` planned (timing
-goes on while the trusted sampler has too few samples), is opened with probability EXTRA_SHARE: a
+Every window once the openings owed are spent, and every window beyond the `calls` planned, is
+opened with probability EXTRA_SHARE: a
 candidate that has counted its openings done, or forced them early by spending the budget's wall time
 asleep, still has every window it is timed in checked at that rate. Red-team round 23 forced all ten
 into the first windows by sleeping, and timing then stopped early at the budget; the sampler's extra
 windows were numbered below `calls`, owed nothing and so were never opened, and empty outputs in 90
 of 110 windows made a 0.125x ReLU 2.96x. Cheap in k windows, a candidate now passes with probability
-0.9^k: k = 50, enough to move a median of 100, leaves 0.5%. The windows past the planned ones no longer
-make the speed at all (judge.py, red-team round 26: fifteen cheap extra windows outvoted ten planned)."""
+0.9^k: k = 50, enough to move a median of 100, leaves 0.5%.
+
+Windows run past the planned ones while the trusted sampler has too few samples make the speed with
+them (judge.py: a median of the planned windows alone, against which the extra ones' samples were
+judged, left 93% of an honest candidate's extra windows uncounted when the host's load rose between
+the two), and are opened more often early on (open_extra): red-team round 26 was cheap in fifteen
+extra windows opened at 10% each, which outvoted ten planned ones."""
 from __future__ import annotations
 
 import math
@@ -50,6 +55,16 @@ class Openings:
             self.opened += 1
             return True
         return False
+
+    def open_extra(self, i: int) -> bool:
+        """Whether window i (0-based, counting the planned ones), run past the planned windows for the
+        trusted sampler, is opened: with probability want/(i + 1), at least EXTRA_SHARE. These windows
+        make the speed with the planned ones, so a candidate cheap in them must be cheap in half of
+        all windows to move the median; the likeliest to stay unopened are the last k, and those
+        pass with about (1 - k/N)^want, under 2^-want for k = N/2."""
+        opened = self.rng.random() < max(EXTRA_SHARE, min(1.0, self.want / (i + 1)))
+        self.opened += opened
+        return opened
 
     def satisfied(self) -> bool:
         return self.opened >= self.want

@@ -283,11 +283,13 @@ class TimingCheck(Message):
     timed_inputs: str = ""
     calls_per_window: int = 1
     windows: int = 0
+    planned_windows: int = 0
     opened: int = 0
     flush_bytes: int = 0
     gpu_busy_share: float | None = None
     library_ms_per_call: float | None = None
     library_share: float | None = None
+    compiled_samples: int | None = None
 
 
 @dataclass

@@ -52,9 +52,10 @@ def own_share(counts: dict) -> float:
 
 def claimed_windows(watched: list[tuple[int, int, float, int]], median_ms: float) -> tuple[list[tuple[int, int]], int]:
     """Of the timed windows a sampler watched, each (start ns, end ns, time a call, calls), the spans of
-    those slower a call than median_ms, whose samples do not count, and the calls of the others. The
-    speed is the median window's, so the shares of own and library code are taken over the windows at
-    or below it: red-team round 25 ran BLAS alone in three windows of four and spun its own code in the
+    those slower a call than median_ms (the median of every timed window so far), whose samples do not
+    count, and the calls of the others. The speed is the median window's, so the shares of own and
+    library code are taken over the windows at or below it: red-team round 25 ran BLAS alone in three
+    windows of four and spun its own code in the
     fourth until its share over every window was 0.9, and scored 0.81x where its honest loops score
     0.05x. Busywork that counts must now be in the windows the speed is made of, and slow them."""
     slow = [(start, end) for start, end, ms, _ in watched if ms > median_ms]
@@ -86,10 +87,11 @@ class TrustedSampling:
     # profiler in its own process: one short, dense round, a verdict only with 10 samples there.
     TIMED_SAMPLING_HZ = 4000  # while the timed windows run (the interruptions, a few percent, are the candidate's cost)
     # More timed windows for at most this long, to reach COVERAGE["cpu"]["enough"]: a share measured from
-    # fewer is a rejection under forbid, so an honest candidate on a loaded host must get there (one
-    # CI test beside another and a red-team helper left honest ones at 81-99 samples after 10 s, and a
-    # clean-clone CI the honest ok_add at 47 after 30 s); a candidate that sleeps to stay short spends
-    # the wall time and is rejected all the same.
+    # fewer is a rejection under forbid, so an honest candidate on a loaded host must get there; a
+    # candidate that sleeps to stay short spends the wall time and is rejected all the same. The honest
+    # ok_add (a 0.04 ms call, a quarter of a sample a window) gets 100 in 5-11 s beside a second judge
+    # and a compiler; it stopped at 47 after 30 s in a CI run while the extra windows' samples were
+    # judged against the planned windows' median, taken at another load (judge._time).
     TIMED_SAMPLING_S = 60.0
     COVERAGE = {"cpu": {"rounds": 8, "ms": 600, "hz": 500, "seconds": 0.5, "enough": 100},
                 "cuda": {"rounds": 1, "ms": 450, "hz": 2000, "seconds": 0.4, "enough": 10}}

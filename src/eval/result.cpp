@@ -56,15 +56,14 @@ TimingStats timing_from_json(const nlohmann::json& j) {
 }
 
 nlohmann::json to_json(const TimingCheck& t) {
-  nlohmann::json j{{"clock", t.clock},
-                   {"calls_per_window", t.calls_per_window},
-                   {"windows", t.windows},
-                   {"opened", t.opened},
-                   {"flush_bytes", t.flush_bytes}};
+  nlohmann::json j{{"clock", t.clock},     {"calls_per_window", t.calls_per_window},
+                   {"windows", t.windows}, {"planned_windows", t.planned_windows},
+                   {"opened", t.opened},   {"flush_bytes", t.flush_bytes}};
   if (!t.timed_inputs.empty()) j["timed_inputs"] = t.timed_inputs;
   if (t.gpu_busy_share) j["gpu_busy_share"] = *t.gpu_busy_share;
   if (t.library_ms_per_call) j["library_ms_per_call"] = *t.library_ms_per_call;
   if (t.library_share) j["library_share"] = *t.library_share;
+  if (t.compiled_samples) j["compiled_samples"] = *t.compiled_samples;
   return j;
 }
 
@@ -73,12 +72,14 @@ TimingCheck timing_check_from_json(const nlohmann::json& j) {
   t.clock = j.value("clock", "");
   t.calls_per_window = j.value("calls_per_window", 1);
   t.windows = j.value("windows", 0);
+  t.planned_windows = j.value("planned_windows", 0);
   t.opened = j.value("opened", 0);
   t.flush_bytes = j.value("flush_bytes", uint64_t{0});
   t.timed_inputs = j.value("timed_inputs", "");
   t.gpu_busy_share = get_opt<double>(j, "gpu_busy_share");
   t.library_ms_per_call = get_opt<double>(j, "library_ms_per_call");
   t.library_share = get_opt<double>(j, "library_share");
+  t.compiled_samples = get_opt<int>(j, "compiled_samples");
   return t;
 }
 

@@ -31,6 +31,8 @@ struct TimingCheck {
   int calls_per_window = 1;  // calls a window held: the baseline's count (a short call is timed in company),
                              // fewer where one call of the candidate alone fills a window
   int windows = 0;           // timed windows
+  // Of the timed windows, those the timing planned; the rest ran for the trusted sampler, and make the speed too.
+  int planned_windows = 0;
   int opened = 0;            // timed calls read and checked against the reference after they ended
   uint64_t flush_bytes = 0;  // written by the judge before every window (twice the L2 or the CPU's last cache)
   // The kind of inputs every timed call drew, the reference's too (python/vinci_runner/inputs.py):
@@ -41,6 +43,7 @@ struct TimingCheck {
   // CPU, from the trusted sampler's samples of the timed windows: library code's CPU time a call, and
   // its share of the compiled code's (the library_compute bound, python/vinci_worker/judge.py)
   std::optional<double> library_ms_per_call, library_share;
+  std::optional<int> compiled_samples;  // CPU: the sampler's samples in compiled code over those windows
 };
 
 using Interval = std::array<double, 2>;

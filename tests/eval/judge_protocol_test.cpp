@@ -67,6 +67,7 @@ TEST(JudgeProtocol, RepliesRoundTripThroughTheFixtures) {
   EXPECT_EQ(measured.trials_passed, 9);
   ASSERT_TRUE(measured.external);
   EXPECT_EQ(measured.external->calls_per_window, 8);
+  EXPECT_EQ(measured.external->planned_windows, 100);
   EXPECT_EQ(measured.external->timed_inputs, "signed");
   EXPECT_EQ(measured.external->gpu_busy_share, 0.83);
   ASSERT_EQ(measured.profile.size(), 1u);

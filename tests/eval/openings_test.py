@@ -100,6 +100,23 @@ def main():
         passed += all(forced) and not any(o.open_call(10 + k, 22.0 + 0.01 * k) for k in range(100))
     results.append(check("openings forced early, then cheap windows", passed / 5000 < 0.002,
                          f"passed {passed} of 5000 (expected {0.9 ** 100:.1e})"))
+    # Windows the sampler needs past the planned ones make the speed with them (judge._time), so a cheat
+    # cheap in them must be cheap in half of all N windows; the last half are the least often opened
+    # (open_extra: want/(i + 1), at least EXTRA_SHARE), and stay unopened with a probability of
+    # prod(1 - 10/(i + 1)) over i in [N/2, N), 1/C(N, 10)-like: under 2^-10 for every N. Round 26's
+    # fifteen cheap windows after ten planned ones (N = 25): (15! 10!)/25! = 3e-7, where 0.9^15 = 21%.
+    for total in (25, 40, 100, 400):
+        bound = 1.0
+        for i in range(total // 2, total):
+            bound *= 1 - max(EXTRA_SHARE, min(1.0, WANT / (i + 1)))
+        rng = random.Random(total)
+        passed = 0
+        for _ in range(20000):
+            o = Openings(rng, WANT, CALLS, BUDGET)
+            o.opened = WANT
+            passed += not any(o.open_extra(i) for i in range(total // 2, total))
+        results.append(check(f"cheap in the later half of {total} windows, 10 planned", bound < 2 ** -10 and
+                             passed / 20000 < 2 ** -9, f"passed {passed} of 20000 (expected {bound:.1e})"))
     sys.exit(0 if all(results) else 1)
 
 

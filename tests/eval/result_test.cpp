@@ -94,7 +94,7 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   r.timing = TimingStats{100, 1.0, 1.1, 0.1, 0.9, 1.5, 0.95, 1.2};
   r.eager = TimingStats{100, 2.0, 2.0, 0.0, 2.0, 2.0, 2.0, 2.0};
   r.compiled = TimingStats{50, 1.5, 1.5, 0.0, 1.5, 1.5, 1.5, 1.5};
-  r.timing_check = TimingCheck{"wall", 4, 25, 10, 100 << 20, "signed", 0.25, 0.125, 0.375};
+  r.timing_check = TimingCheck{"wall", 4, 25, 10, 10, 100 << 20, "signed", 0.25, 0.125, 0.375, 140};
   r.speedup_eager = 2.0;
   r.speedup_eager_interval = Interval{1.8, 2.3};
   r.speedup_compile = 1.5;
@@ -118,6 +118,8 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   EXPECT_EQ(b.compiled->trials, 50);
   EXPECT_EQ(b.timing_check->calls_per_window, 4);
   EXPECT_EQ(b.timing_check->windows, 25);
+  EXPECT_EQ(b.timing_check->planned_windows, 10);
+  EXPECT_EQ(b.timing_check->compiled_samples, 140);
   EXPECT_EQ(b.timing_check->flush_bytes, uint64_t{100} << 20);
   EXPECT_EQ(b.timing_check->timed_inputs, "signed");
   EXPECT_EQ(b.timing_check->gpu_busy_share, 0.25);
@@ -153,6 +155,7 @@ TEST(Result, AMalformedIntervalIsIgnored) {
   EXPECT_FALSE(to_json(t).contains("gpu_busy_share"));
   EXPECT_FALSE(t.library_ms_per_call);  // GPU timings, too few samples and older lines have none
   EXPECT_FALSE(to_json(t).contains("library_share"));
+  EXPECT_FALSE(t.compiled_samples);
 }
 
 TEST(Result, KernelTimesNeedNameCallsAndTime) {
