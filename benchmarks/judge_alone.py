@@ -115,9 +115,6 @@ def main() -> int:
         else:
             result = judge.evaluate(task, os.path.abspath(path), config,
                                     os.path.join(a.cache, "logs", os.path.basename(path) + ".log"), a.scale, base, static)
-        if result.get("class") == "correct" and base.get("eager_times"):
-            import statistics
-            result["speedup_eager"] = statistics.median(base["eager_times"]) / result["timing"]["median_ms"]
         ok = met(header(source, "expect"), header(source, "expect-speedup-below"), result)
         failed += not ok
         results.append({"candidate": path, "seconds": time.monotonic() - t0, "eager": base.get("eager"),

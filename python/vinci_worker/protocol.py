@@ -316,6 +316,9 @@ class EvaluateReply(Message):
     flags: list[str] = field(default_factory=list)
     skipped_trials: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    eager_paired: TimingStats | None = None
+    speedup_eager: float | None = None
+    speedup_compile: float | None = None
     speedup_eager_interval: list[float] | None = None
     speedup_compile_interval: list[float] | None = None
     phase_seconds: dict[str, float] = field(default_factory=dict)

@@ -104,7 +104,8 @@ std::string describe_result(const eval::Result& r, size_t max_log_chars) {
       out += fmt::format("Correct on {}/{} trials.", r.trials_passed, r.trials);
       if (r.timing)
         out += fmt::format(" Your kernel: {:.4f} ms (median of {} runs).", r.timing->median_ms, r.timing->trials);
-      if (r.eager) out += fmt::format(" PyTorch eager: {:.4f} ms.", r.eager->median_ms);
+      if (const auto& eager = r.eager_paired ? r.eager_paired : r.eager)
+        out += fmt::format(" PyTorch eager: {:.4f} ms.", eager->median_ms);
       if (r.speedup_eager) out += fmt::format(" Speedup over eager: {:.2f}x.", *r.speedup_eager);
       if (r.speedup_compile) out += fmt::format(" Over torch.compile: {:.2f}x.", *r.speedup_compile);
       out += '\n';

@@ -402,6 +402,9 @@ json to_json(const EvaluateReply& r) {
          {"phase_seconds", r.phase_seconds}};
   if (r.external) j["external"] = to_json(*r.external);
   put_if_set(j, "coverage", r.coverage);
+  if (r.eager_paired) j["eager_paired"] = to_json(*r.eager_paired);
+  put_if_set(j, "speedup_eager", r.speedup_eager);
+  put_if_set(j, "speedup_compile", r.speedup_compile);
   put_if_set(j, "speedup_eager_interval", r.speedup_eager_interval);
   put_if_set(j, "speedup_compile_interval", r.speedup_compile_interval);
   return j;
@@ -422,6 +425,9 @@ Parsed<EvaluateReply> evaluate_reply_from_json(const json& j) {
     r.flags = f.get("flags", r.flags);
     r.skipped_trials = f.get("skipped_trials", r.skipped_trials);
     r.warnings = f.get("warnings", r.warnings);
+    if (f.has("eager_paired")) r.eager_paired = timing_in(f, "eager_paired");
+    r.speedup_eager = f.maybe<double>("speedup_eager");
+    r.speedup_compile = f.maybe<double>("speedup_compile");
     r.speedup_eager_interval = interval_in(f, "speedup_eager_interval");
     r.speedup_compile_interval = interval_in(f, "speedup_compile_interval");
     r.phase_seconds = f.get("phase_seconds", r.phase_seconds);

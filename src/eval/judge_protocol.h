@@ -135,6 +135,10 @@ struct EvaluateReply {
   std::optional<double> coverage;
   std::vector<KernelTime> profile;
   std::vector<std::string> flags, skipped_trials, warnings;
+  // The reference timed beside the candidate, and the speedups against it (torch.compile's cached
+  // time scaled down where the paired eager time is below the cached one; python/vinci_worker/judge.py).
+  std::optional<TimingStats> eager_paired;
+  std::optional<double> speedup_eager, speedup_compile;
   std::optional<Interval> speedup_eager_interval, speedup_compile_interval;
   std::map<std::string, double> phase_seconds;
 };

@@ -115,6 +115,7 @@ nlohmann::json to_json(const Result& r) {
   if (r.timing_check) j["timing_check"] = to_json(*r.timing_check);
   if (r.eager) j["eager"] = to_json(*r.eager);
   if (r.compiled) j["compile"] = to_json(*r.compiled);
+  if (r.eager_paired) j["eager_paired"] = to_json(*r.eager_paired);
   put(j, "speedup_eager", r.speedup_eager);
   put(j, "speedup_compile", r.speedup_compile);
   put(j, "speedup_eager_interval", r.speedup_eager_interval);
@@ -165,6 +166,8 @@ Result result_from_json(const nlohmann::json& j) {
       r.timing_check = timing_check_from_json(j["timing_check"]);
     if (j.contains("eager") && !j["eager"].is_null()) r.eager = timing_from_json(j["eager"]);
     if (j.contains("compile") && !j["compile"].is_null()) r.compiled = timing_from_json(j["compile"]);
+    if (j.contains("eager_paired") && !j["eager_paired"].is_null())
+      r.eager_paired = timing_from_json(j["eager_paired"]);
     r.speedup_eager = get_opt<double>(j, "speedup_eager");
     r.speedup_compile = get_opt<double>(j, "speedup_compile");
     r.speedup_eager_interval = interval_from_json(j, "speedup_eager_interval");

@@ -79,6 +79,7 @@ struct Result {
 
   // Speed (set for correct results).
   std::optional<TimingStats> timing, eager, compiled;  // timing: the candidate's corroborated claims
+  std::optional<TimingStats> eager_paired;  // the reference timed beside the candidate: the speedups' baseline
   std::optional<TimingCheck> timing_check;
   std::optional<double> speedup_eager, speedup_compile;
   // 95% intervals of those speedups, resampling both sides' calls (flag speedup_uncertain when the

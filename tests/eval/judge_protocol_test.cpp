@@ -75,6 +75,9 @@ TEST(JudgeProtocol, RepliesRoundTripThroughTheFixtures) {
   ASSERT_TRUE(measured.speedup_eager_interval);
   EXPECT_EQ((*measured.speedup_eager_interval)[1], 1.95);
   EXPECT_EQ(measured.phase_seconds.at("time"), 6.05);
+  ASSERT_TRUE(measured.eager_paired && measured.speedup_eager && measured.speedup_compile);
+  EXPECT_EQ(measured.eager_paired->trials, 50);
+  EXPECT_EQ(*measured.speedup_eager, 1.916);
 
   const JudgeFailure failure = round_trip("evaluate_failure_reply", failure_from_json);
   EXPECT_EQ(failure.verdict, Verdict::incorrect);

@@ -14,7 +14,7 @@ import torch  # noqa: E402
 from vinci_runner.channel import FDS_PER_SEND, MAX_FDS, Channel, ProtocolError  # noqa: E402
 from vinci_worker import compare, sandbox  # noqa: E402
 from vinci_worker.call_window import input_layout  # noqa: E402
-from vinci_worker.judge import Judge, calls_per_window  # noqa: E402
+from vinci_worker.judge import Judge, calls_per_window, paired_baseline  # noqa: E402
 from vinci_worker.outcome import Outcome  # noqa: E402
 from vinci_worker.trusted_sampling import (LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, MAX_EXTRA_WINDOWS,  # noqa: E402
                                           claimed_windows, extra_windows)
@@ -144,6 +144,16 @@ check(extra_windows(24, 10, 100, 5) == 40, f"24 of 100 samples in 10 windows: {e
 check(extra_windows(0, 10, 100, 5) == MAX_EXTRA_WINDOWS == 400, "no sample yet: the most windows")
 check(extra_windows(95, 40, 100, 5) == 5, "5 samples short at 2.4 a window: the minimum of 5 windows")
 check(extra_windows(1, 100, 100, 5) == 400, "a sample a hundred windows: capped at the most")
+
+# Round 28: the speedups are against the reference timed beside the candidate. A cached eager median of
+# 4 ms against a paired one of 2 halves the cached torch.compile times; a paired run slower than the
+# cache leaves them be; without a compile baseline only the eager times are given.
+got = paired_baseline([3.0, 1.0, 2.0], {"eager_times": [4.0, 4.0, 5.0], "compile_times": [2.0, 4.0]})
+check(got == {"eager_times": [3.0, 1.0, 2.0], "compile_times": [1.0, 2.0]}, f"inflated cache scaled down: {got}")
+got = paired_baseline([5.0, 5.0, 6.0], {"eager_times": [4.0, 4.0, 5.0], "compile_times": [2.0, 4.0]})
+check(got == {"eager_times": [5.0, 5.0, 6.0], "compile_times": [2.0, 4.0]}, f"a slower pairing scales nothing: {got}")
+got = paired_baseline([2.0], {"eager_times": [4.0], "compile_times": None})
+check(got == {"eager_times": [2.0]}, f"no compile baseline: {got}")
 
 
 def coverage(own: int, library: int, policy: str = "forbid", error: str | None = None):

@@ -94,6 +94,7 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   r.timing = TimingStats{100, 1.0, 1.1, 0.1, 0.9, 1.5, 0.95, 1.2};
   r.eager = TimingStats{100, 2.0, 2.0, 0.0, 2.0, 2.0, 2.0, 2.0};
   r.compiled = TimingStats{50, 1.5, 1.5, 0.0, 1.5, 1.5, 1.5, 1.5};
+  r.eager_paired = TimingStats{50, 1.9, 1.9, 0.0, 1.9, 1.9, 1.9, 1.9};
   r.timing_check = TimingCheck{"wall", 4, 25, 10, 10, 100 << 20, "signed", 0.25, 0.125, 0.375, 140};
   r.speedup_eager = 2.0;
   r.speedup_eager_interval = Interval{1.8, 2.3};
@@ -116,6 +117,7 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   EXPECT_EQ(to_json(b), j);
   EXPECT_EQ(b.timing->p90_ms, 1.2);
   EXPECT_EQ(b.compiled->trials, 50);
+  EXPECT_EQ(b.eager_paired->median_ms, 1.9);
   EXPECT_EQ(b.timing_check->calls_per_window, 4);
   EXPECT_EQ(b.timing_check->windows, 25);
   EXPECT_EQ(b.timing_check->planned_windows, 10);
