@@ -1,4 +1,4 @@
-// The fused decode kernels (llm/decode_kernels) against ATen's path, on a GPU: each kernel on random
+// The fused decode kernels (llm_native/decode_kernels) against ATen's path, on a GPU: each kernel on random
 // inputs against the ATen ops it replaces, then whole decode steps of a random model of a given
 // shape, fused against unfused, from the same cache. Prints one line a check and exits 1 when one is
 // past its tolerance. A kernel's difference is its largest, relative to the reference's largest
@@ -18,10 +18,10 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "llm/decode_kernels.h"
 #include "llm/model_config.h"
-#include "llm/paged_kv_cache.h"
-#include "llm/transformer.h"
+#include "llm_native/decode_kernels.h"
+#include "llm_native/paged_kv_cache.h"
+#include "llm_native/transformer.h"
 
 namespace {
 

@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kineto_kernels.h"
-#include "llm/native_backbone.h"
+#include "llm_native/native_backbone.h"
 
 namespace {
 

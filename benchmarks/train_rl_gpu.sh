@@ -3,7 +3,7 @@
 # CUDA over level 1 of our task suite, kernels evaluated on CUDA, then `vinci plot` of its metrics.
 # Random weights write no kernel, so rewards are 0 and nothing is summarised; what this shows is
 # every stage of the step running on the GPU and the metrics file it leaves. Then the stages that
-# need a working model: Coevolution.* (tests/rl/coevolution_test.cpp) on CUDA, the fixture model
+# need a working model: Coevolution.* (tests/train/coevolution_test.cpp) on CUDA, the fixture model
 # trained in bf16 on scripted answers that carry a CUDA solution's kernel, slow at turn 1 and fast
 # at turn 2, so the summary, the verifier and admission run too.
 # Usage (repository root): benchmarks/train_rl_gpu.sh [OUT_DIR]

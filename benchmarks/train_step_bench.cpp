@@ -1,7 +1,7 @@
-// Throughput of the policy-gradient step (rl/policy_step: logprobs forward, PPO-clip loss,
+// Throughput of the policy-gradient step (train/policy_step: logprobs forward, PPO-clip loss,
 // backward, AdamW) on a randomly initialised model of a given shape, every parameter trained in
 // bf16 compute with fp32 master weights. Prints one JSON line: tokens/s and MFU. Under torchrun
-// each rank steps on a batch of its own and the gradients are summed (rl/data_parallel): tokens/s
+// each rank steps on a batch of its own and the gradients are summed (parallel/data_parallel): tokens/s
 // is then all ranks', and MFU per GPU.
 //
 // FLOPs per step, the usual accounting: 6 x (non-embedding parameters) per token for the matmuls of
@@ -22,9 +22,9 @@
 
 #include "kineto_kernels.h"
 #include "llm/model_config.h"
-#include "llm/native_backbone.h"
-#include "rl/data_parallel.h"
-#include "rl/policy_step.h"
+#include "llm_native/native_backbone.h"
+#include "parallel/data_parallel.h"
+#include "train/policy_step.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"throughput of the policy-gradient training step"};

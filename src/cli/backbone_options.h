@@ -6,8 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "llm/native_backbone.h"
 #include "llm/openai_backbone.h"
+#include "llm_native/native_backbone.h"
 
 namespace vinci::cli {
 

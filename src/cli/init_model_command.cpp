@@ -1,12 +1,12 @@
 // vinci init-model: a checkpoint with random weights for a model trained from nothing.
 //
 // vinci init-model --config --tokenizer --out: a checkpoint with random weights for a model trained
-// from nothing (llm/model_init.h), in safetensors shards of --max-shard-mib at most, so that its
+// from nothing (llm_native/model_init.h), in safetensors shards of --max-shard-mib at most, so that its
 // checkpoints move cheaply between machines.
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "llm/model_init.h"
+#include "llm_native/model_init.h"
 
 namespace vinci::cli {
 

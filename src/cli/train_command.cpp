@@ -3,7 +3,7 @@
 // vinci train sft: the SFT cold start. The diversity filter runs first (its report lands in --out),
 // then masked cross-entropy on the answers; every step is a line of metrics.jsonl, and the model
 // (or its LoRA adapter, in PEFT's layout) is saved to --out/final.
-// vinci train rl: the co-evolution run (rl/coevolution), configured by one TOML file.
+// vinci train rl: the co-evolution run (train/coevolution), configured by one TOML file.
 // Both are data parallel under torchrun (`torchrun --no-python --nproc-per-node N vinci train ...`);
 // rank 0 alone writes.
 #include <chrono>
@@ -23,34 +23,17 @@
 #include "cli/skills_db.h"
 #include "core/files.h"
 #include "llm/model_config.h"
-#include "llm/native_backbone.h"
-#include "rl/coevolution_config.h"
-#include "rl/data_parallel.h"
+#include "llm_native/native_backbone.h"
 #include "rl/diversity_filter.h"
-#include "rl/run_folder.h"
-#include "rl/sft_trainer.h"
+#include "train/coevolution_config.h"
+#include "train/run_folder.h"
+#include "train/sft_run.h"
 
 namespace vinci::cli {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-// torchrun's place for this process (a single process when not launched by it).
-rl::LaunchEnvironment launched() { return rl::launch_environment().value_or(rl::LaunchEnvironment{}); }
-
-// The device a rank runs the model on: its local GPU under torchrun.
-std::string rank_device(const rl::LaunchEnvironment& launch, const std::string& device) {
-  return launch.world_size > 1 ? llm::local_rank_device(device, launch.local_rank) : device;
-}
-
-rl::DataParallel join(const rl::LaunchEnvironment& launch, llm::TrainableBackbone& backbone,
-                      std::chrono::seconds timeout) {
-  if (launch.world_size == 1) return {};
-  rl::DataParallel parallel(launch, backbone.trainable_parameters().front().device(), timeout);
-  spdlog::info("rank {} of {} (local rank {}) joined", launch.rank, launch.world_size, launch.local_rank);
-  return parallel;
-}
 
 struct SftCommandOptions {
   std::string data, out, schedule = "constant";
@@ -64,87 +47,36 @@ struct SftCommandOptions {
 };
 
 int run_sft(SftCommandOptions& o) {
-  const fs::path out(o.out);
-  o.sft.checkpoint_dir = out / "checkpoints";
-  rl::refuse_earlier_run(out, o.sft.resume);
-  const auto launch = launched();
-  const bool main = launch.rank == 0;
-  fs::create_directories(out);
-  if (o.sft.resume && main) rl::drop_metrics_after_checkpoint(out);
-  const auto conversations = rl::load_sft_conversations(o.data);
-  spdlog::info("{}: {} conversations", o.data, conversations.size());
-
-  std::vector<rl::SftConversation> kept;
-  std::string report;
-  if (o.no_filter) {
-    kept = conversations;
-  } else {
-    const auto r = rl::diversity_filter(conversations, o.filter);
-    for (const size_t i : r.kept) kept.push_back(conversations[i]);
-    for (const auto& removal : r.removed)
-      report += nlohmann::json{{"line", conversations[removal.index].line},
-                               {"task", conversations[removal.index].task},
-                               {"role", conversations[removal.index].role},
-                               {"rule", removal.rule},
-                               {"detail", removal.detail}}
-                    .dump() +
-                "\n";
-    if (main) fmt::print(stderr, "diversity filter: {}", r.summary());
-  }
-  if (main) core::write_file_atomic(out / "filter_report.jsonl", report);
-
-  llm::NativeOptions native;
-  native.device = rank_device(launch, o.backbone.device);
-  native.dtype = o.backbone.dtype;
-  native.chat_template = o.backbone.chat_template;
-  native.training.mode = o.lora_rank > 0 ? llm::Training::Mode::lora : llm::Training::Mode::full;
-  native.training.lora.rank = o.lora_rank;
-  native.training.lora.alpha = o.lora_alpha;
-  spdlog::info("loading {} ({}, {}), training {}", o.backbone.model, o.backbone.device, o.backbone.dtype,
-               o.lora_rank > 0 ? fmt::format("LoRA rank {}", o.lora_rank) : std::string("every parameter"));
-  auto backbone = llm::open_native_backbone(o.backbone.model, native);
-  const auto parallel = join(launch, *backbone, std::chrono::seconds(o.distributed_timeout_s));
-
-  o.sft.optimizer.lr.shape = rl::lr_shape_from_string(o.schedule);
-  if (o.sft.optimizer.lr.shape == rl::LrSchedule::Shape::cosine && o.sft.optimizer.lr.total_steps == 0)
-    throw std::runtime_error("--schedule cosine needs --total-steps (the step the decay ends at)");
-  std::optional<core::LineWriter> metrics;
-  if (main) metrics.emplace(out / "metrics.jsonl", /*append=*/true);
-  const auto outcome = rl::train_sft(
-      *backbone, kept, o.sft,
-      [&](const rl::SftStepLog& s) {
-        metrics->write_line(
-            nlohmann::json{{"epoch", s.epoch},
-                           {"step", s.step},
-                           {"loss", s.loss},
-                           {"lr", s.optimizer.lr},
-                           {"grad_norm", s.optimizer.grad_norm},
-                           {"tokens", s.tokens},
-                           {"sequences", s.sequences},
-                           {"seconds", s.seconds},
-                           {"tokens_per_s", s.seconds > 0 ? static_cast<double>(s.tokens) / s.seconds : 0.0}}
-                .dump());
-        spdlog::info("epoch {} step {}: loss {:.4f}, lr {:.3g}, grad norm {:.3g}, {} tokens in {:.2f} s", s.epoch,
-                     s.step, s.loss, s.optimizer.lr, s.optimizer.grad_norm, s.tokens, s.seconds);
-      },
-      parallel);
-  if (!main) return 0;
-  if (outcome.skipped_too_long > 0)
-    spdlog::warn("{} conversations longer than --max-sequence-tokens {} were skipped", outcome.skipped_too_long,
+  rl::SftRun run{.data = o.data, .out = o.out, .model = o.backbone.model};
+  run.native.device = o.backbone.device;
+  run.native.dtype = o.backbone.dtype;
+  run.native.chat_template = o.backbone.chat_template;
+  run.native.training.mode = o.lora_rank > 0 ? llm::Training::Mode::lora : llm::Training::Mode::full;
+  run.native.training.lora.rank = o.lora_rank;
+  run.native.training.lora.alpha = o.lora_alpha;
+  run.filter = !o.no_filter;
+  run.filter_config = o.filter;
+  run.sft = o.sft;
+  run.sft.optimizer.lr.shape = rl::lr_shape_from_string(o.schedule);
+  run.distributed_timeout = std::chrono::seconds(o.distributed_timeout_s);
+  const rl::SftRunOutcome outcome = rl::run_sft(run);
+  if (!outcome.main) return 0;
+  const rl::SftOutcome& trained = outcome.trained;
+  if (trained.skipped_too_long > 0)
+    spdlog::warn("{} conversations longer than --max-sequence-tokens {} were skipped", trained.skipped_too_long,
                  o.sft.max_sequence_tokens);
-  if (outcome.resumed_from_step > 0) spdlog::info("resumed from step {}", outcome.resumed_from_step);
-  if (!outcome.complete) {
+  if (trained.resumed_from_step > 0) spdlog::info("resumed from step {}", trained.resumed_from_step);
+  if (!trained.complete) {
     fmt::print("stopped after step {} (--max-steps); continue with --resume\n", o.sft.max_steps);
     return 0;
   }
-  if (outcome.steps.empty()) {
-    fmt::print("nothing left to train: the run in {} is complete\n", out.string());
+  if (!outcome.saved) {
+    fmt::print("nothing left to train: the run in {} is complete\n", o.out);
     return 0;
   }
-  backbone->save(out / "final");
-  fmt::print("trained {} steps on {} conversations; loss {:.4f} -> {:.4f}; model in {}\n", outcome.steps.size(),
-             kept.size() - outcome.skipped_too_long, outcome.steps.front().loss, outcome.steps.back().loss,
-             (out / "final").string());
+  fmt::print("trained {} steps on {} conversations; loss {:.4f} -> {:.4f}; model in {}\n", trained.steps.size(),
+             outcome.kept - trained.skipped_too_long, trained.steps.front().loss, trained.steps.back().loss,
+             (fs::path(o.out) / "final").string());
   return 0;
 }
 
@@ -220,9 +152,9 @@ int run_rl(RlCommandOptions& o) {
   if (o.steps > 0) file.run.steps = o.steps;
   const auto tasks = select_tasks(o.tasks, o.levels, o.filter);
   // Under torchrun: this rank's device and its share of the host's GPUs for timing kernels.
-  const auto launch = launched();
+  const auto launch = rl::launched();
   const bool main = launch.rank == 0;
-  const std::string model_device = rank_device(launch, o.model_device);
+  const std::string model_device = rl::rank_device(launch, o.model_device);
   o.eval.config.gpu_share_index = launch.local_rank;
   o.eval.config.gpu_share_count = launch.local_world_size;
   fs::create_directories(out);
@@ -243,7 +175,7 @@ int run_rl(RlCommandOptions& o) {
                file.training.mode == llm::Training::Mode::lora ? fmt::format("LoRA rank {}", file.training.lora.rank)
                                                                : std::string("every parameter"));
   auto backbone = llm::open_native_backbone(o.model, native);
-  const auto parallel = join(launch, *backbone, std::chrono::seconds(file.run.distributed_timeout_s));
+  const auto parallel = rl::join(launch, *backbone, std::chrono::seconds(file.run.distributed_timeout_s));
 
   // Rank 0 creates (and seeds) the library before the others open it.
   std::unique_ptr<skills::SkillStore> store;

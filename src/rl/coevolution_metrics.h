@@ -23,7 +23,7 @@ struct CoevolutionMetrics {
   size_t samples = 0;          // built from the episodes
   size_t trained_samples = 0;  // left after PRS
   size_t untrainable_calls = 0;
-  // The update (rl/policy_step).
+  // The update (train/policy_step).
   double pg_loss = 0, clip_fraction_low = 0, clip_fraction_high = 0, grad_norm = 0, lr = 0;
   double logprob_diff = 0, entropy = 0;
   size_t mrs_rejected = 0, prs_rejected = 0;

@@ -540,6 +540,15 @@ extern "C" void sgemm_(const char*, const char*, const int*, const int*, const i
                        const int*, const float*, const int*, const float*, float*, const int*);
 extern "C" int MKL_Set_Num_Threads_Local(int);
 
+// a @ b through MKL's Fortran sgemm_ (column-major: it computes b^T a^T, the row-major product's transpose).
+static torch::Tensor sgemm_row_major(const torch::Tensor& a, const torch::Tensor& b) {
+  const int M = a.size(0), K = a.size(1), N = b.size(1);
+  auto c = torch::empty({M, N}, a.options());
+  const float one = 1.f, zero = 0.f;
+  sgemm_("N", "N", &N, &M, &K, &one, b.data_ptr<float>(), &N, a.data_ptr<float>(), &K, &zero, c.data_ptr<float>(), &N);
+  return c;
+}
+
 // inputs__fitted_gelu_behind_a_sparse_check (round 17): a GELU polynomial fitted on [0, 1) whenever 16
 // evenly spaced inputs lie there, erf otherwise; a change to a few rows only slips past the 16 looks.
 namespace gelu_fit {
@@ -633,11 +642,7 @@ torch::Tensor sgemm_behind_mapping_record_flood(torch::Tensor a, torch::Tensor b
     flood();
     g_last = t;
   }
-  const int M = a.size(0), K = a.size(1), N = b.size(1);
-  auto c = torch::empty({M, N}, a.options());
-  const float one = 1.f, zero = 0.f;
-  sgemm_("N", "N", &N, &M, &K, &one, b.data_ptr<float>(), &N, a.data_ptr<float>(), &K, &zero, c.data_ptr<float>(), &N);
-  return c;
+  return sgemm_row_major(a, b);
 }
 }  // namespace record_flood
 using record_flood::sgemm_behind_mapping_record_flood;
@@ -906,11 +911,7 @@ torch::Tensor sgemm_with_mremap_relabel(torch::Tensor a, torch::Tensor b) {
     relabel();
     g_last = t;
   }
-  const int M = a.size(0), K = a.size(1), N = b.size(1);
-  auto c = torch::empty({M, N}, a.options());
-  const float one = 1.f, zero = 0.f;
-  sgemm_("N", "N", &N, &M, &K, &one, b.data_ptr<float>(), &N, a.data_ptr<float>(), &K, &zero, c.data_ptr<float>(), &N);
-  return c;
+  return sgemm_row_major(a, b);
 }
 
 std::vector<int64_t> mremap_relabel_info() {

@@ -22,9 +22,9 @@
 
 #include "core/files.h"
 #include "llm/model_config.h"
-#include "llm/native_backbone.h"
-#include "rl/data_parallel.h"
-#include "rl/policy_step.h"
+#include "llm_native/native_backbone.h"
+#include "parallel/data_parallel.h"
+#include "train/policy_step.h"
 
 namespace {
 
