@@ -113,7 +113,7 @@ TEST(Teacher, WritesTheChosenSplitOneFolderPerStrategyWithItsListing) {
     correct += r["correct"].get<bool>();
     Strategy s;
     for (const auto& candidate : teacher_strategies(heldout.spec))
-      if (candidate.name == r["strategy"]) s = candidate;
+      if (candidate.name == r["strategy"].get<std::string>()) s = candidate;
     EXPECT_EQ(vinci::core::read_file(out / r["file"].get<std::string>()), triton_solution(heldout.spec, s));
   }
   EXPECT_EQ(correct, 3u) << "three fused block sizes are right; wrong_op and off_by_one are not";
