@@ -1019,24 +1019,31 @@ class Judge(TrustedSampling):
                 if self._timing_done(i, start, tc, deadline, openings):
                     break
             # The trusted sampler watched these windows; with too few samples in compiled code (short,
-            # Python-heavy calls; a loaded host that starves the sampler), more windows run, as many
-            # as the samples' rate so far says it needs (extra_windows), for up to TIMED_SAMPLING_S
-            # past the planned ones whatever the run's deadline (a share from fewer samples never
-            # passes, and each window has its own timeout). They are timed windows like the others
-            # and make the speed with them: their samples count where they are at or below the median
-            # of all windows so far (claimed_windows), and a median of the planned windows alone was
-            # one of another load, which left 93% of an honest ok_add's extra windows uncounted beside
-            # a second judge. Cheap extra windows must then outvote the planned ones, and the first of
-            # them are opened often (Openings.open_extra): red-team round 26 was cheap in fifteen
+            # Python-heavy calls; a loaded host that starves the sampler), another round of windows
+            # runs, as many as the last round's rate says it needs to reach them alone (extra_windows),
+            # for up to TIMED_SAMPLING_S past the planned ones whatever the run's deadline (a share
+            # from fewer samples never passes, and each window has its own timeout). They are timed
+            # windows like the others and make the speed with them (a median of the planned windows
+            # alone was one of another load, and left 93% of an honest ok_add's extra windows
+            # uncounted beside a second judge). Only the last round's samples count, in its windows at
+            # or below the median of all windows (claimed_windows): then no window slower than the
+            # speed counts. Red-team round 29 slept past the run's deadline in its first window, so
+            # that one planned window, its own loops and spin, was judged against its own median, and
+            # ran MKL in the extra windows that made the speed: 0.17x counted from both rounds, where
+            # its loops score 0.05x. Cheap extra windows must outvote the planned ones, and the first
+            # of them are opened often (Openings.open_extra): red-team round 26 was cheap in fifteen
             # extra windows opened at 10% each, outvoted ten planned ones, and passed in a third of
             # its runs at up to 0.99x (honest 0.2-0.3x).
             planned = len(per_call)
+            sampled_before = 0
             sampling_start = time.monotonic()
             while sampled:
                 slow, claimed_calls = claimed_windows(watched, statistics.median(per_call))
                 watched.clear()
                 found = self._stop_sampler(sampler, loaded, untimed + slow)
-                counts["calls"] += claimed_calls
+                counts = {"own": 0, "library": 0, "calls": claimed_calls}
+                round_windows = len(per_call) - sampled_before
+                sampled_before = len(per_call)
                 sampler = None
                 if found.get("unanswered"):
                     self._unanswered(cfg, "timed calls")
@@ -1044,13 +1051,13 @@ class Judge(TrustedSampling):
                     counts["error"] = found["error"]
                     break
                 for key in ("own", "library", "own_ns", "library_ns", "unseen_ns"):
-                    counts[key] = counts.get(key, 0) + found[key]
+                    counts[key] = found[key]
                 counts["method"] = found.get("method")
                 if counts["own"] + counts["library"] >= self.COVERAGE["cpu"]["enough"] or \
                         time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:
                     break
                 sampler = self._start_sampler(loaded, cfg)
-                for _ in range(extra_windows(counts["own"] + counts["library"], len(per_call),
+                for _ in range(extra_windows(counts["own"] + counts["library"], round_windows,
                                              self.COVERAGE["cpu"]["enough"], int(tc["min_trials"]))):
                     window(len(per_call), extra=True)
                     if time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:

@@ -67,15 +67,15 @@ MAX_EXTRA_WINDOWS = 400
 
 
 def extra_windows(seen: int, windows: int, enough: int, minimum: int) -> int:
-    """How many more timed windows the trusted sampler likely needs to reach `enough` samples in compiled
-    code, at the rate of samples per timed window so far (counting the windows whose samples
-    claimed_windows left out: under a varying load about half of the extra ones are slower than the
-    planned median) and a quarter more; at least `minimum`, at most MAX_EXTRA_WINDOWS (all of them
-    when nothing was seen yet). An honest 0.04 ms add had 24 samples after 10 s of rounds of five
-    windows (session 27), and was passed by a phase of coverage calls that a candidate can tell apart."""
+    """How many timed windows a round of the trusted sampler likely needs to reach `enough` samples in
+    compiled code by itself (only the last round's count: judge._time), at the rate of the round before,
+    `seen` samples over its `windows` (counting the windows whose samples claimed_windows left out, about
+    half of them), and a quarter more; at least `minimum`, at most MAX_EXTRA_WINDOWS (all of them when
+    nothing was seen yet). An honest 0.04 ms add had 24 samples after 10 s of rounds of five windows
+    (session 27), and was passed by a phase of coverage calls that a candidate can tell apart."""
     if seen <= 0 or windows <= 0:
         return MAX_EXTRA_WINDOWS
-    return max(minimum, min(MAX_EXTRA_WINDOWS, math.ceil((enough - seen) * windows / seen * 1.25)))
+    return max(minimum, min(MAX_EXTRA_WINDOWS, math.ceil(enough * windows / seen * 1.25)))
 
 
 class TrustedSampling:
