@@ -72,6 +72,13 @@ scmp_filter_ctx build_filter(bool zygote = false) {
   // A thread or process cloned untraced is not reported to the judge's tracer, which starts the
   // CPU sampler's events on every new thread at its birth (eval/perf_sampler.h).
   add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_UNTRACED, CLONE_UNTRACED));
+  // A process that shares its parent's memory but not its thread group (CLONE_VM without CLONE_THREAD,
+  // vfork) maps and unmaps the runner's code where the sampler's history of the runner's mappings never
+  // hears of it (its records go to its own): red-team round 30 mapped OpenBLAS back over the candidate's
+  // own library from such a helper before each call, and the library's samples counted as its own.
+  // Threads keep CLONE_VM; CPython's subprocess falls back to fork when vfork fails.
+  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_VM | CLONE_THREAD, CLONE_VM));
+  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(vfork), 0, {});
   // mremap moves or grows a mapping without telling perf (no mapping record), so code could come to
   // lie where the sampler's history names another file (red-team round 11: a BLAS moved over the
   // address of the candidate's own library). glibc's realloc copies instead when it fails.

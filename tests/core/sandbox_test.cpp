@@ -106,7 +106,9 @@ TEST(Sandbox, OnlyKeptDescriptorsReachTheCommand) {
   EXPECT_EQ(r.out, "kept\n") << r.err;
 }
 
-// The filter holds in both modes: no ptrace, no socket but AF_UNIX, no new namespaces, no untraced clone, no mremap.
+// The filter holds in both modes: no ptrace, no socket but AF_UNIX, no new namespaces, no untraced clone, no mremap,
+// no process that shares the caller's memory outside its thread group (clone(CLONE_VM) without CLONE_THREAD, vfork);
+// threads and subprocesses still work (CPython falls back to fork).
 TEST(Sandbox, SeccompRefusesPtraceInetSocketsAndNamespaces) {
   if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
   const std::string script =
@@ -119,12 +121,23 @@ TEST(Sandbox, SeccompRefusesPtraceInetSocketsAndNamespaces) {
       "child = libc.syscall(56, 0x00800000 | 17, 0, 0, 0, 0)  # clone(CLONE_UNTRACED | SIGCHLD)\n"
       "if child == 0: os._exit(0)\n"
       "print('untraced', child, ctypes.get_errno())\n"
-      "print('mremap', libc.syscall(25, 0, 4096, 8192, 1, 0), ctypes.get_errno())  # MREMAP_MAYMOVE\n";
+      "print('mremap', libc.syscall(25, 0, 4096, 8192, 1, 0), ctypes.get_errno())  # MREMAP_MAYMOVE\n"
+      "shared = libc.syscall(56, 0x100 | 0x4000 | 17, 0, 0, 0, 0)  # clone(CLONE_VM | CLONE_VFORK | SIGCHLD)\n"
+      "if shared == 0: os._exit(0)\n"
+      "print('shared', shared, ctypes.get_errno())\n"
+      "forked = libc.syscall(58)  # vfork\n"
+      "if forked == 0: os._exit(0)\n"
+      "print('vfork', forked, ctypes.get_errno())\n"
+      "import subprocess, threading\n"
+      "t = threading.Thread(target=lambda: None); t.start(); t.join(); print('thread')\n"
+      "print('spawn', subprocess.run(['/bin/true']).returncode)\n";
   for (const auto& env :
        {std::map<std::string, std::string>{}, std::map<std::string, std::string>{{"VINCI_SANDBOX", "off"}}}) {
     const auto r = sandboxed({}, {"/usr/bin/python3", "-c", script}, env);
-    EXPECT_EQ(r.out, fmt::format("inet {}\nunix\nptrace -1 {}\nunshare -1 {}\nuntraced -1 {}\nmremap -1 {}\n",
-                                 EAFNOSUPPORT, EPERM, EPERM, EPERM, EPERM))
+    EXPECT_EQ(r.out,
+              fmt::format("inet {}\nunix\nptrace -1 {}\nunshare -1 {}\nuntraced -1 {}\nmremap -1 {}\nshared -1 {}\n"
+                          "vfork -1 {}\nthread\nspawn 0\n",
+                          EAFNOSUPPORT, EPERM, EPERM, EPERM, EPERM, EPERM, EPERM))
         << (env.empty() ? "bwrap" : "seccomp only") << ": " << r.err;
   }
 }
