@@ -55,7 +55,7 @@ constexpr uint64_t kNamespaceFlags[] = {CLONE_NEWUSER, CLONE_NEWNS,  CLONE_NEWPI
 
 // The zygote's filter leaves out unshare and mount, which it needs to give each runner it forks a
 // namespace of its own; each runner then installs the whole filter above it (filters stack).
-scmp_filter_ctx build_filter(bool zygote = false) {
+scmp_filter_ctx build_filter(bool zygote = false, bool runner = false) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (ctx == nullptr) throw std::runtime_error("seccomp_init failed");
   auto add = [&](uint32_t action, int nr, unsigned count, scmp_arg_cmp cmp) {
@@ -72,13 +72,16 @@ scmp_filter_ctx build_filter(bool zygote = false) {
   // A thread or process cloned untraced is not reported to the judge's tracer, which starts the
   // CPU sampler's events on every new thread at its birth (eval/perf_sampler.h).
   add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_UNTRACED, CLONE_UNTRACED));
-  // A process that shares its parent's memory but not its thread group (CLONE_VM without CLONE_THREAD,
+  // A runner's process that shares its memory but not its thread group (CLONE_VM without CLONE_THREAD,
   // vfork) maps and unmaps the runner's code where the sampler's history of the runner's mappings never
   // hears of it (its records go to its own): red-team round 30 mapped OpenBLAS back over the candidate's
   // own library from such a helper before each call, and the library's samples counted as its own.
-  // Threads keep CLONE_VM; CPython's subprocess falls back to fork when vfork fails.
-  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_VM | CLONE_THREAD, CLONE_VM));
-  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(vfork), 0, {});
+  // Threads keep CLONE_VM; CPython's subprocess falls back to fork when vfork fails. Builds keep both:
+  // gcc's driver and ninja start their children by vfork and posix_spawn, with no fall-back.
+  if (runner) {
+    add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_VM | CLONE_THREAD, CLONE_VM));
+    add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(vfork), 0, {});
+  }
   // mremap moves or grows a mapping without telling perf (no mapping record), so code could come to
   // lie where the sampler's history names another file (red-team round 11: a BLAS moved over the
   // address of the candidate's own library). glibc's realloc copies instead when it fails.
@@ -145,6 +148,18 @@ void dispose_cgroup(const fs::path& dir) {
   ::rmdir(dir.c_str());
 }
 
+}  // namespace
+
+bool make_fresh_cgroup(const fs::path& dir) {
+  if (::mkdir(dir.c_str(), 0755) == 0) return true;
+  if (errno != EEXIST) return false;
+  write_cgroup_file(dir / "freezer.state", "THAWED");  // a freezer's: its killed processes must run to die
+  dispose_cgroup(dir);
+  return ::mkdir(dir.c_str(), 0755) == 0;
+}
+
+namespace {
+
 // Marks every descriptor but 0-2 and keep close-on-exec, so nothing the launcher inherited by
 // accident (a parent's pipe, a log) reaches the candidate.
 void seal_descriptors(const std::vector<int>& keep) {
@@ -200,8 +215,8 @@ std::string SandboxProbe::describe() const {
   return out;
 }
 
-int export_seccomp_program(bool zygote, const char* name) {
-  scmp_filter_ctx ctx = build_filter(zygote);
+int export_seccomp_program(bool zygote, const char* name, bool runner) {
+  scmp_filter_ctx ctx = build_filter(zygote, runner);
   const int fd = ::memfd_create(name, 0);
   if (fd < 0) {
     seccomp_release(ctx);
@@ -214,8 +229,8 @@ int export_seccomp_program(bool zygote, const char* name) {
   return fd;
 }
 
-void install_seccomp() {
-  scmp_filter_ctx ctx = build_filter();
+void install_seccomp(bool runner) {
+  scmp_filter_ctx ctx = build_filter(false, runner);
   ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   const int rc = seccomp_load(ctx);
   seccomp_release(ctx);
@@ -284,7 +299,11 @@ const SandboxProbe& probe_sandbox() {
     SandboxProbe p;
     p.pids_cgroup = cgroup_usable(kPidsCgroupRoot, "pids.max");
     p.cpu_cgroup = cgroup_usable(kCpuCgroupRoot, "cpuacct.usage");
-    p.freezer_cgroup = cgroup_usable(kFreezerCgroupRoot, "freezer.state");
+    // A host without a freezer cgroup freezes runners by SIGSTOP and samples a coverage phase instead of
+    // the timed windows; VINCI_SANDBOX_FREEZER=off takes that path on any host, to check it.
+    const char* freezer = std::getenv("VINCI_SANDBOX_FREEZER");
+    p.freezer_cgroup =
+        !(freezer && std::string(freezer) == "off") && cgroup_usable(kFreezerCgroupRoot, "freezer.state");
     if (const char* off = std::getenv("VINCI_SANDBOX"); off && std::string(off) == "off") {
       p.detail = "VINCI_SANDBOX=off";
       return p;
@@ -338,19 +357,19 @@ struct SandboxCgroups {
     const SandboxProbe& probe = probe_sandbox();
     if (probe.pids_cgroup && max_pids) {
       pids = kPidsCgroupRoot / fmt::format("vinci-sandbox-{}", ::getpid());
-      if (::mkdir(pids.c_str(), 0755) != 0 || !write_cgroup_file(pids / "pids.max", std::to_string(*max_pids))) {
+      if (!make_fresh_cgroup(pids) || !write_cgroup_file(pids / "pids.max", std::to_string(*max_pids))) {
         ::rmdir(pids.c_str());
         pids.clear();
       }
     }
     if (probe.cpu_cgroup) {
       cpu = sandbox_cpu_cgroup(::getpid());
-      if (::mkdir(cpu.c_str(), 0755) != 0) cpu.clear();
+      if (!make_fresh_cgroup(cpu)) cpu.clear();
     }
     if (probe.freezer_cgroup) {
       freezer = sandbox_freezer_cgroup(::getpid());
       const std::string state = (freezer / "freezer.state").string();
-      if (::mkdir(freezer.c_str(), 0755) != 0 || state.size() >= sizeof g_thaw_path)
+      if (!make_fresh_cgroup(freezer) || state.size() >= sizeof g_thaw_path)
         freezer.clear();
       else
         std::memcpy(g_thaw_path, state.c_str(), state.size() + 1);
@@ -390,13 +409,13 @@ int run_sandboxed(const SandboxPolicy& given, const std::vector<std::string>& co
       throw std::runtime_error("a zygote needs bubblewrap's namespaces: " + probe.detail);
     // Found by its name among the zygote's descriptors: an environment variable would stay readable in
     // every runner's /proc/self/environ.
-    keep.push_back(export_seccomp_program(false, kRunnerFilterName));
+    keep.push_back(export_seccomp_program(false, kRunnerFilterName, /*runner=*/true));
   }
   const SandboxCgroups cgroups(policy.max_pids);
   std::vector<std::string> argv;
   int seccomp_fd = -1;
   if (probe.mode == SandboxMode::bwrap) {
-    seccomp_fd = export_seccomp_program(policy.zygote);
+    seccomp_fd = export_seccomp_program(policy.zygote, "vinci-seccomp", policy.runner);
     argv = bwrap_arguments(policy, probe.bwrap, seccomp_fd);
     argv.push_back("--");
   }
@@ -425,7 +444,7 @@ int run_sandboxed(const SandboxPolicy& given, const std::vector<std::string>& co
     } else {
       if (!policy.cwd.empty() && ::chdir(policy.cwd.c_str()) != 0) _exit(125);
       try {
-        install_seccomp();
+        install_seccomp(policy.runner);
       } catch (const std::exception& e) {
         (void)!::write(2, e.what(), std::strlen(e.what()));
         _exit(125);

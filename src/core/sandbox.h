@@ -49,6 +49,9 @@ struct SandboxPolicy {
   // mount and pid namespace per runner it forks, and it gets the runners' whole filter as an open
   // memfd named kRunnerFilterName. Needs bwrap.
   bool zygote = false;
+  // A runner's filter: also no process that shares the runner's memory outside its thread group
+  // (clone(CLONE_VM) without CLONE_THREAD, vfork). A zygote's runners always get it; builds never do.
+  bool runner = false;
 };
 
 // Which mode works on this host: bwrap is tried once with a minimal view; the answer is cached.
@@ -60,11 +63,12 @@ std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std:
 
 // The filter as a BPF program in an anonymous file, positioned at its start (for bwrap --seccomp).
 // zygote: the zygote's filter, which allows unshare and mount (SandboxPolicy::zygote). name: the memfd's.
-int export_seccomp_program(bool zygote = false, const char* name = "vinci-seccomp");
+// runner: the runners' stricter filter (SandboxPolicy::runner).
+int export_seccomp_program(bool zygote = false, const char* name = "vinci-seccomp", bool runner = false);
 // The memfd a zygote finds the runners' whole filter in (python/vinci_runner/zygote.py).
 inline constexpr const char* kRunnerFilterName = "vinci-runner-seccomp";
 // Installs the filter on the calling thread and its future children (no_new_privs is set first).
-void install_seccomp();
+void install_seccomp(bool runner = false);
 
 // The cpuacct cgroup of the sandbox a launcher process runs (run_sandboxed's, named by the launcher's pid),
 // where the host has the cpuacct controller: its cpuacct.usage counts every process that ever ran in
@@ -74,6 +78,11 @@ std::filesystem::path sandbox_cpu_cgroup(pid_t launcher);
 // freezer.state stops every process in it without a signal (none the candidate could catch, none that
 // stops a tracer's view of it), THAWED lets them go on. The launcher thaws it before it ends them.
 std::filesystem::path sandbox_freezer_cgroup(pid_t launcher);
+
+// Makes a sandbox's cgroup at dir afresh: one already there is a dead launcher's (a launcher killed
+// before it removed its cgroups, whose pid has come round again), and its counters would be read as
+// this sandbox's, so it is thawed, emptied and removed first. False where the cgroup cannot be made.
+bool make_fresh_cgroup(const std::filesystem::path& dir);
 
 // Runs command under policy and returns its exit status (128 + signal when killed), cleaning up the
 // pids cgroup it made. Only the descriptors in keep_fds (and 0, 1, 2) reach the command.

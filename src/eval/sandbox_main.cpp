@@ -39,6 +39,8 @@ int main(int argc, char** argv) {
   app.add_option("--tmpfs", tmpfs,
                  "a private tmpfs at PATH of BYTES (PATH=BYTES)->allow_extra_args(false); PATH must exist");
   app.add_flag("--gpu", policy.gpu, "expose the NVIDIA device nodes");
+  app.add_flag("--runner", policy.runner,
+               "a runner's filter: no process sharing the command's memory outside its thread group (no vfork)");
   app.add_flag("--zygote", policy.zygote,
                "run a runners' zygote: it may make a user, mount and pid namespace per runner it forks, and gets "
                "the runners' seccomp filter as an open memfd named vinci-runner-seccomp");
