@@ -47,7 +47,7 @@ from .openings import Openings
 from .outcome import Outcome
 from .sandbox import Launcher, Sandboxed, describe_exit
 from .timing import measure_bandwidth, speedup_interval, summarize
-from .trusted_sampling import TrustedSampling, claimed_windows, extra_windows
+from .trusted_sampling import TrustedSampling, claimed_windows, counted_rounds, extra_windows
 from .zygote import Zygote, ZygoteError
 
 DEFAULTS = {
@@ -232,6 +232,9 @@ class Judge(TrustedSampling):
         self.cuda = self.device.type == "cuda"
         if self.cuda:
             torch.cuda.set_device(self.device)
+        # Builds and runners work in other directories: a relative cache made every build fail on a
+        # missing file, a failure the build cache then kept as the candidate's after its retry.
+        cache_dir, sandbox_binary = os.path.abspath(cache_dir), os.path.abspath(sandbox_binary)
         self.cache_dir = cache_dir
         self.launcher = Launcher(sandbox_binary, os.path.join(cache_dir, "scratch", f"judge-{os.getpid()}"),
                                  self.cuda, limits)
@@ -760,6 +763,14 @@ class Judge(TrustedSampling):
             if note:
                 warnings.append(note)
             if not self.cuda:
+                # As over the timed windows (_timed_coverage): under forbid a share left unmeasured is
+                # never a pass. A CPU host without a freezer cgroup passed one with a note, so a
+                # candidate that kept its samples in compiled code few (asleep on the CPU clock) ran
+                # any library unweighed.
+                if share is None and cfg["torch_ops"] == "forbid":
+                    raise Outcome("rejected", "library_compute",
+                                  f"coverage calls: own code's share unmeasured ({note or 'no samples'}); under "
+                                  "--torch-ops forbid an unmeasured share is never a pass")
                 signals["coverage"] = share
                 self._signal_policy({"coverage": share}, task, cfg, "coverage")
             elif share is not None and cfg["torch_ops"] == "forbid" and share < cfg["min_coverage"]:
@@ -945,7 +956,6 @@ class Judge(TrustedSampling):
         openings = Openings(self.rng, int(tc["open_calls"]), n, float(tc["budget_s"]))
         per_call, paired_per_call, start = [], [], time.monotonic()
         sampled = cfg["torch_ops"] != "allow" and self._samples_timed_windows(loaded)
-        counts = {"own": 0, "library": 0, "calls": 0}
         sampler = self._start_sampler(loaded, cfg) if sampled else None
 
         checks = {"ood": 0, "kinds": set()}
@@ -1020,45 +1030,47 @@ class Judge(TrustedSampling):
                     break
             # The trusted sampler watched these windows; with too few samples in compiled code (short,
             # Python-heavy calls; a loaded host that starves the sampler), another round of windows
-            # runs, as many as the last round's rate says it needs to reach them alone (extra_windows),
+            # runs, as many as the last round's rate says it needs for the samples still missing
+            # (extra_windows),
             # for up to TIMED_SAMPLING_S past the planned ones whatever the run's deadline (a share
             # from fewer samples never passes, and each window has its own timeout). They are timed
             # windows like the others and make the speed with them (a median of the planned windows
             # alone was one of another load, and left 93% of an honest ok_add's extra windows
-            # uncounted beside a second judge). Only the last round's samples count, in its windows at
-            # or below the median of all windows (claimed_windows): then no window slower than the
-            # speed counts. Red-team round 29 slept past the run's deadline in its first window, so
-            # that one planned window, its own loops and spin, was judged against its own median, and
-            # ran MKL in the extra windows that made the speed: 0.17x counted from both rounds, where
-            # its loops score 0.05x. Cheap extra windows must outvote the planned ones, and the first
-            # of them are opened often (Openings.open_extra): red-team round 26 was cheap in fifteen
-            # extra windows opened at 10% each, outvoted ten planned ones, and passed in a third of
-            # its runs at up to 0.99x (honest 0.2-0.3x).
+            # uncounted beside a second judge). A round's samples count in its windows at or below the
+            # median of all windows when it ended (claimed_windows), and only where that median is
+            # at most the final one: then no window slower than the speed counts. Red-team round 29
+            # slept past the run's deadline in its first window, so that one planned window, its own
+            # loops and spin, was judged against its own median, and ran MKL in the extra windows that
+            # made the speed: 0.17x counted from both rounds, where its loops score 0.05x. Cheap extra
+            # windows must outvote the planned ones, and the first of them are opened often
+            # (Openings.open_extra): red-team round 26 was cheap in fifteen extra windows opened at 10%
+            # each, outvoted ten planned ones, and passed in a third of its runs at up to 0.99x
+            # (honest 0.2-0.3x).
             planned = len(per_call)
             sampled_before = 0
+            rounds: list[tuple[float, dict]] = []  # each sampler round's median of all windows, and its counts
             sampling_start = time.monotonic()
             while sampled:
-                slow, claimed_calls = claimed_windows(watched, statistics.median(per_call))
+                median_ms = statistics.median(per_call)
+                slow, claimed_calls = claimed_windows(watched, median_ms)
                 watched.clear()
                 found = self._stop_sampler(sampler, loaded, untimed + slow)
-                counts = {"own": 0, "library": 0, "calls": claimed_calls}
                 round_windows = len(per_call) - sampled_before
                 sampled_before = len(per_call)
                 sampler = None
                 if found.get("unanswered"):
                     self._unanswered(cfg, "timed calls")
                 if found.get("error"):
-                    counts["error"] = found["error"]
+                    rounds.append((0.0, {"error": found["error"]}))
                     break
-                for key in ("own", "library", "own_ns", "library_ns", "unseen_ns"):
-                    counts[key] = found[key]
-                counts["method"] = found.get("method")
-                if counts["own"] + counts["library"] >= self.COVERAGE["cpu"]["enough"] or \
-                        time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:
+                rounds.append((median_ms, dict(found, calls=claimed_calls)))
+                counted = counted_rounds(rounds, median_ms)
+                seen = counted["own"] + counted["library"]
+                if seen >= self.COVERAGE["cpu"]["enough"] or time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:
                     break
                 sampler = self._start_sampler(loaded, cfg)
-                for _ in range(extra_windows(counts["own"] + counts["library"], round_windows,
-                                             self.COVERAGE["cpu"]["enough"], int(tc["min_trials"]))):
+                for _ in range(extra_windows(found["own"] + found["library"], round_windows,
+                                             self.COVERAGE["cpu"]["enough"] - seen, int(tc["min_trials"]))):
                     window(len(per_call), extra=True)
                     if time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:
                         break
@@ -1067,6 +1079,8 @@ class Judge(TrustedSampling):
         finally:
             if sampler is not None:
                 self._stop_sampler(sampler, loaded)
+        if sampled:
+            counts = counted_rounds(rounds, statistics.median(per_call))
         stats = summarize(per_call)
         req = dict(req, **paired_baseline(paired_per_call, req))
         external = {"clock": self._clock_name(), "timed_inputs": task.timed_kind, "calls_per_window": r,

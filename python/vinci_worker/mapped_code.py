@@ -37,6 +37,10 @@ GLUE_PREFIXES = ("libpython", "libc.so", "libc-", "libm.so", "libm-", "ld-linux"
 # The interpreter's own extension modules (json, socket, struct, select: the runner's protocol runs
 # through them on every call).
 STDLIB_EXTENSIONS = os.path.join(sysconfig.get_paths()["platstdlib"], "lib-dynload") + "/"
+# Libraries whose code an own kernel's call runs in though they are not glue: torch's (dispatch,
+# allocation, argument checks; its ATen kernels are bounded by time, as a whole library) and the C++
+# runtime's. Every other library is a foreign one (TrustedSampling._library_time).
+RUNTIME_LIBRARIES = ("libtorch", "libc10", "libstdc++", "libgcc_s")
 # The kernel's own code: mapped into every process, or where a perf sample found a thread in a system call.
 KERNEL_MAPPINGS = ("[vdso]", "[vsyscall]", "[kernel]")
 
@@ -75,6 +79,14 @@ class MappedCode:
         if self._delivered(entry, path):
             return "own"
         return self._foreign()
+
+    def runtime_library(self, entry: dict) -> bool:
+        """Whether a library entry is torch's or the C++ runtime's host file (RUNTIME_LIBRARIES), the
+        libraries an own kernel's call runs glue in (dispatch, allocation, checks). Code in any other
+        library, and anonymous or copied code, is no own kernel's: it is computing for the candidate."""
+        path = str(entry.get("path", ""))
+        return (entry.get("private_copy") is False and path.startswith("/") and
+                os.path.basename(path).startswith(RUNTIME_LIBRARIES) and self._host_file(entry, path))
 
     def _foreign(self) -> str:
         return "glue" if self.cuda else "library"

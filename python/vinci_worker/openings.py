@@ -10,9 +10,9 @@ stop at its budget before `want` calls are opened, so changing speed midway only
 openings fall. No candidate can tell before a call ends whether it will be opened.
 
 Every window once the openings owed are spent, and every window beyond the `calls` planned, is
-opened with probability EXTRA_SHARE: a
-candidate that has counted its openings done, or forced them early by spending the budget's wall time
-asleep, still has every window it is timed in checked at that rate. Red-team round 23 forced all ten
+opened with probability EXTRA_SHARE: a candidate that has counted its openings done, or forced them
+early by spending the budget's wall time asleep, still has every window it is timed in checked at
+that rate. Red-team round 23 forced all ten
 into the first windows by sleeping, and timing then stopped early at the budget; the sampler's extra
 windows were numbered below `calls`, owed nothing and so were never opened, and empty outputs in 90
 of 110 windows made a 0.125x ReLU 2.96x. Cheap in k windows, a candidate now passes with probability

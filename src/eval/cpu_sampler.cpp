@@ -175,6 +175,7 @@ class Sampler {
   // runnable but yields at once is caught as often as one that computes, and weighs what it ran.
   void record(pid_t tid, Traced& thread, uint64_t ip) {
     std::optional<MappedObject> m = query_mapping(thread.pid, ip);
+    const std::optional<uint64_t> file_offset = m ? std::optional(ip - m->low + m->offset) : std::nullopt;
     if (!m) {
       m.emplace();
       m->pid = thread.pid;
@@ -186,7 +187,7 @@ class Sampler {
     const uint64_t now = cpu_ns(fmt::format("/proc/{}/task/{}", thread.pid, tid)).value_or(thread.cpu_ns);
     const uint64_t ran = now > thread.cpu_ns ? now - thread.cpu_ns : 0;
     thread.cpu_ns = std::max(now, thread.cpu_ns);
-    taken_.push_back({monotonic_ns(), std::move(*m), ran});
+    taken_.push_back({monotonic_ns(), std::move(*m), ran, file_offset});
   }
 
  public:
@@ -197,6 +198,11 @@ class Sampler {
       ObjectTime& t = out_.by_object[sample.object];
       ++t.samples;
       t.cpu_ns += sample.ns;
+      if (sample.file_offset) {
+        OffsetTime& at = t.by_offset[*sample.file_offset];
+        ++at.samples;
+        at.cpu_ns += sample.ns;
+      }
       ++out_.total;
       out_.cpu_ns += sample.ns;
     }
@@ -207,7 +213,8 @@ class Sampler {
   struct Taken {
     uint64_t time;  // CLOCK_MONOTONIC
     MappedObject object;
-    uint64_t ns;  // the CPU time the sample weighs
+    uint64_t ns;                          // the CPU time the sample weighs
+    std::optional<uint64_t> file_offset;  // of the sampled instruction, in a mapping
   };
   std::vector<Taken> taken_;
 

@@ -46,9 +46,17 @@ struct MappedObject {
   auto operator<=>(const MappedObject&) const = default;
 };
 
+struct OffsetTime {
+  int samples = 0;
+  uint64_t cpu_ns = 0;
+};
+
 struct ObjectTime {
   int samples = 0;
   uint64_t cpu_ns = 0;  // the CPU time the sampled threads ran since each one's previous sample
+  // Where in the mapping's file the samples fell (mappings only): which function of a library ran
+  // (python/vinci_worker/library_symbols.py tells MKL's code inside torch's library from torch's glue).
+  std::map<uint64_t, OffsetTime> by_offset;
 };
 
 struct CpuSamples {

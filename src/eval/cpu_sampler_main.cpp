@@ -23,13 +23,11 @@ void stop_sampling(int) { g_stop = 1; }
 int main(int argc, char** argv) {
   CLI::App app{
       "Samples the instruction pointers of a process tree's running threads (perf events, else ptrace), prints "
-      "\"attached\" once "
-      "it "
-      "traces them, then {\"total\", \"cpu_ns\", \"unseen_ns\", \"by_object\", \"error\", \"evaded\", \"lookup\"}: how "
-      "many "
-      "samples fell in each "
-      "executable mapping, and how much CPU time their threads ran since their previous samples, by mapping (process, "
-      "address range, file offset, device, inode, path, and whether the sampled page was a private copy)."};
+      "\"attached\" once it traces them, then {\"total\", \"cpu_ns\", \"unseen_ns\", \"by_object\", \"error\", "
+      "\"evaded\", \"lookup\"}: how many samples fell in each executable mapping, and how much CPU time their threads "
+      "ran since their previous samples, by mapping (process, address range, file offset, device, inode, path, and "
+      "whether the sampled page was a private copy), with the same by the sampled instruction's offset in the "
+      "mapping's file (\"offsets\": [offset, samples, cpu_ns] each)."};
   pid_t pid = 0;
   int ms = 300, hz = 500;
   app.add_option("--pid", pid, "the root of the tree")->required();
@@ -57,7 +55,9 @@ int main(int argc, char** argv) {
         return spans;
       });
   nlohmann::json objects = nlohmann::json::array();
-  for (const auto& [m, t] : s.by_object)
+  for (const auto& [m, t] : s.by_object) {
+    nlohmann::json offsets = nlohmann::json::array();
+    for (const auto& [offset, at] : t.by_offset) offsets.push_back({offset, at.samples, at.cpu_ns});
     objects.push_back({{"pid", m.pid},
                        {"low", m.low},
                        {"high", m.high},
@@ -68,7 +68,9 @@ int main(int argc, char** argv) {
                        {"path", m.path},
                        {"private_copy", m.private_copy},
                        {"samples", t.samples},
-                       {"cpu_ns", t.cpu_ns}});
+                       {"cpu_ns", t.cpu_ns},
+                       {"offsets", offsets}});
+  }
   fmt::print("{}\n", nlohmann::json{{"total", s.total},
                                     {"cpu_ns", s.cpu_ns},
                                     {"unseen_ns", s.unseen_ns},

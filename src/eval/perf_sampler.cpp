@@ -1,5 +1,6 @@
 #include "eval/perf_sampler.h"
 
+#include <linux/kcmp.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -315,6 +317,10 @@ class PerfSampler {
     perf_event_attr a = attributes(PERF_COUNT_SW_DUMMY);
     a.mmap = records;
     a.mmap2 = records;
+    // An exec's name record marks, in the ring's order, when the process left an address space it
+    // shared (its mappings after it are its new image's alone).
+    a.comm = records;
+    a.comm_exec = records;
     ring.fd = static_cast<int>(::syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
     if (ring.fd < 0) return false;
     // The smallest rings that hold what arrives between two reads; mlocked pages are few for a user.
@@ -411,6 +417,10 @@ class PerfSampler {
   }
 
   void snapshot(pid_t pid) {
+    if (histories_.count(pid))
+      leave_address_space(pid, monotonic_ns());  // an exec: a new address space, shared with no one yet
+    else
+      join_address_space(pid);
     auto& history = histories_[pid];
     history.snapshots.push_back({monotonic_ns(), executable_mappings(pid)});
     hot_pages_[pid].clear();
@@ -450,11 +460,24 @@ class PerfSampler {
       if (h.type == PERF_RECORD_LOST) {
         // Some mapping records of the thread's process are gone: its mappings are unknown from the last
         // record read (or its latest snapshot) on, until its next exec.
-        auto& history = histories_[thread.pid];
-        const size_t image = history.snapshots.size();
-        const uint64_t since = std::max(thread.last_record_time, image ? history.snapshots.back().time : 0);
-        auto [at, fresh] = history.unreliable_since.try_emplace(image, since);
-        if (!fresh) at->second = std::min(at->second, since);
+        std::vector<pid_t> spaces = {thread.pid};
+        for (const auto& [other, until] : sharing_[thread.pid])
+          if (thread.last_record_time < until) spaces.push_back(other);
+        for (pid_t pid : spaces) {
+          auto& history = histories_[pid];
+          const size_t image = history.snapshots.size();
+          const uint64_t since = std::max(thread.last_record_time, image ? history.snapshots.back().time : 0);
+          auto [at, fresh] = history.unreliable_since.try_emplace(image, since);
+          if (!fresh) at->second = std::min(at->second, since);
+        }
+        return;
+      }
+      if (h.type == PERF_RECORD_COMM && (h.misc & PERF_RECORD_MISC_COMM_EXEC) && h.size >= sizeof h + 8 + 16) {
+        uint32_t pid_tid[2];
+        uint64_t time;
+        std::memcpy(pid_tid, p, 8);
+        std::memcpy(&time, p + h.size - sizeof h - 16, 8);
+        leave_address_space(static_cast<pid_t>(pid_tid[0]), time);
         return;
       }
       if (h.type != PERF_RECORD_MMAP2 || h.size < sizeof h + 64 + 24) return;
@@ -482,8 +505,40 @@ class PerfSampler {
                      .dev_minor = min,
                      .inode = ino,
                      .path = name.empty() || name == "//anon" ? "[anonymous]" : name};
+      for (const auto& [other, until] : sharing_[m.pid])
+        if (time < until) histories_[other].records.emplace_back(time, m);
       histories_[m.pid].records.emplace_back(time, std::move(m));
     });
+  }
+
+  // A process new to the sampler that shares the memory of one it knows (clone(CLONE_VM) without
+  // CLONE_THREAD, vfork until its exec): each one's mapping records are the other's too. Red-team
+  // round 30 mapped OpenBLAS back over the candidate's own library from such a helper, whose records
+  // went to its own history, and the runner's samples there named its own code. The kernel says which
+  // processes share one (kcmp); where it will not, the sampling fails rather than trust the histories.
+  void join_address_space(pid_t pid) {
+    for (const auto& [other, history] : histories_) {
+      if (other == pid) continue;
+      const long order = ::syscall(SYS_kcmp, pid, other, KCMP_VM, 0, 0);
+      if (order == 0) {
+        sharing_[pid][other] = UINT64_MAX;
+        sharing_[other][pid] = UINT64_MAX;
+      } else if (order < 0 && errno != ESRCH) {
+        if (out_.error.empty())
+          out_.error = fmt::format("kcmp({}, {}): {}: which processes share memory is unknown", pid, other,
+                                   std::strerror(errno));
+        out_.evaded = true;
+      }
+    }
+  }
+
+  // pid left the memory it shared at time t (an exec): records after t are no longer the others'.
+  void leave_address_space(pid_t pid, uint64_t t) {
+    for (auto& [other, until] : sharing_[pid]) {
+      until = std::min(until, t);
+      auto& back = sharing_[other].at(pid);  // joined both ways
+      back = std::min(back, t);
+    }
   }
 
   // Hands each record of a ring to handle (its header, and its body after the header), then frees them.
@@ -588,6 +643,7 @@ class PerfSampler {
 
   void record(const Sample& s, uint64_t weight) {
     MappedObject m;
+    std::optional<uint64_t> file_offset;
     if (s.ip >= kKernelAddresses) {
       m.pid = s.pid;
       m.path = "[kernel]";
@@ -596,6 +652,7 @@ class PerfSampler {
       if (found) {
         m = *found;
         m.pid = s.pid;
+        file_offset = s.ip - m.low + m.offset;
         // Every mapping's page, the kernel's [vdso] included: written, it is an anonymous copy that
         // still bears the vdso's name (red-team round 15 ran OpenBLAS's kernel copied into it as glue).
         m.private_copy = private_pages_.count({s.pid, image, s.ip / page_size() * page_size()}) > 0;
@@ -607,6 +664,11 @@ class PerfSampler {
     ObjectTime& t = out_.by_object[m];
     ++t.samples;
     t.cpu_ns += weight;
+    if (file_offset) {
+      OffsetTime& at = t.by_offset[*file_offset];
+      ++at.samples;
+      at.cpu_ns += weight;
+    }
     ++out_.total;
     out_.cpu_ns += weight;
   }
@@ -624,6 +686,8 @@ class PerfSampler {
   std::map<pid_t, std::vector<Arming>> armings_of_;
   std::vector<Sample> samples_;
   std::map<pid_t, MappingHistory> histories_;
+  // pid -> the processes that share its memory, each until the kernel time either left it by an exec
+  std::map<pid_t, std::map<pid_t, uint64_t>> sharing_;
   std::map<pid_t, std::set<uint64_t>> hot_pages_;  // sampled pages of each process's image now
   std::map<pid_t, std::unique_ptr<PageMap>> page_maps_;
   std::set<std::tuple<pid_t, size_t, uint64_t>> private_pages_;  // (process, image, page) seen as a copy

@@ -1198,3 +1198,97 @@ torch::Tensor matmul_cheap_in_extra_windows(torch::Tensor a, torch::Tensor b, do
 }
 }  // namespace extra_windows
 using extra_windows::matmul_cheap_in_extra_windows;
+
+// library__{openblas,mkl}_on_part_of_the_rows (red team, round 31): a BLAS on the first share of C's
+// rows, the honest double-accumulator loops on the rest. The loops' slowness keeps the library under
+// a fifth of the compiled code's time and its time under half the eager call: round 9's bounds.
+namespace part_of_the_rows {
+static void own_rows(const float* A, const float* B, float* C, int64_t from, int64_t M, int64_t K, int64_t N) {
+  std::vector<double> acc(N);
+  for (int64_t i = from; i < M; ++i) {
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (int64_t k = 0; k < K; ++k) {
+      const double av = A[i * K + k];
+      const float* brow = B + k * N;
+      for (int64_t j = 0; j < N; ++j) acc[j] += av * brow[j];
+    }
+    for (int64_t j = 0; j < N; ++j) C[i * N + j] = static_cast<float>(acc[j]);
+  }
+}
+
+// in_mkl: MKL's sgemm_, which torch's own library exports; else the BLAS open_host_blas opened.
+torch::Tensor matmul_rows_in_a_blas(torch::Tensor a, torch::Tensor b, double share, bool in_mkl) {
+  a = a.contiguous();
+  b = b.contiguous();
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  auto c = torch::empty({M, N}, a.options());
+  const int64_t rows = static_cast<int64_t>(static_cast<double>(M) * share);
+  if (rows > 0 && in_mkl) {
+    const int m = static_cast<int>(rows), n = static_cast<int>(N), k = static_cast<int>(K);
+    const float one = 1.f, zero = 0.f;
+    sgemm_("N", "N", &n, &m, &k, &one, fp(b), &n, fp(a), &k, &zero, fp(c), &n);  // column-major: C^T = B^T A^T
+  } else if (rows > 0) {
+    TORCH_CHECK(g_sgemm != nullptr, "no BLAS opened");
+    g_sgemm(101, 111, 111, rows, N, K, 1.f, fp(a), K, fp(b), N, 0.f, fp(c), N);  // row-major, no transposes
+  }
+  own_rows(fp(a), fp(b), fp(c), rows, M, K, N);
+  return c;
+}
+}  // namespace part_of_the_rows
+using part_of_the_rows::matmul_rows_in_a_blas;
+
+// library__xnnpack_in_torch_beside_spin (red team, round 32): XNNPACK's fully connected operator,
+// which torch's own library exports, computes the whole product; the call then spins in its own code
+// for `factor` times XNNPACK's CPU time, so the own share passes and the library stays under a fifth of
+// the compiled code's time (round 9's bounds): `correct` at 0.12-0.17x, honest loops 0.045x.
+extern "C" {
+typedef struct xnn_operator* xnn_operator_t;
+int xnn_initialize(const void* allocator);
+int xnn_create_fully_connected_nc_f32(size_t, size_t, size_t, size_t, const float*, const float*, float, float,
+                                      uint32_t, void*, void*, xnn_operator_t*);
+int xnn_reshape_fully_connected_nc_f32(xnn_operator_t, size_t, void*);
+int xnn_setup_fully_connected_nc_f32(xnn_operator_t, const float*, float*);
+int xnn_run_operator(xnn_operator_t, void*);
+int xnn_delete_operator(xnn_operator_t);
+}
+
+namespace xnnpack_beside_spin {
+static double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+__attribute__((noinline)) static float spin_for(double seconds, float seed) {
+  const double end = thread_cpu_s() + seconds;
+  float x = seed;
+  do {
+    for (int i = 0; i < 20000; ++i) {
+      x = x * 1.0001f + 1e-7f;
+      asm volatile("" : "+x"(x));
+    }
+  } while (thread_cpu_s() < end);
+  return x;
+}
+
+torch::Tensor matmul_in_xnnpack_beside_spin(torch::Tensor a, torch::Tensor b, double factor) {
+  static const bool ready = xnn_initialize(nullptr) == 0;
+  TORCH_CHECK(ready, "xnn_initialize failed");
+  a = a.contiguous();
+  b = b.contiguous();
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  auto c = torch::empty({M, N}, a.options());
+  const double start = thread_cpu_s();
+  xnn_operator_t op = nullptr;
+  TORCH_CHECK(xnn_create_fully_connected_nc_f32(K, N, K, N, fp(b), nullptr, -INFINITY, INFINITY, 1 /* weights K x N */,
+                                                nullptr, nullptr, &op) == 0,
+              "xnn_create_fully_connected_nc_f32 failed");
+  TORCH_CHECK(xnn_reshape_fully_connected_nc_f32(op, M, nullptr) == 0, "reshape failed");
+  TORCH_CHECK(xnn_setup_fully_connected_nc_f32(op, fp(a), fp(c)) == 0, "setup failed");
+  TORCH_CHECK(xnn_run_operator(op, nullptr) == 0, "run failed");
+  xnn_delete_operator(op);
+  if (spin_for((thread_cpu_s() - start) * factor, fp(c)[0]) == 12345.678f) fp(c)[0] += 1.0f;  // keeps the spin
+  return c;
+}
+}  // namespace xnnpack_beside_spin
+using xnnpack_beside_spin::matmul_in_xnnpack_beside_spin;

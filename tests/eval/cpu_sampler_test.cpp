@@ -202,6 +202,39 @@ TEST_P(CpuSampler, CodeInAMemfdIsNamedByTheKernelNotByItsAuthor) {
   EXPECT_EQ(found.private_copies, 0) << "the memfd's page was never written: it is the file's";
 }
 
+// Each sample also says where in the mapping's file it fell, the mapping's own offset in the file
+// counted: the judge names the function a library's sample ran by it (library_symbols.py). Here a
+// jump to itself 16 bytes into a file's second page, mapped from that page: every sample is at 4112.
+TEST_P(CpuSampler, SamplesSayWhereInTheFileTheyFell) {
+  const int fd = ::memfd_create("two-pages", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  std::vector<unsigned char> file(8192, 0x90);  // nop
+  file[4096 + 16] = 0xEB;                       // jmp to itself
+  file[4096 + 17] = 0xFE;
+  ASSERT_EQ(::write(fd, file.data(), file.size()), 8192);
+  void* page = ::mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 4096);
+  ASSERT_NE(page, MAP_FAILED);
+  g_entry = static_cast<char*>(page) + 16;
+  const Child child(run_entry);
+  const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(500), 500);
+  ::munmap(page, 4096);
+  ::close(fd);
+  if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
+  int in_file = 0, at_jump = 0;
+  for (const auto& [object, t] : s.by_object) {
+    if (object.path.find("two-pages") == std::string::npos) continue;
+    in_file += t.samples;
+    int by_offset = 0;
+    for (const auto& [offset, at] : t.by_offset) {
+      by_offset += at.samples;
+      if (offset == 4096 + 16) at_jump += at.samples;
+    }
+    EXPECT_EQ(by_offset, t.samples) << "every sample of a mapping has its offset";
+  }
+  ASSERT_GT(in_file, 0) << "the loop ran half a second";  // how many, a loaded host decides; where, the test
+  EXPECT_EQ(at_jump, in_file) << "the loop is one instruction, at file offset 4112";
+}
+
 // Round 5's attack: a file's code pages made writable and written (another library's code copied
 // in) become the process's own anonymous copies, while the mapping still names the file.
 TEST_P(CpuSampler, APageWrittenThroughAPrivateMappingIsAPrivateCopy) {
@@ -265,6 +298,20 @@ struct Remap {
 };
 Remap* g_remap = nullptr;
 
+// The samples of a Remap's two loops.
+struct InLoops {
+  int library = 0, own = 0;
+};
+
+InLoops in_loops(const CpuSamples& s, const Remap& remap) {
+  InLoops found;
+  for (const auto& [object, t] : s.by_object) {
+    found.library += object.inode == remap.library.st.st_ino ? t.samples : 0;
+    found.own += object.inode == remap.own.st.st_ino ? t.samples : 0;
+  }
+  return found;
+}
+
 void remap_then_run() {
   std::thread sleeper([] {
     ::usleep(150'000);  // the sampler is attached by now
@@ -288,13 +335,88 @@ TEST_P(CpuSampler, MappingsAreReplayedInTimeOrderWhateverThreadReportedThem) {
   const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(700), 500);
   ::munmap(remap.at, 4096);
   if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
-  int in_library = 0, in_own = 0;
-  for (const auto& [object, t] : s.by_object) {
-    in_library += object.inode == remap.library.st.st_ino ? t.samples : 0;
-    in_own += object.inode == remap.own.st.st_ino ? t.samples : 0;
+  const InLoops found = in_loops(s, remap);
+  EXPECT_GT(found.library, 20) << "the library's loop ran for about half a second";
+  EXPECT_EQ(found.own, 0) << "the own code was mapped there only while nothing ran it";
+}
+
+// Red-team round 30's class: a process that shares the sampled one's memory outside its thread group
+// (clone(CLONE_VM) without CLONE_THREAD; vfork until its exec) maps a library over code the other one
+// then runs. Its mapping record arrives on its own ring, for its own history, yet the samples of the
+// process that runs the code must name the library.
+int remap_as_a_sharer(void*) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ::usleep(150'000);  // the sampler is attached by now
+  ::mmap(g_remap->at, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, g_remap->library.fd, 0);
+  g_remap->step = 1;
+  for (;;) ::pause();
+}
+
+void run_what_a_sharer_mapped() {
+  static std::vector<char> stack(256 * 1024);
+  if (::clone(remap_as_a_sharer, stack.data() + stack.size(), CLONE_VM | SIGCHLD, nullptr) < 0) ::_exit(3);
+  while (g_remap->step.load() == 0) {
   }
-  EXPECT_GT(in_library, 20) << "the library's loop ran for about half a second";
-  EXPECT_EQ(in_own, 0) << "the own code was mapped there only while nothing ran it";
+  reinterpret_cast<void (*)()>(g_remap->at)();
+}
+
+TEST_P(CpuSampler, AMappingByAProcessSharingTheMemoryNamesTheCodeThere) {
+  Remap remap;
+  ASSERT_TRUE(remap.own.ok() && remap.library.ok());
+  remap.at = ::mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, remap.own.fd, 0);
+  ASSERT_NE(remap.at, MAP_FAILED);
+  g_remap = &remap;
+  const Child child(run_what_a_sharer_mapped);
+  const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(700), 500);
+  ::munmap(remap.at, 4096);
+  if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
+  const InLoops found = in_loops(s, remap);
+  EXPECT_GT(found.library, 20) << "the library's loop ran for about half a second";
+  EXPECT_EQ(found.own, 0) << "the own code was replaced before anything ran it";
+}
+
+// The other way: a vfork child shares its parent's memory only until its exec, and what its new image
+// maps (here a Python that maps the library's memfd at the very address of the parent's own loop) is
+// its own. The parent's samples there must keep naming its own code.
+void vfork_then_run_own() {
+  ::usleep(150'000);  // the sampler is attached by now, and sees the child born
+  const std::string at = std::to_string(reinterpret_cast<uintptr_t>(g_remap->at));
+  const std::string fd = std::to_string(g_remap->library.fd);
+  const std::string script =
+      "import ctypes, time\n"
+      "libc = ctypes.CDLL(None, use_errno=True)\n"
+      "libc.mmap.restype = ctypes.c_void_p\n"
+      "libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, "
+      "ctypes.c_long]\n"
+      "got = libc.mmap(" +
+      at + ", 4096, 5, 0x12, " + fd +
+      ", 0)\n"  // PROT_READ|PROT_EXEC, MAP_PRIVATE|MAP_FIXED
+      "print('mapped' if got == " +
+      at +
+      " else 'failed', flush=True)\n"
+      "time.sleep(2)\n";
+  ::fcntl(g_remap->library.fd, F_SETFD, 0);  // the exec'd image keeps the library's descriptor
+  const pid_t child = ::vfork();
+  if (child == 0) {
+    ::execl("/usr/bin/python3", "python3", "-c", script.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  reinterpret_cast<void (*)()>(g_remap->at)();
+}
+
+TEST_P(CpuSampler, WhatAVforkChildMapsAfterItsExecIsItsOwn) {
+  Remap remap;
+  ASSERT_TRUE(remap.own.ok() && remap.library.ok());
+  remap.at = ::mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, remap.own.fd, 0);
+  ASSERT_NE(remap.at, MAP_FAILED);
+  g_remap = &remap;
+  const Child child(vfork_then_run_own);
+  const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(900), 500);
+  ::munmap(remap.at, 4096);
+  if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
+  const InLoops found = in_loops(s, remap);
+  EXPECT_GT(found.own, 20) << "the parent's own loop ran for over half a second";
+  EXPECT_EQ(found.library, 0) << "the library was mapped there in the child's new image, not the parent's";
 }
 
 // Round 6's attack: one thread computes (here in a memfd's loop), eight more of the candidate's own

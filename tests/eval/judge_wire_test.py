@@ -16,8 +16,10 @@ from vinci_worker import compare, sandbox  # noqa: E402
 from vinci_worker.call_window import input_layout  # noqa: E402
 from vinci_worker.judge import Judge, calls_per_window, paired_baseline  # noqa: E402
 from vinci_worker.outcome import Outcome  # noqa: E402
-from vinci_worker.trusted_sampling import (LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, MAX_EXTRA_WINDOWS,  # noqa: E402
-                                          claimed_windows, extra_windows)
+from vinci_worker.trusted_sampling import (FOREIGN_EAGER_SHARE, FOREIGN_GLUE_SAMPLES,  # noqa: E402
+                                           LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, MAX_EXTRA_WINDOWS,
+                                           claimed_windows, computing_part, counted_rounds, extra_windows)
+from vinci_worker.library_symbols import LibrarySymbols, glue_function  # noqa: E402
 from vinci_worker.timing import speedup_interval  # noqa: E402
 
 failures = []
@@ -104,9 +106,10 @@ check(not sandbox._installed(cwd, {"/usr"}), "the working directory is no instal
 # library CPU time beside 0.63 ms of own busywork (library 41% of compiled code) is over half of it;
 # an honest slow kernel's glue (0.44 ms beside 5 ms of its own loops, 8%) is not the work.
 def library_time(library_ms: float, own_ms: float = 0.63, samples: int = 400, error: str | None = None,
-                 policy: str = "forbid"):
+                 policy: str = "forbid", foreign_ms: float = 0.0, foreign_samples: int = 0):
     counts = {"own": samples // 2, "library": samples // 2, "own_ns": int(own_ms * 1e6 * 200), "calls": 200,
-              "library_ns": int(library_ms * 1e6 * 200)}
+              "library_ns": int(library_ms * 1e6 * 200), "foreign": foreign_samples,
+              "foreign_ns": int(foreign_ms * 1e6 * 200), "foreign_names": {"libscipy_openblas64_.so": 1}}
     if error:
         counts["error"] = error
     external = {}
@@ -128,6 +131,30 @@ check(library_time(0.44, own_ms=1.9)[0] is None, "0.44 ms beside 1.9 ms of own c
 check(library_time(0.44, policy="allow")[0] is None, "--torch-ops allow measures and does not refuse")
 check(library_time(0.44, samples=60) == (None, {}), "too few samples to weigh: no bound, nothing said")
 check(library_time(0.44, error="ptrace refused") == (None, {}), "no sampling: no bound")
+# Round 31: OpenBLAS on 45% of a matmul's rows beside slow own loops (library 0.2 ms a call, 4% of the
+# compiled code's time, under half of eager). Code outside torch and the C++ runtime is no own kernel's
+# glue: beyond two samples, at most 5% of the eager call (0.035 ms here).
+reason, _ = library_time(0.2, own_ms=5.0, foreign_ms=0.2, foreign_samples=16)
+check(reason == "library_compute" and FOREIGN_EAGER_SHARE == 0.05 and FOREIGN_GLUE_SAMPLES == 2,
+      f"0.2 ms a call in OpenBLAS beside 5 ms of own loops: {reason}")
+check(library_time(0.2, own_ms=5.0, foreign_ms=0.03, foreign_samples=16)[0] is None, "0.03 ms (under 5% of 0.70) passes")
+check(library_time(0.2, own_ms=5.0, foreign_ms=0.2, foreign_samples=2)[0] is None,
+      "two samples, however weighty, are taken for noise")
+check(library_time(0.2, own_ms=5.0, foreign_ms=0.2, foreign_samples=16, policy="warn")[0] is None,
+      "only --torch-ops forbid refuses")
+# ... and inside torch's own library, code that is no glue (MKL's sgemm_, linked in) counts as foreign,
+# torch's own functions (at::empty) do not: of a sampled entry of libtorch_cpu, only sgemm_'s samples.
+torch_cpu = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+in_torch = LibrarySymbols.of_file(torch_cpu)
+starts = {name: offset for offset, name in in_torch.functions()}
+glue = next(name for name in starts if name.startswith("_ZN2at") and "empty" in name)
+st = os.stat(torch_cpu)
+entry = {"path": torch_cpu, "dev_major": os.major(st.st_dev), "dev_minor": os.minor(st.st_dev), "inode": st.st_ino,
+         "samples": 5, "cpu_ns": 500, "offsets": [[starts["sgemm_"] + 8, 3, 300], [starts[glue] + 4, 2, 200]]}
+got = computing_part(entry)
+check(got[:2] == (3, 300) and len(got[2]) == 1 and not glue_function(got[2][0]),
+      f"sgemm_'s samples in torch's library (named by one of MKL's aliases for it): {got}")
+check(computing_part(dict(entry, offsets=None)) == (5, 500, []), "an entry without offsets counts whole")
 
 # Round 25: BLAS alone in three windows of four, its own code spun in the fourth until it was 90% of
 # the compiled code's time. Samples count only in the windows the median is made of: the spun one
@@ -145,6 +172,18 @@ check(extra_windows(24, 10, 100, 5) == 53, f"24 samples in 10 windows: {extra_wi
 check(extra_windows(0, 10, 100, 5) == MAX_EXTRA_WINDOWS == 400, "no sample yet: the most windows")
 check(extra_windows(200, 2, 100, 5) == 5, "100 samples a window: the minimum of 5 windows")
 check(extra_windows(1, 100, 100, 5) == 400, "a sample a hundred windows: capped at the most")
+
+# Round 29: a round counts only where the median of all windows when it ended is at most the final one.
+# One planned window of 160 ms a call (own loops, 88 samples) judged against itself, then two rounds of
+# library windows at about 2 ms: the first round is left out, the other two summed.
+rounds = [(160.0, {"own": 88, "library": 0, "own_ns": 22, "library_ns": 0, "unseen_ns": 0, "calls": 1}),
+          (2.0, {"own": 10, "library": 20, "own_ns": 3, "library_ns": 5, "unseen_ns": 1, "calls": 40}),
+          (2.1, {"own": 30, "library": 40, "own_ns": 7, "library_ns": 9, "unseen_ns": 0, "calls": 60})]
+got = counted_rounds(rounds, 2.1)
+check((got["own"], got["library"], got["own_ns"], got["library_ns"], got["unseen_ns"], got["calls"]) ==
+      (40, 60, 10, 14, 1, 100), f"the slow planned round is left out: {got}")
+check(counted_rounds(rounds, 160.0)["own"] == 128, "a final median at the slowest round's counts them all")
+check(counted_rounds(rounds + [(0.0, {"error": "refused"})], 2.1).get("error") == "refused", "a failed round fails all")
 
 # Round 28: the speedups are against the reference timed beside the candidate. A cached eager median of
 # 4 ms against a paired one of 2 halves the cached torch.compile times; a paired run slower than the

@@ -254,6 +254,26 @@ def main():
         results.append(check("a path the kernel never names ([vdso] with an inode) is not glue",
                              code.kind({"path": "[vdso]", "inode": 5, "low": 0, "high": 1}) == "library"))
         results.append(check("anonymous code is library", code.kind({"path": "[anonymous]", "inode": 0}) == "library"))
+        # Torch's and the C++ runtime's libraries are where an own kernel's call runs glue; any other
+        # library code is foreign (red-team round 31: OpenBLAS on part of the work).
+        def file_entry(path: str, **extra) -> dict:
+            st = os.stat(path)
+            return dict({"pid": child.pid, "path": path, "dev_major": os.major(st.st_dev),
+                         "dev_minor": os.minor(st.st_dev), "inode": st.st_ino, "private_copy": False}, **extra)
+        import torch
+        libtorch = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+        results.append(check("torch's own library, the host's file, is a runtime library",
+                             code.runtime_library(file_entry(os.path.realpath(libtorch)))))
+        results.append(check("... but not a page of it copied", not code.runtime_library(
+            file_entry(os.path.realpath(libtorch), private_copy=True))))
+        results.append(check("another host library is foreign", bool(entries) and not any(
+            code.runtime_library(e) for e in entries if e["path"] == host_real)))
+        named_like_torch = os.path.join(scratch, "libtorch_cpu.so")
+        shutil.copy(HOST_LIBRARY, named_like_torch)
+        results.append(check("a file named like torch's in the runner's scratch is foreign",
+                             not code.runtime_library(file_entry(named_like_torch))))
+        results.append(check("anonymous code is foreign", not code.runtime_library({"path": "[anonymous]", "inode": 0,
+                                                                                    "private_copy": False})))
         libc = next(e["path"] for e in entries if os.path.basename(e["path"]).startswith("libc.so")
                     and not e["path"].startswith("/memfd:"))
         disguised = [dict(e, path=libc) for e in entries if e["path"].startswith("/memfd:x/libc.so.6")]
