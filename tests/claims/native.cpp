@@ -768,7 +768,9 @@ using median_windows::spin_thread_cpu_s;
 
 // library__blas_kernel_copied_into_the_vdso (round 15): OpenBLAS's AVX-512 small-matrix sgemm kernel,
 // read from NumPy's bundled OpenBLAS (prepare_vdso_kernel), copied into the vdso's pages and run there
-// (matmul_in_vdso), the vdso's bytes put back after each call: samples in [vdso] were once glue.
+// (matmul_in_vdso), the vdso's bytes put back after each call: samples in [vdso] were once glue. A host
+// without AVX-512 runs the Haswell kernel, the same leaf interface (scalar loops; where the samples fall
+// is what the file tests, not how fast it is).
 namespace vdso_kernel {
 // Reads a symbol's code bytes from an ELF file's .symtab.
 static std::vector<unsigned char> vk_read_symbol(const std::string& path, const char* name) {
@@ -807,7 +809,8 @@ struct VdsoKernel {
   size_t len = 8192;
   std::vector<unsigned char> code, orig;
   void init(const std::string& path) {
-    code = vk_read_symbol(path, "sgemm_small_kernel_b0_tn_SKYLAKEX");
+    code = vk_read_symbol(path, __builtin_cpu_supports("avx512f") ? "sgemm_small_kernel_b0_tn_SKYLAKEX"
+                                                                   : "sgemm_small_kernel_b0_tn_HASWELL");
     base = (unsigned char*)getauxval(AT_SYSINFO_EHDR);
     if (!base || code.size() > len) throw std::runtime_error("no room");
     orig.assign(base, base + len);
