@@ -8,7 +8,11 @@ round 31 ran MKL's `sgemm_` on 45% of a matmul's rows beside its own loops (0.15
 loops score 0.05x); round 32 ran XNNPACK's GEMM for all of a mixture of experts beside spin (1.04-1.25x
 against 0.185x). A sample is glue only where the function it fell in (the file's full symbol table,
 which torch ships, else its exported symbols) is one of torch's, c10's or the C++ library's, and no
-ATen kernel (those are compiled once for each CPU capability, whose namespace their names carry).
+ATen kernel. ATen's kernel files are compiled once for each CPU capability: a kernel's name carries
+the capability's namespace, or is found at several places (a static function's copies), or, where
+the compiler's clones and inlining made the copy a host runs unique (red-team round 34: the AVX2 body
+of a whole-tensor max, Half softmax, the optimizers' math), its code is AVX's: torch's glue is built
+for the baseline x86-64 and uses no VEX or EVEX instruction.
 """
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ import bisect
 import mmap
 import re
 import struct
+import subprocess
+import tempfile
 
 # Functions of torch's C++ namespaces (at, c10, torch, caffe2) and the C++ library's (std, __gnu_cxx),
 # mangled, whatever their qualifiers (const, reference, a local entity's enclosing function, a thunk).
@@ -35,6 +41,39 @@ _STT_FUNC, _STT_GNU_IFUNC = 2, 10
 LINKER_SECTIONS = (".plt", ".plt.got", ".plt.sec", ".init", ".fini")
 
 
+# Mnemonics beginning with v that are no AVX instruction (VMX's), and AMX's, which are.
+NOT_AVX = frozenset(("verr", "verw", "vmcall", "vmlaunch", "vmresume", "vmxoff", "vmxon", "vmread", "vmwrite",
+                     "vmptrld", "vmptrst", "vmclear", "vmfunc", "vmrun", "vmload", "vmsave", "vmmcall"))
+AMX = re.compile(r"^(?:tdp|tile|ldtilecfg|sttilecfg)")
+# The longest function read whole to look for vector extensions; longer ones are read this far.
+MAX_FUNCTION_BYTES = 1 << 20
+INSTRUCTION_LINE = re.compile(r"^\s*[0-9a-f]+:\t(\S+)(?:\s+(\S+))?")
+
+
+def uses_vector_extensions(code: bytes) -> bool:
+    """Whether x86-64 machine code holds a VEX- or EVEX-encoded instruction (AVX, AVX2, AVX-512, FMA) or
+    an AMX one. GNU objdump decodes it: binutils comes with every compiler a build needs."""
+    if not code:
+        return False
+    with tempfile.NamedTemporaryFile(prefix="vinci-code-", suffix=".bin") as f:
+        f.write(code)
+        f.flush()
+        listing = subprocess.run(["objdump", "-D", "-b", "binary", "-m", "i386:x86-64", "--no-show-raw-insn", f.name],
+                                 capture_output=True, text=True, check=True).stdout
+    for line in listing.splitlines():
+        match = INSTRUCTION_LINE.match(line)
+        if match is None:
+            continue
+        mnemonic, after = match.group(1), match.group(2) or ""
+        if mnemonic in ("{vex}", "{vex3}", "{evex}"):
+            return True
+        if mnemonic in ("lock", "rep", "repz", "repnz", "repe", "repne", "notrack", "bnd", "data16", "addr32"):
+            mnemonic = after
+        if (mnemonic.startswith("v") and mnemonic not in NOT_AVX) or AMX.match(mnemonic):
+            return True
+    return False
+
+
 def glue_function(name: str | None) -> bool:
     if name is not None and name.startswith("[") and name[1:-1] in LINKER_SECTIONS:
         return True
@@ -49,9 +88,11 @@ class LibrarySymbols:
     @classmethod
     def of_file(cls, path: str) -> "LibrarySymbols":
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return cls(data)
+            return cls(data, path)
 
-    def __init__(self, data):
+    def __init__(self, data, path: str):
+        self._path = path
+        self._vector: dict[int, bool] = {}  # by function's index: whether its code is AVX's
         if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
             raise ValueError("not a little-endian 64-bit ELF file")
         phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
@@ -107,18 +148,40 @@ class LibrarySymbols:
         """Every function's (file offset, name), by offset."""
         return list(zip(self._offsets, self._names))
 
-    def function_at(self, offset: int) -> str | None:
-        """The function whose code holds a file offset, or None where none does."""
+    def _index_at(self, offset: int) -> int | None:
         i = bisect.bisect_right(self._offsets, offset) - 1
         if i < 0:
             return None
         # A function without a size in the table is taken to reach the next one.
-        if self._ends[i] - self._offsets[i] <= 1:
-            return self._names[i]
-        return self._names[i] if offset < self._ends[i] else None
+        return i if self._ends[i] - self._offsets[i] <= 1 or offset < self._ends[i] else None
 
-    def glue_at(self, offset: int) -> bool:
-        """Whether the code at a file offset is glue: a glue function's (glue_function), and the only
-        function of its name in the library."""
-        name = self.function_at(offset)
-        return glue_function(name) and name not in self._duplicated
+    def _end(self, i: int) -> int:
+        if self._ends[i] - self._offsets[i] > 1:
+            return self._ends[i]
+        return self._offsets[i + 1] if i + 1 < len(self._offsets) else self._offsets[i] + 1
+
+    def _vector_code(self, i: int) -> bool:
+        if i not in self._vector:
+            start = self._offsets[i]
+            with open(self._path, "rb") as f:
+                f.seek(start)
+                code = f.read(min(self._end(i) - start, MAX_FUNCTION_BYTES))
+            self._vector[i] = uses_vector_extensions(code)
+        return self._vector[i]
+
+    def function_at(self, offset: int) -> str | None:
+        """The function whose code holds a file offset, or None where none does."""
+        i = self._index_at(offset)
+        return None if i is None else self._names[i]
+
+    def glue_at(self, offset: int) -> tuple[str | None, bool]:
+        """The function whose code holds a file offset, and whether it is glue: a glue function's
+        (glue_function), the only function of its name in the library, and built for no CPU capability
+        (no AVX instruction in its code; a linker section's stubs hold none)."""
+        i = self._index_at(offset)
+        if i is None:
+            return None, False
+        name = self._names[i]
+        if not glue_function(name) or name in self._duplicated:
+            return name, False
+        return name, name.startswith("[") or not self._vector_code(i)

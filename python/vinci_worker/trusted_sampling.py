@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from vinci_runner import inputs as inputs_mod
 
-from .library_symbols import LibrarySymbols, glue_function
+from .library_symbols import LibrarySymbols
 from .mapped_code import MappedCode
 from .outcome import Outcome
 
@@ -79,9 +79,12 @@ def computing_part(entry: dict) -> tuple[int, int, list[str]]:
     for item in offsets:
         if not (isinstance(item, list) and len(item) == 3 and all(isinstance(x, int) for x in item)):
             continue
-        if symbols.glue_at(item[0]):
+        try:
+            function, glue = symbols.glue_at(item[0])
+        except (OSError, subprocess.SubprocessError):  # its code unreadable or undecoded: it counts
+            function, glue = symbols.function_at(item[0]), False
+        if glue:
             continue
-        function = symbols.function_at(item[0])
         n += item[1]
         ns += item[2]
         name = function or "no function"

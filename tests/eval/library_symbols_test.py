@@ -5,12 +5,15 @@ A library built here with g++ holds functions named as torch's library holds the
 the math libraries linked into it (MKL's `sgemm_`, XNNPACK's, Sleef's), C++ functions of torch's
 namespaces (glue), an ATen kernel in a CPU capability's namespace, another library's C++ namespace
 (fbgemm), a static function only the full symbol table names, a call out to libm through the
-procedure linkage table, whose stubs no symbol names (glue), and a static function of torch's namespace
-compiled from two files, as ATen's kernel files are compiled once for each CPU capability (a kernel). This process loads it, and each
+procedure linkage table, whose stubs no symbol names (glue), a static function of torch's namespace
+compiled from two files, as ATen's kernel files are compiled once for each CPU capability (a kernel),
+and a function of torch's namespace under a unique name built for AVX2 (a kernel: its code is AVX's,
+as the copy of a capability's kernel a host runs is where clones and inlining made its name unique).
+This process loads it, and each
 function's file offset is taken the way the sampler takes a sample's (its address less its mapping's
 start, plus the mapping's offset in the file, from /proc/self/maps), apart from the ELF reader under
 test; mangled names come from `nm -D`. Torch's CPU library is read too: the `sgemm_` it exports (MKL's)
-is not glue, `at::empty` is.
+is not glue, `at::empty` is, and so is no copy of round 34's whole-tensor max, under any clone's name.
 
     python3 tests/eval/library_symbols_test.py REPO_ROOT
 """
@@ -40,6 +43,9 @@ namespace at {{ __attribute__((noinline)) float empty_glue(const float* x, int n
 namespace c10 {{ __attribute__((noinline)) float allocate_glue(const float* x, int n) {BODY} }}
 namespace at::native::AVX2 {{ __attribute__((noinline)) float add_kernel(const float* x, int n) {BODY} }}
 namespace fbgemm {{ __attribute__((noinline)) float gemm(const float* x, int n) {BODY} }}
+namespace at::native {{
+__attribute__((noinline, target("avx2,fma"))) float max_all_body(const float* x, int n) {BODY}
+}}
 """
 # A file compiled twice (as ATen's kernel files are, once for each CPU capability): a static function of
 # torch's namespace under one name at two places, whose anonymous namespace carries no capability.
@@ -53,7 +59,8 @@ extern "C" void* gemm_core_address_{which}() {{ return (void*)&gemm_core_; }}
 # (plain name as nm -DC prints it, glue)
 FUNCTIONS = {"sgemm_": False, "xnn_f32_gemm_minmax_ukernel": False, "Sleef_expf8_u10": False,
              "at::empty_glue(float const*, int)": True, "c10::allocate_glue(float const*, int)": True,
-             "at::native::AVX2::add_kernel(float const*, int)": False, "fbgemm::gemm(float const*, int)": False}
+             "at::native::AVX2::add_kernel(float const*, int)": False, "fbgemm::gemm(float const*, int)": False,
+             "at::native::max_all_body(float const*, int)": False}
 
 
 def file_offset(address: int) -> int:
@@ -92,7 +99,7 @@ def main() -> int:
             continue
         start = file_offset(ctypes.cast(getattr(loaded, name), ctypes.c_void_p).value)
         check(symbols.function_at(start + 4) == name, f"{plain} four bytes in: {symbols.function_at(start + 4)}")
-        check(symbols.glue_at(start + 4) == glue, f"{plain} is {'' if glue else 'not '}glue")
+        check(symbols.glue_at(start + 4) == (name, glue), f"{plain} is {'' if glue else 'not '}glue")
     loaded.local_kernel_address.restype = ctypes.c_void_p
     local = file_offset(loaded.local_kernel_address())
     check(symbols.function_at(local + 4) == "local_kernel",
@@ -103,7 +110,7 @@ def main() -> int:
         getter.restype = ctypes.c_void_p
         at = file_offset(getter()) + 4
         name = symbols.function_at(at) or ""
-        check("gemm_core_" in name and glue_function(name) and not symbols.glue_at(at),
+        check("gemm_core_" in name and glue_function(name) and not symbols.glue_at(at)[1],
               f"a static function of torch's namespace compiled twice is a kernel, not glue ({which}): {name}")
     # The procedure linkage table, where calls out go through stubs no symbol names, is glue.
     plt = [line.split() for line in subprocess.run(["readelf", "-SW", library], capture_output=True,
@@ -111,7 +118,7 @@ def main() -> int:
     check(bool(plt), "the library has a .plt (its call out of it)")
     for fields in plt:
         offset = int(fields[fields.index(".plt") + 3], 16)
-        check(symbols.function_at(offset + 4) == "[.plt]" and symbols.glue_at(offset + 4),
+        check(symbols.glue_at(offset + 4) == ("[.plt]", True),
               f"a stub in the .plt: {symbols.function_at(offset + 4)}")
     for name, glue in (("_ZNK2at6Tensor4sizeEl", True), ("_ZZN2at6native5emptyEvE1x", True), ("_ZNSt6vectorIfSaIfEE9push_backERKf", True),
                        ("_ZN5torch8autograd4NodeD2Ev", True), ("_ZN4dnnl4impl3cpu6gemm_xE", False),
@@ -129,13 +136,25 @@ def main() -> int:
         in_torch = LibrarySymbols.of_file(path)
         at = file_offset(ctypes.cast(cpu.sgemm_, ctypes.c_void_p).value)
         # MKL names the same code several ways (sgemm, mkl_blas__sgemm: aliases in the full table)
-        check(in_torch.function_at(at + 8) is not None and not in_torch.glue_at(at + 8),
+        check(in_torch.function_at(at + 8) is not None and not in_torch.glue_at(at + 8)[1],
               f"torch's library holds MKL's sgemm_, no glue: {in_torch.function_at(at + 8)}")
         empty = next(offset for offset, name in in_torch.functions() if name.startswith("_ZN2at6native9empty_cpuE"))
-        check(in_torch.glue_at(empty), "at::native::empty_cpu, the allocation an own kernel's call makes, is glue")
+        check(in_torch.glue_at(empty)[1], "at::native::empty_cpu, the allocation an own kernel's call makes, is glue")
+        # Round 34: the copies of max_all_kernel_impl's body, by whatever clone's name; one is unique.
+        body = "_ZZN2at6native12_GLOBAL__N_119max_all_kernel_implERNS_6TensorERKS2_ENKUlvE_clEv"
+        copies = [(offset, name) for offset, name in in_torch.functions()
+                  if name.startswith(body) and not name.endswith(".cold")]
+        counts = {name: sum(1 for _, other in copies if other == name) for _, name in copies}
+        check(any(counts[name] == 1 and glue_function(name) for _, name in copies),
+              f"a copy of the whole-tensor max under a unique name of torch's namespace: {sorted(counts.items())}")
+        glue = [name for offset, name in copies if in_torch.glue_at(offset)[1]]
+        check(any(in_torch.glue_at(offset)[0] == name and not in_torch.glue_at(offset)[1]
+                  for offset, name in copies if counts[name] == 1),
+              f"the unique copy built for AVX2 or AVX-512 is a kernel; glue: {glue}")
     if failures:
         return 1
-    print(f"ok: {len(FUNCTIONS)} functions found by offset and told apart, a static one named, torch's sgemm_ computes")
+    print(f"ok: {len(FUNCTIONS)} functions found by offset and told apart, a static one named, torch's sgemm_ and "
+          "AVX copies compute")
     return 0
 
 
