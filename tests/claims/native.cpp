@@ -810,7 +810,7 @@ struct VdsoKernel {
   std::vector<unsigned char> code, orig;
   void init(const std::string& path) {
     code = vk_read_symbol(path, __builtin_cpu_supports("avx512f") ? "sgemm_small_kernel_b0_tn_SKYLAKEX"
-                                                                   : "sgemm_small_kernel_b0_tn_HASWELL");
+                                                                  : "sgemm_small_kernel_b0_tn_HASWELL");
     base = (unsigned char*)getauxval(AT_SYSINFO_EHDR);
     if (!base || code.size() > len) throw std::runtime_error("no room");
     orig.assign(base, base + len);
