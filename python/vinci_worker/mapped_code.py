@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import stat
 import struct
 import sysconfig
@@ -32,8 +33,10 @@ GPU_LIBRARIES = ("libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse"
                  "libnvblas", "libnccl", "libnvjpeg", "libnpp")
 # Files whose samples say nothing about who computes: the interpreter, libc, the loader, and torch's
 # Python bindings and allocator (a call's fixed cost, which a tiny honest kernel pays as much as a cheat).
-GLUE_PREFIXES = ("libpython", "libc.so", "libc-", "libm.so", "libm-", "ld-linux", "libpthread", "libdl", "librt",
-                 "libtorch_python", "libc10.so", "libgomp")
+# Named whole, up to ".so" and a version or a wheel's hash: a prefix let any host library whose name
+# begins alike go free (red-team round 35: librt* is also DPDK's librte_*, libdl* dlib's libdlib).
+GLUE_LIBRARY = re.compile(r"^(?:libpython\d+(?:\.\d+)*[dmu]*|libc|libm|ld-linux(?:-x86-64|-aarch64)?|libpthread|libdl|librt"
+                          r"|libtorch_python|libc10|libgomp)(?:-(?:[0-9a-f]{8}|\d+(?:\.\d+)*))?\.so(?:\.\d+)*$")
 # The interpreter's own extension modules (json, socket, struct, select: the runner's protocol runs
 # through them on every call).
 STDLIB_EXTENSIONS = os.path.join(sysconfig.get_paths()["platstdlib"], "lib-dynload") + "/"
@@ -43,6 +46,11 @@ STDLIB_EXTENSIONS = os.path.join(sysconfig.get_paths()["platstdlib"], "lib-dynlo
 RUNTIME_LIBRARIES = ("libtorch", "libc10", "libstdc++", "libgcc_s")
 # The kernel's own code: mapped into every process, or where a perf sample found a thread in a system call.
 KERNEL_MAPPINGS = ("[vdso]", "[vsyscall]", "[kernel]")
+
+
+def glue_library(name: str) -> bool:
+    """Whether a host library's file name is one of GLUE_LIBRARY's."""
+    return GLUE_LIBRARY.match(name) is not None
 
 
 class MappedCode:
@@ -75,7 +83,7 @@ class MappedCode:
             if self.cuda:
                 return "library" if name.startswith(GPU_LIBRARIES) else "glue"
             interpreter = path == self.python_binary or path.startswith(STDLIB_EXTENSIONS)
-            return "glue" if interpreter or name.startswith(GLUE_PREFIXES) else "library"
+            return "glue" if interpreter or glue_library(name) else "library"
         if self._delivered(entry, path):
             return "own"
         return self._foreign()

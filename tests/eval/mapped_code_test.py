@@ -22,7 +22,7 @@ import tempfile
 import time
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
-from vinci_worker.mapped_code import MappedCode, executable_segments  # noqa: E402
+from vinci_worker.mapped_code import MappedCode, executable_segments, glue_library  # noqa: E402
 from vinci_worker.sandbox import sealed_copy  # noqa: E402
 
 HOST_LIBRARY = next(p for p in ("/lib/x86_64-linux-gnu/libbz2.so.1.0", "/usr/lib/x86_64-linux-gnu/libbz2.so.1.0",
@@ -279,6 +279,17 @@ def main():
         disguised = [dict(e, path=libc) for e in entries if e["path"].startswith("/memfd:x/libc.so.6")]
         results.append(check("libc's name over other bytes is not believed",
                              bool(disguised) and {code.kind(e) for e in disguised} == {"library"}))
+        # Glue libraries are named whole (red-team round 35): a host library whose name only begins
+        # like one (DPDK's librte_*, dlib's libdlib) is a library like any other.
+        glue_names = ("libc.so.6", "libc-2.31.so", "libm.so.6", "ld-linux-x86-64.so.2", "libpthread.so.0", "libdl.so.2",
+                      "librt.so.1", "libpython3.11.so.1.0", "libtorch_python.so", "libc10.so", "libgomp.so.1",
+                      "libgomp-a34b3233.so.1")
+        other_names = ("librte_eal.so.23", "libdlib.so.19", "libc10_cuda.so", "libmvec.so.1", "libcblas.so.3",
+                       "libpython_blas.so", "libm.so.6.evil")
+        results.append(check("glue libraries by their whole names", all(map(glue_library, glue_names)) and
+                             not any(map(glue_library, other_names)),
+                             str([n for n in glue_names if not glue_library(n)] +
+                                 [n for n in other_names if glue_library(n)])))
     finally:
         child.kill()
         child.wait()
