@@ -35,8 +35,9 @@ GPU_LIBRARIES = ("libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse"
 # Python bindings and allocator (a call's fixed cost, which a tiny honest kernel pays as much as a cheat).
 # Named whole, up to ".so" and a version or a wheel's hash: a prefix let any host library whose name
 # begins alike go free (red-team round 35: librt* is also DPDK's librte_*, libdl* dlib's libdlib).
-GLUE_LIBRARY = re.compile(r"^(?:libpython\d+(?:\.\d+)*[dmu]*|libc|libm|ld-linux(?:-x86-64|-aarch64)?|libpthread|libdl|librt"
-                          r"|libtorch_python|libc10|libgomp)(?:-(?:[0-9a-f]{8}|\d+(?:\.\d+)*))?\.so(?:\.\d+)*$")
+GLUE_LIBRARY = re.compile(r"^(?:libpython\d+(?:\.\d+)*[dmu]*|libc|libm|ld-linux(?:-x86-64|-aarch64)?|libpthread"
+                          r"|libdl|librt|libtorch_python|libc10|libgomp)"
+                          r"(?:-(?:[0-9a-f]{8}|\d+(?:\.\d+)*))?\.so(?:\.\d+)*$")
 # The interpreter's own extension modules (json, socket, struct, select: the runner's protocol runs
 # through them on every call).
 STDLIB_EXTENSIONS = os.path.join(sysconfig.get_paths()["platstdlib"], "lib-dynload") + "/"

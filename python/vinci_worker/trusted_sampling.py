@@ -45,8 +45,9 @@ LIBRARY_CALL_SHARE = 0.2
 # BLAS, NumPy, anonymous or copied code), and code inside torch's own library that is none of its glue
 # functions (MKL, XNNPACK, Sleef and the other libraries linked in, ATen's kernels: library_symbols.py),
 # run no part of an own kernel's call: beyond a couple of samples, at most this share of the
-# reference's eager call a timed call, whatever its share of the compiled code's time. Red-team round 31 ran OpenBLAS on 45% of a matmul's rows and its own loops on the rest: its
-# library time stayed under both bounds above (7% of the compiled code's, under half the eager call)
+# reference's eager call a timed call, whatever its share of the compiled code's time. Red-team round
+# 31 ran OpenBLAS on 45% of a matmul's rows and its own loops on the rest: its library time stayed
+# under both bounds above (7% of the compiled code's, under half the eager call)
 # while its loops' slowness made the share, and it scored 0.099x where honest loops score 0.045x (with
 # MKL's sgemm_ from torch's library, 0.15-0.24x); round 32 ran XNNPACK's GEMM, which torch's library
 # also exports, for all of a mixture of experts beside spin (1.04-1.25x against 0.185x). The honest
@@ -54,6 +55,8 @@ LIBRARY_CALL_SHARE = 0.2
 # call, which is why its glue functions are held only to the bounds above.
 FOREIGN_EAGER_SHARE = 0.05
 FOREIGN_GLUE_SAMPLES = 2
+# What _count_samples counts of a sampler's answer (beside foreign_names, the foreign CPU time by file).
+SAMPLE_COUNTS = ("own", "library", "own_ns", "library_ns", "unseen_ns", "foreign", "foreign_ns")
 
 
 _symbols: dict[tuple, LibrarySymbols | None] = {}
@@ -107,7 +110,8 @@ def claimed_windows(watched: list[tuple[int, int, float, int]], median_ms: float
     count, and the calls of the others. The speed is the median window's, so the shares of own and
     library code are taken over the windows at or below it: red-team round 25 ran BLAS alone in three
     windows of four and spun its own code in the fourth until its share over every window was 0.9, and
-    scored 0.81x where its honest loops score 0.05x. Busywork that counts must now be in the windows the speed is made of, and slow them."""
+    scored 0.81x where its honest loops score 0.05x. Busywork that counts must now be in the windows
+    the speed is made of, and slow them."""
     slow = [(start, end) for start, end, ms, _ in watched if ms > median_ms]
     return slow, sum(calls for _, _, ms, calls in watched if ms <= median_ms)
 
@@ -119,7 +123,7 @@ def counted_rounds(rounds: list[tuple[float, dict]], median_ms: float) -> dict:
     whose median is at most the final one, median_ms, so that no window slower than the speed counts
     (red-team round 29: one planned window judged against its own median, slow and own, beside library
     windows that made the speed). A round that failed makes the whole an error."""
-    keys = ("own", "library", "own_ns", "library_ns", "unseen_ns", "calls", "foreign", "foreign_ns")
+    keys = SAMPLE_COUNTS + ("calls",)
     counts: dict = dict(dict.fromkeys(keys, 0), foreign_names={})
     for ended_median, found in rounds:
         if found.get("error"):
@@ -141,8 +145,9 @@ def extra_windows(seen: int, windows: int, enough: int, minimum: int) -> int:
     compiled code (a round slower than the final median may yet not count: judge._time), at the rate of
     the round before, `seen` samples over its `windows` (counting the windows whose samples
     claimed_windows left out, about half of them), and a quarter more; at least `minimum`, at most
-    MAX_EXTRA_WINDOWS (all of them when nothing was seen yet). An honest 0.04 ms add had 24 samples after 10 s of rounds of five windows
-    (session 27), and was passed by a phase of coverage calls that a candidate can tell apart."""
+    MAX_EXTRA_WINDOWS (all of them when nothing was seen yet). An honest 0.04 ms add had 24 samples
+    after 10 s of rounds of five windows (session 27), and was passed by a phase of coverage calls that
+    a candidate can tell apart."""
     if seen <= 0 or windows <= 0:
         return MAX_EXTRA_WINDOWS
     return max(minimum, min(MAX_EXTRA_WINDOWS, math.ceil(enough * windows / seen * 1.25)))
@@ -150,11 +155,11 @@ def extra_windows(seen: int, windows: int, enough: int, minimum: int) -> int:
 
 class TrustedSampling:
     # How the trusted sampler (vinci-cpu-sampler, outside the sandbox: perf events, else ptrace) looks
-    # at forward. On the CPU it decides the share of compute in the candidate's own code: rounds until 100 samples land in
-    # its own code or in libraries. On a GPU a call's host thread only launches and waits, so it looks
-    # for host code of GPU math libraries (cuBLAS reached by dlsym spends microseconds of host code a
-    # call there, an honest kernel none), which a candidate cannot pause or relabel as it can the
-    # profiler in its own process: one short, dense round, a verdict only with 10 samples there.
+    # at forward. On the CPU it decides the share of compute in the candidate's own code: rounds until
+    # 100 samples land in its own code or in libraries. On a GPU a call's host thread only launches and
+    # waits, so it looks for host code of GPU math libraries (cuBLAS reached by dlsym spends
+    # microseconds of host code a call there, an honest kernel none), which a candidate cannot pause or
+    # relabel as it can the profiler in its own process: one short, dense round, a verdict only with 10 samples there.
     TIMED_SAMPLING_HZ = 4000  # while the timed windows run (the interruptions, a few percent, are the candidate's cost)
     # More timed windows for at most this long, to reach COVERAGE["cpu"]["enough"]: a share measured from
     # fewer is a rejection under forbid, so an honest candidate on a loaded host must get there; a
@@ -294,8 +299,7 @@ class TrustedSampling:
         assert loaded.window.gate.frozen, "a runner's mappings are classified only while it is frozen"
         code = MappedCode(loaded.runner.scratch, loaded.runner.delivered, self.cuda,
                           self.launcher.python_binary, self.code_contents, loaded.runner.delivered_fds)
-        counts = dict.fromkeys(("own", "library", "own_ns", "library_ns", "unseen_ns", "foreign", "foreign_ns"), 0)
-        counts["foreign_names"] = {}
+        counts: dict = dict(dict.fromkeys(SAMPLE_COUNTS, 0), foreign_names={})
         entries = samples.get("by_object")
         for entry in entries if isinstance(entries, list) else []:
             n = entry.get("samples") if isinstance(entry, dict) else None
@@ -389,5 +393,5 @@ class TrustedSampling:
             raise Outcome("rejected", "library_compute",
                           f"timed calls: a math library, or code no own kernel's call runs in "
                           f"({', '.join(n for n, _ in names)}), ran {foreign_ms:.4g} ms of CPU time a call "
-                          f"({counts['foreign']} samples), more than {FOREIGN_EAGER_SHARE:.0%} of the reference's eager "
-                          f"call ({eager_ms:.4g} ms): an own kernel does no part of its work in a library")
+                          f"({counts['foreign']} samples), more than {FOREIGN_EAGER_SHARE:.0%} of the reference's "
+                          f"eager call ({eager_ms:.4g} ms): an own kernel does no part of its work in a library")
