@@ -477,6 +477,23 @@ class Judge(TrustedSampling):
             raise ReferenceFailed(f"{type(e).__name__}: {e}") from None
         return expected, exact
 
+    def _sensitivity(self, task: TaskState, args: list, exact: list) -> list:
+        """How far the task's reference moves per element when its floating inputs move by one ulp
+        (compare.sensitivity): asked only of an out-of-distribution call that failed the plain
+        comparison, so an honest kernel's other rounding of an ill-conditioned output is not the
+        reason it fails. The draws are the judge's, from its own generator."""
+        generator = torch.Generator().manual_seed(self.rng.getrandbits(62))
+        moved = []
+        try:
+            with torch.no_grad():
+                for _ in range(compare.SENSITIVITY_DRAWS):
+                    wide = [compare.ulp_moved(a, generator) if isinstance(a, torch.Tensor) and a.is_floating_point()
+                            else a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+                    moved.append(_flat(task.ref(*wide)))
+        except Exception as e:
+            raise ReferenceFailed(f"{type(e).__name__}: {e}") from None
+        return compare.sensitivity(moved, exact)
+
     # --- sandboxed runners ---------------------------------------------------------------------
     def _limits(self, cfg) -> dict:
         return {"file_size": int(cfg["file_size_limit"]), "scratch_bytes": int(cfg["scratch_bytes"]),
@@ -706,6 +723,9 @@ class Judge(TrustedSampling):
         exact_needed = ood or gate or cfg["relative_error"]
         expected, exact = self._expected(task, args, exact_too=exact_needed)
         result = compare.compare(got, expected, cfg["tolerances"], finite_only=ood, exact=exact if ood else None)
+        if not result["ok"] and ood and exact is not None:
+            result = compare.compare(got, expected, cfg["tolerances"], finite_only=True, exact=exact,
+                                     local=self._sensitivity(task, args, exact))
         if result["ok"] and cfg["relative_error"] and exact is not None:
             result = compare.relative_error(got, exact, expected, cfg["tolerances"]) or result
         reason_prefix = "" if cls == "incorrect" else "timed_output"

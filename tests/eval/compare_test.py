@@ -1,8 +1,10 @@
 """The judge's output comparison (python/vinci_worker/compare.py) against the rules written out
 element by element in plain Python (math.fsum, no torch), on random outputs with NaN and inf put
-in either side, with and without the fp64 reference, finite_only or not, in chunks of 7 elements
-and in the default chunks: the unmasked path (everything finite) and the masked one must give the
-rule's verdict, reason and differences.
+in either side, with and without the fp64 reference and per-element slack, finite_only or not, in
+chunks of 7 elements and in the default chunks: the unmasked path (everything finite) and the
+masked one must give the rule's verdict, reason and differences. Then the second look at an
+ill-conditioned output: another rounding of a near-tie softmax fails the plain comparison and
+passes with the reference's sensitivity, and a 1%-off one fails both.
 
     python3 tests/eval/compare_test.py REPO_ROOT
 """
@@ -27,8 +29,10 @@ def finite(x: float) -> bool:
     return math.isfinite(x)
 
 
-def rule_compare(c: list, r: list, e: list | None, atol: float, rtol: float, finite_only: bool) -> dict:
+def rule_compare(c: list, r: list, e: list | None, atol: float, rtol: float, finite_only: bool,
+                 local: list | None = None) -> dict:
     slack = 0.0
+    local = local if local is not None and e is not None else [0.0] * len(c)
     if e is not None:
         d = [ri - ei for ri, ei in zip(r, e) if finite(ri) and finite(ei)]
         if d:
@@ -41,7 +45,7 @@ def rule_compare(c: list, r: list, e: list | None, atol: float, rtol: float, fin
             if not finite(ri) and not (ci == ri or (math.isnan(ci) and math.isnan(ri))):
                 return {"ok": False, "reason": "mismatch"}
     diffs = [abs(ci - ri) for ci, ri in zip(c, r) if finite(ri)]
-    bad = sum(abs(ci - ri) > atol + slack + rtol * abs(ri) for ci, ri in zip(c, r) if finite(ri))
+    bad = sum(abs(ci - ri) > atol + slack + rtol * abs(ri) + 2 * li for ci, ri, li in zip(c, r, local) if finite(ri))
     return {"ok": bad == 0, "reason": "mismatch" if bad else None, "max": max(diffs, default=0.0),
             "mean": math.fsum(diffs) / len(diffs) if diffs else 0.0}
 
@@ -84,13 +88,15 @@ for chunk in (7, None):
             e = [ei if finite(ri) else ri for ei, ri in zip(e, r)]
         atol, rtol = rng.choice([(1e-4, 1e-4), (1e-2, 1e-2), (0.0, 1e-5)])
         finite_only = rng.random() < 0.3
+        local = [abs(rng.gauss(0, 1e-3)) for _ in range(n)] if e is not None and rng.random() < 0.5 else None
         tc, tr = torch.tensor(c, dtype=torch.float32), torch.tensor(r, dtype=torch.float32)
         te = torch.tensor(e, dtype=torch.float64) if e is not None else None
         # The rule reads the values the tensors hold (float32, rounded).
         want = rule_compare(tc.double().tolist(), tr.double().tolist(), te.tolist() if te is not None else None,
-                            atol, rtol, finite_only)
+                            atol, rtol, finite_only, local)
         got = compare.compare([tc], [tr], {"float32": (atol, rtol)}, finite_only=finite_only,
-                              exact=[te] if te is not None else None)
+                              exact=[te] if te is not None else None,
+                              local=[torch.tensor(local, dtype=torch.float64)] if local is not None else None)
         what = f"chunk {chunk}, case {case}"
         check(got["ok"] == want["ok"] and got.get("reason") == want["reason"],
               f"{what}: compare {got.get('ok')}/{got.get('reason')}, the rule {want['ok']}/{want['reason']}")
@@ -122,6 +128,45 @@ got = compare.compare([torch.tensor([1.0, 1.02, 2.03], dtype=torch.float64)],
                       [torch.tensor([1.0, 1.0, 2.0], dtype=torch.float64)], {"float64": (0.01, 0.01)})
 check(not got["ok"] and got["message"].startswith("1 elements beyond"), f"by hand: {got}")
 check(close(got["max_abs_diff"], 0.03) and close(got["mean_abs_diff"], 0.05 / 3), f"by hand, differences: {got}")
+
+# ulp_moved: every value one ulp up, one down, or where it was, by its neighbours in the dtype.
+g = torch.Generator().manual_seed(3)
+for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+    x = torch.tensor([0.0, 1.0, -1.0, 3e-3, -7.5, 1e4], dtype=dtype).repeat(50)
+    moved = compare.ulp_moved(x, g)
+    up = torch.nextafter(x, torch.full_like(x, math.inf))
+    down = torch.nextafter(x, torch.full_like(x, -math.inf))
+    which = [(m == u) + 2 * (m == d) + 4 * (m == v) for m, u, d, v in zip(moved.tolist(), up.tolist(), down.tolist(), x.tolist())]
+    check(all(w in (1, 2, 4) for w in which), f"ulp_moved, {dtype}: a value is not one of its neighbours or itself")
+    check({1, 2, 4} <= set(which), f"ulp_moved, {dtype}: not every move was drawn: {sorted(set(which))}")
+
+# sensitivity by hand: the largest |moved - exact| per element, NaN and inf counted as zero.
+exact = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+local = compare.sensitivity([[torch.tensor([1.5, 2.0, math.nan])], [torch.tensor([0.75, 2.25, math.inf])]], [exact])
+check(local[0].tolist() == [0.5, 0.25, 0.0], f"sensitivity by hand: {local[0].tolist()}")
+check(compare.sensitivity([[3]], [3]) == [None], "sensitivity of a non-tensor output is None")
+
+
+def near_tie_softmax(x: torch.Tensor) -> torch.Tensor:
+    # Logits of 2e4-6e4 in steps of 100: ties everywhere, and a one-ulp move of an input moves a
+    # logit by about 0.005, so a tied pair's probabilities by about half a percent.
+    return torch.softmax(x * 1e4, dim=-1)
+
+
+plain_failed = second_failed = off_passed = 0
+for case in range(300):
+    x = (torch.rand(8, 16, generator=g) * 4 + 2).round(decimals=2)
+    e, r = near_tie_softmax(x.double()), near_tie_softmax(x)
+    honest = near_tie_softmax(compare.ulp_moved(x, g))  # another rounding of the same computation
+    moved = [[near_tie_softmax(compare.ulp_moved(x, g))] for _ in range(compare.SENSITIVITY_DRAWS)]
+    local = compare.sensitivity(moved, [e])
+    tol = {"float32": (1e-4, 1e-4)}
+    plain_failed += not compare.compare([honest], [r], tol, finite_only=True, exact=[e])["ok"]
+    second_failed += not compare.compare([honest], [r], tol, finite_only=True, exact=[e], local=local)["ok"]
+    off_passed += compare.compare([(e * 1.01).float()], [r], tol, finite_only=True, exact=[e], local=local)["ok"]
+check(plain_failed >= 5, f"near-tie softmax: only {plain_failed} of 300 honest roundings failed the plain comparison")
+check(second_failed == 0, f"near-tie softmax: {second_failed} of 300 honest roundings failed with the sensitivity")
+check(off_passed == 0, f"near-tie softmax: {off_passed} of 300 outputs 1% off passed with the sensitivity")
 
 for f in failures[:20]:
     print("FAILED:", f)
