@@ -185,11 +185,13 @@ def compare(got: list, expected: list, tolerances: dict, finite_only: bool = Fal
     return result
 
 
-def relative_error(got: list, exact: list, task_reference: list, tolerances: dict | None = None) -> dict | None:
+def relative_error(got: list, exact: list, task_reference: list, tolerances: dict | None = None,
+                   local: list | None = None) -> dict | None:
     """A failure when an output's error, as a norm relative to the fp64 reference's norm, exceeds
-    both the dtype's rtol and REFERENCE_ERROR_FACTOR times the task reference's own; else None.
-    Only where the fp64 and the task's reference are finite; outputs whose reference is all zeros
-    are left to the element-wise rule."""
+    both the dtype's rtol and REFERENCE_ERROR_FACTOR times the task reference's own (and, with local,
+    LOCAL_FACTOR times the norm of the reference's own movement, sensitivity()); else None. Only
+    where the fp64 and the task's reference are finite; outputs whose reference is all zeros are
+    left to the element-wise rule."""
     for i, (c, e, r) in enumerate(zip(got, exact, task_reference)):
         if not isinstance(c, torch.Tensor) or not isinstance(e, torch.Tensor) or not isinstance(r, torch.Tensor) \
                 or not r.is_floating_point() or c.numel() == 0:
@@ -215,13 +217,15 @@ def relative_error(got: list, exact: list, task_reference: list, tolerances: dic
         norm = math.sqrt(sq_e)
         mine, theirs = math.sqrt(sq_c) / norm, math.sqrt(sq_r) / norm
         _, rtol = tolerance(r.dtype, tolerances or {})
-        bound = max(rtol, REFERENCE_ERROR_FACTOR * theirs)
+        moved = math.sqrt(_squares(local[i].reshape(-1))) / norm if local is not None and local[i] is not None else 0.0
+        bound = max(rtol, REFERENCE_ERROR_FACTOR * theirs, LOCAL_FACTOR * moved)
         if mine > bound:
             name = str(r.dtype).replace("torch.", "")
             return _fail("relative_error",
                          f"output {i}: its error is {mine:.3g} of the fp64 reference's norm, above the bound {bound:.3g} "
-                         f"(the larger of {name}'s rtol {rtol:g} and {REFERENCE_ERROR_FACTOR:g}x the task reference's "
-                         f"own {theirs:.3g}): values far below the element-wise atol are wrong all the same")
+                         f"(the largest of {name}'s rtol {rtol:g}, {REFERENCE_ERROR_FACTOR:g}x the task reference's "
+                         f"own {theirs:.3g} and {LOCAL_FACTOR:g}x its movement on inputs one ulp away {moved:.3g}): "
+                         "values far below the element-wise atol are wrong all the same")
     return None
 
 

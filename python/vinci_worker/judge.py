@@ -723,11 +723,13 @@ class Judge(TrustedSampling):
         exact_needed = ood or gate or cfg["relative_error"]
         expected, exact = self._expected(task, args, exact_too=exact_needed)
         result = compare.compare(got, expected, cfg["tolerances"], finite_only=ood, exact=exact if ood else None)
-        if not result["ok"] and ood and exact is not None:
-            result = compare.compare(got, expected, cfg["tolerances"], finite_only=True, exact=exact,
-                                     local=self._sensitivity(task, args, exact))
         if result["ok"] and cfg["relative_error"] and exact is not None:
             result = compare.relative_error(got, exact, expected, cfg["tolerances"]) or result
+        if not result["ok"] and ood and exact is not None:
+            local = self._sensitivity(task, args, exact)
+            result = compare.compare(got, expected, cfg["tolerances"], finite_only=True, exact=exact, local=local)
+            if result["ok"] and cfg["relative_error"]:
+                result = compare.relative_error(got, exact, expected, cfg["tolerances"], local) or result
         reason_prefix = "" if cls == "incorrect" else "timed_output"
         if not result["ok"]:
             if reason_prefix:

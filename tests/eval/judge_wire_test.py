@@ -5,6 +5,7 @@ speedup's bootstrap interval; the error norm against fp64's; what the sandbox's 
     python3 tests/eval/judge_wire_test.py REPO_ROOT
 """
 import os
+import random
 import socket
 import sys
 
@@ -14,7 +15,7 @@ import torch  # noqa: E402
 from vinci_runner.channel import FDS_PER_SEND, MAX_FDS, Channel, ProtocolError  # noqa: E402
 from vinci_worker import compare, sandbox  # noqa: E402
 from vinci_worker.call_window import input_layout  # noqa: E402
-from vinci_worker.judge import Judge, calls_per_window, paired_baseline  # noqa: E402
+from vinci_worker.judge import DEFAULTS, Judge, TaskState, calls_per_window, paired_baseline  # noqa: E402
 from vinci_worker.outcome import Outcome  # noqa: E402
 from vinci_worker.trusted_sampling import (FOREIGN_EAGER_SHARE, FOREIGN_GLUE_SAMPLES,  # noqa: E402
                                            LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, MAX_EXTRA_WINDOWS,
@@ -228,6 +229,41 @@ got = coverage(5, 0)
 check(got[0] == "library_compute" and "unmeasured" in got[1], f"5 samples, all own: too few to say, refused: {got}")
 got = coverage(300, 0, error="the sampler failed to read a mapping")
 check(got[0] == "library_compute" and "failed" in got[1], f"a sampler that failed measured nothing: refused: {got}")
+
+class NearTieSoftmax(torch.nn.Module):
+    def forward(self, x):  # logits 2e4-6e4 in steps of 100: a one-ulp move of x moves a tie by ~0.5%
+        return torch.softmax(x * 1e4, dim=-1)
+
+
+def judged(got: torch.Tensor, x: torch.Tensor, kind: str) -> str:
+    """The judge's verdict on got as the output for x, through _judge_outputs (its second look)."""
+    judge = Judge.__new__(Judge)
+    judge.rng = random.Random(7)
+    ref = NearTieSoftmax()
+    task = TaskState("near_tie", 1.0, None, ref, NearTieSoftmax().double(), [], [], "", False, False, 0)
+    cfg = {"precision_gate": True, "relative_error": True, "tolerances": DEFAULTS["tolerances"]}
+    try:
+        judge._judge_outputs(task, cfg, [got], [x], kind, "call 0", "rejected")
+    except Outcome as o:
+        return o.reply["reason"]
+    return "correct"
+
+
+# An out-of-distribution call whose output is ill-conditioned: another rounding of the same softmax
+# fails the plain comparison and passes the judge's second look; 1% off fails it.
+rounding = torch.Generator().manual_seed(11)
+verdicts = {"honest": [], "off": []}
+for case in range(200):
+    x = (torch.rand(8, 16, generator=rounding) * 4 + 2).round(decimals=2)
+    honest = NearTieSoftmax()(compare.ulp_moved(x, rounding))
+    plain = compare.compare([honest], [NearTieSoftmax()(x)], DEFAULTS["tolerances"], finite_only=True,
+                            exact=[NearTieSoftmax()(x.double())])
+    if not plain["ok"]:
+        verdicts["honest"].append(judged(honest, x, "scaled"))
+        verdicts["off"].append(judged(NearTieSoftmax()(x.double()).float() * 1.01, x, "scaled"))
+check(len(verdicts["honest"]) >= 3, f"near-tie softmax: only {len(verdicts['honest'])} of 200 honest roundings failed plain")
+check(set(verdicts["honest"]) == {"correct"}, f"near-tie softmax, honest roundings: {verdicts['honest']}")
+check(set(verdicts["off"]) == {"timed_output"}, f"near-tie softmax, 1% off: {verdicts['off']}")
 
 for f in failures:
     print("FAILED:", f)
