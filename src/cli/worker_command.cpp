@@ -33,6 +33,7 @@ struct WorkerCommandOptions {
   int slots = 0;  // 0: one (CPU); on cuda one per GPU
   double visibility_timeout_s = 60;
   int max_deliveries = 3;
+  int hold_ahead = -1;  // -1: one on a GPU (its build overlaps the current job's timing), none on the CPU
   EvaluatorOptions eval;
 };
 
@@ -127,8 +128,11 @@ int serve_queue(const WorkerCommandOptions& o) {
         options.max_deliveries = o.max_deliveries;
         options.evaluator = evaluator;
         options.sandbox = sandbox;
+        options.hold_ahead = static_cast<size_t>(o.hold_ahead >= 0 ? o.hold_ahead : configs[i].device == "cuda");
         WorkerSlot& slot = *slots[i];
-        queue::QueueWorker worker(redis, options, [&](const queue::QueueJob& job) { return slot.evaluate(job); });
+        queue::QueueWorker worker(
+            redis, options, [&](const queue::QueueJob& job) { return slot.evaluate(job); },
+            [&](const queue::QueueJob& job) { slot.prepare(job); });
         while (!g_worker_stopping) worker.step();
         worker.sign_off();
       } catch (...) {
@@ -175,6 +179,10 @@ Action add_worker_command(CLI::App& app) {
          "a job handed out this many times without a result (its workers died) ends as runtime_error/worker_lost")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
+  app.add_option("--hold-ahead", o->hold_ahead,
+                 "jobs each slot takes ahead of the one it judges, built meanwhile (default 1 on a GPU, where the "
+                 "build step imports and compiles; 0 on the CPU, where the runner does)")
+      ->check(CLI::Range(0, 8));
   add_host_evaluator_options(app, o->eval);
   return [o] { return o->status ? print_queue_status(*o) : serve_queue(*o); };
 }

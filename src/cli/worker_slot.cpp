@@ -42,10 +42,15 @@ eval::Result WorkerSlot::evaluate(const queue::QueueJob& job) {
     pool_->stop_at(std::nullopt, release_);
   }
   std::unique_ptr<queue::JobFiles> files;
-  try {
-    files = std::make_unique<queue::JobFiles>(host_.cache_dir / "queue-jobs" / eval::flat_id(name_), job);
-  } catch (const std::invalid_argument& e) {
-    throw queue::JobRefused(e.what());
+  if (auto it = prepared_.find(job.key); it != prepared_.end()) {
+    files = std::move(it->second);
+    prepared_.erase(it);
+  } else {
+    try {
+      files = std::make_unique<queue::JobFiles>(host_.cache_dir / "queue-jobs" / eval::flat_id(name_), job);
+    } catch (const std::invalid_argument& e) {
+      throw queue::JobRefused(e.what());
+    }
   }
   eval::Result r = pool_->run({files->job()}, {}).at(0);
   if (r.reason == "not_evaluated") throw queue::JobReleased("the worker is stopping");
@@ -55,6 +60,22 @@ eval::Result WorkerSlot::evaluate(const queue::QueueJob& job) {
       (r.reason == "worker_error" || r.reason == "build_not_started" || r.reason == "sandbox"))
     throw std::runtime_error(fmt::format("the judge on this host failed ({}): {}", r.reason, r.message.substr(0, 300)));
   return r;
+}
+
+void WorkerSlot::prepare(const queue::QueueJob& job) {
+  try {
+    const eval::EvalConfig judged = queue::judged_config(host_, job.settings);
+    if (judged.fingerprint() != pool_->config().fingerprint()) return;  // its pool is not made yet
+    if (prepared_.count(job.key)) return;                               // its files are written and its build started
+    // A held job that was never evaluated (released) leaves its files: a few are kept, the rest go.
+    while (prepared_.size() >= 4) prepared_.erase(prepared_.begin());
+    auto files = std::make_unique<queue::JobFiles>(host_.cache_dir / "queue-jobs" / eval::flat_id(name_), job);
+    pool_->prepare(files->job());
+    prepared_[job.key] = std::move(files);
+  } catch (const std::exception& e) {
+    spdlog::warn("{}: could not prepare job {} ({} on {}) ahead: {}", name_, job.key, job.candidate_name, job.task_id,
+                 e.what());
+  }
 }
 
 }  // namespace vinci::cli

@@ -7,11 +7,13 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "eval/config.h"
 #include "eval/pool.h"
+#include "queue/job_files.h"
 #include "queue/job_protocol.h"
 #include "queue/worker_evaluator.h"
 
@@ -28,12 +30,16 @@ class WorkerSlot {
   // Throws queue::JobRefused when the job's settings do not give the fingerprint its key names,
   // queue::JobReleased when stopped, std::runtime_error when the judge on this host failed.
   eval::Result evaluate(const queue::QueueJob& job);
+  // A job taken ahead (queue::Prepare): its files written and its build started, which evaluate()
+  // then takes. Best effort: a job this slot cannot prepare is left for evaluate() to judge or refuse.
+  void prepare(const queue::QueueJob& job);
 
  private:
   eval::EvalConfig host_;
   std::string name_;
   const std::atomic<bool>* release_;
   std::unique_ptr<eval::EvaluatorPool> pool_;
+  std::map<std::string, std::unique_ptr<queue::JobFiles>> prepared_;  // by job key, until evaluated
 };
 
 }  // namespace vinci::cli

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <deque>
+#include <future>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -51,6 +52,19 @@ struct EvaluatorPool::Shared {
   std::map<size_t, BuildOutcome> builds;
   std::map<std::string, std::unique_ptr<std::mutex>> baseline_locks;
   std::mutex result_mu;
+};
+
+// prepare()'s builds: one build server of their own (a BuildStep serves one thread), one build at a
+// time, and the few outcomes not yet taken, keyed by what the build request names (the candidate's
+// content-addressed copy and the task's file).
+struct EvaluatorPool::Prepared {
+  static constexpr size_t kKept = 8;  // a released job's outcome is dropped after this many more
+  std::unique_ptr<BuildStep> step;
+  std::mutex step_mu;
+  std::mutex mu;  // guards outcomes
+  std::deque<std::pair<std::string, std::shared_future<BuildOutcome>>> outcomes;
+
+  static std::string key(const fs::path& copy, const Task& task) { return copy.string() + '\n' + task.file.string(); }
 };
 
 EvaluatorPool::EvaluatorPool(EvalConfig config)
@@ -104,7 +118,57 @@ EvaluatorPool::EvaluatorPool(EvalConfig config)
 }
 
 EvaluatorPool::~EvaluatorPool() {
+  if (prepared_) {
+    prepared_->step->kill_async();  // a build in flight ends at once
+    for (auto& [key, outcome] : prepared_->outcomes) outcome.wait();
+  }
   for (auto& w : workers_) w->restart();
+}
+
+void EvaluatorPool::prepare(const Job& job) {
+  if (!build_step_imports()) return;
+  const std::string key = result_key(job);
+  if (config_.use_cache && !job.fresh)
+    if (auto hit = results_.get(key); hit && hit->value("cache_key", "") == key) return;
+  const fs::path copy = candidate_copy(job);
+  if (!fs::exists(copy)) core::write_file_atomic(copy, job.candidate.source);
+  if (!prepared_) {
+    // Made here, in the thread that also calls run(), so the watcher and the destructor never see
+    // it half made; its id follows the builders'.
+    prepared_ = std::make_unique<Prepared>();
+    prepared_->step = std::make_unique<BuildStep>(config_, std::max(1, config_.build_jobs), false);
+  }
+  Prepared& p = *prepared_;
+  const fs::path log = candidate_log(job, "build");
+  std::shared_future<BuildOutcome> outcome = std::async(std::launch::async, [this, &p, copy, task = job.task, log] {
+                                               std::lock_guard lock(p.step_mu);
+                                               BuildOutcome b = p.step->run(copy, task, log);
+                                               std::lock_guard s(stats_mu_);
+                                               ++stats_.builds;
+                                               return b;
+                                             }).share();
+  std::lock_guard lock(p.mu);
+  p.outcomes.emplace_back(Prepared::key(copy, job.task), std::move(outcome));
+  while (p.outcomes.size() > Prepared::kKept) p.outcomes.pop_front();
+}
+
+std::optional<BuildOutcome> EvaluatorPool::take_prepared(const Job& job) {
+  if (!prepared_) return std::nullopt;
+  std::shared_future<BuildOutcome> outcome;
+  {
+    std::lock_guard lock(prepared_->mu);
+    auto& all = prepared_->outcomes;
+    const std::string key = Prepared::key(candidate_copy(job), job.task);
+    auto it = std::find_if(all.begin(), all.end(), [&](const auto& o) { return o.first == key; });
+    if (it == all.end()) return std::nullopt;
+    outcome = it->second;
+    all.erase(it);
+  }
+  // Only a success is taken: a failure may be the kill of a stopping run, not the candidate's, and
+  // is asked again of the run's own build step.
+  BuildOutcome b = outcome.get();
+  if (!b.ok) return std::nullopt;
+  return b;
 }
 
 void EvaluatorPool::stop_at(std::optional<Clock::time_point> deadline, const std::atomic<bool>* interrupt) {
@@ -430,8 +494,10 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs,
         if (next_build >= to_build.size() || stopping) return;
         i = to_build[next_build++];
       }
-      BuildOutcome b = step.run(candidate_copy(jobs[i]), jobs[i].task, candidate_log(jobs[i], "build"));
-      {
+      std::optional<BuildOutcome> prepared = take_prepared(jobs[i]);
+      BuildOutcome b = prepared ? std::move(*prepared)
+                                : step.run(candidate_copy(jobs[i]), jobs[i].task, candidate_log(jobs[i], "build"));
+      if (!prepared) {
         std::lock_guard s(stats_mu_);
         ++stats_.builds;
       }
@@ -502,6 +568,7 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs,
         }
         for (auto& w : workers_) w->kill_async();
         for (auto& b : builders_) b->kill_async();
+        if (prepared_) prepared_->step->kill_async();
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));

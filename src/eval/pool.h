@@ -59,6 +59,11 @@ class EvaluatorPool {
   // like the others and are never cached.
   std::vector<Result> run(const std::vector<Job>& jobs, const std::function<void(const Result&)>& on_result);
   PoolStats stats() const;
+  // Starts the build step of a job a later run() will be given, in a thread of its own, so that
+  // run() takes that outcome instead of building the job again: a queue worker builds the job it
+  // holds next while its GPU times the current one. Does nothing where the build step only checks
+  // (the CPU: the runner imports) or the result cache answers the job.
+  void prepare(const Job& job);
 
   // Stops run() at deadline, or as soon as *interrupt turns true (a signal handler's flag): the
   // evaluations in flight are killed, the rest are not started.
@@ -84,6 +89,9 @@ class EvaluatorPool {
   size_t worker_specs_ = 1;
   std::vector<std::unique_ptr<WorkerClient>> workers_;
   std::vector<std::unique_ptr<BuildStep>> builders_;  // kept across run() calls: each holds a warm build server
+  struct Prepared;
+  std::optional<BuildReply> take_prepared(const Job& job);
+  std::unique_ptr<Prepared> prepared_;  // prepare()'s builds, their own build server
   JsonCache results_, baselines_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   const std::atomic<bool>* interrupt_ = nullptr;

@@ -67,8 +67,15 @@ std::optional<std::map<std::string, std::string>> entry_fields(const RedisReply&
 
 }  // namespace
 
-QueueWorker::QueueWorker(RedisConnection& redis, WorkerOptions options, Evaluate evaluate)
-    : redis_(redis), options_(std::move(options)), evaluate_(std::move(evaluate)) {
+struct QueueWorker::Held {
+  Entry entry;
+  QueueJob job;
+  int deliveries = 1;
+  std::unique_ptr<JobLease> lease;
+};
+
+QueueWorker::QueueWorker(RedisConnection& redis, WorkerOptions options, Evaluate evaluate, Prepare prepare)
+    : redis_(redis), options_(std::move(options)), evaluate_(std::move(evaluate)), prepare_(std::move(prepare)) {
   if (options_.name.empty()) throw std::invalid_argument("a queue worker needs a name unique in its group");
   if (options_.max_deliveries < 1) throw std::invalid_argument("max_deliveries must be at least 1");
   if (options_.evaluator) options_.layout = options_.layout.for_evaluator(options_.evaluator->tag());
@@ -94,7 +101,28 @@ void QueueWorker::heartbeat() {
                   std::to_string(options_.heartbeat_ttl.count())});
 }
 
-void QueueWorker::sign_off() { redis_.command({"DEL", options_.layout.worker(options_.name)}); }
+QueueWorker::~QueueWorker() {
+  try {
+    release_held();
+  } catch (const std::exception& e) {  // the server is gone: the visibility timeout hands them on
+    spdlog::warn("queue worker {}: could not hand back the jobs taken ahead: {}", options_.name, e.what());
+  }
+}
+
+void QueueWorker::sign_off() {
+  release_held();
+  redis_.command({"DEL", options_.layout.worker(options_.name)});
+}
+
+void QueueWorker::release_held() {
+  while (!ahead_.empty()) {
+    std::unique_ptr<Held> held = std::move(ahead_.front());
+    ahead_.pop_front();
+    held->lease.reset();  // its renewals would make the job this worker's again
+    release(held->entry.id);
+    ++stats_.released;
+  }
+}
 
 void QueueWorker::forward(const Entry& entry, const QueueJob& job) {
   const auto& l = options_.layout;
@@ -135,7 +163,7 @@ StepOutcome QueueWorker::step() {
   heartbeat();
   StepOutcome outcome = StepOutcome::idle;
   try {
-    outcome = take_one();
+    outcome = serve_one();
   } catch (const RedisCommandError& e) {
     // A server restarted without its data (no append-only file) has no stream or group: make them
     // again and serve what is submitted from now on, rather than stop every worker.
@@ -149,25 +177,54 @@ StepOutcome QueueWorker::step() {
   return outcome;
 }
 
-StepOutcome QueueWorker::take_one() {
+StepOutcome QueueWorker::serve_one() {
+  std::unique_ptr<Held> current;
+  if (!ahead_.empty()) {
+    current = std::move(ahead_.front());
+    ahead_.pop_front();
+  } else {
+    const std::optional<Entry> entry = next_entry(true);
+    if (!entry) return StepOutcome::idle;
+    const StepOutcome outcome = admit(*entry, current);
+    if (!current) return outcome;
+  }
+  take_ahead();
+  return judge(*current);
+}
+
+void QueueWorker::take_ahead() {
+  while (ahead_.size() < options_.hold_ahead) {
+    const std::optional<Entry> entry = next_entry(false);
+    if (!entry) return;
+    std::unique_ptr<Held> held;
+    admit(*entry, held);  // an entry that ends there is counted in the stats
+    if (!held) continue;
+    if (prepare_) prepare_(held->job);
+    ahead_.push_back(std::move(held));
+  }
+}
+
+std::optional<QueueWorker::Entry> QueueWorker::next_entry(bool block) {
   const auto& l = options_.layout;
   const RedisReply claimed =
       redis_.command({"XAUTOCLAIM", l.stream(), l.group(), options_.name,
                       std::to_string(options_.visibility_timeout.count()), claim_cursor_, "COUNT", "1"});
   claim_cursor_ = claimed.array().at(0).str();
   for (const auto& e : claimed.array().at(1).array()) {
-    if (auto fields = entry_fields(e)) return handle(Entry{e.array().at(0).str(), std::move(*fields), true});
+    if (auto fields = entry_fields(e)) return Entry{e.array().at(0).str(), std::move(*fields), true};
   }
-  const RedisReply fresh = redis_.command({"XREADGROUP", "GROUP", l.group(), options_.name, "COUNT", "1", "BLOCK",
-                                           std::to_string(options_.block.count()), "STREAMS", l.stream(), ">"});
-  if (fresh.is_nil()) return StepOutcome::idle;
+  std::vector<std::string> read{"XREADGROUP", "GROUP", l.group(), options_.name, "COUNT", "1"};
+  if (block) read.insert(read.end(), {"BLOCK", std::to_string(options_.block.count())});
+  read.insert(read.end(), {"STREAMS", l.stream(), ">"});
+  const RedisReply fresh = redis_.command(read);
+  if (fresh.is_nil()) return std::nullopt;
   for (const auto& e : fresh.array().at(0).array().at(1).array()) {
-    if (auto fields = entry_fields(e)) return handle(Entry{e.array().at(0).str(), std::move(*fields), false});
+    if (auto fields = entry_fields(e)) return Entry{e.array().at(0).str(), std::move(*fields), false};
   }
-  return StepOutcome::idle;
+  return std::nullopt;
 }
 
-StepOutcome QueueWorker::handle(const Entry& entry) {
+StepOutcome QueueWorker::admit(const Entry& entry, std::unique_ptr<Held>& held) {
   const auto& l = options_.layout;
   QueueJob job;
   try {
@@ -197,13 +254,12 @@ StepOutcome QueueWorker::handle(const Entry& entry) {
     ++stats_.duplicates;
     return StepOutcome::duplicate;
   }
-  ResultRecord record{job.key, options_.name, deliveries, {}};
-  StepOutcome outcome = StepOutcome::evaluated;
   if (deliveries > options_.max_deliveries) {
     spdlog::error(
         "queue worker {}: job {} ({} on {}) was delivered {} times and no worker finished it; ending it as "
         "runtime_error/worker_lost",
         options_.name, entry.id, job.candidate_name, job.task_id, deliveries - 1);
+    ResultRecord record{job.key, options_.name, deliveries, {}};
     eval::Result& r = record.result;
     r.task = job.task_id;
     r.candidate = job.candidate_name;
@@ -212,45 +268,60 @@ StepOutcome QueueWorker::handle(const Entry& entry) {
     r.verdict = eval::Verdict::runtime_error;
     r.reason = "worker_lost";
     r.message = fmt::format("the worker evaluating it died or stopped answering {} times", deliveries - 1);
-    outcome = StepOutcome::worker_lost;
-  } else {
-    std::optional<JobLease> lease;
-    lease.emplace(redis_.url(), l, options_.name, entry.id, options_.visibility_timeout, options_.heartbeat_ttl);
-    try {
-      record.result = evaluate_(job);
-    } catch (const JobRefused& e) {
-      spdlog::error("queue worker {}: refusing job {} ({} on {}): {}", options_.name, entry.id, job.candidate_name,
-                    job.task_id, e.what());
-      acknowledge(entry.id);
-      ++stats_.refused;
-      return StepOutcome::refused;
-    } catch (const JobReleased& e) {
-      spdlog::info("queue worker {}: releasing job {} ({} on {}) unjudged: {}", options_.name, entry.id,
-                   job.candidate_name, job.task_id, e.what());
-      lease.reset();  // its renewals would make the job this worker's again
-      release(entry.id);
-      ++stats_.released;
-      return StepOutcome::released;
-    } catch (const std::exception& e) {
-      // Not the candidate's verdict: the evaluator itself failed. Left pending, the job is claimed
-      // again, and counts towards worker_lost if it keeps failing.
-      spdlog::error(
-          "queue worker {}: evaluating job {} ({} on {}) failed: {}; it will be retried after the "
-          "visibility timeout",
-          options_.name, entry.id, job.candidate_name, job.task_id, e.what());
-      ++stats_.failed;
-      return StepOutcome::failed;
+    if (!write(record, entry.id)) {
+      ++stats_.duplicates;
+      return StepOutcome::duplicate;
     }
+    ++stats_.worker_lost;
+    return StepOutcome::worker_lost;
   }
+  held = std::make_unique<Held>();
+  held->entry = entry;
+  held->job = std::move(job);
+  held->deliveries = deliveries;
+  held->lease = std::make_unique<JobLease>(redis_.url(), l, options_.name, entry.id, options_.visibility_timeout,
+                                           options_.heartbeat_ttl);
+  return StepOutcome::evaluated;
+}
+
+StepOutcome QueueWorker::judge(Held& held) {
+  const Entry& entry = held.entry;
+  const QueueJob& job = held.job;
+  ResultRecord record{job.key, options_.name, held.deliveries, {}};
+  try {
+    record.result = evaluate_(job);
+  } catch (const JobRefused& e) {
+    spdlog::error("queue worker {}: refusing job {} ({} on {}): {}", options_.name, entry.id, job.candidate_name,
+                  job.task_id, e.what());
+    held.lease.reset();
+    acknowledge(entry.id);
+    ++stats_.refused;
+    return StepOutcome::refused;
+  } catch (const JobReleased& e) {
+    spdlog::info("queue worker {}: releasing job {} ({} on {}) unjudged: {}", options_.name, entry.id,
+                 job.candidate_name, job.task_id, e.what());
+    held.lease.reset();  // its renewals would make the job this worker's again
+    release(entry.id);
+    ++stats_.released;
+    release_held();
+    return StepOutcome::released;
+  } catch (const std::exception& e) {
+    // Not the candidate's verdict: the evaluator itself failed. Left pending, the job is claimed
+    // again, and counts towards worker_lost if it keeps failing.
+    spdlog::error(
+        "queue worker {}: evaluating job {} ({} on {}) failed: {}; it will be retried after the "
+        "visibility timeout",
+        options_.name, entry.id, job.candidate_name, job.task_id, e.what());
+    ++stats_.failed;
+    return StepOutcome::failed;
+  }
+  held.lease.reset();
   if (!write(record, entry.id)) {
     ++stats_.duplicates;
     return StepOutcome::duplicate;
   }
-  if (outcome == StepOutcome::worker_lost)
-    ++stats_.worker_lost;
-  else
-    ++stats_.evaluated;
-  return outcome;
+  ++stats_.evaluated;
+  return StepOutcome::evaluated;
 }
 
 }  // namespace vinci::queue

@@ -1,4 +1,4 @@
-// The serving side of the queue: one consumer of the group, taking one job at a time.
+// The serving side of the queue: one consumer of the group, judging one job at a time.
 //
 // Delivery is at least once: a job stays pending until its result is written, and a pending job
 // idle past the visibility timeout (its worker died or hung) is claimed again by any worker. Results
@@ -9,7 +9,9 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -35,6 +37,10 @@ struct WorkerOptions {
   // from it) and announces it in its heartbeat. None: the untagged stream, every job (tests).
   std::optional<WorkerEvaluator> evaluator;
   std::string sandbox;  // how this host isolates candidates, announced for the status
+  // Jobs taken ahead of the one being judged and handed to the Prepare callback, so that their
+  // builds run while the GPU times the current one. Each is leased like the current one; a worker
+  // that stops hands them back (release_held) and one that dies leaves them to the visibility timeout.
+  size_t hold_ahead = 0;
 };
 
 enum class StepOutcome {
@@ -65,24 +71,38 @@ class JobReleased : public std::runtime_error {
 };
 
 using Evaluate = std::function<eval::Result(const QueueJob&)>;
+// Told of a job taken ahead, which Evaluate will be given later (or never, when the worker stops):
+// best effort, it must not throw or wait long.
+using Prepare = std::function<void(const QueueJob&)>;
 
 // HOST:PID, unique among the live workers of every host.
 std::string default_worker_name();
 
 class QueueWorker {
  public:
-  QueueWorker(RedisConnection& redis, WorkerOptions options, Evaluate evaluate);
-  // One job at most: a claimed-over one first, else a new one. Refreshes the heartbeat.
+  QueueWorker(RedisConnection& redis, WorkerOptions options, Evaluate evaluate, Prepare prepare = {});
+  ~QueueWorker();
+  // One job at most: one taken ahead first, else a claimed-over one, else a new one; then, before
+  // judging it, takes up to hold_ahead jobs ahead. Refreshes the heartbeat.
   StepOutcome step();
   const WorkerStats& stats() const { return stats_; }
   std::string stream() const { return options_.layout.stream(); }
-  // A worker that stops cleanly takes its heartbeat away, so the status stops listing it at once.
+  // A worker that stops cleanly hands back the jobs it took ahead and takes its heartbeat away, so
+  // the status stops listing it at once.
   void sign_off();
+  size_t held_ahead() const { return ahead_.size(); }
 
  private:
   struct Entry;
-  StepOutcome take_one();
-  StepOutcome handle(const Entry& entry);
+  struct Held;
+  StepOutcome serve_one();
+  std::optional<Entry> next_entry(bool block);
+  // A job as its entry says: refused, forwarded, a duplicate or worker_lost end here (their outcome
+  // returned, held left empty); a job to judge comes back in held, leased.
+  StepOutcome admit(const Entry& entry, std::unique_ptr<Held>& held);
+  StepOutcome judge(Held& held);
+  void take_ahead();
+  void release_held();
   void heartbeat();
   void acknowledge(const std::string& id);
   bool write(const ResultRecord& record, const std::string& id);  // false: a result was there already
@@ -92,6 +112,8 @@ class QueueWorker {
   RedisConnection& redis_;
   WorkerOptions options_;
   Evaluate evaluate_;
+  Prepare prepare_;
+  std::deque<std::unique_ptr<Held>> ahead_;
   WorkerStats stats_;
   std::string claim_cursor_ = "0-0";
 };

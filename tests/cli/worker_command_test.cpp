@@ -99,7 +99,8 @@ TEST(WorkerCommand, TwoCpuWorkersJudgeAsALocalRunAndTheStatusListsThem) {
   const fs::path candidates =
       candidate_folder(dir.path() / "candidates", {"plain_pytorch_add.py", "syntax_error.py", "no_model_new.py"});
   core::Process a = start_worker(server.url(), dir.path(), "a");
-  core::Process b = start_worker(server.url(), dir.path(), "b");
+  // b holds a job ahead of the one it judges, as a GPU worker does by default: the verdicts stay a local run's.
+  core::Process b = start_worker(server.url(), dir.path(), "b", {"--hold-ahead", "1"});
   queue::RedisConnection redis(queue::parse_redis_url(server.url()));
   wait_for_workers(redis, 2, dir.path());
 
