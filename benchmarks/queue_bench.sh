@@ -11,6 +11,8 @@
 #                     solutions at --scale 0.05 with the tests' timing, slots of one CPU each
 #   SOLUTIONS=REGEX   narrows the solutions (default level1/)
 #   WARM=1            a warm machine's cache from an earlier call is used as it is (no local run)
+#   HOLD0=1           then one GPU (slot) again with --hold-ahead 0: what holding the next job ahead,
+#                     built while the current one is timed, is worth
 # On the GPU machine it needs .device-deps from ../shared/device/fetch-debs.sh with
 #   EXTRA_DEBS="bubblewrap libseccomp-dev libhiredis-dev libhiredis0.14 redis-server redis-tools libjemalloc2 liblzf1"
 set -uo pipefail
@@ -24,7 +26,7 @@ if [ "$DEVICE" = cuda ]; then
   BUILD=${BUILD:-build-gpu}
   source benchmarks/gpu_host_setup.sh
   cp -n $ROOT$L/libhiredis.so* $L/ 2>/dev/null
-  gpu_build -DVINCI_BUILD_TESTS=OFF -DVINCI_BUILD_BENCHMARKS=OFF
+  gpu_build -DVINCI_BUILD_TESTS=OFF -DVINCI_BUILD_BENCHMARKS=OFF vinci vinci-sandbox vinci-cpu-sampler
   echo "build done at $(( $(date +%s) - START )) s"
   PAIRS=(--tasks tasks --candidates tasks/solutions/cuda --device cuda)
   SERVE=(--device cuda --gpus)
@@ -67,10 +69,11 @@ timed() {  # NAME COMMAND...: runs it, its seconds appended to throughput.txt
 # stopped after.
 serve() {
   local db=$1 units=$2
+  shift 2
   # The workers' own result cache would answer every pair the warm-up judged: only builds and
   # baselines stay warm.
   rm -rf "$VINCI_CACHE/results"
-  "$VINCI" worker --queue "$URL/$db" "${SERVE[@]}" "$units" --name "bench$db" >"$OUT/worker$db.txt" 2>&1 &
+  "$VINCI" worker --queue "$URL/$db" "${SERVE[@]}" "$units" --name "bench$db" "$@" >"$OUT/worker$db.txt" 2>&1 &
   local worker=$!
   timed "queue$db" "$VINCI" eval --queue "$URL/$db" "${PAIRS[@]}" -q --out "$OUT/queue$db.jsonl"
   "$VINCI" worker --status --queue "$URL/$db" >"$OUT/status$db.txt" 2>&1
@@ -79,6 +82,7 @@ serve() {
 }
 serve 1 $ONE
 serve 2 $TWO
+[ "${HOLD0:-0}" = 1 ] && serve 3 $ONE --hold-ahead 0
 "${CLI[@]}" -p $PORT -a $PASSWORD --no-auth-warning shutdown nosave >/dev/null 2>&1
 
 python3 - "$OUT" <<'EOF'
@@ -88,10 +92,10 @@ def verdicts(name):
     rows = [json.loads(l) for l in open(f"{out}/{name}.jsonl") if l.strip()]
     return {(r["task"], r.get("candidate", "")): f'{r["class"]}/{r.get("reason", "")}' for r in rows}
 seconds = {l.split()[0]: float(l.split()[1]) for l in open(f"{out}/throughput.txt")}
-runs = {"warmup": "local, cold builds", "queue1": "queue, one GPU (CPU slot)", "queue2": "queue, two GPUs (CPU slots)"}
-times = {"warmup": seconds.get("warmup"), "queue1": seconds["queue1"], "queue2": seconds["queue2"]}
-if times["warmup"] is None:  # WARM=1: the warm-up was an earlier call's
-    del runs["warmup"]
+runs = {"warmup": "local, cold builds", "queue1": "queue, one GPU (CPU slot)", "queue2": "queue, two GPUs (CPU slots)",
+        "queue3": "queue, one GPU (CPU slot), --hold-ahead 0"}
+times = {name: seconds.get(name) for name in runs}
+runs = {name: what for name, what in runs.items() if times[name] is not None}  # WARM=1: no warm-up; HOLD0
 base = verdicts(next(iter(runs)))
 print("| run | jobs | correct | wall s | jobs a minute | verdicts as the local run |")
 print("|---|---|---|---|---|---|")
@@ -101,4 +105,6 @@ for name, what in runs.items():
     correct = sum(x.startswith("correct/") for x in v.values())
     print(f"| {what} | {len(v)} | {correct} | {times[name]:.1f} | {60 * len(v) / times[name]:.1f} | {same} of {len(base)} |")
 print(f"two against one: {times['queue1'] / times['queue2']:.2f}x")
+if "queue3" in runs:
+    print(f"one job held ahead against none, one GPU: {times['queue3'] / times['queue1']:.2f}x")
 EOF

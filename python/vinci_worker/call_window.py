@@ -92,16 +92,38 @@ class Flush:
             torch.cuda.synchronize(self.device)
 
 
+GPU_NODES = "/dev/nvidia"
+
+
+def gpu_helpers(tree: int, interpreter: int, nodes: str = GPU_NODES) -> list[int]:
+    """The processes of a sandbox's tree other than its interpreter that hold a GPU device node open.
+    The drain locks the interpreter's GPU work only, and a stopped process's queued kernels still run:
+    red-team round 36's helpers, each with a CUDA context of its own, queued kernels as a window
+    closed that ran through the reference's paired window. A candidate has one process on the GPU."""
+    return [p for p in process_tree.device_holders(tree, nodes) if p != interpreter]
+
+
+def refuse_gpu_helpers(tree: int, interpreter: int, nodes: str = GPU_NODES) -> None:
+    helpers = gpu_helpers(tree, interpreter, nodes)
+    if helpers:
+        raise WindowError("gpu_helper_process",
+                          f"processes {helpers} of the runner's sandbox, besides its interpreter {interpreter}, hold "
+                          f"the GPU ({nodes}*): a candidate's GPU work runs in its own process alone, which the "
+                          "judge drains; another's kernels outlive the window")
+
+
 class Gate:
     """Freezes and thaws one runner: through the sandbox's freezer cgroup where the host has one (no
     signal: nothing the candidate could catch, nothing that disturbs a tracer), else by stopping its
     processes. On a GPU the runner's interpreter is locked before it is frozen, and thawed before it
-    is unlocked: a lock of a stopped process never returns."""
+    is unlocked: a lock of a stopped process never returns; and once frozen, no other process of the
+    sandbox may hold the GPU (refuse_gpu_helpers), the drain's blind side."""
 
-    def __init__(self, sandboxed: Sandboxed, pid: int, drain: bool, freezer: bool):
+    def __init__(self, sandboxed: Sandboxed, pid: int, drain: bool, freezer: bool, gpu_nodes: str | None = None):
         self.sandboxed = sandboxed
         self.pid = pid
         self.drain = drain
+        self.gpu_nodes = gpu_nodes
         self.freezer = process_tree.freezer_state(sandboxed.proc.pid) if freezer else None
         self.stopped: list[int] = []
         self.frozen = False
@@ -127,6 +149,8 @@ class Gate:
         if not (self.freezer and process_tree.freeze_cgroup(self.freezer, True)):
             self.stopped = process_tree.stop_tree(self.sandboxed.tree)
         self.frozen = True
+        if self.gpu_nodes:
+            refuse_gpu_helpers(self.sandboxed.tree, self.pid, self.gpu_nodes)
         return ended
 
     def thaw(self) -> None:
@@ -195,7 +219,9 @@ class CallWindow:
                 gpu_drain.unlock(pid)
             except gpu_drain.DrainError as e:
                 raise WindowError("gpu_drain_failed", str(e)) from None
-        self.gate = Gate(self.sandboxed, pid, self.drain, freezer_cgroup)
+        if self.cuda:  # a helper started by the import or __init__, before the first freeze looks
+            refuse_gpu_helpers(self.sandboxed.tree, pid)
+        self.gate = Gate(self.sandboxed, pid, self.drain, freezer_cgroup, GPU_NODES if self.cuda else None)
         if not self.cuda and not self.delivered_by_runner:
             try:
                 self.memory_fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)

@@ -45,7 +45,7 @@ from .call_window import CallWindow, Flush, WindowError, cache_bytes
 from .extensions import CompileService
 from .openings import Openings
 from .outcome import Outcome
-from .sandbox import Launcher, Sandboxed, describe_exit
+from .sandbox import Launcher, Sandboxed, describe_exit, held_gpu_nodes
 from .timing import measure_bandwidth, speedup_interval, summarize
 from .trusted_sampling import TrustedSampling, claimed_windows, counted_rounds, extra_windows
 from .zygote import Zygote, ZygoteError
@@ -89,7 +89,7 @@ PROFILED_BUSY_SLACK_MS = 0.02
 # How a window's failure to show the judge the runner's outputs is classified.
 WINDOW_CLASSES = {"unreadable_output": "incorrect", "shape_mismatch": "incorrect", "protocol_violation": "rejected",
                   "output_aliases_input": "rejected",
-                  "gpu_drain_failed": "rejected", "runner_lost": "runtime_error"}
+                  "gpu_drain_failed": "rejected", "gpu_helper_process": "rejected", "runner_lost": "runtime_error"}
 
 
 def _flag_launch_bound(check: dict, timed: dict) -> None:
@@ -126,15 +126,25 @@ def gpu_busy_share(busy_ms, median_ms: float) -> float | None:
 
 def paired_baseline(paired: list[float], req: dict) -> dict:
     """The baselines a candidate's speedups are taken against: the reference's per-call times timed
-    beside it, and the cached torch.compile times scaled by the ratio of the paired eager median to the
-    cached one where the paired is lower (the two cached baselines were timed back to back, so a load
-    that inflated one likely inflated the other; a paired run that was slower leaves them be)."""
+    beside it, never at a level above the cached ones (their median scaled down to the cached median
+    where it is higher), and the cached torch.compile times scaled by the ratio of the paired eager
+    median to the cached one where the paired is lower (the two cached baselines were timed back to
+    back, so a load that inflated one likely inflated the other).
+    The cap: whatever slows the reference beside a candidate raises that candidate's speedup, and
+    red-team round 36 did it on a GPU with helper processes whose kernels, queued as the window
+    closed, ran through the paired window (3.48x for a kernel at 0.83x). So a paired run may only
+    lower the bar, as a claim may only make a result worse; a reference genuinely slower beside the
+    candidate (a throttled GPU) costs the candidate that much speedup."""
     cached = req.get("eager_times")
     compiled = req.get("compile_times")
     out = {"eager_times": list(paired)}
-    if isinstance(cached, list) and cached and isinstance(compiled, list) and compiled:
-        scale = min(1.0, statistics.median(paired) / statistics.median(float(x) for x in cached))
-        out["compile_times"] = [float(x) * scale for x in compiled]
+    if isinstance(cached, list) and cached:
+        cached_median, paired_median = statistics.median(float(x) for x in cached), statistics.median(paired)
+        if paired_median > cached_median > 0:
+            out["eager_times"] = [x * cached_median / paired_median for x in paired]
+        if isinstance(compiled, list) and compiled:
+            scale = min(1.0, paired_median / cached_median)
+            out["compile_times"] = [float(x) * scale for x in compiled]
     return out
 
 
@@ -238,6 +248,9 @@ class Judge(TrustedSampling):
         self.cache_dir = cache_dir
         self.launcher = Launcher(sandbox_binary, os.path.join(cache_dir, "scratch", f"judge-{os.getpid()}"),
                                  self.cuda, limits)
+        if self.cuda:
+            torch.empty(1, device=self.device)  # the context, and with it the GPU's node, is the judge's now
+            self.launcher.gpu_nodes = held_gpu_nodes() or None
         self.compiler = CompileService(self.launcher, os.path.join(cache_dir, "ext"), DEFAULTS["compile_timeout_s"])
         self.tasks: OrderedDict = OrderedDict()
         self.reference: Loaded | None = None

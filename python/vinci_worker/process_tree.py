@@ -160,18 +160,32 @@ def continue_tree(stopped: list[int]) -> None:
 
 
 def device_holders(root: int, device_prefix: str = "/dev/nvidia") -> list[int]:
-    """The processes of a tree that hold a descriptor of a device node under device_prefix."""
+    """The processes of a tree that hold a device node under device_prefix: by a descriptor, or by a
+    mapping of it (a CUDA context lives on in its mappings after its descriptors are closed)."""
     holders = []
     for pid in descendants(root):
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(device_prefix):
-                    holders.append(pid)
-                    break
-            except OSError:
-                pass
+        if _holds_descriptor(pid, device_prefix) or _maps(pid, device_prefix):
+            holders.append(pid)
     return holders
+
+
+def _holds_descriptor(pid: int, device_prefix: str) -> bool:
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(device_prefix):
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def _maps(pid: int, device_prefix: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as f:
+            return any(device_prefix in line for line in f)
+    except OSError:
+        return False

@@ -22,6 +22,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -259,10 +260,26 @@ def _installed(path: str, prefixes: set[str]) -> bool:
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def held_gpu_nodes(pid: str = "self", prefix: str = "/dev/") -> list[str]:
+    """The numbered NVIDIA nodes (nvidia0, ...) a process holds open: the GPUs its CUDA context is on."""
+    held = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(prefix) and re.fullmatch(r"nvidia\d+", target[len(prefix):]):
+            held.add(target[len(prefix):])
+    return sorted(held)
+
+
 class Launcher:
     def __init__(self, binary: str, work_root: str, cuda: bool, limits: dict):
         self.binary = binary
         self.cuda = cuda
+        # A judge sets the nodes of its own GPU (held_gpu_nodes, once its context is made): its
+        # runners then get that GPU's node alone on a multi-GPU host. None: every node (builds).
+        self.gpu_nodes: list[str] | None = None
         self.limits = limits
         self.work_root = work_root
         os.makedirs(work_root, exist_ok=True)
@@ -341,10 +358,12 @@ class Launcher:
 
     def spawn(self, args: list[str], *, read_only=(), read_only_as=(), read_write=(), buffers: dict | None = None,
               env: dict | None = None, file_size: int = 64 << 20, scratch_bytes: int = 1 << 30,
-              cpu_seconds: int = 0, address_space: int = 0, zygote: bool = False) -> Sandboxed:
+              cpu_seconds: int = 0, address_space: int = 0, zygote: bool = False, gpu: bool | None = None) -> Sandboxed:
         """Starts `python -m vinci_runner ARGS` in the sandbox with a control socket (its descriptor
         is substituted for {control}) and shared buffers of the sizes named in buffers (each name's
-        descriptor for {name})."""
+        descriptor for {name}). gpu=False on a GPU host: no device node and no visible device (the
+        build step's import, whose candidate code must not reach the GPU others are timed on)."""
+        gpu = self.cuda if gpu is None else gpu and self.cuda
         scratch = tempfile.mkdtemp(prefix="sbx-", dir=self.work_root)
         os.chmod(scratch, 0o777)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -371,11 +390,14 @@ class Launcher:
             launcher += ["--rw", p]
         launcher += ["--tmpfs", f"{scratch}={scratch_bytes}", "--tmpfs", f"/tmp={scratch_bytes}",
                      "--tmpfs", f"/dev/shm={64 << 20}", "--cwd", scratch]
-        if self.cuda:
+        if gpu:
             launcher.append("--gpu")
+            for node in self.gpu_nodes or ():
+                launcher += ["--gpu-node", node]
         if zygote:
             launcher.append("--zygote")
-        for k, v in {**self._environment(scratch), **(env or {})}.items():
+        blind = {} if gpu or not self.cuda else {"CUDA_VISIBLE_DEVICES": ""}
+        for k, v in {**self._environment(scratch), **blind, **(env or {})}.items():
             launcher += ["--env", f"{k}={v}"]
         for fd in fds:
             launcher += ["--keep-fd", str(fd)]

@@ -237,6 +237,23 @@ void install_seccomp(bool runner) {
   if (rc != 0) throw std::runtime_error(fmt::format("seccomp_load: {}", std::strerror(-rc)));
 }
 
+std::vector<std::string> gpu_node_names(const std::vector<std::string>& dev_names,
+                                        const std::vector<std::string>& numbered_allowed) {
+  std::vector<std::string> out;
+  for (const auto& name : dev_names) {
+    if (name.rfind("nvidia", 0) != 0) continue;
+    const std::string_view rest = std::string_view(name).substr(6);
+    const bool numbered =
+        !rest.empty() && std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (numbered && !numbered_allowed.empty() &&
+        std::find(numbered_allowed.begin(), numbered_allowed.end(), name) == numbered_allowed.end())
+      continue;
+    out.push_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std::string& bwrap, int seccomp_fd) {
   std::vector<std::string> a = {bwrap,
                                 "--die-with-parent",
@@ -264,10 +281,10 @@ std::vector<std::string> bwrap_arguments(const SandboxPolicy& policy, const std:
   }
   for (const char* f : kEtcFiles) a.insert(a.end(), {"--ro-bind-try", f, f});
   if (policy.gpu) {
-    for (const auto& e : fs::directory_iterator("/dev", ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.rfind("nvidia", 0) == 0) a.insert(a.end(), {"--dev-bind", e.path().string(), e.path().string()});
-    }
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator("/dev", ec)) names.push_back(e.path().filename().string());
+    for (const auto& name : gpu_node_names(names, policy.gpu_nodes))
+      a.insert(a.end(), {"--dev-bind", "/dev/" + name, "/dev/" + name});
   }
   // One list of mounts, parents before children, so a bind inside a tmpfs (or another bind) lands
   // on top of it whatever order the policy named them in.

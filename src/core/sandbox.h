@@ -41,8 +41,11 @@ struct SandboxPolicy {
   std::vector<std::filesystem::path> read_write;                  // bound read-write at the same path
   std::vector<std::pair<std::filesystem::path, uint64_t>> tmpfs;  // private tmpfs of this many bytes
   bool gpu = false;                                               // the NVIDIA device nodes
-  std::filesystem::path cwd;                                      // inside the sandbox
-  std::map<std::string, std::string> env;                         // the whole environment: nothing is inherited
+  // With gpu: the numbered nodes (nvidia0, nvidia1, ...) bound, the rest of a multi-GPU host's left
+  // out; the control nodes (nvidiactl, nvidia-uvm, ...) always. Empty: every one.
+  std::vector<std::string> gpu_nodes;
+  std::filesystem::path cwd;               // inside the sandbox
+  std::map<std::string, std::string> env;  // the whole environment: nothing is inherited
   ResourceLimits limits;
   std::optional<uint64_t> max_pids;  // pids cgroup, where the host allows one
   // A runners' zygote (python/vinci_runner/zygote.py): its namespaces and filter let it make a user,
@@ -53,6 +56,12 @@ struct SandboxPolicy {
   // (clone(CLONE_VM) without CLONE_THREAD, vfork). A zygote's runners always get it; builds never do.
   bool runner = false;
 };
+
+// Of the names in /dev, the NVIDIA nodes a sandbox binds: every one whose name starts with nvidia,
+// less the numbered ones (one GPU each) not in numbered_allowed when that is not empty. One GPU's
+// judge then hands its candidates that GPU alone: no kernel of theirs reaches another judge's GPU.
+std::vector<std::string> gpu_node_names(const std::vector<std::string>& dev_names,
+                                        const std::vector<std::string>& numbered_allowed);
 
 // Which mode works on this host: bwrap is tried once with a minimal view; the answer is cached.
 const SandboxProbe& probe_sandbox();

@@ -39,6 +39,10 @@ int main(int argc, char** argv) {
   app.add_option("--tmpfs", tmpfs,
                  "a private tmpfs at PATH of BYTES (PATH=BYTES)->allow_extra_args(false); PATH must exist");
   app.add_flag("--gpu", policy.gpu, "expose the NVIDIA device nodes");
+  app.add_option("--gpu-node", policy.gpu_nodes,
+                 "with --gpu: a numbered node (e.g. nvidia1) to expose; the others of a multi-GPU host are left out "
+                 "(default: every one)")
+      ->allow_extra_args(false);
   app.add_flag("--runner", policy.runner,
                "a runner's filter: no process sharing the command's memory outside its thread group (no vfork)");
   app.add_flag("--zygote", policy.zygote,

@@ -68,6 +68,20 @@ bool namespaces() { return probe()["mode"] == "bwrap"; }
 #define REQUIRE_NAMESPACES() \
   if (!namespaces()) GTEST_SKIP() << "bubblewrap is refused on this host: " << probe()["detail"].get<std::string>()
 
+// A multi-GPU host's /dev: with nvidia1 allowed, the other GPU's node is left out and every control
+// node bound; with none named, every NVIDIA node; nothing else of /dev either way.
+TEST(Sandbox, GpuNodesAreTheAllowedGpusAndTheControlNodes) {
+  const std::vector<std::string> dev{
+      "null",        "nvidia0",        "nvidia1",  "nvidiactl", "nvidia-uvm", "nvidia-uvm-tools",
+      "nvidia-caps", "nvidia-modeset", "nvidia10", "shm"};
+  const std::vector<std::string> one{"nvidia-caps",      "nvidia-modeset", "nvidia-uvm",
+                                     "nvidia-uvm-tools", "nvidia1",        "nvidiactl"};
+  EXPECT_EQ(core::gpu_node_names(dev, {"nvidia1"}), one);
+  const std::vector<std::string> all{"nvidia-caps", "nvidia-modeset", "nvidia-uvm", "nvidia-uvm-tools",
+                                     "nvidia0",     "nvidia1",        "nvidia10",   "nvidiactl"};
+  EXPECT_EQ(core::gpu_node_names(dev, {}), all);
+}
+
 TEST(Sandbox, ProbeNamesTheMode) {
   const auto p = probe();
   EXPECT_TRUE(p["mode"] == "bwrap" || p["mode"] == "seccomp_only") << p.dump();

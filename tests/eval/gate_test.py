@@ -4,7 +4,10 @@ continued child, with the driver's lock and unlock recorded instead of called (C
 - after stop_draining, the next thaw still unlocks, and no freeze or thaw after it touches the
   driver (the profiled call: a process that has used CUPTI can never be locked again);
 - a lock refused while the runner lives is the window's gpu_drain_failed, one refused after the
-  runner ended is not (its next call answers for itself).
+  runner ended is not (its next call answers for itself);
+- a process of the sandbox other than the interpreter that holds a GPU node open (here a file named
+  like one), or only a mapping of it, ends the freeze as gpu_helper_process (red-team round 36's
+  helper contexts); the interpreter holding it does not.
 
     python3 tests/eval/gate_test.py REPO_ROOT
 """
@@ -12,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
@@ -60,13 +64,20 @@ gpu_drain.lock, gpu_drain.unlock = fake_lock, fake_unlock
 
 
 class Sandboxed:
-    """A launcher (the sandbox's, which the gate leaves running) and the runner below it."""
+    """A launcher (the sandbox's, which the gate leaves running) and the runner below it; with node,
+    a second process below it that holds that file open."""
 
-    def __init__(self):
-        self.proc = subprocess.Popen(["sh", "-c", "sleep 60 & wait"], start_new_session=True)
+    def __init__(self, node: str | None = None, mapped: bool = False):
+        # mapped: libc's mmap, then the descriptor closed (Python's mmap keeps a copy of it open).
+        holder = (f"exec {sys.executable} -c \"import ctypes, os, time; fd = os.open('{node}', os.O_RDWR); "
+                  "libc = ctypes.CDLL(None); libc.mmap.restype = ctypes.c_void_p; "
+                  "libc.mmap(None, 4096, 3, 1, fd, 0); os.close(fd); time.sleep(61)\"" if mapped
+                  else f"exec 3<'{node}'; exec sleep 61")
+        script = "sleep 60 & wait" if node is None else f"sleep 60 & ({holder}) & wait"
+        self.proc = subprocess.Popen(["sh", "-c", script], start_new_session=True)
         self.tree = self.proc.pid  # a launched sandbox's processes are all below its launcher
         deadline = time.monotonic() + 10
-        while not self.below() and time.monotonic() < deadline:
+        while len(self.below()) < (1 if node is None else 2) and time.monotonic() < deadline:
             time.sleep(0.01)
         self.runner = self.below()[0]
 
@@ -120,6 +131,44 @@ finally:
     except ProcessLookupError:
         pass
     box.proc.wait()
+
+nodes = tempfile.mkdtemp(prefix="gate-nodes-")
+node = os.path.join(nodes, "nvidia0")
+with open(node, "wb") as f:
+    f.write(bytes(4096))
+for mapped in (False, True):
+    helped = Sandboxed(node, mapped)
+    try:
+        holder = [p for p in helped.below() if p != helped.runner]
+        prefix = os.path.join(nodes, "nvidia")
+
+        def settled():  # the helper's exec and open land asynchronously; the mapped one closes its descriptor
+            if mapped:
+                return process_tree._maps(holder[0], prefix) and not process_tree._holds_descriptor(holder[0], prefix)
+            return process_tree._holds_descriptor(holder[0], prefix)
+
+        deadline = time.monotonic() + 10
+        while not settled() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        check(settled(), f"the helper (mapped: {mapped}) never held the node as it should")
+        gate = Gate(helped, helped.runner, drain=False, freezer=False, gpu_nodes=os.path.join(nodes, "nvidia"))
+        try:
+            gate.freeze()
+            check(False, f"a helper process holding a GPU node (mapped: {mapped}) ends the freeze")
+        except WindowError as e:
+            check(e.reason == "gpu_helper_process", f"the helper's reason: {e.reason}")
+            check(str(holder[0]) in str(e), f"the helper's pid {holder} is named: {e}")
+        gate.thaw()
+        # The same holder as the interpreter: its own GPU is what it is for.
+        own = Gate(helped, holder[0], drain=False, freezer=False, gpu_nodes=os.path.join(nodes, "nvidia"))
+        try:
+            own.freeze()
+        except WindowError as e:
+            check(False, f"the interpreter holding the GPU is not a helper: {e}")
+        own.thaw()
+    finally:
+        os.killpg(helped.proc.pid, signal.SIGKILL)
+        helped.proc.wait()
 
 for f in failures:
     print("FAILED:", f)

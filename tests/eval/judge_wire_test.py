@@ -188,11 +188,17 @@ check(counted_rounds(rounds + [(0.0, {"error": "refused"})], 2.1).get("error") =
 
 # Round 28: the speedups are against the reference timed beside the candidate. A cached eager median of
 # 4 ms against a paired one of 2 halves the cached torch.compile times; a paired run slower than the
-# cache leaves them be; without a compile baseline only the eager times are given.
+# cache leaves them be (its own eager times held to the cached level, round 36); without a compile
+# baseline only the eager times are given.
 got = paired_baseline([3.0, 1.0, 2.0], {"eager_times": [4.0, 4.0, 5.0], "compile_times": [2.0, 4.0]})
 check(got == {"eager_times": [3.0, 1.0, 2.0], "compile_times": [1.0, 2.0]}, f"inflated cache scaled down: {got}")
+# A slower pairing (median 5 against the cached 4) is scaled down to the cached level, 4/5 of each
+# time, and leaves the compile baseline be: a reference slowed beside the candidate raises nothing.
 got = paired_baseline([5.0, 5.0, 6.0], {"eager_times": [4.0, 4.0, 5.0], "compile_times": [2.0, 4.0]})
-check(got == {"eager_times": [5.0, 5.0, 6.0], "compile_times": [2.0, 4.0]}, f"a slower pairing scales nothing: {got}")
+check(got == {"eager_times": [4.0, 4.0, 4.8], "compile_times": [2.0, 4.0]},
+      f"a slower pairing is held to the cached level: {got}")
+got = paired_baseline([6.0, 2.0, 8.0], {"eager_times": [3.0], "compile_times": None})
+check(got == {"eager_times": [3.0, 1.0, 4.0]}, f"a slower pairing, no compile baseline: {got}")
 got = paired_baseline([2.0], {"eager_times": [4.0], "compile_times": None})
 check(got == {"eager_times": [2.0]}, f"no compile baseline: {got}")
 

@@ -9,6 +9,10 @@ speedup must be the paired reference's median over its own (exactly), that paire
 reference's order of magnitude (within 5x of a baseline the same judge just timed), and the cached
 compile times must be scaled down by the same factor as the eager ones.
 
+The other way (red-team round 36: helper processes on a GPU slowed the paired reference, and a kernel
+at 0.83x scored 3.48x): a cached baseline deflated a hundredfold holds the paired times to its level,
+so the speedup is the cached median over the candidate's own, however slow the reference ran beside it.
+
     python3 tests/eval/paired_baseline_test.py REPO_ROOT SANDBOX_BINARY CACHE
 """
 import os
@@ -41,7 +45,15 @@ def main() -> int:
     inflated = dict(base, eager_times=[t * INFLATION for t in base["eager_times"]],
                     compile_times=[t * INFLATION for t in base["eager_times"]])
     reply = judge.evaluate(TASK, SOLUTION, config, os.path.join(logs, "run.log"), 0.05, inflated, static)
+    deflated = dict(base, eager_times=[t / INFLATION for t in base["eager_times"]])
+    held = judge.evaluate(TASK, SOLUTION, config, os.path.join(logs, "held.log"), 0.05, deflated, static)
     judge.close()
+    check(held.get("class") == "correct", f"the honest solution against a deflated cache: {held.get('class')}/"
+          f"{held.get('reason', '')}: {(held.get('message') or '')[:200]}")
+    if held.get("class") == "correct":
+        want = statistics.median(deflated["eager_times"]) / held["timing"]["median_ms"]
+        check(abs(held["speedup_eager"] - want) <= 1e-9 * want,
+              f"against a deflated cache, speedup_eager {held['speedup_eager']} is not cached/own = {want}")
     verdict = f"{reply.get('class')}/{reply.get('reason', '')}: {(reply.get('message') or '')[:200]}"
     check(reply.get("class") == "correct", f"the honest solution must stay correct: {verdict}")
     if failures:
