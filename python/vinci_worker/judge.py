@@ -45,7 +45,7 @@ from .call_window import CallWindow, Flush, WindowError, cache_bytes
 from .extensions import CompileService
 from .openings import Openings
 from .outcome import Outcome
-from .sandbox import Launcher, Sandboxed, describe_exit, held_gpu_nodes
+from .sandbox import Launcher, Sandboxed, describe_exit, gpu_node_of
 from .timing import measure_bandwidth, speedup_interval, summarize
 from .trusted_sampling import TrustedSampling, claimed_windows, counted_rounds, extra_windows
 from .zygote import Zygote, ZygoteError
@@ -249,8 +249,8 @@ class Judge(TrustedSampling):
         self.launcher = Launcher(sandbox_binary, os.path.join(cache_dir, "scratch", f"judge-{os.getpid()}"),
                                  self.cuda, limits)
         if self.cuda:
-            torch.empty(1, device=self.device)  # the context, and with it the GPU's node, is the judge's now
-            self.launcher.gpu_nodes = held_gpu_nodes() or None
+            node = gpu_node_of(str(torch.cuda.get_device_properties(self.device).uuid))
+            self.launcher.gpu_nodes = [node] if node else None
         self.compiler = CompileService(self.launcher, os.path.join(cache_dir, "ext"), DEFAULTS["compile_timeout_s"])
         self.tasks: OrderedDict = OrderedDict()
         self.reference: Loaded | None = None

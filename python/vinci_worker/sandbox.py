@@ -20,6 +20,7 @@ bytes after the judge hashed them, and the runner maps it in place.
 from __future__ import annotations
 
 import fcntl
+import glob
 import json
 import os
 import re
@@ -260,25 +261,30 @@ def _installed(path: str, prefixes: set[str]) -> bool:
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def held_gpu_nodes(pid: str = "self", prefix: str = "/dev/") -> list[str]:
-    """The numbered NVIDIA nodes (nvidia0, ...) a process holds open: the GPUs its CUDA context is on."""
-    held = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
+def gpu_node_of(uuid: str, driver_root: str = "/proc/driver/nvidia/gpus") -> str | None:
+    """The device node (nvidiaN) of the GPU with this UUID, from the driver's information files; None
+    where none names it. A CUDA process holds every GPU's node whatever CUDA_VISIBLE_DEVICES says
+    (seen on two H200s), so the node is found by the GPU's identity, not by what its judge holds."""
+    want = re.sub(r"[^0-9a-f]", "", uuid.lower().removeprefix("gpu-"))
+    for info in sorted(glob.glob(os.path.join(driver_root, "*", "information"))):
         try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            with open(info, encoding="utf-8", errors="replace") as f:
+                text = f.read()
         except OSError:
             continue
-        if target.startswith(prefix) and re.fullmatch(r"nvidia\d+", target[len(prefix):]):
-            held.add(target[len(prefix):])
-    return sorted(held)
+        named = re.search(r"GPU UUID:\s*(\S+)", text)
+        minor = re.search(r"Device Minor:\s*(\d+)", text)
+        if named and minor and re.sub(r"[^0-9a-f]", "", named.group(1).lower().removeprefix("gpu-")) == want:
+            return f"nvidia{minor.group(1)}"
+    return None
 
 
 class Launcher:
     def __init__(self, binary: str, work_root: str, cuda: bool, limits: dict):
         self.binary = binary
         self.cuda = cuda
-        # A judge sets the nodes of its own GPU (held_gpu_nodes, once its context is made): its
-        # runners then get that GPU's node alone on a multi-GPU host. None: every node (builds).
+        # A judge sets its own GPU's node (gpu_node_of): its runners then get that GPU alone on a
+        # multi-GPU host. None: every node (builds, and a host whose driver files do not say).
         self.gpu_nodes: list[str] | None = None
         self.limits = limits
         self.work_root = work_root

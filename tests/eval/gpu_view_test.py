@@ -3,8 +3,9 @@
   candidates' timed windows and the reference's baselines: the launcher's command for
   spawn(gpu=False) binds no device node (no --gpu) and makes no device visible (CUDA_VISIBLE_DEVICES
   empty); a plain spawn there keeps both;
-- a judge's runners get its own GPU's node alone (--gpu-node, from the nodes the judge's process
-  holds: held_gpu_nodes), so no kernel of theirs reaches another judge's GPU on a multi-GPU host;
+- a judge's runners get its own GPU's node alone (--gpu-node; gpu_node_of finds it by the GPU's
+  UUID in the driver's information files, here a folder written like /proc/driver/nvidia/gpus), so
+  no kernel of theirs reaches another judge's GPU on a multi-GPU host;
 - an import that raised, died or hung there is not the candidate's verdict on a GPU host (it may have
   needed the GPU): the build passes it on to its runner; on a CPU host it stands, and a compile
   failure stands everywhere.
@@ -61,17 +62,19 @@ check([own[i + 1] for i, a in enumerate(own) if a == "--gpu-node"] == ["nvidia1"
       f"a judge's runner gets its GPU's node alone: {own}")
 check("--gpu" not in blind_own and "--gpu-node" not in blind_own, f"the build's import gets no node: {blind_own}")
 
-nodes = tempfile.mkdtemp(prefix="gpu-nodes-")
-held = [open(os.path.join(nodes, name), "w") for name in ("nvidia3", "nvidiactl", "nvidia-uvm", "nvidia12x")]
-check(sandbox.held_gpu_nodes("self", nodes + "/") == ["nvidia3"],
-      f"the numbered nodes held: {sandbox.held_gpu_nodes('self', nodes + '/')}")
-for f in held:
-    f.close()
-check(sandbox.held_gpu_nodes("self", nodes + "/") == [], "nodes closed are not held")
-check("--gpu" not in blind, f"the build's import on a GPU host binds the device nodes: {blind}")
-check(env_of(blind).get("CUDA_VISIBLE_DEVICES") == "", f"the build's import sees a device: {env_of(blind)}")
-check("--gpu" in plain, f"a runner on a GPU host lost its device nodes: {plain}")
-check(env_of(plain).get("CUDA_VISIBLE_DEVICES", "unset") != "", f"a runner on a GPU host sees no device: {env_of(plain)}")
+driver = tempfile.mkdtemp(prefix="gpu-driver-")
+for bus, uuid, minor in (("0000:18:00.0", "GPU-8e2b0c1a-51f3-4c2d-9a7e-0123456789ab", 0),
+                         ("0000:2a:00.0", "GPU-77aa0c1a-51f3-4c2d-9a7e-0123456789cd", 1)):
+    os.makedirs(os.path.join(driver, bus))
+    with open(os.path.join(driver, bus, "information"), "w") as f:
+        f.write(f"Model: \t\t NVIDIA H200\nIRQ:   \t\t 42\nGPU UUID: \t {uuid}\nVideo BIOS: \t ??.??.??.??.??\n"
+                f"Bus Type: \t PCIe\nDMA Size: \t 52 bits\nDevice Minor: \t {minor}\n")
+# torch's UUID prints without the GPU- prefix.
+check(sandbox.gpu_node_of("77aa0c1a-51f3-4c2d-9a7e-0123456789cd", driver) == "nvidia1",
+      f"the second GPU's node: {sandbox.gpu_node_of('77aa0c1a-51f3-4c2d-9a7e-0123456789cd', driver)}")
+check(sandbox.gpu_node_of("GPU-8E2B0C1A-51F3-4C2D-9A7E-0123456789AB", driver) == "nvidia0", "the first, spelled otherwise")
+check(sandbox.gpu_node_of("00000000-0000-0000-0000-000000000000", driver) is None, "a GPU the driver does not name")
+check(sandbox.gpu_node_of("77aa0c1a", os.path.join(driver, "missing")) is None, "no driver folder")
 
 
 class Log:
