@@ -5,7 +5,8 @@
 # Usage (repository root): benchmarks/judge_gpu.sh OUT_DIR [CANDIDATE ...]
 #   default candidates: a few CUDA solutions, and the CUDA files of tests/claims (written out from its
 #   templates), of tests/hacks and of tests/threats (also written out) that time or profile on the GPU
-# Environment: SCALE (default 1), TRIALS (timed windows, default 30), JOBS (build servers, 16).
+# Environment: SCALE (default 1), TRIALS (timed windows, default 30), JOBS (build servers, 16),
+#   DEFAULTS=1 (the default candidates too, after the named ones).
 set -uo pipefail
 OUT=${1:-bench-out}
 shift || true
@@ -18,7 +19,7 @@ echo "build done at $(( $(date +%s) - START )) s"
 python3 scripts/materialize_corpus.py tests/claims /tmp/claims-corpus --suite tasks || exit 1
 python3 scripts/materialize_corpus.py tests/threats /tmp/threats-corpus --suite tasks || exit 1
 CANDIDATES=("$@")
-if (( ${#CANDIDATES[@]} == 0 )); then
+if (( ${#CANDIDATES[@]} == 0 )) || [ "${DEFAULTS:-0}" = 1 ]; then
   for s in level1/1_Matmul level1/4_Softmax level1/13_ReLU level1/11_ElementwiseChain level1/17_HalfMatmul \
            level2/1_GemmBiasReLU; do
     CANDIDATES+=("tasks/solutions/cuda/$s.py")

@@ -249,8 +249,10 @@ class Judge(TrustedSampling):
         self.launcher = Launcher(sandbox_binary, os.path.join(cache_dir, "scratch", f"judge-{os.getpid()}"),
                                  self.cuda, limits)
         if self.cuda:
-            node = gpu_node_of(str(torch.cuda.get_device_properties(self.device).uuid))
+            uuid = str(torch.cuda.get_device_properties(self.device).uuid)
+            node = gpu_node_of(uuid)
             self.launcher.gpu_nodes = [node] if node else None
+            self.launcher.gpu_uuid = uuid if uuid.startswith("GPU-") else f"GPU-{uuid}"
         self.compiler = CompileService(self.launcher, os.path.join(cache_dir, "ext"), DEFAULTS["compile_timeout_s"])
         self.tasks: OrderedDict = OrderedDict()
         self.reference: Loaded | None = None

@@ -286,6 +286,7 @@ class Launcher:
         # A judge sets its own GPU's node (gpu_node_of): its runners then get that GPU alone on a
         # multi-GPU host. None: every node (builds, and a host whose driver files do not say).
         self.gpu_nodes: list[str] | None = None
+        self.gpu_uuid = ""  # with gpu_nodes: the runner's CUDA_VISIBLE_DEVICES (its index in a view of one GPU is 0)
         self.limits = limits
         self.work_root = work_root
         os.makedirs(work_root, exist_ok=True)
@@ -403,6 +404,8 @@ class Launcher:
         if zygote:
             launcher.append("--zygote")
         blind = {} if gpu or not self.cuda else {"CUDA_VISIBLE_DEVICES": ""}
+        if gpu and self.gpu_nodes and self.gpu_uuid:
+            blind = {"CUDA_VISIBLE_DEVICES": self.gpu_uuid}
         for k, v in {**self._environment(scratch), **blind, **(env or {})}.items():
             launcher += ["--env", f"{k}={v}"]
         for fd in fds:

@@ -52,7 +52,7 @@ subprocess.Popen = Recorded
 try:
     blind = command(gpu_host, gpu=False)
     plain = command(gpu_host)
-    gpu_host.gpu_nodes = ["nvidia1"]
+    gpu_host.gpu_nodes, gpu_host.gpu_uuid = ["nvidia1"], "GPU-77aa0c1a-51f3-4c2d-9a7e-0123456789cd"
     own = command(gpu_host)
     blind_own = command(gpu_host, gpu=False)
 finally:
@@ -60,6 +60,10 @@ finally:
 check("--gpu-node" not in plain, f"a launcher told no node restricts none: {plain}")
 check([own[i + 1] for i, a in enumerate(own) if a == "--gpu-node"] == ["nvidia1"] and "--gpu" in own,
       f"a judge's runner gets its GPU's node alone: {own}")
+# In a view of one GPU the judge's CUDA index (CUDA_VISIBLE_DEVICES=1 on a two-GPU H200 host) names no
+# device, and the runner had no GPU: it is told the GPU by its UUID.
+check(env_of(own).get("CUDA_VISIBLE_DEVICES") == "GPU-77aa0c1a-51f3-4c2d-9a7e-0123456789cd",
+      f"the runner's device in a view of one GPU: {env_of(own).get('CUDA_VISIBLE_DEVICES')}")
 check("--gpu" not in blind_own and "--gpu-node" not in blind_own, f"the build's import gets no node: {blind_own}")
 
 driver = tempfile.mkdtemp(prefix="gpu-driver-")
