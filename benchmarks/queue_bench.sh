@@ -11,6 +11,7 @@
 #                     solutions at --scale 0.05 with the tests' timing, slots of one CPU each
 #   SOLUTIONS=REGEX   narrows the solutions (default level1/)
 #   WARM=1            a warm machine's cache from an earlier call is used as it is (no local run)
+# The runs' files are also packed into OUT/runs.tgz after each run (a GPU call brings back 8 files).
 #   HOLD0=1           then one GPU (slot) again with --hold-ahead 0: what holding the next job ahead,
 #                     built while the current one is timed, is worth
 # On the GPU machine it needs .device-deps from ../shared/device/fetch-debs.sh with
@@ -79,10 +80,16 @@ serve() {
   "$VINCI" worker --status --queue "$URL/$db" >"$OUT/status$db.txt" 2>&1
   kill -TERM $worker
   wait $worker
+  # One file that comes back from a GPU call (which brings 8 at most), made again after every run, so
+  # a call that reaches its limit still returns what finished.
+  tar czf "$OUT/runs.tgz" -C "$OUT" $(cd "$OUT" && ls *.txt *.jsonl 2>/dev/null)
 }
+# A first queue run warms what the local run did not (session 31: the first of three took 58 s more
+# than the third on one GPU), and is not counted.
+serve 4 $TWO
 serve 1 $ONE
-serve 2 $TWO
 [ "${HOLD0:-0}" = 1 ] && serve 3 $ONE --hold-ahead 0
+serve 2 $TWO
 "${CLI[@]}" -p $PORT -a $PASSWORD --no-auth-warning shutdown nosave >/dev/null 2>&1
 
 python3 - "$OUT" <<'EOF'
