@@ -524,10 +524,13 @@ class PerfSampler {
         sharing_[pid][other] = UINT64_MAX;
         sharing_[other][pid] = UINT64_MAX;
       } else if (order < 0 && errno != ESRCH) {
+        const int error = errno;
         if (out_.error.empty())
           out_.error = fmt::format("kcmp({}, {}): {}: which processes share memory is unknown", pid, other,
-                                   std::strerror(errno));
-        out_.evaded = true;
+                                   std::strerror(error));
+        // A kernel built without kcmp is the host's limit, a failed sampling; a refusal for a process
+        // the sampler traces is something the candidate made.
+        if (error != ENOSYS) out_.evaded = true;
       }
     }
   }
