@@ -312,6 +312,35 @@ InLoops in_loops(const CpuSamples& s, const Remap& remap) {
   return found;
 }
 
+struct RemapRun {
+  bool made = false;          // both loops' memfds and the first mapping were made
+  std::string sampler_error;  // the sampler's, where this machine refuses ptrace
+  InLoops found;
+};
+
+using Sampling = std::function<CpuSamples(pid_t)>;
+
+// A Remap whose page first maps the own loop (own_first) or the library's, run by run in a child
+// the test's sampling watches.
+RemapRun run_remapped(bool own_first, void (*run)(), const Sampling& sampling) {
+  Remap remap;
+  RemapRun out;
+  if (!remap.own.ok() || !remap.library.ok()) return out;
+  remap.at = ::mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, (own_first ? remap.own : remap.library).fd, 0);
+  if (remap.at == MAP_FAILED) return out;
+  out.made = true;
+  g_remap = &remap;
+  {
+    const Child child(run);
+    const CpuSamples s = sampling(child.pid());
+    out.sampler_error = s.error;
+    out.found = in_loops(s, remap);
+  }
+  ::munmap(remap.at, 4096);
+  g_remap = nullptr;
+  return out;
+}
+
 void remap_then_run() {
   std::thread sleeper([] {
     ::usleep(150'000);  // the sampler is attached by now
@@ -326,16 +355,11 @@ void remap_then_run() {
 }
 
 TEST_P(CpuSampler, MappingsAreReplayedInTimeOrderWhateverThreadReportedThem) {
-  Remap remap;
-  ASSERT_TRUE(remap.own.ok() && remap.library.ok());
-  remap.at = ::mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, remap.library.fd, 0);
-  ASSERT_NE(remap.at, MAP_FAILED);
-  g_remap = &remap;
-  const Child child(remap_then_run);
-  const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(700), 500);
-  ::munmap(remap.at, 4096);
-  if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
-  const InLoops found = in_loops(s, remap);
+  const RemapRun run = run_remapped(/*own_first=*/false, remap_then_run,
+                                    [this](pid_t pid) { return sample(pid, std::chrono::milliseconds(700), 500); });
+  ASSERT_TRUE(run.made);
+  if (!run.sampler_error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << run.sampler_error;
+  const InLoops& found = run.found;
   EXPECT_GT(found.library, 20) << "the library's loop ran for about half a second";
   EXPECT_EQ(found.own, 0) << "the own code was mapped there only while nothing ran it";
 }
@@ -361,16 +385,11 @@ void run_what_a_sharer_mapped() {
 }
 
 TEST_P(CpuSampler, AMappingByAProcessSharingTheMemoryNamesTheCodeThere) {
-  Remap remap;
-  ASSERT_TRUE(remap.own.ok() && remap.library.ok());
-  remap.at = ::mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, remap.own.fd, 0);
-  ASSERT_NE(remap.at, MAP_FAILED);
-  g_remap = &remap;
-  const Child child(run_what_a_sharer_mapped);
-  const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(700), 500);
-  ::munmap(remap.at, 4096);
-  if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
-  const InLoops found = in_loops(s, remap);
+  const RemapRun run = run_remapped(/*own_first=*/true, run_what_a_sharer_mapped,
+                                    [this](pid_t pid) { return sample(pid, std::chrono::milliseconds(700), 500); });
+  ASSERT_TRUE(run.made);
+  if (!run.sampler_error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << run.sampler_error;
+  const InLoops& found = run.found;
   EXPECT_GT(found.library, 20) << "the library's loop ran for about half a second";
   EXPECT_EQ(found.own, 0) << "the own code was replaced before anything ran it";
 }
@@ -405,16 +424,11 @@ void vfork_then_run_own() {
 }
 
 TEST_P(CpuSampler, WhatAVforkChildMapsAfterItsExecIsItsOwn) {
-  Remap remap;
-  ASSERT_TRUE(remap.own.ok() && remap.library.ok());
-  remap.at = ::mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, remap.own.fd, 0);
-  ASSERT_NE(remap.at, MAP_FAILED);
-  g_remap = &remap;
-  const Child child(vfork_then_run_own);
-  const CpuSamples s = sample(child.pid(), std::chrono::milliseconds(900), 500);
-  ::munmap(remap.at, 4096);
-  if (!s.error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << s.error;
-  const InLoops found = in_loops(s, remap);
+  const RemapRun run = run_remapped(/*own_first=*/true, vfork_then_run_own,
+                                    [this](pid_t pid) { return sample(pid, std::chrono::milliseconds(900), 500); });
+  ASSERT_TRUE(run.made);
+  if (!run.sampler_error.empty()) GTEST_SKIP() << "this machine refuses ptrace: " << run.sampler_error;
+  const InLoops& found = run.found;
   EXPECT_GT(found.own, 20) << "the parent's own loop ran for over half a second";
   EXPECT_EQ(found.library, 0) << "the library was mapped there in the child's new image, not the parent's";
 }
