@@ -3,12 +3,12 @@
 # not strictly below its own folder's (ARCHITECTURE.md's layer table), and every include of torch
 # (<torch/...>, <ATen/...>, <c10/...>, or a folder that links it) from a folder that does not link it;
 # prints nothing and exits 0 when both hold.
-#   core -> {eval, skills, text, curriculum} -> {llm, queue, parallel} -> {llm_native, agents, serve} -> rl -> train -> cli
+#   core -> {eval, skills, text, curriculum} -> {llm, queue, parallel} -> {llm_native, agents, serve} -> {bench, rl} -> train -> cli
 # What links torch shows in the path: llm_native, parallel, train and cli (the binary links everything).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 declare -A floor=([core]=0 [eval]=1 [skills]=1 [text]=1 [curriculum]=1 [llm]=2 [queue]=2 [parallel]=2 [llm_native]=3
-                  [agents]=3 [serve]=3 [rl]=4 [train]=5 [cli]=6)
+                  [agents]=3 [serve]=3 [bench]=4 [rl]=4 [train]=5 [cli]=6)
 declare -A links_torch=([llm_native]=1 [parallel]=1 [train]=1 [cli]=1)
 status=0
 for root in src tests; do

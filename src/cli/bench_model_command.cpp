@@ -14,8 +14,8 @@
 #include <spdlog/spdlog.h>
 
 #include "agents/feedback.h"
-#include "agents/model_bench.h"
 #include "agents/run_journal.h"
+#include "bench/model_bench.h"
 #include "cli/agent_options.h"
 #include "cli/checks.h"
 #include "cli/commands.h"
@@ -41,7 +41,7 @@ struct BenchModelOptions {
   bool resume = false;
   double temperature = 1.0;
   int max_new_tokens = 8192;
-  agents::BenchSettings settings;
+  bench::BenchSettings settings;
   EvaluatorOptions eval;
 };
 
@@ -104,12 +104,12 @@ int run_bench_model(BenchModelOptions& o) {
   agents::ReplayBackbone replay_model(*model, journal);
   agents::ReplayEvaluator replay_eval(*evaluations, journal);
 
-  const auto outcome = agents::bench_model(replay_model, replay_eval, prompts, tasks, out / "candidates", s,
-                                           [](const std::string& line) { spdlog::info("{}", line); });
+  const auto outcome = bench::bench_model(replay_model, replay_eval, prompts, tasks, out / "candidates", s,
+                                          [](const std::string& line) { spdlog::info("{}", line); });
   if (journal.replayed() > 0) spdlog::info("{} calls answered from the journal", journal.replayed());
-  const auto summary = agents::summarize_bench(outcome);
-  agents::write_bench_outputs(out, outcome, summary);
-  fmt::print("\n{}results in {}\n", agents::bench_table(summary), out.string());
+  const auto summary = bench::summarize_bench(outcome);
+  bench::write_bench_outputs(out, outcome, summary);
+  fmt::print("\n{}results in {}\n", bench::bench_table(summary), out.string());
   return 0;
 }
 

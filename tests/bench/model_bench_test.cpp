@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "agents/model_bench.h"
 #include "agents/run_journal.h"
+#include "bench/model_bench.h"
 #include "core/files.h"
 #include "eval/metrics.h"
 #include "support/fake_backbone.h"
@@ -23,6 +23,7 @@ using vinci::test::read_jsonl;
 
 namespace fs = std::filesystem;
 using namespace vinci::agents;
+using namespace vinci::bench;
 using nlohmann::json;
 using vinci::eval::Result;
 using vinci::eval::Verdict;

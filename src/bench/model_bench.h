@@ -32,15 +32,15 @@
 #include "eval/task.h"
 #include "llm/backbone.h"
 
-namespace vinci::agents {
+namespace vinci::bench {
 
 struct BenchSettings {
   int samples = 1;
   // Tasks whose requests share one generation: a native model holds a chunk's samples at once, so
   // this bounds its batch (250 tasks x 8192 tokens would not fit).
   int batch_tasks = 16;
-  PolicySettings policy = [] {
-    PolicySettings p;
+  agents::PolicySettings policy = [] {
+    agents::PolicySettings p;
     p.turns = 1;  // KernelBench's protocol: one answer per sample
     return p;
   }();
@@ -48,18 +48,18 @@ struct BenchSettings {
   // Skill injection: with a library, sample k of a task carries the skills of the selection agent's
   // k-th sampled scheme (selection.schemes is set to samples); without one, no sample carries skills.
   const skills::Library* library = nullptr;
-  SelectionSettings selection;
+  agents::SelectionSettings selection;
 };
 
-// One task's samples. Rollout::sample is the sample's index; the samples share nothing, not even
+// One task's samples. agents::Rollout::sample is the sample's index; the samples share nothing, not even
 // the strategy memory, so that pass@k's estimator sees independent draws.
 struct BenchTask {
-  PolicyTask task;
-  std::vector<Rollout> samples;
-  std::vector<AgentCall> selection_calls;  // when skills were injected: one per sample
-  std::vector<std::string> skills_shown;   // what the selection agent saw
-  Episode episode;                         // the selection calls, then every sample's calls
-  int correct_samples() const;             // samples with at least one correct turn
+  agents::PolicyTask task;
+  std::vector<agents::Rollout> samples;
+  std::vector<agents::AgentCall> selection_calls;  // when skills were injected: one per sample
+  std::vector<std::string> skills_shown;           // what the selection agent saw
+  agents::Episode episode;                         // the selection calls, then every sample's calls
+  int correct_samples() const;                     // samples with at least one correct turn
 };
 
 struct BenchOutcome {
@@ -69,9 +69,9 @@ struct BenchOutcome {
   std::vector<eval::Result> results() const;  // every evaluated attempt, by task, sample and turn
 };
 
-BenchOutcome bench_model(llm::Backbone& backbone, KernelEvaluator& evaluator, const Prompts& prompts,
+BenchOutcome bench_model(llm::Backbone& backbone, agents::KernelEvaluator& evaluator, const agents::Prompts& prompts,
                          const std::vector<eval::Task>& tasks, const std::filesystem::path& candidates_dir,
-                         const BenchSettings& settings, const ProgressFn& progress = {});
+                         const BenchSettings& settings, const agents::ProgressFn& progress = {});
 
 // The k that pass@k is reported for: 1, each power of two below samples, and samples.
 std::vector<int> pass_k_values(int samples);
@@ -101,4 +101,4 @@ std::string bench_table(const BenchSummary& summary);
 void write_bench_outputs(const std::filesystem::path& out_dir, const BenchOutcome& outcome,
                          const BenchSummary& summary);
 
-}  // namespace vinci::agents
+}  // namespace vinci::bench

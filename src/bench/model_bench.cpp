@@ -1,4 +1,4 @@
-#include "agents/model_bench.h"
+#include "bench/model_bench.h"
 
 #include <algorithm>
 
@@ -8,7 +8,24 @@
 #include "core/files.h"
 #include "core/hash.h"
 
-namespace vinci::agents {
+namespace vinci::bench {
+
+// The agents' types this engine drives, by their short names.
+using agents::AgentCall;
+using agents::Episode;
+using agents::KernelEvaluator;
+using agents::PolicySettings;
+using agents::PolicyTask;
+using agents::ProgressFn;
+using agents::Prompts;
+using agents::outcome_line;
+using agents::PolicySlot;
+using agents::PolicyTurn;
+using agents::Rollout;
+using agents::SelectionOutcome;
+using agents::SelectionSettings;
+using agents::SkillScheme;
+using agents::StrategyMemory;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -238,4 +255,4 @@ void write_bench_outputs(const fs::path& out_dir, const BenchOutcome& outcome, c
                           to_json(summary).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
 }
 
-}  // namespace vinci::agents
+}  // namespace vinci::bench
