@@ -129,15 +129,24 @@ got = compare.compare([torch.tensor([1.0, 1.02, 2.03], dtype=torch.float64)],
 check(not got["ok"] and got["message"].startswith("1 elements beyond"), f"by hand: {got}")
 check(close(got["max_abs_diff"], 0.03) and close(got["mean_abs_diff"], 0.05 / 3), f"by hand, differences: {got}")
 
-# relative_error's bound by hand: an error of 1e-3 of the norm fails rtol 1e-4 (the reference has none),
-# passes where the reference moves by 6e-4 of the norm on inputs one ulp away (2x: 1.2e-3), not 4e-4.
+# relative_error by hand: an error of 1e-3 of the norm fails rtol 1e-4 (the reference has none); it
+# passes where that element's reference moves by 6e-4 on inputs one ulp away (2x: 1.2e-3), not where
+# another element moves by 4e-4.
 e, r, c = (torch.tensor(v, dtype=torch.float64) for v in ([1.0, 0.0], [1.0, 0.0], [1.001, 0.0]))
 tol = {"float64": (1e-4, 1e-4)}
 check(compare.relative_error([c], [e], [r], tol) is not None, "relative_error by hand: 1e-3 fails without movement")
 check(compare.relative_error([c], [e], [r], tol, [torch.tensor([6e-4, 0.0], dtype=torch.float64)]) is None,
       "relative_error by hand: 1e-3 passes a movement of 6e-4")
 check(compare.relative_error([c], [e], [r], tol, [torch.tensor([0.0, 4e-4], dtype=torch.float64)]) is not None,
-      "relative_error by hand: 1e-3 fails a movement of 4e-4")
+      "relative_error by hand: 1e-3 fails a movement of 4e-4 elsewhere")
+# Red-team round 37's concern: one element that flips at a discontinuity (moves by 1.0) must not excuse
+# zeros in place of 1,000 values of 1e-3 (their error alone is 0.0316 of the norm).
+e = torch.tensor([1.0] + [1e-3] * 1000, dtype=torch.float64)
+c = torch.tensor([1.0] + [0.0] * 1000, dtype=torch.float64)
+flip = torch.zeros(1001, dtype=torch.float64)
+flip[0] = 1.0
+check(compare.relative_error([c], [e], [e], tol, [flip]) is not None,
+      "relative_error: one element's large movement excuses no other element")
 
 # ulp_moved: every value one ulp up, one down, or where it was, by its neighbours in the dtype.
 g = torch.Generator().manual_seed(3)
