@@ -14,13 +14,13 @@ namespace vinci::bench {
 using agents::AgentCall;
 using agents::Episode;
 using agents::KernelEvaluator;
+using agents::outcome_line;
 using agents::PolicySettings;
+using agents::PolicySlot;
 using agents::PolicyTask;
+using agents::PolicyTurn;
 using agents::ProgressFn;
 using agents::Prompts;
-using agents::outcome_line;
-using agents::PolicySlot;
-using agents::PolicyTurn;
 using agents::Rollout;
 using agents::SelectionOutcome;
 using agents::SelectionSettings;
