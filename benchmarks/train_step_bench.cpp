@@ -79,10 +79,10 @@ int main(int argc, char** argv) {
       s.rollout_logprobs.assign(lp.data_ptr<float>(), lp.data_ptr<float>() + lp.numel());
     }
   }
-  vinci::rl::AdamWConfig adam;
+  vinci::train::AdamWConfig adam;
   adam.lr.peak = 1e-6;
-  vinci::rl::AdamW optimizer(backbone->trainable_parameters(), adam);
-  vinci::rl::PolicyStepConfig step;
+  vinci::train::AdamW optimizer(backbone->trainable_parameters(), adam);
+  vinci::train::PolicyStepConfig step;
   step.micro_batch_tokens = 0;         // the whole batch in one forward and backward
   step.logprobs.pack = pack_rows > 0;  // equal lengths: unpacked, the rows need no padding
   step.logprobs.max_tokens_per_row = pack_rows;
@@ -96,13 +96,13 @@ int main(int argc, char** argv) {
   for (int i = 0; i < warmup + steps; ++i) {
     sync();
     const auto start = std::chrono::steady_clock::now();
-    vinci::rl::policy_step(*backbone, optimizer, samples, step, parallel);
+    vinci::train::policy_step(*backbone, optimizer, samples, step, parallel);
     sync();
     if (i >= warmup) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   if (profile_top > 0 && cuda)
     vinci::bench::print_kernel_profile(
-        stderr, "profiled step", [&] { vinci::rl::policy_step(*backbone, optimizer, samples, step); }, sync,
+        stderr, "profiled step", [&] { vinci::train::policy_step(*backbone, optimizer, samples, step); }, sync,
         profile_top);
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];

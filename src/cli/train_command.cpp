@@ -42,12 +42,12 @@ struct SftCommandOptions {
   double lora_alpha = 32;
   bool no_filter = false;
   rl::DiversityConfig filter;
-  rl::SftConfig sft;
+  train::SftConfig sft;
   int distributed_timeout_s = 1800;
 };
 
 int run_sft(SftCommandOptions& o) {
-  rl::SftRun run{.data = o.data, .out = o.out, .model = o.backbone.model};
+  train::SftRun run{.data = o.data, .out = o.out, .model = o.backbone.model};
   run.native.device = o.backbone.device;
   run.native.dtype = o.backbone.dtype;
   run.native.chat_template = o.backbone.chat_template;
@@ -59,9 +59,9 @@ int run_sft(SftCommandOptions& o) {
   run.sft = o.sft;
   run.sft.optimizer.lr.shape = rl::lr_shape_from_string(o.schedule);
   run.distributed_timeout = std::chrono::seconds(o.distributed_timeout_s);
-  const rl::SftRunOutcome outcome = rl::run_sft(run);
+  const train::SftRunOutcome outcome = train::run_sft(run);
   if (!outcome.main) return 0;
-  const rl::SftOutcome& trained = outcome.trained;
+  const train::SftOutcome& trained = outcome.trained;
   if (trained.skipped_too_long > 0)
     spdlog::warn("{} conversations longer than --max-sequence-tokens {} were skipped", trained.skipped_too_long,
                  o.sft.max_sequence_tokens);
@@ -147,14 +147,15 @@ int run_rl(RlCommandOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   const auto deadline = std::chrono::milliseconds(static_cast<int64_t>(o.deadline_s * 1000));
   const fs::path out(o.out);
-  rl::refuse_earlier_run(out, o.resume);
-  auto file = o.config.empty() ? rl::parse_coevolution_config("", "(defaults)") : rl::load_coevolution_config(o.config);
+  train::refuse_earlier_run(out, o.resume);
+  auto file =
+      o.config.empty() ? train::parse_coevolution_config("", "(defaults)") : train::load_coevolution_config(o.config);
   if (o.steps > 0) file.run.steps = o.steps;
   const auto tasks = select_tasks(o.tasks, o.levels, o.filter);
   // Under torchrun: this rank's device and its share of the host's GPUs for timing kernels.
-  const auto launch = rl::launched();
+  const auto launch = train::launched();
   const bool main = launch.rank == 0;
-  const std::string model_device = rl::rank_device(launch, o.model_device);
+  const std::string model_device = train::rank_device(launch, o.model_device);
   o.eval.config.gpu_share_index = launch.local_rank;
   o.eval.config.gpu_share_count = launch.local_world_size;
   fs::create_directories(out);
@@ -175,7 +176,7 @@ int run_rl(RlCommandOptions& o) {
                file.training.mode == llm::Training::Mode::lora ? fmt::format("LoRA rank {}", file.training.lora.rank)
                                                                : std::string("every parameter"));
   auto backbone = llm::open_native_backbone(o.model, native);
-  const auto parallel = rl::join(launch, *backbone, std::chrono::seconds(file.run.distributed_timeout_s));
+  const auto parallel = train::join(launch, *backbone, std::chrono::seconds(file.run.distributed_timeout_s));
 
   // Rank 0 creates (and seeds) the library before the others open it.
   std::unique_ptr<skills::SkillStore> store;
@@ -203,13 +204,14 @@ int run_rl(RlCommandOptions& o) {
   // Without a deadline nothing is asked, so no step pays for the ranks' agreement on it.
   std::optional<rl::StepDeadline::Clock::time_point> ends_by;
   if (o.deadline_s > 0) ends_by = started + deadline;
-  const rl::CoevolutionRun run{.out = out,
-                               .resume = o.resume,
-                               .model = llm::load_model_config(o.model),
-                               .on_step = log_step,
-                               .progress = [](const std::string& line) { spdlog::info("{}", line); },
-                               .deadline = ends_by};
-  const int ended_at = rl::train_coevolution(*backbone, *evaluations, prompts, *store, tasks, file.run, run, parallel);
+  const train::CoevolutionRun run{.out = out,
+                                  .resume = o.resume,
+                                  .model = llm::load_model_config(o.model),
+                                  .on_step = log_step,
+                                  .progress = [](const std::string& line) { spdlog::info("{}", line); },
+                                  .deadline = ends_by};
+  const int ended_at =
+      train::train_coevolution(*backbone, *evaluations, prompts, *store, tasks, file.run, run, parallel);
   if (!main) return ended_at < file.run.steps ? 3 : 0;
   if (ended_at < file.run.steps) {
     fmt::print("stopped by --deadline after step {} of {}: model in {}; continue with --resume\n", ended_at,

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace vinci::rl {
+namespace vinci::train {
 
 AdamW::AdamW(std::vector<at::Tensor> parameters, AdamWConfig config) : params_(std::move(parameters)), config_(config) {
   for (const auto& p : params_) {
@@ -23,7 +23,7 @@ StepStats AdamW::step() {
   const c10::NoGradGuard no_grad;
   StepStats stats;
   stats.step = ++steps_;
-  stats.lr = learning_rate(config_.lr, steps_);
+  stats.lr = rl::learning_rate(config_.lr, steps_);
   std::vector<size_t> live;
   std::vector<at::Tensor> grads;
   for (size_t i = 0; i < params_.size(); ++i)
@@ -88,4 +88,4 @@ void AdamW::load_state(const std::map<std::string, at::Tensor>& state) {
   steps_ = get("step", {}).item<int64_t>();
 }
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

@@ -17,10 +17,10 @@
 
 #include "rl/lr_schedule.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 struct AdamWConfig {
-  LrSchedule lr;
+  rl::LrSchedule lr;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
   double weight_decay = 0.0;
   double max_grad_norm = 1.0;  // 0: no clipping
@@ -51,4 +51,4 @@ class AdamW {
   int64_t steps_ = 0;
 };
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

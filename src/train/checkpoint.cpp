@@ -6,7 +6,7 @@
 #include "core/files.h"
 #include "llm/safetensors.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 namespace fs = std::filesystem;
 
@@ -143,4 +143,4 @@ nlohmann::json load_checkpoint(const fs::path& checkpoint, llm::TrainableBackbon
   return state;
 }
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

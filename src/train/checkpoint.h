@@ -15,7 +15,7 @@
 #include "llm/backbone.h"
 #include "train/adamw.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 void save_checkpoint(const std::filesystem::path& dir, int64_t step, const llm::TrainableBackbone& backbone,
                      const AdamW& optimizer, const nlohmann::json& trainer_state);
@@ -32,4 +32,4 @@ nlohmann::json read_trainer_state(const std::filesystem::path& checkpoint);
 nlohmann::json load_checkpoint(const std::filesystem::path& checkpoint, llm::TrainableBackbone& backbone,
                                AdamW& optimizer);
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

@@ -9,13 +9,13 @@
 #include "train/coevolution_trainer.h"
 #include "train/run_folder.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 namespace {
 
-CoevolutionMetrics step_metrics(const CoevolutionBatch& b, const TrainStats& t, const skills::FlushOutcome& flushed,
-                                int ranks) {
-  CoevolutionMetrics m;
+rl::CoevolutionMetrics step_metrics(const rl::CoevolutionBatch& b, const TrainStats& t,
+                                    const skills::FlushOutcome& flushed, int ranks) {
+  rl::CoevolutionMetrics m;
   m.step = b.step;
   m.epoch = b.epoch;
   m.tasks = b.tasks;
@@ -56,8 +56,8 @@ CoevolutionMetrics step_metrics(const CoevolutionBatch& b, const TrainStats& t, 
 
 int train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator,
                       const agents::Prompts& prompts, skills::SkillStore& store, std::span<const eval::Task> tasks,
-                      const CoevolutionConfig& config, const CoevolutionRun& run, const DataParallel& parallel) {
-  const TaskSchedule schedule(tasks, config.tasks_per_step, config.seed);
+                      const CoevolutionConfig& config, const CoevolutionRun& run, const rl::DataParallel& parallel) {
+  const rl::TaskSchedule schedule(tasks, config.tasks_per_step, config.seed);
   CoevolutionTrainer trainer(backbone, config, run, parallel);
   RunPosition position = trainer.start(schedule.suite_hash());
   CoevolutionOrchestrator orchestrator(backbone, evaluator, prompts, store, config, run.out, run.progress, parallel);
@@ -67,11 +67,11 @@ int train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator&
     metrics.emplace(run.out / "metrics.jsonl", /*append=*/true);
   }
 
-  std::optional<StepDeadline> deadline;
+  std::optional<rl::StepDeadline> deadline;
   if (run.deadline) deadline.emplace(*run.deadline);
   // Ranks may read their clocks apart: one that says stop stops them all.
   const auto out_of_time = [&] {
-    return parallel.max({deadline->leaves_room(StepDeadline::Clock::now()) ? 0.0 : 1.0})[0] > 0.0;
+    return parallel.max({deadline->leaves_room(rl::StepDeadline::Clock::now()) ? 0.0 : 1.0})[0] > 0.0;
   };
   const int first_step = position.step;
   while (position.step < config.steps) {
@@ -82,11 +82,11 @@ int train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator&
     const auto step_start = std::chrono::steady_clock::now();
     ++position.step;
     const auto step_tasks = schedule.next(position.tasks);
-    const CoevolutionBatch batch = orchestrator.rollout(position.step, position.tasks.epoch, step_tasks);
+    const rl::CoevolutionBatch batch = orchestrator.rollout(position.step, position.tasks.epoch, step_tasks);
     const TrainStats trained = trainer.train(batch);
     const skills::FlushOutcome flushed = orchestrator.publish_library(position.step);
     position.skills_snapshot = flushed.step;
-    CoevolutionMetrics m = step_metrics(batch, trained, flushed, parallel.world_size());
+    rl::CoevolutionMetrics m = step_metrics(batch, trained, flushed, parallel.world_size());
     trainer.checkpoint(position, store.path().string());
     const auto took = std::chrono::steady_clock::now() - step_start;
     m.step_s = std::chrono::duration<double>(took).count();
@@ -99,4 +99,4 @@ int train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator&
   return position.step;
 }
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

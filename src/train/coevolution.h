@@ -42,7 +42,7 @@
 #include "train/adamw.h"
 #include "train/policy_step.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 struct CoevolutionConfig {
   int64_t steps = 100;
@@ -58,11 +58,11 @@ struct CoevolutionConfig {
     s.policy.turns = 3;  // design.md §5: 3 in training
     return s;
   }();
-  SampleConfig samples;
+  rl::SampleConfig samples;
   PolicyStepConfig update;
   AdamWConfig optimizer;
   bool prs = true;
-  PrsConfig prs_config;
+  rl::PrsConfig prs_config;
   double peak_tflops = 989.0;            // the device's dense bf16 peak, for the MFU of the update (H100 SXM)
   int64_t distributed_timeout_s = 3600;  // data parallel: the longest wait for another rank
 };
@@ -72,18 +72,19 @@ struct CoevolutionRun {
   std::filesystem::path out;              // metrics.jsonl, checkpoints/, candidates/, episodes/, final/
   bool resume = false;                    // from the newest checkpoint in out; the metrics lines after it go
   std::optional<llm::ModelConfig> model;  // the model's shape, for the update's MFU
-  std::function<void(const CoevolutionMetrics&)> on_step;  // each step's metrics, on rank 0 only
+  std::function<void(const rl::CoevolutionMetrics&)> on_step;  // each step's metrics, on rank 0 only
   agents::ProgressFn progress;
   // A job's time limit: no step starts that the slowest step so far would carry past it. The run
   // then checkpoints the step it finished last and saves final/, and --resume goes on from there.
   // Every rank stops at the same step when any rank's clock says so.
-  std::optional<StepDeadline::Clock::time_point> deadline = std::nullopt;
+  std::optional<rl::StepDeadline::Clock::time_point> deadline = std::nullopt;
 };
 
 // Runs config.steps steps (fewer remain after a resume, or the deadline stops it), each a line of
 // out/metrics.jsonl, and saves the model to out/final. Returns the step the run ended at.
 int train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator,
                       const agents::Prompts& prompts, skills::SkillStore& store, std::span<const eval::Task> tasks,
-                      const CoevolutionConfig& config, const CoevolutionRun& run, const DataParallel& parallel = {});
+                      const CoevolutionConfig& config, const CoevolutionRun& run,
+                      const rl::DataParallel& parallel = {});
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

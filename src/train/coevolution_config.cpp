@@ -11,7 +11,7 @@
 
 #include "core/files.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 namespace {
 
@@ -124,7 +124,7 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
         {"verify_min_ratio", real(a.verify.min_ratio)}}},
       {"reward",
        {{"kind", choice({"davinci", "kevin", "tiered"},
-                        [&c](const std::string& s) { c.samples.reward.kind = reward_kind_from_string(s); })},
+                        [&c](const std::string& s) { c.samples.reward.kind = rl::reward_kind_from_string(s); })},
         {"speedup_cap", real(c.samples.reward.speedup_cap)},
         {"correct_weight", real(c.samples.reward.correct_weight)},
         {"speedup_weight", real(c.samples.reward.speedup_weight)},
@@ -137,11 +137,13 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
        {{"gamma", real(c.samples.advantage.gamma)},
         {"estimator", choice({"loo", "grpo"},
                              [&c](const std::string& s) {
-                               c.samples.advantage.policy_estimator = s == "grpo" ? Estimator::grpo : Estimator::loo;
+                               c.samples.advantage.policy_estimator =
+                                   s == "grpo" ? rl::Estimator::grpo : rl::Estimator::loo;
                              })},
         {"group", choice({"task_turn", "task"},
                          [&c](const std::string& s) {
-                           c.samples.advantage.policy_group = s == "task" ? GroupKey::task : GroupKey::task_turn;
+                           c.samples.advantage.policy_group =
+                               s == "task" ? rl::GroupKey::task : rl::GroupKey::task_turn;
                          })},
         {"normalize_by_task_mean_abs", boolean(c.samples.advantage.normalize_by_task_mean_abs)},
         {"eps", real(c.samples.advantage.eps)},
@@ -172,7 +174,7 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
        {{"lr", real(c.optimizer.lr.peak)},
         {"warmup_steps", integer(c.optimizer.lr.warmup_steps, 0)},
         {"schedule", choice({"constant", "cosine"},
-                            [&c](const std::string& s) { c.optimizer.lr.shape = lr_shape_from_string(s); })},
+                            [&c](const std::string& s) { c.optimizer.lr.shape = rl::lr_shape_from_string(s); })},
         {"total_steps", integer(c.optimizer.lr.total_steps, 0)},
         {"min_lr_ratio", real(c.optimizer.lr.min_ratio)},
         {"beta1", real(c.optimizer.beta1)},
@@ -221,4 +223,4 @@ CoevolutionFile load_coevolution_config(const std::filesystem::path& path) {
   return parse_coevolution_config(core::read_file(path), path.string());
 }
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

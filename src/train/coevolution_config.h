@@ -11,7 +11,7 @@
 #include "llm/lora.h"
 #include "train/coevolution.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 struct CoevolutionFile {
   CoevolutionConfig run;
@@ -22,4 +22,4 @@ struct CoevolutionFile {
 CoevolutionFile load_coevolution_config(const std::filesystem::path& path);
 CoevolutionFile parse_coevolution_config(std::string_view toml_text, const std::string& source_name);
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

@@ -13,7 +13,7 @@
 #include "core/files.h"
 #include "rl/rejection.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 namespace fs = std::filesystem;
 
@@ -62,7 +62,7 @@ struct Moments {
   double sum = 0, squares = 0, lengths = 0;
   size_t n = 0;
   void add(double v, double length) { sum += v, squares += v * v, lengths += length, ++n; }
-  RoleStats stats() const {
+  rl::RoleStats stats() const {
     if (n == 0) return {};
     const double count = static_cast<double>(n), mean = sum / count;
     return {mean, std::sqrt(std::max(0.0, squares / count - mean * mean)), lengths / count};
@@ -98,7 +98,7 @@ nlohmann::json harvest_json(const RankHarvest& h) {
 }
 
 // Every rank's harvest merged, in the batch's task order.
-RankHarvest gather(RankHarvest mine, const DataParallel& parallel) {
+RankHarvest gather(RankHarvest mine, const rl::DataParallel& parallel) {
   if (parallel.world_size() == 1) return mine;
   RankHarvest all;
   for (const auto& text :
@@ -136,9 +136,9 @@ void record_step(skills::SkillStore& store, const fs::path& out, int64_t step, s
 // The mixed batch of the step's episodes: every agent's samples with their advantages; PRS thins
 // correct policy turns whose kernels do little of the work. Its draws depend on the seed and the
 // step alone, so every rank (and a resumed run) keeps the same samples.
-void build_batch(CoevolutionBatch& batch, const std::vector<agents::Episode>& episodes,
+void build_batch(rl::CoevolutionBatch& batch, const std::vector<agents::Episode>& episodes,
                  const CoevolutionConfig& config) {
-  auto built = training_samples(episodes, config.samples);
+  auto built = rl::training_samples(episodes, config.samples);
   batch.built = built.samples.size();
   batch.untrainable = built.untrainable;
   std::mt19937_64 rng(config.seed * 1000003 + static_cast<uint64_t>(batch.step));
@@ -147,7 +147,7 @@ void build_batch(CoevolutionBatch& batch, const std::vector<agents::Episode>& ep
   for (auto& s : built.samples) {
     roles[s.role].add(s.reward, static_cast<double>(s.rollout_logprobs.size()));
     if (config.prs && s.role == agents::Role::policy &&
-        !prs_keep(s.correct, s.coverage, uniform(rng), config.prs_config)) {
+        !rl::prs_keep(s.correct, s.coverage, uniform(rng), config.prs_config)) {
       ++batch.prs_rejected;
       continue;
     }
@@ -163,7 +163,7 @@ void build_batch(CoevolutionBatch& batch, const std::vector<agents::Episode>& ep
 CoevolutionOrchestrator::CoevolutionOrchestrator(llm::Backbone& backbone, agents::KernelEvaluator& evaluator,
                                                  const agents::Prompts& prompts, skills::SkillStore& store,
                                                  const CoevolutionConfig& config, fs::path out,
-                                                 agents::ProgressFn progress, const DataParallel& parallel)
+                                                 agents::ProgressFn progress, const rl::DataParallel& parallel)
     : backbone_(backbone),
       evaluator_(evaluator),
       prompts_(prompts),
@@ -173,12 +173,13 @@ CoevolutionOrchestrator::CoevolutionOrchestrator(llm::Backbone& backbone, agents
       progress_(std::move(progress)),
       parallel_(parallel) {}
 
-CoevolutionBatch CoevolutionOrchestrator::rollout(int64_t step, int epoch, std::span<const eval::Task* const> tasks) {
+rl::CoevolutionBatch CoevolutionOrchestrator::rollout(int64_t step, int epoch,
+                                                      std::span<const eval::Task* const> tasks) {
   const skills::Library library = library_before(store_, step);
   const std::string who = parallel_.world_size() > 1 ? fmt::format("rank {}: ", parallel_.rank()) : std::string();
   TimedBackbone timed_model(backbone_);
   TimedEvaluator timed_evaluator(evaluator_);
-  const std::vector<size_t> mine = rank_tasks(tasks.size(), parallel_.rank(), parallel_.world_size());
+  const std::vector<size_t> mine = rl::rank_tasks(tasks.size(), parallel_.rank(), parallel_.world_size());
   std::vector<std::optional<agents::OptimizeOutcome>> outcomes(mine.size());
   agents::for_each_in_lockstep(
       timed_model, timed_evaluator, mine.size(), config_.parallel_tasks, [&](auto& me, size_t k) {
@@ -199,7 +200,7 @@ CoevolutionBatch CoevolutionOrchestrator::rollout(int64_t step, int epoch, std::
   for (auto& [index, e] : harvest.episodes) episodes.push_back(std::move(e));
   if (parallel_.is_main()) record_step(store_, out_, step, std::move(harvest.admitted), episodes);
 
-  CoevolutionBatch batch;
+  rl::CoevolutionBatch batch;
   batch.step = step;
   batch.epoch = epoch;
   batch.tasks = tasks.size();
@@ -223,4 +224,4 @@ skills::FlushOutcome CoevolutionOrchestrator::publish_library(int64_t step) {
   return flushed;
 }
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

@@ -20,17 +20,17 @@
 #include "skills/store.h"
 #include "train/coevolution.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 class CoevolutionOrchestrator {
  public:
   // out: where candidates/ and episodes/ go. The references must outlive the orchestrator.
   CoevolutionOrchestrator(llm::Backbone& backbone, agents::KernelEvaluator& evaluator, const agents::Prompts& prompts,
                           skills::SkillStore& store, const CoevolutionConfig& config, std::filesystem::path out,
-                          agents::ProgressFn progress, const DataParallel& parallel);
+                          agents::ProgressFn progress, const rl::DataParallel& parallel);
 
   // The step's batch from its tasks (all ranks' tasks, in batch order; this rank runs its share).
-  CoevolutionBatch rollout(int64_t step, int epoch, std::span<const eval::Task* const> tasks);
+  rl::CoevolutionBatch rollout(int64_t step, int epoch, std::span<const eval::Task* const> tasks);
 
   // The skills staged by the step written as its snapshot (rank 0); every rank returns once it is
   // there, as the next step's library is read from it.
@@ -44,7 +44,7 @@ class CoevolutionOrchestrator {
   const CoevolutionConfig& config_;
   std::filesystem::path out_;
   agents::ProgressFn progress_;
-  const DataParallel& parallel_;
+  const rl::DataParallel& parallel_;
 };
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

@@ -6,10 +6,10 @@
 
 #include "train/checkpoint.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 CoevolutionTrainer::CoevolutionTrainer(llm::TrainableBackbone& backbone, CoevolutionConfig config, CoevolutionRun run,
-                                       const DataParallel& parallel)
+                                       const rl::DataParallel& parallel)
     : backbone_(backbone),
       config_(std::move(config)),
       run_(std::move(run)),
@@ -35,11 +35,11 @@ RunPosition CoevolutionTrainer::start(const std::string& suite_hash) {
   return position;
 }
 
-TrainStats CoevolutionTrainer::train(const CoevolutionBatch& batch) {
+TrainStats CoevolutionTrainer::train(const rl::CoevolutionBatch& batch) {
   std::vector<int64_t> lengths;
   for (const auto& s : batch.samples) lengths.push_back(static_cast<int64_t>(s.ids.size()));
-  std::vector<TrainingSample> share;
-  for (const size_t i : rank_share(lengths, parallel_.rank(), parallel_.world_size()))
+  std::vector<rl::TrainingSample> share;
+  for (const size_t i : rl::rank_share(lengths, parallel_.rank(), parallel_.world_size()))
     share.push_back(batch.samples[i]);
 
   TrainStats out;
@@ -78,4 +78,4 @@ void CoevolutionTrainer::finish() {
   if (parallel_.is_main()) backbone_.save(run_.out / "final");
 }
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

@@ -18,12 +18,12 @@
 #include "train/coevolution.h"
 #include "train/policy_step.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 // Where a run stands after a step: what a checkpoint keeps beside the weights.
 struct RunPosition {
   int64_t step = 0;  // steps done
-  TaskCursor tasks;
+  rl::TaskCursor tasks;
   int64_t skills_snapshot = 0;  // the library's snapshot the step flushed
 };
 
@@ -37,14 +37,14 @@ class CoevolutionTrainer {
  public:
   // The backbone and the group must outlive the trainer; the config and the run are copied.
   CoevolutionTrainer(llm::TrainableBackbone& backbone, CoevolutionConfig config, CoevolutionRun run,
-                     const DataParallel& parallel);
+                     const rl::DataParallel& parallel);
 
   // Restores the newest checkpoint when the run resumes (nothing to restore: a fresh start), then
   // gives every rank rank 0's weights (a LoRA adapter's random start included). Throws when the
   // checkpoint was made on another task suite.
   RunPosition start(const std::string& suite_hash);
 
-  TrainStats train(const CoevolutionBatch& batch);
+  TrainStats train(const rl::CoevolutionBatch& batch);
 
   // A checkpoint at every checkpoint_every-th step and at the last one (rank 0); with force, at
   // this step whatever the schedule (a run stopped by its deadline).
@@ -57,10 +57,10 @@ class CoevolutionTrainer {
   llm::TrainableBackbone& backbone_;
   const CoevolutionConfig config_;
   const CoevolutionRun run_;
-  const DataParallel& parallel_;
+  const rl::DataParallel& parallel_;
   AdamW optimizer_;
   std::string suite_hash_;
   int saved_step_ = -1;  // the step last checkpointed, so that a forced checkpoint never writes it twice
 };
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

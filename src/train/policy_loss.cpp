@@ -8,7 +8,7 @@
 #include <c10/core/GradMode.h>
 #include <fmt/format.h>
 
-namespace vinci::rl {
+namespace vinci::train {
 
 namespace {
 constexpr std::array<core::EnumName<LossAggregation>, 3> kAggregations{
@@ -96,4 +96,4 @@ at::Tensor policy_loss(const at::Tensor& logprobs, const at::Tensor& rollout_log
   return loss;
 }
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

@@ -20,7 +20,7 @@
 
 #include <ATen/core/Tensor.h>
 
-namespace vinci::rl {
+namespace vinci::train {
 
 enum class LossAggregation { token_mean, seq_mean_token_mean, constant_normalized };
 std::string_view to_string(LossAggregation a);
@@ -51,4 +51,4 @@ at::Tensor policy_loss(const at::Tensor& logprobs, const at::Tensor& rollout_log
                        const PolicyLossConfig& config, PolicyLossStats* stats = nullptr,
                        const at::Tensor& reference_logprobs = {});
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

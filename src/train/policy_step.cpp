@@ -7,11 +7,11 @@
 #include <ATen/ATen.h>
 #include <fmt/format.h>
 
-namespace vinci::rl {
+namespace vinci::train {
 
 namespace {
 
-int64_t masked_tokens(const TrainingSample& s) {
+int64_t masked_tokens(const rl::TrainingSample& s) {
   return std::count(s.loss_mask.begin(), s.loss_mask.end(), uint8_t{1});
 }
 
@@ -25,9 +25,9 @@ OldLogprobs old_logprobs_from_string(std::string_view name) {
   throw std::invalid_argument(fmt::format("old_logprobs '{}': expected trainer or sampler", name));
 }
 
-PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std::span<const TrainingSample> all,
-                                           const PolicyStepConfig& config, const DataParallel& parallel) {
-  std::vector<const TrainingSample*> samples;
+PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std::span<const rl::TrainingSample> all,
+                                           const PolicyStepConfig& config, const rl::DataParallel& parallel) {
+  std::vector<const rl::TrainingSample*> samples;
   for (const auto& s : all) {
     const int64_t n = masked_tokens(s);
     if (n == 0) continue;
@@ -79,7 +79,7 @@ PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std
       for (int64_t t = 0; t < n; ++t) abs_diff += std::abs(mine[t] - s.rollout_logprobs[t]);
       const std::span<const float> old =
           config.old_logprobs == OldLogprobs::trainer ? mine : std::span<const float>(s.rollout_logprobs);
-      const bool keep = !config.mrs || masked_rejection(mine, old, config.mrs_config).keep;
+      const bool keep = !config.mrs || rl::masked_rejection(mine, old, config.mrs_config).keep;
       if (keep) {
         for (int64_t t = 0; t < n; ++t) keep_index.push_back(offset + t);
         kept_rollout.insert(kept_rollout.end(), old.begin(), old.end());
@@ -130,11 +130,12 @@ PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std
   return stats;
 }
 
-PolicyStepStats policy_step(llm::TrainableBackbone& backbone, AdamW& optimizer, std::span<const TrainingSample> samples,
-                            const PolicyStepConfig& config, const DataParallel& parallel) {
+PolicyStepStats policy_step(llm::TrainableBackbone& backbone, AdamW& optimizer,
+                            std::span<const rl::TrainingSample> samples, const PolicyStepConfig& config,
+                            const rl::DataParallel& parallel) {
   auto stats = accumulate_policy_gradient(backbone, samples, config, parallel);
   if (stats.has_gradient) stats.optimizer = optimizer.step();
   return stats;
 }
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

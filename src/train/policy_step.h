@@ -27,7 +27,7 @@
 #include "train/adamw.h"
 #include "train/policy_loss.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 // The old policy of the PPO ratio and of MRS.
 //  trainer: the trainer's own forward before the update. Right when the rollouts were sampled by these
@@ -45,7 +45,7 @@ struct PolicyStepConfig {
   PolicyLossConfig loss;
   OldLogprobs old_logprobs = OldLogprobs::trainer;
   bool mrs = true;
-  MrsConfig mrs_config;
+  rl::MrsConfig mrs_config;
   int64_t micro_batch_tokens = 16384;  // sequence tokens per forward/backward; 0: the whole batch at once
   llm::LogprobOptions logprobs{.pack = true};
 };
@@ -63,12 +63,14 @@ struct PolicyStepStats {
 
 // Samples without masked tokens are skipped. Throws std::invalid_argument when a sample's
 // rollout logprobs do not match its mask.
-PolicyStepStats policy_step(llm::TrainableBackbone& backbone, AdamW& optimizer, std::span<const TrainingSample> samples,
-                            const PolicyStepConfig& config, const DataParallel& parallel = {});
+PolicyStepStats policy_step(llm::TrainableBackbone& backbone, AdamW& optimizer,
+                            std::span<const rl::TrainingSample> samples, const PolicyStepConfig& config,
+                            const rl::DataParallel& parallel = {});
 
 // The step without the update: forward, MRS, loss and backward of the samples, leaving the whole
 // batch's gradient (summed over the ranks) in the trainable parameters. The stats are the batch's.
-PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std::span<const TrainingSample> samples,
-                                           const PolicyStepConfig& config, const DataParallel& parallel = {});
+PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone,
+                                           std::span<const rl::TrainingSample> samples, const PolicyStepConfig& config,
+                                           const rl::DataParallel& parallel = {});
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

@@ -9,7 +9,7 @@
 #include "core/files.h"
 #include "train/checkpoint.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 namespace fs = std::filesystem;
 
@@ -38,4 +38,4 @@ void drop_metrics_after_checkpoint(const fs::path& out) {
   core::write_file_atomic(file, kept);
 }
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

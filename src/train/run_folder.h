@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-namespace vinci::rl {
+namespace vinci::train {
 
 // Throws when out holds an earlier run (a checkpoint under out/checkpoints, or a final/ model) and
 // resume is off, saying to pass --resume or choose another --out.
@@ -17,4 +17,4 @@ void refuse_earlier_run(const std::filesystem::path& out, bool resume);
 // torn last line (the run was killed while writing it) is skipped with a warning.
 void drop_metrics_after_checkpoint(const std::filesystem::path& out);
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

@@ -10,25 +10,26 @@
 #include "core/files.h"
 #include "train/run_folder.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 namespace fs = std::filesystem;
 
-LaunchEnvironment launched() { return launch_environment().value_or(LaunchEnvironment{}); }
+rl::LaunchEnvironment launched() { return rl::launch_environment().value_or(rl::LaunchEnvironment{}); }
 
-std::string rank_device(const LaunchEnvironment& launch, const std::string& device) {
+std::string rank_device(const rl::LaunchEnvironment& launch, const std::string& device) {
   return launch.world_size > 1 ? llm::local_rank_device(device, launch.local_rank) : device;
 }
 
-DataParallel join(const LaunchEnvironment& launch, llm::TrainableBackbone& backbone, std::chrono::seconds timeout) {
+rl::DataParallel join(const rl::LaunchEnvironment& launch, llm::TrainableBackbone& backbone,
+                      std::chrono::seconds timeout) {
   if (launch.world_size == 1) return {};
-  DataParallel parallel(launch, backbone.trainable_parameters().front().device(), timeout);
+  rl::DataParallel parallel(launch, backbone.trainable_parameters().front().device(), timeout);
   spdlog::info("rank {} of {} (local rank {}) joined", launch.rank, launch.world_size, launch.local_rank);
   return parallel;
 }
 
 // filter_report.jsonl: one line per removed conversation, naming its line, task, role and the rule.
-static std::string filter_report(std::span<const SftConversation> conversations, const DiversityReport& r) {
+static std::string filter_report(std::span<const rl::SftConversation> conversations, const rl::DiversityReport& r) {
   std::string report;
   for (const auto& removal : r.removed)
     report += nlohmann::json{{"line", conversations[removal.index].line},
@@ -44,20 +45,20 @@ static std::string filter_report(std::span<const SftConversation> conversations,
 SftRunOutcome run_sft(SftRun run) {
   run.sft.checkpoint_dir = run.out / "checkpoints";
   refuse_earlier_run(run.out, run.sft.resume);
-  if (run.sft.optimizer.lr.shape == LrSchedule::Shape::cosine && run.sft.optimizer.lr.total_steps == 0)
+  if (run.sft.optimizer.lr.shape == rl::LrSchedule::Shape::cosine && run.sft.optimizer.lr.total_steps == 0)
     throw std::runtime_error("--schedule cosine needs --total-steps (the step the decay ends at)");
   const auto launch = launched();
   SftRunOutcome outcome;
   outcome.main = launch.rank == 0;
   fs::create_directories(run.out);
   if (run.sft.resume && outcome.main) drop_metrics_after_checkpoint(run.out);
-  const auto conversations = load_sft_conversations(run.data);
+  const auto conversations = rl::load_sft_conversations(run.data);
   outcome.conversations = conversations.size();
   spdlog::info("{}: {} conversations", run.data.string(), conversations.size());
 
-  std::vector<SftConversation> kept;
+  std::vector<rl::SftConversation> kept;
   if (run.filter) {
-    outcome.filtered = diversity_filter(conversations, run.filter_config);
+    outcome.filtered = rl::diversity_filter(conversations, run.filter_config);
     for (const size_t i : outcome.filtered.kept) kept.push_back(conversations[i]);
     if (outcome.main) fmt::print(stderr, "diversity filter: {}", outcome.filtered.summary());
   } else {
@@ -102,4 +103,4 @@ SftRunOutcome run_sft(SftRun run) {
   return outcome;
 }
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

@@ -15,23 +15,24 @@
 #include "rl/diversity_filter.h"
 #include "train/sft_trainer.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 // torchrun's place for this process (a single process when not launched by it).
-LaunchEnvironment launched();
+rl::LaunchEnvironment launched();
 
 // The device a rank runs the model on: its local GPU under torchrun.
-std::string rank_device(const LaunchEnvironment& launch, const std::string& device);
+std::string rank_device(const rl::LaunchEnvironment& launch, const std::string& device);
 
 // The ranks joined (nothing to join for a single process), on the device of the backbone's parameters.
-DataParallel join(const LaunchEnvironment& launch, llm::TrainableBackbone& backbone, std::chrono::seconds timeout);
+rl::DataParallel join(const rl::LaunchEnvironment& launch, llm::TrainableBackbone& backbone,
+                      std::chrono::seconds timeout);
 
 struct SftRun {
   std::filesystem::path data, out;
   std::string model;
   llm::NativeOptions native;  // its device is this process's; under torchrun each rank takes its local GPU
   bool filter = true;
-  DiversityConfig filter_config;
+  rl::DiversityConfig filter_config;
   SftConfig sft;  // checkpoint_dir is set to out/checkpoints
   std::chrono::seconds distributed_timeout{1800};
 };
@@ -39,7 +40,7 @@ struct SftRun {
 struct SftRunOutcome {
   bool main = true;  // rank 0, which wrote the outputs; the others report nothing
   size_t conversations = 0, kept = 0;
-  DiversityReport filtered;  // empty when the filter was off
+  rl::DiversityReport filtered;  // empty when the filter was off
   SftOutcome trained;
   bool saved = false;  // out/final written
 };
@@ -48,4 +49,4 @@ struct SftRunOutcome {
 // without resume, a conversation the template cannot split), before anything is trained.
 SftRunOutcome run_sft(SftRun run);
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

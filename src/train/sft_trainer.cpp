@@ -12,9 +12,9 @@
 #include "core/hash.h"
 #include "train/checkpoint.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
-llm::TrainSequence sft_sequence(const llm::TrainableBackbone& backbone, const SftConversation& c) {
+llm::TrainSequence sft_sequence(const llm::TrainableBackbone& backbone, const rl::SftConversation& c) {
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();
   if (c.tools.is_array()) extra["tools"] = c.tools;
   nlohmann::ordered_json earlier = c.messages;
@@ -34,9 +34,9 @@ llm::TrainSequence sft_sequence(const llm::TrainableBackbone& backbone, const Sf
   return s;
 }
 
-SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const SftConversation> conversations,
+SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const rl::SftConversation> conversations,
                      const SftConfig& config, const std::function<void(const SftStepLog&)>& on_step,
-                     const DataParallel& parallel) {
+                     const rl::DataParallel& parallel) {
   SftOutcome out;
   std::vector<llm::TrainSequence> sequences;
   std::vector<std::string> fingerprint;
@@ -105,7 +105,7 @@ SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const SftConver
       for (const auto& s : batch) lengths.push_back(static_cast<int64_t>(s.ids.size()));
       std::vector<llm::TrainSequence> mine;
       int64_t mine_length = 0, longest = 0, trained = 0;
-      for (const size_t i : rank_share(lengths, parallel.rank(), parallel.world_size())) {
+      for (const size_t i : rl::rank_share(lengths, parallel.rank(), parallel.world_size())) {
         mine.push_back(batch[i]);
         mine_length += lengths[i];
         longest = std::max(longest, lengths[i]);
@@ -140,4 +140,4 @@ SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const SftConver
   return out;
 }
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

@@ -19,11 +19,11 @@
 #include "rl/sft_data.h"
 #include "train/adamw.h"
 
-namespace vinci::rl {
+namespace vinci::train {
 
 // Throws std::invalid_argument "line N: ..." when the template's rendering of the prompt is not a
 // prefix of the full conversation's (the answer's tokens could then not be told apart).
-llm::TrainSequence sft_sequence(const llm::TrainableBackbone& backbone, const SftConversation& conversation);
+llm::TrainSequence sft_sequence(const llm::TrainableBackbone& backbone, const rl::SftConversation& conversation);
 
 struct SftConfig {
   AdamWConfig optimizer = [] {
@@ -65,8 +65,8 @@ struct SftOutcome {
 // Data parallel: every rank forms the same batches; each trains its share of a batch (rank_share)
 // with the loss divided by the batch's trained tokens over all ranks, and the gradients are summed,
 // so the step is one process's. Rank 0 alone checkpoints and calls on_step.
-SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const SftConversation> conversations,
+SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const rl::SftConversation> conversations,
                      const SftConfig& config, const std::function<void(const SftStepLog&)>& on_step = {},
-                     const DataParallel& parallel = {});
+                     const rl::DataParallel& parallel = {});
 
-}  // namespace vinci::rl
+}  // namespace vinci::train

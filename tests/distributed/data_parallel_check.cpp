@@ -115,10 +115,10 @@ int main(int argc, char** argv) {
       for (int64_t i = 0; i < lp.numel(); ++i) s.rollout_logprobs.push_back(lp.data_ptr<float>()[i] + offset(rng));
     }
   }
-  rl::PolicyStepConfig step;
+  train::PolicyStepConfig step;
   step.mrs = false;  // the noise would drop sequences; which ones is not what is compared
   step.micro_batch_tokens = micro_batch_tokens;
-  rl::AdamWConfig adam;
+  train::AdamWConfig adam;
   adam.lr.peak = 1e-4;
   adam.max_grad_norm = 0;  // clipping scales by the norm: compared on its own, below
 
@@ -129,11 +129,11 @@ int main(int argc, char** argv) {
   std::vector<int64_t> lengths;
   for (const auto& s : samples) lengths.push_back(static_cast<int64_t>(s.ids.size()));
   for (const size_t i : rl::rank_share(lengths, parallel.rank(), parallel.world_size())) share.push_back(samples[i]);
-  rl::PolicyStepStats dp;
+  train::PolicyStepStats dp;
   std::vector<at::Tensor> dp_grads, dp_weights;
   {
-    rl::AdamW optimizer(backbone->trainable_parameters(), adam);
-    dp = rl::accumulate_policy_gradient(*backbone, share, step, parallel);
+    train::AdamW optimizer(backbone->trainable_parameters(), adam);
+    dp = train::accumulate_policy_gradient(*backbone, share, step, parallel);
     if (main) dp_grads = host_copies(backbone->trainable_parameters(), true);
     dp.optimizer = optimizer.step();
   }
@@ -154,7 +154,7 @@ int main(int argc, char** argv) {
   // One process over the whole batch, from the same start.
   auto params = backbone->trainable_parameters();
   struct Single {
-    rl::PolicyStepStats stats;
+    train::PolicyStepStats stats;
     std::vector<at::Tensor> grads, weights;
   };
   const auto single_process = [&](int64_t micro_tokens) {
@@ -162,11 +162,11 @@ int main(int argc, char** argv) {
       c10::NoGradGuard no_grad;
       for (size_t i = 0; i < params.size(); ++i) params[i].copy_(start[i]);
     }
-    rl::AdamW optimizer(params, adam);
-    rl::PolicyStepConfig config = step;
+    train::AdamW optimizer(params, adam);
+    train::PolicyStepConfig config = step;
     config.micro_batch_tokens = micro_tokens;
     Single out;
-    out.stats = rl::accumulate_policy_gradient(*backbone, samples, config);
+    out.stats = train::accumulate_policy_gradient(*backbone, samples, config);
     out.grads = host_copies(params, true);
     out.stats.optimizer = optimizer.step();
     out.weights = host_copies(params, false);

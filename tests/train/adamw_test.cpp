@@ -19,8 +19,8 @@
 
 namespace adamw_test {
 
-using vinci::rl::AdamW;
-using vinci::rl::AdamWConfig;
+using vinci::train::AdamW;
+using vinci::train::AdamWConfig;
 
 at::Tensor scalar_param(double value) { return at::tensor({value}, at::kDouble).requires_grad_(true); }
 
@@ -122,7 +122,7 @@ TEST(AdamW, PolicyLossStepsMoveEveryAdapterAndNoFrozenWeight) {
   // Two steps: B starts at zero, so A's gradient (through B) appears only on the second.
   for (int step = 0; step < 2; ++step) {
     auto lp = token_logprobs();
-    vinci::rl::policy_loss(lp, lp.detach(), advantage, tokens, {}).backward();
+    vinci::train::policy_loss(lp, lp.detach(), advantage, tokens, {}).backward();
     opt.step();
   }
   for (auto& [name, t] : model.named_weights()) EXPECT_TRUE(at::equal(t, base_before[name])) << name;

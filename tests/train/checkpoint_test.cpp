@@ -25,7 +25,7 @@ fs::path checkpoints(const std::string& name) {
 
 std::string error_of(const fs::path& checkpoint) {
   try {
-    vinci::rl::read_trainer_state(checkpoint);
+    vinci::train::read_trainer_state(checkpoint);
   } catch (const std::runtime_error& e) {
     return e.what();
   }
@@ -34,7 +34,7 @@ std::string error_of(const fs::path& checkpoint) {
 
 TEST(Checkpoint, ATornNewestStateNamesTheFileAndThePreviousIntactOne) {
   const fs::path dir = checkpoints("torn");
-  EXPECT_EQ(vinci::rl::read_trainer_state(dir / "step-2").at("cursor"), 8);
+  EXPECT_EQ(vinci::train::read_trainer_state(dir / "step-2").at("cursor"), 8);
 
   std::ofstream(dir / "step-3" / "trainer.json").flush();  // empty: killed between create and write
   std::string what = error_of(dir / "step-3");
@@ -59,7 +59,7 @@ TEST(Checkpoint, ATornNewestStateNamesTheFileAndThePreviousIntactOne) {
 TEST(Checkpoint, LatestNamingAMissingStatePointsAtThePreviousOne) {
   const fs::path dir = checkpoints("missing");
   try {
-    vinci::rl::latest_checkpoint(dir);
+    vinci::train::latest_checkpoint(dir);
     ADD_FAILURE() << "no error for a latest without trainer.json";
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();

@@ -7,11 +7,11 @@
 
 namespace coevolution_config_test {
 
-using vinci::rl::parse_coevolution_config;
+using vinci::train::parse_coevolution_config;
 
 TEST(CoevolutionConfig, TheShippedFileStatesTheDefaults) {
   const auto shipped =
-      vinci::rl::load_coevolution_config(std::filesystem::path(VINCI_SOURCE_ROOT) / "configs/coevolution.toml");
+      vinci::train::load_coevolution_config(std::filesystem::path(VINCI_SOURCE_ROOT) / "configs/coevolution.toml");
   const auto defaults = parse_coevolution_config("", "empty");
   const auto& a = shipped.run;
   const auto& b = defaults.run;
@@ -86,7 +86,7 @@ queue = "redis://vinci:secret@10.0.0.2:6380/1"
   EXPECT_EQ(f.run.samples.reward.rejected_penalty, -2.0);  // an integer where a number is asked is fine
   EXPECT_EQ(f.run.samples.advantage.policy_estimator, vinci::rl::Estimator::grpo);
   EXPECT_EQ(f.run.samples.advantage.policy_group, vinci::rl::GroupKey::task);
-  EXPECT_EQ(f.run.update.loss.aggregation, vinci::rl::LossAggregation::seq_mean_token_mean);
+  EXPECT_EQ(f.run.update.loss.aggregation, vinci::train::LossAggregation::seq_mean_token_mean);
   EXPECT_EQ(f.run.optimizer.lr.shape, vinci::rl::LrSchedule::Shape::cosine);
   EXPECT_EQ(f.run.optimizer.lr.total_steps, 50);
   EXPECT_EQ(f.training.mode, vinci::llm::Training::Mode::full);

@@ -63,8 +63,8 @@ struct Step {
     return llm::open_native_backbone(kRoot / "tests/fixtures/llm/models/qwen2", native);
   }
 
-  static rl::CoevolutionConfig config(bool prs) {
-    rl::CoevolutionConfig c;
+  static train::CoevolutionConfig config(bool prs) {
+    train::CoevolutionConfig c;
     c.parallel_tasks = 1;
     c.agents.selection.schemes = 1;
     c.agents.samples = 1;
@@ -74,8 +74,8 @@ struct Step {
     return c;
   }
 
-  rl::CoevolutionBatch rollout(const rl::CoevolutionConfig& config, int64_t step) {
-    rl::CoevolutionOrchestrator orchestrator(backbone, evaluator, prompts, store, config, dir.path(), {}, single);
+  rl::CoevolutionBatch rollout(const train::CoevolutionConfig& config, int64_t step) {
+    train::CoevolutionOrchestrator orchestrator(backbone, evaluator, prompts, store, config, dir.path(), {}, single);
     std::vector<const eval::Task*> batch;
     for (const auto& t : tasks) batch.push_back(&t);
     return orchestrator.rollout(step, 3, batch);
@@ -114,8 +114,8 @@ TEST(CoevolutionOrchestrator, RunsEveryTaskInBatchOrderAndRecordsTheStep) {
 
   // The sound skill was admitted by both tasks' verification and staged; the library the next step
   // sees is the snapshot publish_library writes, not the store's staging.
-  rl::CoevolutionOrchestrator orchestrator(s.backbone, s.evaluator, s.prompts, s.store, config, s.dir.path(), {},
-                                           s.single);
+  train::CoevolutionOrchestrator orchestrator(s.backbone, s.evaluator, s.prompts, s.store, config, s.dir.path(), {},
+                                              s.single);
   EXPECT_FALSE(s.store.snapshot_at(1).has_value());
   orchestrator.publish_library(1);
   const auto snapshot = s.store.snapshot_at(1);

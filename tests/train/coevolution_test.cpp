@@ -87,7 +87,7 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
   const agents::Prompts prompts;
   const auto tasks = eval::load_suite(suite).tasks;
 
-  rl::CoevolutionConfig config;
+  train::CoevolutionConfig config;
   config.steps = 2;
   config.tasks_per_step = 1;
   config.checkpoint_every = 0;
@@ -101,12 +101,12 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
   config.prs = false;         // a kernel's coverage decides PRS: keep every turn, so the counts are exact
 
   std::vector<rl::CoevolutionMetrics> steps;
-  const rl::CoevolutionRun run{.out = out,
-                               .resume = false,
-                               .model = llm::load_model_config(model_dir),
-                               .on_step = [&](const rl::CoevolutionMetrics& m) { steps.push_back(m); },
-                               .progress = {}};
-  rl::train_coevolution(backbone, evaluator, prompts, store, tasks, config, run);
+  const train::CoevolutionRun run{.out = out,
+                                  .resume = false,
+                                  .model = llm::load_model_config(model_dir),
+                                  .on_step = [&](const rl::CoevolutionMetrics& m) { steps.push_back(m); },
+                                  .progress = {}};
+  train::train_coevolution(backbone, evaluator, prompts, store, tasks, config, run);
   ASSERT_EQ(steps.size(), 2u);
   for (const auto& m : steps) std::cout << "metrics: " << rl::to_json(m).dump() << "\n";
   // What each policy turn measured, to read the decisions below by.

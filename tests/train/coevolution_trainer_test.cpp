@@ -38,15 +38,15 @@ std::vector<std::string> folders(const fs::path& dir) {
   return out;
 }
 
-rl::CoevolutionRun run_in(const fs::path& out, bool resume = false) {
-  rl::CoevolutionRun run;
+train::CoevolutionRun run_in(const fs::path& out, bool resume = false) {
+  train::CoevolutionRun run;
   run.out = out;
   run.resume = resume;
   return run;
 }
 
-rl::RunPosition at_step(int64_t step) {
-  rl::RunPosition p;
+train::RunPosition at_step(int64_t step) {
+  train::RunPosition p;
   p.step = step;
   p.tasks.epoch = static_cast<int>(step / 2);
   p.tasks.position = static_cast<size_t>(10 * step + 1);
@@ -55,14 +55,14 @@ rl::RunPosition at_step(int64_t step) {
 
 TEST(CoevolutionTrainer, CheckpointsAtTheCadenceAndTheLastStepThenResumesFromTheNewest) {
   test::TempDir dir("coevolution-trainer");
-  rl::CoevolutionConfig config;
+  train::CoevolutionConfig config;
   config.steps = 5;
   config.checkpoint_every = 2;
   const rl::DataParallel single;
   auto model = tiny_model();
   {
-    const rl::CoevolutionRun run = run_in(dir.path());
-    rl::CoevolutionTrainer trainer(*model, config, run, single);
+    const train::CoevolutionRun run = run_in(dir.path());
+    train::CoevolutionTrainer trainer(*model, config, run, single);
     EXPECT_EQ(trainer.start("suite-a").step, 0) << "nothing to resume: a fresh start";
     // Weights unlike the fixture's, so that a restore is seen in them.
     c10::NoGradGuard no_grad;
@@ -71,9 +71,9 @@ TEST(CoevolutionTrainer, CheckpointsAtTheCadenceAndTheLastStepThenResumesFromThe
   }
   EXPECT_EQ(folders(dir.path() / "checkpoints"), (std::vector<std::string>{"latest", "step-2", "step-4", "step-5"}));
 
-  const rl::CoevolutionRun resume = run_in(dir.path(), true);
+  const train::CoevolutionRun resume = run_in(dir.path(), true);
   auto fresh = tiny_model();
-  rl::CoevolutionTrainer resumed(*fresh, config, resume, single);
+  train::CoevolutionTrainer resumed(*fresh, config, resume, single);
   const auto position = resumed.start("suite-a");
   EXPECT_EQ(position.step, 5);
   EXPECT_EQ(position.tasks.epoch, 2);
@@ -83,7 +83,7 @@ TEST(CoevolutionTrainer, CheckpointsAtTheCadenceAndTheLastStepThenResumesFromThe
   for (size_t i = 0; i < trained.size(); ++i) EXPECT_TRUE(at::equal(trained[i], restored[i])) << "parameter " << i;
 
   auto other = tiny_model();
-  rl::CoevolutionTrainer elsewhere(*other, config, resume, single);
+  train::CoevolutionTrainer elsewhere(*other, config, resume, single);
   try {
     elsewhere.start("suite-b");
     ADD_FAILURE() << "a checkpoint of another suite was resumed";
@@ -95,13 +95,13 @@ TEST(CoevolutionTrainer, CheckpointsAtTheCadenceAndTheLastStepThenResumesFromThe
 
 TEST(CoevolutionTrainer, NoCadenceCheckpointsOnlyTheLastStepAndFinishWritesTheModel) {
   test::TempDir dir("coevolution-trainer");
-  rl::CoevolutionConfig config;
+  train::CoevolutionConfig config;
   config.steps = 3;
   config.checkpoint_every = 0;
   const rl::DataParallel single;
   auto model = tiny_model();
-  const rl::CoevolutionRun run = run_in(dir.path());
-  rl::CoevolutionTrainer trainer(*model, config, run, single);
+  const train::CoevolutionRun run = run_in(dir.path());
+  train::CoevolutionTrainer trainer(*model, config, run, single);
   trainer.start("suite");
   for (int64_t step = 1; step <= 3; ++step) trainer.checkpoint(at_step(step), "");
   EXPECT_EQ(folders(dir.path() / "checkpoints"), (std::vector<std::string>{"latest", "step-3"}));
@@ -122,16 +122,16 @@ rl::TrainingSample sample(std::vector<int32_t> ids, size_t masked, double advant
 
 TEST(CoevolutionTrainer, AnUpdateTrainsEveryMaskedTokenAndReportsItsThroughput) {
   test::TempDir dir("coevolution-trainer");
-  rl::CoevolutionConfig config;
+  train::CoevolutionConfig config;
   config.update.mrs = false;  // the rollout logprobs here are made up
   config.optimizer.lr.peak = 1e-2;
   config.optimizer.lr.warmup_steps = 0;
   const rl::DataParallel single;
   auto model = tiny_model();
   const auto before = model->trainable_parameters()[0].detach().clone();
-  rl::CoevolutionRun run = run_in(dir.path());
+  train::CoevolutionRun run = run_in(dir.path());
   run.model = llm::load_model_config(kModel);
-  rl::CoevolutionTrainer trainer(*model, config, run, single);
+  train::CoevolutionTrainer trainer(*model, config, run, single);
   trainer.start("suite");
   rl::CoevolutionBatch batch;
   batch.samples = {sample({1, 2, 3, 4, 5, 6}, 3, 1.0), sample({7, 8, 9, 10}, 2, -1.0)};

@@ -18,10 +18,10 @@
 
 namespace policy_loss_test {
 
-using vinci::rl::LossAggregation;
-using vinci::rl::PolicyLossConfig;
-using vinci::rl::PolicyLossStats;
 using vinci::test::expect_near;
+using vinci::train::LossAggregation;
+using vinci::train::PolicyLossConfig;
+using vinci::train::PolicyLossStats;
 
 // Two sequences of 2 and 1 tokens, advantages +1 and -1, rollout logprobs 0, ratios 1.5, 0.5, 1.1:
 //   t0: rho 1.5, A +1: min(1.5, clip 1.28) = 1.28 -> loss -1.28, clipped high: no gradient
@@ -42,7 +42,7 @@ std::vector<double> values(const at::Tensor& t) {
 TEST(PolicyLoss, TokenMeanWithClipsAndGradients) {
   Case c;
   PolicyLossStats stats;
-  auto loss = vinci::rl::policy_loss(c.logprobs, c.rollout, c.advantages, c.lengths, {}, &stats);
+  auto loss = vinci::train::policy_loss(c.logprobs, c.rollout, c.advantages, c.lengths, {}, &stats);
   EXPECT_NEAR(loss.item<double>(), (-1.28 - 0.5 + 1.1) / 3, 1e-12);
   loss.backward();
   expect_near(values(c.logprobs.grad()), {0.0, -0.5 / 3, 1.1 / 3});
@@ -56,19 +56,19 @@ TEST(PolicyLoss, TheOtherAggregations) {
   Case c;
   PolicyLossConfig seq;
   seq.aggregation = LossAggregation::seq_mean_token_mean;  // ((-1.28 - 0.5)/2 + 1.1) / 2
-  EXPECT_NEAR(vinci::rl::policy_loss(c.logprobs, c.rollout, c.advantages, c.lengths, seq).item<double>(),
+  EXPECT_NEAR(vinci::train::policy_loss(c.logprobs, c.rollout, c.advantages, c.lengths, seq).item<double>(),
               ((-1.28 - 0.5) / 2 + 1.1) / 2, 1e-12);
   PolicyLossConfig constant;
   constant.aggregation = LossAggregation::constant_normalized;
   constant.constant = 4;  // (-1.28 - 0.5 + 1.1) / 4
-  auto loss = vinci::rl::policy_loss(c.logprobs, c.rollout, c.advantages, c.lengths, constant);
+  auto loss = vinci::train::policy_loss(c.logprobs, c.rollout, c.advantages, c.lengths, constant);
   EXPECT_NEAR(loss.item<double>(), -0.68 / 4, 1e-12);
   loss.backward();
   expect_near(values(c.logprobs.grad()), {0.0, -0.5 / 4, 1.1 / 4});
   for (const auto a :
        {LossAggregation::token_mean, LossAggregation::seq_mean_token_mean, LossAggregation::constant_normalized})
-    EXPECT_EQ(vinci::rl::loss_aggregation_from_string(vinci::rl::to_string(a)), a);
-  EXPECT_THROW(vinci::rl::loss_aggregation_from_string("sum"), std::invalid_argument);
+    EXPECT_EQ(vinci::train::loss_aggregation_from_string(vinci::train::to_string(a)), a);
+  EXPECT_THROW(vinci::train::loss_aggregation_from_string("sum"), std::invalid_argument);
 }
 
 TEST(PolicyLoss, LowClipStopsTheGradientOfANegativeAdvantage) {
@@ -77,7 +77,7 @@ TEST(PolicyLoss, LowClipStopsTheGradientOfANegativeAdvantage) {
   PolicyLossStats stats;
   std::vector<double> adv = {-1.0};
   std::vector<int64_t> len = {1};
-  auto loss = vinci::rl::policy_loss(logprobs, at::zeros({1}, at::kDouble), adv, len, {}, &stats);
+  auto loss = vinci::train::policy_loss(logprobs, at::zeros({1}, at::kDouble), adv, len, {}, &stats);
   EXPECT_NEAR(loss.item<double>(), 0.8, 1e-12);
   loss.backward();
   EXPECT_EQ(logprobs.grad().item<double>(), 0.0);
@@ -93,8 +93,8 @@ TEST(PolicyLoss, KlTermIsTheK3Estimate) {
   for (double r : {1.5, 0.5, 1.1}) k3 += 1 / r + std::log(r) - 1;
   k3 /= 3;
   PolicyLossStats stats;
-  auto loss =
-      vinci::rl::policy_loss(c.logprobs, c.rollout, c.advantages, c.lengths, kl, &stats, at::zeros({3}, at::kDouble));
+  auto loss = vinci::train::policy_loss(c.logprobs, c.rollout, c.advantages, c.lengths, kl, &stats,
+                                        at::zeros({3}, at::kDouble));
   EXPECT_NEAR(stats.kl, k3, 1e-12);
   EXPECT_NEAR(loss.item<double>(), (-1.28 - 0.5 + 1.1) / 3 + 0.1 * k3, 1e-12);
   EXPECT_NEAR(stats.pg_loss, (-1.28 - 0.5 + 1.1) / 3, 1e-12);
@@ -103,9 +103,9 @@ TEST(PolicyLoss, KlTermIsTheK3Estimate) {
 TEST(PolicyLoss, MismatchedShapesAreRefused) {
   Case c;
   std::vector<int64_t> wrong = {2, 2};
-  EXPECT_THROW(vinci::rl::policy_loss(c.logprobs, c.rollout, c.advantages, wrong, {}), std::invalid_argument);
+  EXPECT_THROW(vinci::train::policy_loss(c.logprobs, c.rollout, c.advantages, wrong, {}), std::invalid_argument);
   std::vector<double> one = {1.0};
-  EXPECT_THROW(vinci::rl::policy_loss(c.logprobs, c.rollout, one, c.lengths, {}), std::invalid_argument);
+  EXPECT_THROW(vinci::train::policy_loss(c.logprobs, c.rollout, one, c.lengths, {}), std::invalid_argument);
 }
 
 // The loss through a real model: its gradient with respect to the weights must match central
@@ -142,7 +142,7 @@ TEST(PolicyLoss, GradientsThroughTheModelMatchFiniteDifferences) {
   PolicyLossConfig config;
   config.aggregation = LossAggregation::seq_mean_token_mean;
   const auto loss = [&] {
-    return vinci::rl::policy_loss(backbone->logprobs(sequences, {}), rollout, advantages, lengths, config);
+    return vinci::train::policy_loss(backbone->logprobs(sequences, {}), rollout, advantages, lengths, config);
   };
   auto params = backbone->trainable_parameters();
   loss().backward();

@@ -13,7 +13,7 @@
 
 namespace policy_step_test {
 
-using vinci::rl::LossAggregation;
+using vinci::train::LossAggregation;
 
 const auto kFixtures = std::filesystem::path(VINCI_SOURCE_ROOT) / "tests/fixtures/llm";
 
@@ -49,20 +49,20 @@ std::vector<vinci::rl::TrainingSample> samples(vinci::llm::TrainableBackbone& ba
 }
 
 std::vector<at::Tensor> after_one_step(int64_t micro_batch_tokens, LossAggregation aggregation, float drift_of_last,
-                                       vinci::rl::PolicyStepStats* stats = nullptr,
-                                       vinci::rl::OldLogprobs old = vinci::rl::OldLogprobs::sampler) {
+                                       vinci::train::PolicyStepStats* stats = nullptr,
+                                       vinci::train::OldLogprobs old = vinci::train::OldLogprobs::sampler) {
   auto backbone = model();
-  vinci::rl::AdamWConfig adam;
+  vinci::train::AdamWConfig adam;
   adam.lr.peak = 1e-3;
-  vinci::rl::AdamW optimizer(backbone->trainable_parameters(), adam);
-  vinci::rl::PolicyStepConfig config;
+  vinci::train::AdamW optimizer(backbone->trainable_parameters(), adam);
+  vinci::train::PolicyStepConfig config;
   config.micro_batch_tokens = micro_batch_tokens;
   config.loss.aggregation = aggregation;
   config.loss.constant = 50;
   config.old_logprobs = old;
   config.mrs_config.delta = 0.1;  // the offsets above are on-policy enough; a drift of 1 is not
   const auto batch = samples(*backbone, drift_of_last);
-  const auto s = vinci::rl::policy_step(*backbone, optimizer, batch, config);
+  const auto s = vinci::train::policy_step(*backbone, optimizer, batch, config);
   if (stats) *stats = s;
   std::vector<at::Tensor> params;
   for (const auto& p : backbone->trainable_parameters()) params.push_back(p.detach().clone());
@@ -78,8 +78,8 @@ double max_difference(const std::vector<at::Tensor>& a, const std::vector<at::Te
 TEST(PolicyStep, MicroBatchesGiveTheWholeBatchsUpdate) {
   for (const auto aggregation :
        {LossAggregation::token_mean, LossAggregation::seq_mean_token_mean, LossAggregation::constant_normalized}) {
-    SCOPED_TRACE(vinci::rl::to_string(aggregation));
-    vinci::rl::PolicyStepStats whole_stats, split_stats;
+    SCOPED_TRACE(vinci::train::to_string(aggregation));
+    vinci::train::PolicyStepStats whole_stats, split_stats;
     const auto whole = after_one_step(0, aggregation, 0.0f, &whole_stats);
     const auto split = after_one_step(1, aggregation, 0.0f, &split_stats);  // one sequence per micro-batch
     EXPECT_EQ(whole_stats.micro_batches, 1);
@@ -101,7 +101,7 @@ TEST(PolicyStep, MicroBatchesGiveTheWholeBatchsUpdate) {
 }
 
 TEST(PolicyStep, MrsDropsTheDriftedSequence) {
-  vinci::rl::PolicyStepStats stats;
+  vinci::train::PolicyStepStats stats;
   after_one_step(0, LossAggregation::token_mean, 1.0f, &stats);
   EXPECT_EQ(stats.mrs_rejected, 1u);
   EXPECT_EQ(stats.sequences, 3u);
@@ -109,8 +109,8 @@ TEST(PolicyStep, MrsDropsTheDriftedSequence) {
 }
 
 TEST(PolicyStep, WithTheTrainersOwnOldLogprobsRatiosStartAtOneAndNothingIsDropped) {
-  vinci::rl::PolicyStepStats stats;
-  after_one_step(0, LossAggregation::token_mean, 1.0f, &stats, vinci::rl::OldLogprobs::trainer);
+  vinci::train::PolicyStepStats stats;
+  after_one_step(0, LossAggregation::token_mean, 1.0f, &stats, vinci::train::OldLogprobs::trainer);
   EXPECT_EQ(stats.mrs_rejected, 0u) << "the drifted sampler is a diagnostic, not the old policy";
   EXPECT_EQ(stats.clip_fraction_low + stats.clip_fraction_high, 0.0);
   // Every ratio is 1, so the token-mean PPO loss is minus the token-weighted mean advantage.
@@ -125,9 +125,9 @@ TEST(PolicyStep, WithTheTrainersOwnOldLogprobsRatiosStartAtOneAndNothingIsDroppe
   // Old logprobs are kept in fp32, as a sampler's are: against this fp64 model a ratio is 1 to ~1e-7.
   EXPECT_NEAR(stats.loss, -weighted / tokens, 1e-6);
   EXPECT_GT(stats.mean_abs_logprob_diff, 0.02) << "|trainer - sampler| is still reported";
-  EXPECT_EQ(vinci::rl::old_logprobs_from_string(vinci::rl::to_string(vinci::rl::OldLogprobs::sampler)),
-            vinci::rl::OldLogprobs::sampler);
-  EXPECT_THROW(vinci::rl::old_logprobs_from_string("rollout"), std::invalid_argument);
+  EXPECT_EQ(vinci::train::old_logprobs_from_string(vinci::train::to_string(vinci::train::OldLogprobs::sampler)),
+            vinci::train::OldLogprobs::sampler);
+  EXPECT_THROW(vinci::train::old_logprobs_from_string("rollout"), std::invalid_argument);
 }
 
 }  // namespace policy_step_test

@@ -37,10 +37,10 @@ TEST(RlLearning, TheTrainingStepRaisesAProgrammaticReward) {
   const auto golden = nlohmann::json::parse(vinci::core::read_file(fixtures / "models/qwen2/golden.json"));
   const auto prompt = golden["prompts"][1].get<std::vector<int32_t>>();
 
-  vinci::rl::AdamWConfig adam;
+  vinci::train::AdamWConfig adam;
   adam.lr.peak = 2e-2;  // 3e-3 does not move it in 12 steps; 1e-2 to 3e-2 reach 0.9 or more
-  vinci::rl::AdamW optimizer(backbone->trainable_parameters(), adam);
-  vinci::rl::PolicyStepConfig step_config;
+  vinci::train::AdamW optimizer(backbone->trainable_parameters(), adam);
+  vinci::train::PolicyStepConfig step_config;
   vinci::rl::AdvantageConfig advantage;
   advantage.policy_estimator = vinci::rl::Estimator::grpo;
 
@@ -73,7 +73,7 @@ TEST(RlLearning, TheTrainingStepRaisesAProgrammaticReward) {
     mean_reward.push_back(total / kGroup);
     const auto advantages = vinci::rl::policy_advantages(scored, advantage);
     for (int i = 0; i < kGroup; ++i) samples[i].advantage = advantages[i];
-    const auto stats = vinci::rl::policy_step(*backbone, optimizer, samples, step_config);
+    const auto stats = vinci::train::policy_step(*backbone, optimizer, samples, step_config);
     // On-policy: the sampler's logprobs are the trainer's, so MRS keeps everything.
     EXPECT_EQ(stats.mrs_rejected, 0u) << "step " << step << ": |diff| " << stats.mean_abs_logprob_diff;
   }

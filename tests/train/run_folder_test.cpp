@@ -31,10 +31,10 @@ void checkpoint_at(const fs::path& out, int step) {
 
 TEST(RunFolder, AUsedFolderIsContinuedOnlyWhenAsked) {
   const fs::path out = fresh("used");
-  EXPECT_NO_THROW(vinci::rl::refuse_earlier_run(out, false));
+  EXPECT_NO_THROW(vinci::train::refuse_earlier_run(out, false));
   fs::create_directories(out / "final");
   try {
-    vinci::rl::refuse_earlier_run(out, false);
+    vinci::train::refuse_earlier_run(out, false);
     FAIL() << "a folder with a final model was taken for a new run";
   } catch (const std::runtime_error& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -42,8 +42,8 @@ TEST(RunFolder, AUsedFolderIsContinuedOnlyWhenAsked) {
   }
   fs::remove_all(out / "final");
   checkpoint_at(out, 2);
-  EXPECT_THROW(vinci::rl::refuse_earlier_run(out, false), std::runtime_error);
-  EXPECT_NO_THROW(vinci::rl::refuse_earlier_run(out, true));
+  EXPECT_THROW(vinci::train::refuse_earlier_run(out, false), std::runtime_error);
+  EXPECT_NO_THROW(vinci::train::refuse_earlier_run(out, true));
   fs::remove_all(out);
 }
 
@@ -54,11 +54,11 @@ TEST(RunFolder, AResumeKeepsTheMetricsUpToItsCheckpoint) {
       out / "metrics.jsonl",
       "{\"step\": 1, \"loss\": 3}\n{\"step\": 2, \"loss\": 2}\n{\"step\": 3, \"loss\": 1}\n{\"step\": 4, \"lo");
   checkpoint_at(out, 2);
-  vinci::rl::drop_metrics_after_checkpoint(out);
+  vinci::train::drop_metrics_after_checkpoint(out);
   EXPECT_EQ(vinci::core::read_file(out / "metrics.jsonl"), "{\"step\": 1, \"loss\": 3}\n{\"step\": 2, \"loss\": 2}\n");
   // Without a checkpoint a resume starts over: no line stays.
   fs::remove_all(out / "checkpoints");
-  vinci::rl::drop_metrics_after_checkpoint(out);
+  vinci::train::drop_metrics_after_checkpoint(out);
   EXPECT_EQ(vinci::core::read_file(out / "metrics.jsonl"), "");
   fs::remove_all(out);
 }

@@ -13,6 +13,7 @@
 
 namespace sft_trainer_test {
 using namespace vinci::rl;
+using namespace vinci::train;
 using vinci::llm::TrainSequence;
 
 constexpr int64_t kVocab = 16;
