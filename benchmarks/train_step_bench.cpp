@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
                  "after timing, profile one more step and list its N costliest GPU kernels (stderr)");
   CLI11_PARSE(app, argc, argv);
 
-  const auto launch = vinci::rl::launch_environment().value_or(vinci::rl::LaunchEnvironment{});
+  const auto launch = vinci::parallel::launch_environment().value_or(vinci::parallel::LaunchEnvironment{});
   vinci::llm::NativeOptions options;
   options.device = launch.world_size > 1 ? vinci::llm::local_rank_device(device, launch.local_rank) : device;
   options.dtype = "bfloat16";
@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
   options.training.gradient_checkpointing = checkpointing;
   auto backbone = vinci::llm::open_native_backbone(config_dir, options);
   const auto config = vinci::llm::load_model_config(config_dir);
-  const vinci::rl::DataParallel parallel(launch, backbone->trainable_parameters().front().device(),
-                                         std::chrono::seconds(600));
+  const vinci::parallel::DataParallel parallel(launch, backbone->trainable_parameters().front().device(),
+                                               std::chrono::seconds(600));
   const int64_t vocab = config.vocab_size;
   std::mt19937 rng(static_cast<uint32_t>(parallel.rank()));
   std::uniform_int_distribution<int32_t> token(0, static_cast<int32_t>(vocab) - 1);

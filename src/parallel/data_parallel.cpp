@@ -17,7 +17,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
-namespace vinci::rl {
+namespace vinci::parallel {
 
 namespace {
 
@@ -218,4 +218,4 @@ void DataParallel::barrier() const {
   if (group_) reduce({0.0}, false);
 }
 
-}  // namespace vinci::rl
+}  // namespace vinci::parallel

@@ -19,7 +19,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
-namespace vinci::rl {
+namespace vinci::parallel {
 
 struct LaunchEnvironment {
   int rank = 0, world_size = 1;
@@ -76,4 +76,4 @@ class DataParallel {
   std::unique_ptr<Group> group_;
 };
 
-}  // namespace vinci::rl
+}  // namespace vinci::parallel

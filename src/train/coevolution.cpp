@@ -56,7 +56,8 @@ rl::CoevolutionMetrics step_metrics(const rl::CoevolutionBatch& b, const TrainSt
 
 int train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator,
                       const agents::Prompts& prompts, skills::SkillStore& store, std::span<const eval::Task> tasks,
-                      const CoevolutionConfig& config, const CoevolutionRun& run, const rl::DataParallel& parallel) {
+                      const CoevolutionConfig& config, const CoevolutionRun& run,
+                      const parallel::DataParallel& parallel) {
   const rl::TaskSchedule schedule(tasks, config.tasks_per_step, config.seed);
   CoevolutionTrainer trainer(backbone, config, run, parallel);
   RunPosition position = trainer.start(schedule.suite_hash());

@@ -85,6 +85,6 @@ struct CoevolutionRun {
 int train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator& evaluator,
                       const agents::Prompts& prompts, skills::SkillStore& store, std::span<const eval::Task> tasks,
                       const CoevolutionConfig& config, const CoevolutionRun& run,
-                      const rl::DataParallel& parallel = {});
+                      const parallel::DataParallel& parallel = {});
 
 }  // namespace vinci::train

@@ -98,7 +98,7 @@ nlohmann::json harvest_json(const RankHarvest& h) {
 }
 
 // Every rank's harvest merged, in the batch's task order.
-RankHarvest gather(RankHarvest mine, const rl::DataParallel& parallel) {
+RankHarvest gather(RankHarvest mine, const parallel::DataParallel& parallel) {
   if (parallel.world_size() == 1) return mine;
   RankHarvest all;
   for (const auto& text :
@@ -163,7 +163,7 @@ void build_batch(rl::CoevolutionBatch& batch, const std::vector<agents::Episode>
 CoevolutionOrchestrator::CoevolutionOrchestrator(llm::Backbone& backbone, agents::KernelEvaluator& evaluator,
                                                  const agents::Prompts& prompts, skills::SkillStore& store,
                                                  const CoevolutionConfig& config, fs::path out,
-                                                 agents::ProgressFn progress, const rl::DataParallel& parallel)
+                                                 agents::ProgressFn progress, const parallel::DataParallel& parallel)
     : backbone_(backbone),
       evaluator_(evaluator),
       prompts_(prompts),

@@ -27,7 +27,7 @@ class CoevolutionOrchestrator {
   // out: where candidates/ and episodes/ go. The references must outlive the orchestrator.
   CoevolutionOrchestrator(llm::Backbone& backbone, agents::KernelEvaluator& evaluator, const agents::Prompts& prompts,
                           skills::SkillStore& store, const CoevolutionConfig& config, std::filesystem::path out,
-                          agents::ProgressFn progress, const rl::DataParallel& parallel);
+                          agents::ProgressFn progress, const parallel::DataParallel& parallel);
 
   // The step's batch from its tasks (all ranks' tasks, in batch order; this rank runs its share).
   rl::CoevolutionBatch rollout(int64_t step, int epoch, std::span<const eval::Task* const> tasks);
@@ -44,7 +44,7 @@ class CoevolutionOrchestrator {
   const CoevolutionConfig& config_;
   std::filesystem::path out_;
   agents::ProgressFn progress_;
-  const rl::DataParallel& parallel_;
+  const parallel::DataParallel& parallel_;
 };
 
 }  // namespace vinci::train

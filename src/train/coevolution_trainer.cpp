@@ -9,7 +9,7 @@
 namespace vinci::train {
 
 CoevolutionTrainer::CoevolutionTrainer(llm::TrainableBackbone& backbone, CoevolutionConfig config, CoevolutionRun run,
-                                       const rl::DataParallel& parallel)
+                                       const parallel::DataParallel& parallel)
     : backbone_(backbone),
       config_(std::move(config)),
       run_(std::move(run)),
@@ -39,7 +39,7 @@ TrainStats CoevolutionTrainer::train(const rl::CoevolutionBatch& batch) {
   std::vector<int64_t> lengths;
   for (const auto& s : batch.samples) lengths.push_back(static_cast<int64_t>(s.ids.size()));
   std::vector<rl::TrainingSample> share;
-  for (const size_t i : rl::rank_share(lengths, parallel_.rank(), parallel_.world_size()))
+  for (const size_t i : parallel::rank_share(lengths, parallel_.rank(), parallel_.world_size()))
     share.push_back(batch.samples[i]);
 
   TrainStats out;

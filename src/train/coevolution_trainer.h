@@ -37,7 +37,7 @@ class CoevolutionTrainer {
  public:
   // The backbone and the group must outlive the trainer; the config and the run are copied.
   CoevolutionTrainer(llm::TrainableBackbone& backbone, CoevolutionConfig config, CoevolutionRun run,
-                     const rl::DataParallel& parallel);
+                     const parallel::DataParallel& parallel);
 
   // Restores the newest checkpoint when the run resumes (nothing to restore: a fresh start), then
   // gives every rank rank 0's weights (a LoRA adapter's random start included). Throws when the
@@ -57,7 +57,7 @@ class CoevolutionTrainer {
   llm::TrainableBackbone& backbone_;
   const CoevolutionConfig config_;
   const CoevolutionRun run_;
-  const rl::DataParallel& parallel_;
+  const parallel::DataParallel& parallel_;
   AdamW optimizer_;
   std::string suite_hash_;
   int saved_step_ = -1;  // the step last checkpointed, so that a forced checkpoint never writes it twice

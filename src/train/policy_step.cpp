@@ -26,7 +26,7 @@ OldLogprobs old_logprobs_from_string(std::string_view name) {
 }
 
 PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std::span<const rl::TrainingSample> all,
-                                           const PolicyStepConfig& config, const rl::DataParallel& parallel) {
+                                           const PolicyStepConfig& config, const parallel::DataParallel& parallel) {
   std::vector<const rl::TrainingSample*> samples;
   for (const auto& s : all) {
     const int64_t n = masked_tokens(s);
@@ -132,7 +132,7 @@ PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone, std
 
 PolicyStepStats policy_step(llm::TrainableBackbone& backbone, AdamW& optimizer,
                             std::span<const rl::TrainingSample> samples, const PolicyStepConfig& config,
-                            const rl::DataParallel& parallel) {
+                            const parallel::DataParallel& parallel) {
   auto stats = accumulate_policy_gradient(backbone, samples, config, parallel);
   if (stats.has_gradient) stats.optimizer = optimizer.step();
   return stats;

@@ -65,12 +65,12 @@ struct PolicyStepStats {
 // rollout logprobs do not match its mask.
 PolicyStepStats policy_step(llm::TrainableBackbone& backbone, AdamW& optimizer,
                             std::span<const rl::TrainingSample> samples, const PolicyStepConfig& config,
-                            const rl::DataParallel& parallel = {});
+                            const parallel::DataParallel& parallel = {});
 
 // The step without the update: forward, MRS, loss and backward of the samples, leaving the whole
 // batch's gradient (summed over the ranks) in the trainable parameters. The stats are the batch's.
 PolicyStepStats accumulate_policy_gradient(llm::TrainableBackbone& backbone,
                                            std::span<const rl::TrainingSample> samples, const PolicyStepConfig& config,
-                                           const rl::DataParallel& parallel = {});
+                                           const parallel::DataParallel& parallel = {});
 
 }  // namespace vinci::train

@@ -14,16 +14,18 @@ namespace vinci::train {
 
 namespace fs = std::filesystem;
 
-rl::LaunchEnvironment launched() { return rl::launch_environment().value_or(rl::LaunchEnvironment{}); }
+parallel::LaunchEnvironment launched() {
+  return parallel::launch_environment().value_or(parallel::LaunchEnvironment{});
+}
 
-std::string rank_device(const rl::LaunchEnvironment& launch, const std::string& device) {
+std::string rank_device(const parallel::LaunchEnvironment& launch, const std::string& device) {
   return launch.world_size > 1 ? llm::local_rank_device(device, launch.local_rank) : device;
 }
 
-rl::DataParallel join(const rl::LaunchEnvironment& launch, llm::TrainableBackbone& backbone,
-                      std::chrono::seconds timeout) {
+parallel::DataParallel join(const parallel::LaunchEnvironment& launch, llm::TrainableBackbone& backbone,
+                            std::chrono::seconds timeout) {
   if (launch.world_size == 1) return {};
-  rl::DataParallel parallel(launch, backbone.trainable_parameters().front().device(), timeout);
+  parallel::DataParallel parallel(launch, backbone.trainable_parameters().front().device(), timeout);
   spdlog::info("rank {} of {} (local rank {}) joined", launch.rank, launch.world_size, launch.local_rank);
   return parallel;
 }

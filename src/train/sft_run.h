@@ -18,14 +18,14 @@
 namespace vinci::train {
 
 // torchrun's place for this process (a single process when not launched by it).
-rl::LaunchEnvironment launched();
+parallel::LaunchEnvironment launched();
 
 // The device a rank runs the model on: its local GPU under torchrun.
-std::string rank_device(const rl::LaunchEnvironment& launch, const std::string& device);
+std::string rank_device(const parallel::LaunchEnvironment& launch, const std::string& device);
 
 // The ranks joined (nothing to join for a single process), on the device of the backbone's parameters.
-rl::DataParallel join(const rl::LaunchEnvironment& launch, llm::TrainableBackbone& backbone,
-                      std::chrono::seconds timeout);
+parallel::DataParallel join(const parallel::LaunchEnvironment& launch, llm::TrainableBackbone& backbone,
+                            std::chrono::seconds timeout);
 
 struct SftRun {
   std::filesystem::path data, out;

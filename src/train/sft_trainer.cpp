@@ -36,7 +36,7 @@ llm::TrainSequence sft_sequence(const llm::TrainableBackbone& backbone, const rl
 
 SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const rl::SftConversation> conversations,
                      const SftConfig& config, const std::function<void(const SftStepLog&)>& on_step,
-                     const rl::DataParallel& parallel) {
+                     const parallel::DataParallel& parallel) {
   SftOutcome out;
   std::vector<llm::TrainSequence> sequences;
   std::vector<std::string> fingerprint;
@@ -105,7 +105,7 @@ SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const rl::SftCo
       for (const auto& s : batch) lengths.push_back(static_cast<int64_t>(s.ids.size()));
       std::vector<llm::TrainSequence> mine;
       int64_t mine_length = 0, longest = 0, trained = 0;
-      for (const size_t i : rl::rank_share(lengths, parallel.rank(), parallel.world_size())) {
+      for (const size_t i : parallel::rank_share(lengths, parallel.rank(), parallel.world_size())) {
         mine.push_back(batch[i]);
         mine_length += lengths[i];
         longest = std::max(longest, lengths[i]);

@@ -67,6 +67,6 @@ struct SftOutcome {
 // so the step is one process's. Rank 0 alone checkpoints and calls on_step.
 SftOutcome train_sft(llm::TrainableBackbone& backbone, std::span<const rl::SftConversation> conversations,
                      const SftConfig& config, const std::function<void(const SftStepLog&)>& on_step = {},
-                     const rl::DataParallel& parallel = {});
+                     const parallel::DataParallel& parallel = {});
 
 }  // namespace vinci::train

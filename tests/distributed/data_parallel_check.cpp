@@ -3,8 +3,8 @@
 //   torchrun --standalone --nproc-per-node 2 --no-python data_parallel_check --model DIR --device cuda
 //
 // Every rank builds the same global batch (random ids, varied lengths, rollout logprobs off the
-// model's own by noise, so ratios clip), trains one policy step on its share (rl::rank_share)
-// through rl::DataParallel, and the ranks check that they hold identical weights afterwards. Rank 0
+// model's own by noise, so ratios clip), trains one policy step on its share (parallel::rank_share)
+// through parallel::DataParallel, and the ranks check that they hold identical weights afterwards. Rank 0
 // then restores the starting weights, takes the same step alone over the whole batch, and compares:
 // the summed gradient and the weight update, each as ||dp - single|| / ||single|| over all
 // trainable parameters, and the loss. Exits 1 when a tolerance is exceeded; --report writes JSON.
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
                "that run's distance from the reference (bf16's rounding floor)");
   CLI11_PARSE(app, argc, argv);
 
-  const auto launch = rl::launch_environment().value_or(rl::LaunchEnvironment{});
+  const auto launch = parallel::launch_environment().value_or(parallel::LaunchEnvironment{});
   llm::NativeOptions options;
   options.device = llm::local_rank_device(device, launch.local_rank);
   options.dtype = dtype;
@@ -90,7 +90,8 @@ int main(int argc, char** argv) {
   options.training.mode = lora_rank > 0 ? llm::Training::Mode::lora : llm::Training::Mode::full;
   options.training.lora.rank = lora_rank;
   auto backbone = llm::open_native_backbone(model, options);
-  const rl::DataParallel parallel(launch, backbone->trainable_parameters().front().device(), std::chrono::seconds(600));
+  const parallel::DataParallel parallel(launch, backbone->trainable_parameters().front().device(),
+                                        std::chrono::seconds(600));
   parallel.broadcast_(backbone->trainable_parameters());
 
   // The global batch, the same on every rank.
@@ -128,7 +129,8 @@ int main(int argc, char** argv) {
   std::vector<rl::TrainingSample> share;
   std::vector<int64_t> lengths;
   for (const auto& s : samples) lengths.push_back(static_cast<int64_t>(s.ids.size()));
-  for (const size_t i : rl::rank_share(lengths, parallel.rank(), parallel.world_size())) share.push_back(samples[i]);
+  for (const size_t i : parallel::rank_share(lengths, parallel.rank(), parallel.world_size()))
+    share.push_back(samples[i]);
   train::PolicyStepStats dp;
   std::vector<at::Tensor> dp_grads, dp_weights;
   {

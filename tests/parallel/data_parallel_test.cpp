@@ -16,8 +16,8 @@
 
 namespace data_parallel_test {
 
-using vinci::rl::DataParallel;
-using vinci::rl::LaunchEnvironment;
+using vinci::parallel::DataParallel;
+using vinci::parallel::LaunchEnvironment;
 
 // Sets the variables for one test and puts the old values back.
 using Variables = std::map<std::string, const char*>;
@@ -43,7 +43,7 @@ class Environment {
 TEST(DataParallel, LaunchEnvironmentIsTorchrunsVariables) {
   {
     Environment env(Variables{});
-    EXPECT_FALSE(vinci::rl::launch_environment().has_value());
+    EXPECT_FALSE(vinci::parallel::launch_environment().has_value());
   }
   {
     Environment env(Variables{{"WORLD_SIZE", "4"},
@@ -54,7 +54,7 @@ TEST(DataParallel, LaunchEnvironmentIsTorchrunsVariables) {
                               {"MASTER_PORT", "29411"},
                               {"TORCHELASTIC_USE_AGENT_STORE", "True"},
                               {"TORCHELASTIC_RESTART_COUNT", "2"}});
-    const auto e = vinci::rl::launch_environment();
+    const auto e = vinci::parallel::launch_environment();
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->world_size, 4);
     EXPECT_EQ(e->rank, 3);
@@ -67,7 +67,7 @@ TEST(DataParallel, LaunchEnvironmentIsTorchrunsVariables) {
   }
   {
     Environment env(Variables{{"WORLD_SIZE", "1"}});  // a single process needs nothing else
-    const auto e = vinci::rl::launch_environment();
+    const auto e = vinci::parallel::launch_environment();
     ASSERT_TRUE(e.has_value());
     EXPECT_EQ(e->world_size, 1);
     EXPECT_EQ(e->local_world_size, 1);
@@ -77,7 +77,7 @@ TEST(DataParallel, LaunchEnvironmentIsTorchrunsVariables) {
 void expect_refused(const Variables& values, const std::string& words) {
   Environment env(values);
   try {
-    vinci::rl::launch_environment();
+    vinci::parallel::launch_environment();
     ADD_FAILURE() << "accepted; expected an error with: " << words;
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
@@ -99,14 +99,14 @@ TEST(DataParallel, RankShareDealsLongestFirstToTheLightestRank) {
   // Longest first: 9 -> rank 0 (0, 0), 7 -> rank 1 (9, 0), 5 -> rank 1 (9, 7), 3 -> rank 0 (9, 12),
   // 2 -> rank 0 on the tie (12, 12). Rank 0: samples 1, 2, 4 (14 tokens); rank 1: 0, 3 (12).
   const std::vector<int64_t> samples{5, 9, 3, 7, 2};
-  EXPECT_EQ(vinci::rl::rank_share(samples, 0, 2), (std::vector<size_t>{1, 2, 4}));
-  EXPECT_EQ(vinci::rl::rank_share(samples, 1, 2), (std::vector<size_t>{0, 3}));
-  EXPECT_EQ(vinci::rl::rank_share(samples, 0, 1), (std::vector<size_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(vinci::parallel::rank_share(samples, 0, 2), (std::vector<size_t>{1, 2, 4}));
+  EXPECT_EQ(vinci::parallel::rank_share(samples, 1, 2), (std::vector<size_t>{0, 3}));
+  EXPECT_EQ(vinci::parallel::rank_share(samples, 0, 1), (std::vector<size_t>{0, 1, 2, 3, 4}));
   // More ranks than samples: the last rank gets none, and must still join the collectives.
   const std::vector<int64_t> two{4, 4};
-  EXPECT_EQ(vinci::rl::rank_share(two, 0, 3), (std::vector<size_t>{0}));
-  EXPECT_EQ(vinci::rl::rank_share(two, 1, 3), (std::vector<size_t>{1}));
-  EXPECT_TRUE(vinci::rl::rank_share(two, 2, 3).empty());
+  EXPECT_EQ(vinci::parallel::rank_share(two, 0, 3), (std::vector<size_t>{0}));
+  EXPECT_EQ(vinci::parallel::rank_share(two, 1, 3), (std::vector<size_t>{1}));
+  EXPECT_TRUE(vinci::parallel::rank_share(two, 2, 3).empty());
 }
 
 TEST(DataParallel, OneProcessIsTheIdentity) {

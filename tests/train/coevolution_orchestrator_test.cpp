@@ -81,7 +81,7 @@ struct Step {
     return orchestrator.rollout(step, 3, batch);
   }
 
-  rl::DataParallel single;
+  parallel::DataParallel single;
 };
 
 TEST(CoevolutionOrchestrator, RunsEveryTaskInBatchOrderAndRecordsTheStep) {

@@ -58,7 +58,7 @@ TEST(CoevolutionTrainer, CheckpointsAtTheCadenceAndTheLastStepThenResumesFromThe
   train::CoevolutionConfig config;
   config.steps = 5;
   config.checkpoint_every = 2;
-  const rl::DataParallel single;
+  const parallel::DataParallel single;
   auto model = tiny_model();
   {
     const train::CoevolutionRun run = run_in(dir.path());
@@ -98,7 +98,7 @@ TEST(CoevolutionTrainer, NoCadenceCheckpointsOnlyTheLastStepAndFinishWritesTheMo
   train::CoevolutionConfig config;
   config.steps = 3;
   config.checkpoint_every = 0;
-  const rl::DataParallel single;
+  const parallel::DataParallel single;
   auto model = tiny_model();
   const train::CoevolutionRun run = run_in(dir.path());
   train::CoevolutionTrainer trainer(*model, config, run, single);
@@ -126,7 +126,7 @@ TEST(CoevolutionTrainer, AnUpdateTrainsEveryMaskedTokenAndReportsItsThroughput) 
   config.update.mrs = false;  // the rollout logprobs here are made up
   config.optimizer.lr.peak = 1e-2;
   config.optimizer.lr.warmup_steps = 0;
-  const rl::DataParallel single;
+  const parallel::DataParallel single;
   auto model = tiny_model();
   const auto before = model->trainable_parameters()[0].detach().clone();
   train::CoevolutionRun run = run_in(dir.path());
