@@ -29,7 +29,7 @@ from .mapped_code import MappedCode
 from .outcome import Outcome
 
 if TYPE_CHECKING:
-    from .judge import Loaded, TaskState
+    from .judge_state import Loaded, TaskState
 
 # At most this share of a reference call's eager time may be library code's CPU time in a candidate's
 # call. The share of own code alone can be padded (busywork in its own library beside BLAS doing

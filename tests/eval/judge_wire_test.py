@@ -15,7 +15,9 @@ import torch  # noqa: E402
 from vinci_runner.channel import FDS_PER_SEND, MAX_FDS, Channel, ProtocolError  # noqa: E402
 from vinci_worker import compare, sandbox  # noqa: E402
 from vinci_worker.call_window import input_layout  # noqa: E402
-from vinci_worker.judge import DEFAULTS, Judge, TaskState, calls_per_window, paired_baseline  # noqa: E402
+from vinci_worker.judge import DEFAULTS, Judge  # noqa: E402
+from vinci_worker.judge_state import TaskState  # noqa: E402
+from vinci_worker.timed_windows import calls_per_window, paired_baseline  # noqa: E402
 from vinci_worker.outcome import Outcome  # noqa: E402
 from vinci_worker.trusted_sampling import (FOREIGN_EAGER_SHARE, FOREIGN_GLUE_SAMPLES,  # noqa: E402
                                            LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, MAX_EXTRA_WINDOWS,

@@ -1,15 +1,16 @@
-"""The judge's launch_bound flag (python/vinci_worker/judge.py gpu_busy_share): the share of a median
+"""The judge's launch_bound flag (python/vinci_worker/timed_windows.py gpu_busy_share): the share of a median
 timed call that the profiled call's kernels kept the GPU busy, with the threshold's both sides and
 every busy time that must be ignored rather than trusted; and the rejection of a profiled call busier
-than a timed call (_require_timed_work_as_profiled, red-team round 13). Values worked by hand.
+than a timed call (require_timed_work_as_profiled, red-team round 13). Values worked by hand.
 
     python3 tests/eval/launch_bound_test.py REPO_ROOT
 """
 import sys
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
-from vinci_worker.judge import (LAUNCH_BOUND_BUSY_SHARE, PROFILED_BUSY_MARGIN, PROFILED_BUSY_SLACK_MS,  # noqa: E402
-                                 Outcome, _require_timed_work_as_profiled, gpu_busy_share)
+from vinci_worker.outcome import Outcome  # noqa: E402
+from vinci_worker.timed_windows import (LAUNCH_BOUND_BUSY_SHARE, PROFILED_BUSY_MARGIN,  # noqa: E402
+                                        PROFILED_BUSY_SLACK_MS, gpu_busy_share, require_timed_work_as_profiled)
 
 failures = []
 
@@ -40,7 +41,7 @@ def verdict(busy, median_ms):
     """The rejection's reason, or None, and the ratio the result records."""
     timed = {"timing": {"median_ms": median_ms}, "external": {}}
     try:
-        _require_timed_work_as_profiled({"gpu_busy_ms": busy}, timed)
+        require_timed_work_as_profiled({"gpu_busy_ms": busy}, timed)
     except Outcome as o:
         return o.reply["reason"], timed["external"].get("gpu_busy_ratio")
     return None, timed["external"].get("gpu_busy_ratio")

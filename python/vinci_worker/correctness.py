@@ -1,0 +1,216 @@
+"""The judge's correctness checks: trials, plain trials, and each call's outputs against the reference.
+
+The trials on the task's inputs and out-of-distribution ones, the plain trials, and every
+comparison of a call's outputs with the reference (compare.py), as a part of Judge (judge.py)
+that reads its task states and runners."""
+from __future__ import annotations
+
+import torch
+
+from vinci_runner import inputs as inputs_mod
+
+from . import compare, runner_signals
+from .call_window import WindowError
+from .judge_state import WINDOW_CLASSES, Loaded, ReferenceFailed, TaskState, flat
+from .outcome import Outcome
+
+
+class Correctness:
+    """Judge's correctness checks (a mixin: self is the Judge)."""
+
+    def _expected(self, task: TaskState, args: list, exact_too: bool) -> tuple[list, list | None]:
+        """The reference's outputs for a call's inputs, and with exact_too the fp64 reference's."""
+        try:
+            with torch.no_grad():
+                expected = flat(task.ref(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args]))
+                exact = None
+                if exact_too and task.ref64 is not None:
+                    wide = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+                    exact = flat(task.ref64(*wide))
+        except Exception as e:
+            raise ReferenceFailed(f"{type(e).__name__}: {e}") from None
+        return expected, exact
+
+    def _sensitivity(self, task: TaskState, args: list, exact: list) -> list:
+        """How far the task's reference moves per element when its floating inputs move by one ulp
+        (compare.sensitivity): asked only of an out-of-distribution call that failed the plain
+        comparison, so an honest kernel's other rounding of an ill-conditioned output is not the
+        reason it fails. The draws are the judge's, from its own generator."""
+        generator = torch.Generator().manual_seed(self.rng.getrandbits(62))
+        moved = []
+        try:
+            with torch.no_grad():
+                for _ in range(compare.SENSITIVITY_DRAWS):
+                    wide = [compare.ulp_moved(a, generator) if isinstance(a, torch.Tensor) and a.is_floating_point()
+                            else a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+                    moved.append(flat(task.ref(*wide)))
+        except Exception as e:
+            raise ReferenceFailed(f"{type(e).__name__}: {e}") from None
+        return compare.sensitivity(moved, exact)
+
+    def _read(self, loaded: Loaded, reply: dict, k: int, label: str) -> list:
+        try:
+            return loaded.window.read(reply["outputs"][k], k)
+        except WindowError as e:
+            raise Outcome(WINDOW_CLASSES.get(e.reason, "runtime_error"), e.reason, f"{label}: {e}") from None
+
+    def _inputs_untouched(self, loaded: Loaded, k: int, args: list, label: str) -> None:
+        """The judge's own look at call k's inputs after the window: the runner's monitors report a
+        change only during the trials, and only as the runner's claim."""
+        changed = loaded.window.changed_input(k, args)
+        if changed is not None:
+            raise Outcome("rejected", "mutated_inputs", f"{label}: input {changed} no longer holds what the judge "
+                          "wrote there: forward wrote into its inputs")
+
+    def _judge_outputs(self, task: TaskState, cfg, got: list, args: list, kind: str, label: str,
+                       cls: str, extra: dict | None = None) -> dict:
+        """Compares a call's outputs with the reference on its inputs; raises Outcome(cls, ...) when
+        they differ. Returns the comparison."""
+        ood = kind != "task"
+        gate = task.low_precision and cfg["precision_gate"]
+        exact_needed = ood or gate or cfg["relative_error"]
+        expected, exact = self._expected(task, args, exact_too=exact_needed)
+        result = compare.compare(got, expected, cfg["tolerances"], finite_only=ood, exact=exact if ood else None)
+        if result["ok"] and cfg["relative_error"] and exact is not None:
+            result = compare.relative_error(got, exact, expected, cfg["tolerances"]) or result
+        if not result["ok"] and ood and exact is not None:
+            local = self._sensitivity(task, args, exact)
+            result = compare.compare(got, expected, cfg["tolerances"], finite_only=True, exact=exact, local=local)
+            if result["ok"] and cfg["relative_error"]:
+                result = compare.relative_error(got, exact, expected, cfg["tolerances"], local) or result
+        reason_prefix = "" if cls == "incorrect" else "timed_output"
+        if not result["ok"]:
+            if reason_prefix:
+                raise Outcome(cls, reason_prefix, f"{label} (checked at random after it ended) is wrong: "
+                              f"{result['message']}; the correctness trials passed, so the output depends on "
+                              "being watched, on earlier calls (a cache), or on work deferred past the call")
+            raise Outcome(cls, result["reason"], f"{label}: {result['message']}", max_abs_diff=result["max_abs_diff"],
+                          mean_abs_diff=result["mean_abs_diff"], **(extra or {}))
+        if exact is not None and gate:
+            loss = compare.precision(got, exact, expected)
+            if loss:
+                if reason_prefix:
+                    raise Outcome(cls, reason_prefix, f"{label} lost precision that the correctness trials kept")
+                raise Outcome(cls, "precision_loss", f"{label}: {loss['message']}", **(extra or {}))
+        return result
+
+    # --- correctness -----------------------------------------------------------------------------
+    @staticmethod
+    def _ood_kinds(cfg) -> tuple[str, ...]:
+        """The out-of-distribution kinds a candidate is checked on."""
+        return inputs_mod.OUT_OF_DISTRIBUTION if cfg["ood_trials"] else ()
+
+    @staticmethod
+    def _rounding(cfg) -> bool:
+        """Whether every input is drawn rounding-biased (inputs.py): under the vinci protocol, unless
+        narrowed operands are allowed (--allow-precision-drop), which the bias exists to expose. Every
+        draw, not a kind of its own: round 14 recognised a rounding kind by its bits and narrowed
+        the operands of every other call."""
+        return bool(cfg["ood_trials"]) and not cfg["allow_precision_drop"] and not cfg.get("plain_draws")
+
+    def _trials(self, cfg) -> list[tuple[int, str]]:
+        trials = [(cfg["seed"] + 1009 * t, "task") for t in range(int(cfg["correctness_trials"]))]
+        trials += [(cfg["seed"] + 7919 * (j + 1), kind) for j, kind in enumerate(self._ood_kinds(cfg))]
+        return trials
+
+    def _check(self, loaded: Loaded, task: TaskState, cfg) -> dict:
+        worst, mean_sum, counted, warnings, skipped = 0.0, 0.0, 0, [], []
+        first = {}
+        trials = self._trials(cfg)
+        for t, (seed, kind) in enumerate(trials):
+            label = f"trial {t}" + ("" if kind == "task" else f" ({kind} inputs)")
+            signals, result = self._trial(loaded, task, cfg, t, seed, kind, label, warnings, skipped,
+                                          profile=t == 0 and not self.cuda)
+            if t == 0:
+                first = {"signals": signals}
+            if result is not None:
+                worst = max(worst, result["max_abs_diff"])
+                mean_sum += result["mean_abs_diff"]
+                counted += 1
+        signals = dict(first.get("signals", {}))
+        if cfg["torch_ops"] != "allow" and not self._samples_timed_windows(loaded):
+            share, note = self._host_coverage(loaded, task, cfg)
+            if note:
+                warnings.append(note)
+            if not self.cuda:
+                # As over the timed windows (_timed_coverage): under forbid a share left unmeasured is
+                # never a pass. A CPU host without a freezer cgroup passed one with a note, so a
+                # candidate that kept its samples in compiled code few (asleep on the CPU clock) ran
+                # any library unweighed.
+                if share is None and cfg["torch_ops"] == "forbid":
+                    raise Outcome("rejected", "library_compute",
+                                  f"coverage calls: own code's share unmeasured ({note or 'no samples'}); under "
+                                  "--torch-ops forbid an unmeasured share is never a pass")
+                signals["coverage"] = share
+                self._signal_policy({"coverage": share}, task, cfg, "coverage")
+            elif share is not None and cfg["torch_ops"] == "forbid" and share < cfg["min_coverage"]:
+                raise Outcome("rejected", "library_compute",
+                              f"the trusted sampler found forward's host code in GPU math libraries: only "
+                              f"{100 * share:.1f}% of its samples in compiled code were the candidate's own (at least "
+                              f"{100 * cfg['min_coverage']:.0f}% under --torch-ops forbid)")
+        return {"trials": len(trials), "trials_passed": len(trials), "max_abs_diff": worst,
+                "mean_abs_diff": mean_sum / max(counted, 1), "warnings": sorted(set(warnings)),
+                "skipped_trials": skipped, "custom_launches": int(signals.get("launches") or 0),
+                "coverage": signals.get("coverage"), "profile": signals.get("profile") or [],
+                "gpu_busy_ms": signals.get("gpu_busy_ms")}
+
+    def _trial(self, loaded: Loaded, task: TaskState, cfg, t: int, seed: int, kind: str, label: str,
+               warnings: list, skipped: list, profile=False) -> tuple[dict, dict | None]:
+        """One monitored call on (seed, kind)'s inputs, its signals held to the policy and its outputs
+        to the reference; raises Outcome(incorrect, ...) when they differ. Returns its signals and the
+        comparison (None where an out-of-distribution draw made the reference itself fail)."""
+        try:
+            reply, _, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, monitor=True, profile=profile)
+        except Outcome as o:
+            o.reply["trials_passed"] = t
+            raise
+        signals = reply.get("signals", {})
+        problem = runner_signals.malformed(signals)
+        if problem:
+            raise Outcome("rejected", "protocol_violation", f"{label}: the runner's reply: {problem}")
+        self._signal_policy(signals, task, cfg, label)
+        if signals.get("torch_ops"):
+            warnings.append(f"torch ops in forward: {sorted(signals['torch_ops'])}")
+        got = self._read(loaded, reply, 0, label)
+        self._inputs_untouched(loaded, 0, args_of[0], label)
+        try:
+            return signals, self._judge_outputs(task, cfg, got, args_of[0], kind, label, "incorrect",
+                                                {"trials_passed": t})
+        except ReferenceFailed as e:
+            if kind == "task":
+                raise Outcome("invalid_task", "reference_failed", f"{label}: the reference forward raised {e}") \
+                    from None
+            skipped.append(f"{label}: the reference raised {e}"[:200])
+            return signals, None
+        except Outcome as o:
+            o.reply.setdefault("trials_passed", t)
+            raise
+
+    def _plain_trials(self, req, cfg) -> None:
+        """The candidate in a runner of its own whose draws are all plain: its model built and every
+        input drawn without the rounding bias, one call of each kind, each held to a reference built
+        the same way. The bias (inputs.py) moves every value the judge draws into a recognisable
+        pattern, which 12 loads tell from any user's tensor: red-team round 21's ReLU was exact on
+        every biased draw and returned its input unchanged on anything else, correct at the honest
+        speed. A fresh process has seen no biased draw to remember, and these draws are what a user's
+        data looks like, so a kernel right only on the judge's values fails here. Narrowing on plain
+        draws still passes the bounds where its errors average out, as it would on any plain random
+        draw, and gains nothing on the clock: every timed call stays biased."""
+        if not self._rounding(cfg):
+            return  # every draw is plain already
+        plain = {**cfg, "plain_draws": True}
+        task = self._task(req, plain)
+        runner = self._candidate_process(plain)
+        loaded = None
+        try:
+            loaded = self._load(runner, task, plain, 1, req, compiler=self.compiler)
+            warnings, skipped = [], []
+            passed = len(self._trials(cfg))  # the biased trials before them
+            for t, kind in enumerate(inputs_mod.KINDS):
+                self._trial(loaded, task, plain, passed + t, self.rng.getrandbits(62), kind,
+                            f"plain trial {t} ({kind} inputs, drawn as a user's are, without the judge's rounding bias)",
+                            warnings, skipped)
+        finally:
+            if loaded is not None:
+                loaded.window.close()
+            runner.close()

@@ -1,0 +1,382 @@
+"""The judge's timing: a candidate's timed windows, the reference's beside them, and the speedups.
+
+The windows a candidate is timed in, the reference timed beside it, the check windows among them,
+the openings, the speedups and their intervals, the profiled call on a GPU, as a part of Judge
+(judge.py)."""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+
+from . import runner_signals
+from .judge_state import Loaded, ReferenceFailed, TaskState
+from .openings import Openings
+from .outcome import Outcome
+from .timing import speedup_interval, summarize
+from .trusted_sampling import claimed_windows, counted_rounds, extra_windows
+
+# A timing whose kernels kept the GPU busy for under this share of the timed window is flagged
+# launch_bound. The window starts on an idle GPU (nothing may overlap it), so the rest of it the GPU
+# waited for the host: Python and launch work, whose speed differs from process to process by up to
+# 3x (docs/learning.md), so such a speedup compares host work more than kernels. The busy time is
+# the profiled first call's, a claim: the flag informs the user and the policy, and decides nothing.
+LAUNCH_BOUND_BUSY_SHARE = 0.5
+
+
+# The share of timed windows preceded by a window of out-of-distribution inputs, untimed and opened.
+OOD_WINDOW_SHARE = 0.1
+
+
+# A profiled call whose kernels alone kept the GPU busy longer than this multiple of the median timed
+# call, plus the slack, ran other work than the timed calls (red-team round 13: its own kernel, 6.10 ms,
+# under the profiler and the monitors; cuBLAS, 3.44 ms a call, in the timed windows). The busy time is a
+# claim and may only reject; a candidate that switches to a library when unwatched gains at most this
+# factor over its own kernel without being caught. Honest kernels keep the GPU busy for less than the
+# call the judge times (its launches and the window's drain add to it): docs/benchmarks.md gives their
+# ratios on an H200.
+PROFILED_BUSY_MARGIN = 1.25
+
+
+PROFILED_BUSY_SLACK_MS = 0.02
+
+
+def flag_launch_bound(check: dict, timed: dict) -> None:
+    share = gpu_busy_share(check.get("gpu_busy_ms"), timed["timing"]["median_ms"])
+    if share is not None:
+        timed["external"]["gpu_busy_share"] = share
+        if share < LAUNCH_BOUND_BUSY_SHARE:
+            timed["flags"].append("launch_bound")
+
+
+def require_timed_work_as_profiled(check: dict, timed: dict) -> None:
+    """Rejects a candidate whose profiled call (monitored, its kernels named by its own profiler) kept
+    the GPU busy longer than a timed call took: the calls the judge timed did other, lighter work.
+    The ratio of busy time to the median timed call goes into the result either way."""
+    busy, median = check.get("gpu_busy_ms"), timed["timing"]["median_ms"]
+    if gpu_busy_share(busy, median) is None:
+        return
+    timed["external"]["gpu_busy_ratio"] = busy / median
+    if busy > PROFILED_BUSY_MARGIN * median + PROFILED_BUSY_SLACK_MS:
+        raise Outcome("rejected", "watched_call_slower",
+                      f"the profiled call's kernels alone kept the GPU busy {busy:.4g} ms, more than "
+                      f"{PROFILED_BUSY_MARGIN:g}x the median timed call's {median:.4g} ms: the timed calls ran other "
+                      "work than the watched ones (a library's kernels while unwatched?)")
+
+
+def gpu_busy_share(busy_ms, median_ms: float) -> float | None:
+    """The share of a median timed call that the forward's kernels kept the GPU busy, at most 1; None
+    when the profiled call gave no usable busy time."""
+    if not isinstance(busy_ms, (int, float)) or isinstance(busy_ms, bool) or not math.isfinite(busy_ms) or \
+            busy_ms < 0 or not median_ms > 0:
+        return None
+    return min(1.0, busy_ms / median_ms)
+
+
+def paired_baseline(paired: list[float], req: dict) -> dict:
+    """The baselines a candidate's speedups are taken against: the reference's per-call times timed
+    beside it, never at a level above the cached ones (their median scaled down to the cached median
+    where it is higher), and the cached torch.compile times scaled by the ratio of the paired eager
+    median to the cached one where the paired is lower (the two cached baselines were timed back to
+    back, so a load that inflated one likely inflated the other).
+    The cap: whatever slows the reference beside a candidate raises that candidate's speedup, and
+    red-team round 36 did it on a GPU with helper processes whose kernels, queued as the window
+    closed, ran through the paired window (3.48x for a kernel at 0.83x). So a paired run may only
+    lower the bar, as a claim may only make a result worse; a reference genuinely slower beside the
+    candidate (a throttled GPU) costs the candidate that much speedup."""
+    cached = req.get("eager_times")
+    compiled = req.get("compile_times")
+    out = {"eager_times": list(paired)}
+    if isinstance(cached, list) and cached:
+        cached_median, paired_median = statistics.median(float(x) for x in cached), statistics.median(paired)
+        if paired_median > cached_median > 0:
+            out["eager_times"] = [x * cached_median / paired_median for x in paired]
+        if isinstance(compiled, list) and compiled:
+            scale = min(1.0, paired_median / cached_median)
+            out["compile_times"] = [float(x) * scale for x in compiled]
+    return out
+
+
+def calls_per_window(one_call_ms: float, window_ms: float, cap: int) -> int:
+    """Calls a window holds so that a window lasts about window_ms (a call's own time set against
+    what every window costs besides it: the thaw, the message and the drain), at most cap."""
+    if not one_call_ms > 0 or not window_ms > 0:
+        return 1
+    return max(1, min(cap, math.ceil(window_ms / one_call_ms)))
+
+
+class Timing:
+    """Judge's timing (a mixin: self is the Judge)."""
+
+    def _profiled_call(self, loaded: Loaded, task: TaskState, cfg) -> dict:
+        """One more monitored call, on inputs of the timed calls' kind drawn afresh, under torch's profiler:
+        the kernels forward ran, by the candidate's own account (CUPTI in its process), which may only
+        reject. It comes after the timing because a process that has used CUPTI can never again be
+        drained (cuCheckpointProcessLock: CUDA_ERROR_NOT_SUPPORTED, benchmarks/gpu_drain_probe.py); its
+        window is the one not drained (the runner waits for its GPU work before it answers), and it is
+        untimed. Its outputs are judged as a trial's. Fresh inputs, because on trial 0's (round 14) a
+        candidate replayed that trial's answer, so its kernels were never seen doing the work."""
+        label = "the profiled call"
+        seed, kind = self.rng.getrandbits(62), task.timed_kind
+        loaded.window.gate.stop_draining()
+        reply, _, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, monitor=True, profile=True)
+        signals = reply.get("signals", {})
+        problem = runner_signals.malformed(signals)
+        if problem:
+            raise Outcome("rejected", "protocol_violation", f"{label}: the runner's reply: {problem}")
+        self._signal_policy(signals, task, cfg, label)
+        got = self._read(loaded, reply, 0, label)
+        self._inputs_untouched(loaded, 0, args_of[0], label)
+        self._judge_outputs(task, cfg, got, args_of[0], kind, label, "incorrect")
+        return {"custom_launches": int(signals.get("launches") or 0), "coverage": signals.get("coverage"),
+                "profile": signals.get("profile") or [], "gpu_busy_ms": signals.get("gpu_busy_ms")}
+
+    def _signal_policy(self, s: dict, task: TaskState | None, cfg, label: str) -> None:
+        """The runner's in-process monitors: early, cheap, and blind-able, so they only ever reject."""
+        def reject(reason, message):
+            raise Outcome("rejected", reason, f"{label}: {message}")
+        if s.get("patched"):
+            reject("monkey_patch", f"the candidate changed {', '.join(map(str, s['patched'][:5]))}")
+        if s.get("escapes"):
+            reject("threads_processes", "; ".join(map(str, s["escapes"])))
+        if s.get("reference_called"):
+            reject("reference_model", "forward called the reference Model")
+        if s.get("mutated_input") is not None:
+            reject("mutated_inputs", f"input {s['mutated_input']} changed during forward")
+        policy = cfg["torch_ops"]
+        if policy != "allow" and "launches" in s and not s["launches"]:
+            what = "no custom CUDA kernel ran" if self.cuda else "no extension function was called"
+            reject("kernel_not_launched", f"{what} during forward (a decoy kernel)")
+        if s.get("torch_ops") and policy == "forbid":
+            ops = ", ".join(f"aten.{k}×{v}" for k, v in sorted(s["torch_ops"].items()))
+            reject("torch_op", f"torch compute ops ran inside forward: {ops}")
+        if not cfg["allow_precision_drop"] and task is not None and not task.low_precision:
+            if s.get("precision_drops"):
+                reject("precision_drop", "; ".join(map(str, s["precision_drops"])))
+            if s.get("flags_changed"):
+                reject("precision_drop", f"precision flags changed: {', '.join(map(str, s['flags_changed']))}")
+        if s.get("aliased") and task is not None and not task.ref_aliases:
+            reject("output_aliases_input", f"output {s['aliased'][0]} shares memory with input {s['aliased'][1]} while "
+                   "the reference's is fresh: nothing was computed into an output of its own")
+        if policy == "forbid" and isinstance(s.get("coverage"), (int, float)) and s["coverage"] < cfg["min_coverage"]:
+            reject("library_compute", f"only {100 * s['coverage']:.1f}% of forward's time ran in the candidate's own "
+                   f"kernels (at least {100 * cfg['min_coverage']:.0f}% under --torch-ops forbid): the rest is "
+                   "library code")
+
+    # --- timing ---------------------------------------------------------------------------------
+    def _time_reference(self, loaded: Loaded, task: TaskState, cfg, r: int | None, timeout: float) \
+            -> tuple[list[float], int]:
+        """The trusted runner's per-call times, through the candidates' windows. With r None the
+        count of calls a window holds is chosen here, from the warm-up's one-call windows."""
+        tc = cfg["timing"]
+        deadline = time.monotonic() + timeout
+        warm = self._warm_up(loaded, task, cfg, r or 1, deadline)
+        if r is None:
+            r = calls_per_window(statistics.median(warm), float(tc["window_ms"]), loaded.window.sets)
+        per_call, start = [], time.monotonic()
+        for i in range(int(tc["trials"])):
+            _, ms, _ = self._window(loaded, task, cfg, self._fresh(r, task.timed_kind), f"baseline window {i}")
+            per_call.append(ms / r)
+            if self._timing_done(i, start, tc, deadline):
+                break
+        return per_call, r
+
+    def _fresh(self, r: int, kind: str) -> list[tuple[int, str]]:
+        return [(self.rng.getrandbits(62), kind) for _ in range(r)]
+
+    def _warm_up(self, loaded: Loaded, task: TaskState, cfg, r: int, deadline: float) -> list[float]:
+        """Untimed windows until warmup of them and warmup_ms have passed; their per-call times."""
+        tc = cfg["timing"]
+        times, t0 = [], time.monotonic()
+        while len(times) < tc["warmup"] or ((time.monotonic() - t0) * 1000 < tc["warmup_ms"]
+                                            and len(times) < 100 * tc["warmup"]):
+            _, ms, _ = self._window(loaded, task, cfg, self._fresh(r, task.timed_kind), f"warm-up window {len(times)}")
+            times.append(ms / r)
+            if time.monotonic() > deadline:
+                raise Outcome("timeout", "run_timeout", "the warm-up calls outlasted the run limit")
+        return times
+
+    @staticmethod
+    def _timing_done(i: int, start: float, tc: dict, deadline: float, openings: Openings | None = None) -> bool:
+        if time.monotonic() > deadline:
+            return True
+        return i + 1 >= tc["min_trials"] and time.monotonic() - start > tc["budget_s"] and \
+            (openings is None or openings.satisfied())
+
+    def _time(self, loaded: Loaded, task: TaskState, cfg, check: dict, r: int, req: dict, paired: Loaded) -> dict:
+        tc = cfg["timing"]
+        deadline = time.monotonic() + cfg["run_timeout_s"]
+        base_r = r
+        self._warm_up(paired, task, cfg, base_r, deadline)
+        # A window holds the baseline's count of calls, or fewer where one call of this candidate
+        # alone fills a window: a slow candidate's windows stay as long as the baseline's. Fewer
+        # calls a window only add the window's fixed cost to each call's time, never take it away.
+        one_call_ms = min(self._window(loaded, task, cfg, self._fresh(1, task.timed_kind), f"one-call warm-up window {i}")[1]
+                          for i in range(3))
+        r = min(r, calls_per_window(one_call_ms, float(tc["window_ms"]), loaded.window.sets))
+        self._warm_up(loaded, task, cfg, r, deadline)
+        n = int(tc["trials"])
+        openings = Openings(self.rng, int(tc["open_calls"]), n, float(tc["budget_s"]))
+        per_call, paired_per_call, start = [], [], time.monotonic()
+        sampled = cfg["torch_ops"] != "allow" and self._samples_timed_windows(loaded)
+        sampler = self._start_sampler(loaded, cfg) if sampled else None
+
+        checks = {"ood": 0, "kinds": set()}
+        untimed: list[tuple[int, int]] = []  # the check windows' spans, whose samples do not count
+        watched: list[tuple[int, int, float, int]] = []  # the current sampler's timed windows (claimed_windows)
+
+        def opened(reply: dict, calls: list, args_of: list, label: str, cls: str, k: int | None = None) -> None:
+            k = self.rng.randrange(len(calls)) if k is None else k
+            got = self._read(loaded, reply, k, f"{label}, call {k}")
+            self._inputs_untouched(loaded, k, args_of[k], f"{label}, call {k}")
+            seed, kind = calls[k]
+            try:
+                self._judge_outputs(task, cfg, got, args_of[k], kind, f"{label}, call {k}", cls)
+            except ReferenceFailed as e:
+                if kind == "task":
+                    raise Outcome("invalid_task", "reference_failed", f"{label}: the reference raised {e}") from None
+
+        def check_window() -> None:
+            # Out-of-distribution inputs in a window like the timed ones, untimed and always opened: a
+            # candidate that keeps a general kernel for the trials and a narrower one after them (a
+            # call counter, inputs assumed in [0, 1)) is found out in the windows it is timed among.
+            # The trials passed on such inputs, so a wrong answer here is timed_output, as in an
+            # opened timed window.
+            # Each kind catches other narrow kernels (only signed and negative draws hold values below
+            # zero), so the window holds the kinds least checked so far, and one call of each is opened.
+            kinds = sorted(self._ood_kinds(cfg), key=lambda kind: (kind in checks["kinds"], self.rng.random()))
+            calls = [(self.rng.getrandbits(62), kinds[j % len(kinds)]) for j in range(r)]
+            self.rng.shuffle(calls)
+            label = f"check window {checks['ood']}"
+            started = time.monotonic_ns()
+            reply, _, args_of = self._window(loaded, task, cfg, calls, label)
+            untimed.append((started, time.monotonic_ns()))
+            checks["ood"] += 1
+            for kind in sorted({kind for _, kind in calls}):
+                k = self.rng.choice([j for j, (_, c) in enumerate(calls) if c == kind])
+                opened(reply, calls, args_of, label, "rejected", k)
+                checks["kinds"].add(kind)
+
+        def window(i: int, extra: bool = False) -> None:
+            if cfg["ood_trials"] and self.rng.random() < OOD_WINDOW_SHARE:
+                check_window()
+            calls = self._fresh(r, task.timed_kind)
+            label = f"timed window {i}"
+            started = time.monotonic_ns()
+            reply, ms, args_of = self._window(loaded, task, cfg, calls, label)
+            if sampler is not None:
+                watched.append((started, time.monotonic_ns(), ms / r, r))
+            per_call.append(ms / r)
+            if openings.open_extra(i) if extra else openings.open_call(i, time.monotonic() - start):
+                opened(reply, calls, args_of, label, "rejected")
+            if i % 2 == 0:
+                paired_window(i)
+
+        def paired_window(i: int) -> None:
+            # The reference beside the candidate: a window of the trusted runner's after every other
+            # timed window, with the baseline's count of calls, and the speedup its median's. Red-team
+            # round 28 streamed memory in a second judge while the first timed a task's baseline,
+            # whose cached time (the CPU-time clock counts memory stalls) rose 1.6x, and an own kernel
+            # honestly 0.86x scored 1.18x. Load on the host now slows both sides of the ratio alike.
+            try:
+                _, ms, _ = self._window(paired, task, cfg, self._fresh(base_r, task.timed_kind),
+                                        f"paired reference window {i}")
+            except Outcome as o:
+                raise Outcome("invalid_task", "reference_failed",
+                              f"the reference timed beside the candidate failed: {o.reply.get('message')}") from None
+            paired_per_call.append(ms / base_r)
+
+        try:
+            for i in range(n):
+                window(i)
+                if self._timing_done(i, start, tc, deadline, openings):
+                    break
+            # The trusted sampler watched these windows; with too few samples in compiled code (short,
+            # Python-heavy calls; a loaded host that starves the sampler), another round of windows
+            # runs, as many as the last round's rate says it needs for the samples still missing
+            # (extra_windows),
+            # for up to TIMED_SAMPLING_S past the planned ones whatever the run's deadline (a share
+            # from fewer samples never passes, and each window has its own timeout). They are timed
+            # windows like the others and make the speed with them (a median of the planned windows
+            # alone was one of another load, and left 93% of an honest ok_add's extra windows
+            # uncounted beside a second judge). A round's samples count in its windows at or below the
+            # median of all windows when it ended (claimed_windows), and only where that median is
+            # at most the final one: then no window slower than the speed counts. Red-team round 29
+            # slept past the run's deadline in its first window, so that one planned window, its own
+            # loops and spin, was judged against its own median, and ran MKL in the extra windows that
+            # made the speed: 0.17x counted from both rounds, where its loops score 0.05x. Cheap extra
+            # windows must outvote the planned ones, and the first of them are opened often
+            # (Openings.open_extra): red-team round 26 was cheap in fifteen extra windows opened at 10%
+            # each, outvoted ten planned ones, and passed in a third of its runs at up to 0.99x
+            # (honest 0.2-0.3x).
+            planned = len(per_call)
+            sampled_before = 0
+            rounds: list[tuple[float, dict]] = []  # each sampler round's median of all windows, and its counts
+            sampling_start = time.monotonic()
+            while sampled:
+                median_ms = statistics.median(per_call)
+                slow, claimed_calls = claimed_windows(watched, median_ms)
+                watched.clear()
+                found = self._stop_sampler(sampler, loaded, untimed + slow)
+                round_windows = len(per_call) - sampled_before
+                sampled_before = len(per_call)
+                sampler = None
+                if found.get("unanswered"):
+                    self._unanswered(cfg, "timed calls")
+                if found.get("error"):
+                    rounds.append((0.0, {"error": found["error"]}))
+                    break
+                rounds.append((median_ms, dict(found, calls=claimed_calls)))
+                counted = counted_rounds(rounds, median_ms)
+                seen = counted["own"] + counted["library"]
+                if seen >= self.COVERAGE["cpu"]["enough"] or time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:
+                    break
+                sampler = self._start_sampler(loaded, cfg)
+                for _ in range(extra_windows(found["own"] + found["library"], round_windows,
+                                             self.COVERAGE["cpu"]["enough"] - seen, int(tc["min_trials"]))):
+                    window(len(per_call), extra=True)
+                    if time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:
+                        break
+            while checks["kinds"] != set(self._ood_kinds(cfg)):
+                check_window()
+        finally:
+            if sampler is not None:
+                self._stop_sampler(sampler, loaded)
+        if sampled:
+            counts = counted_rounds(rounds, statistics.median(per_call))
+        stats = summarize(per_call)
+        req = dict(req, **paired_baseline(paired_per_call, req))
+        external = {"clock": self._clock_name(), "timed_inputs": task.timed_kind, "calls_per_window": r,
+                    "windows": len(per_call), "planned_windows": planned,
+                    "opened": openings.opened, "check_windows": checks["ood"], "flush_bytes": loaded.window.flush.nbytes}
+        reply = {"timing": stats, "external": external, "flags": [], "times": per_call,
+                 "eager_paired": summarize(paired_per_call)}
+        if sampled:
+            external["compiled_samples"] = counts["own"] + counts["library"]
+            self._timed_coverage(counts, cfg, reply, check)
+            self._library_time(counts, cfg, req, external)
+        for name in ("eager", "compile"):
+            base = req.get(f"{name}_times")
+            if isinstance(base, list) and base and stats["median_ms"] > 0:
+                reply[f"speedup_{name}"] = statistics.median(float(x) for x in base) / stats["median_ms"]
+                interval = speedup_interval([float(x) for x in base], per_call)
+                if interval:
+                    reply[f"speedup_{name}_interval"] = interval
+        interval = reply.get("speedup_eager_interval")
+        if interval and interval[0] <= 1.0 <= interval[1]:
+            reply["flags"].append("speedup_uncertain")
+        if self.cuda and self.bandwidth_gbps > 0:
+            floor_ms = task.moved_bytes / (self.bandwidth_gbps * 1e9) * 1e3
+            reply["roofline_floor_ms"] = floor_ms
+            margin = cfg["roofline_margin"] * floor_ms
+            eager = req.get("eager_times")
+            eager_ms = statistics.median(eager) if isinstance(eager, list) and eager else 0.0
+            if stats["median_ms"] < margin:
+                if eager_ms and eager_ms < margin:
+                    reply["flags"].append("roofline_not_binding")  # the reference beats it too: the task reads less
+                else:
+                    raise Outcome("rejected", "beats_roofline",
+                                  f"{stats['median_ms']:.4g} ms per call would move the task's {task.moved_bytes} bytes "
+                                  f"of inputs and outputs faster than {cfg['roofline_margin']:.0%} of the GPU's "
+                                  f"{self.bandwidth_gbps:.0f} GB/s allows ({floor_ms:.4g} ms)", timing=stats)
+        return reply
