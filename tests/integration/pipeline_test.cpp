@@ -215,8 +215,10 @@ TEST(Pipeline, CpuReferenceSolutionsAreCorrect) {
     EXPECT_GT(*r.coverage, 0.0) << r.task;
     EXPECT_LE(*r.coverage, 1.0) << r.task;
     // The speedup is against the reference timed beside the candidate, not the cached baseline
-    // (red-team round 28), and at least three of its windows were timed.
-    EXPECT_NEAR(*r.speedup_eager, r.eager_paired->median_ms / r.timing->median_ms, 1e-9) << r.task;
+    // (red-team round 28), held to the cached baseline's level where it ran slower (round 36), and
+    // at least three of its windows were timed.
+    const double reference_ms = std::min(r.eager_paired->median_ms, r.eager->median_ms);
+    EXPECT_NEAR(*r.speedup_eager, reference_ms / r.timing->median_ms, 1e-9 * *r.speedup_eager) << r.task;
     EXPECT_GE(r.eager_paired->trials, 3) << r.task;
     // Every CI solution's reference is finite on signed values, so that is what the calls were timed
     // on, the reference's too (red-team round 18: a fast path taken only on the task's own values).
