@@ -32,11 +32,13 @@ from .sandbox import fd_sha256
 GPU_LIBRARIES = ("libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse", "libcusolver", "libcutensor",
                  "libnvblas", "libnccl", "libnvjpeg", "libnpp")
 # Files whose samples say nothing about who computes: the interpreter, libc, the loader, and torch's
-# Python bindings and allocator (a call's fixed cost, which a tiny honest kernel pays as much as a cheat).
+# Python bindings and allocator (a call's fixed cost, which a tiny honest kernel pays as much as a cheat);
+# and libcufile, GPUDirect Storage's file I/O, which torch's CUDA wheel loads even on the CPU and which
+# holds no math to lend: 3 samples of it in an honest ReLU's timed calls rejected it (CI, session 31).
 # Named whole, up to ".so" and a version or a wheel's hash: a prefix let any host library whose name
 # begins alike go free (red-team round 35: librt* is also DPDK's librte_*, libdl* dlib's libdlib).
 GLUE_LIBRARY = re.compile(r"^(?:libpython\d+(?:\.\d+)*[dmu]*|libc|libm|ld-linux(?:-x86-64|-aarch64)?|libpthread"
-                          r"|libdl|librt|libtorch_python|libc10|libgomp)"
+                          r"|libdl|librt|libtorch_python|libc10|libgomp|libcufile)"
                           r"(?:-(?:[0-9a-f]{8}|\d+(?:\.\d+)*))?\.so(?:\.\d+)*$")
 # The interpreter's own extension modules (json, socket, struct, select: the runner's protocol runs
 # through them on every call).

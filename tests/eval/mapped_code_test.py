@@ -283,9 +283,9 @@ def main():
         # like one (DPDK's librte_*, dlib's libdlib) is a library like any other.
         glue_names = ("libc.so.6", "libc-2.31.so", "libm.so.6", "ld-linux-x86-64.so.2", "libpthread.so.0", "libdl.so.2",
                       "librt.so.1", "libpython3.11.so.1.0", "libtorch_python.so", "libc10.so", "libgomp.so.1",
-                      "libgomp-a34b3233.so.1")
+                      "libgomp-a34b3233.so.1", "libcufile.so.0")
         other_names = ("librte_eal.so.23", "libdlib.so.19", "libc10_cuda.so", "libmvec.so.1", "libcblas.so.3",
-                       "libpython_blas.so", "libm.so.6.evil")
+                       "libpython_blas.so", "libm.so.6.evil", "libcufile_rdma.so.1", "libcufft.so.12")
         results.append(check("glue libraries by their whole names", all(map(glue_library, glue_names)) and
                              not any(map(glue_library, other_names)),
                              str([n for n in glue_names if not glue_library(n)] +
