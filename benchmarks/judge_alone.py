@@ -100,6 +100,8 @@ def main() -> int:
     print(f"judge: {hello.get('device_name')}, sandbox {hello.get('sandbox')}, clock {hello.get('clock')}, "
           f"warnings {hello.get('warnings')}", flush=True)
     baselines, failed, results = {}, 0, []
+    # Each result is written as it comes, so that a run stopped at a device call's limit keeps them.
+    out = open(a.out, "w", encoding="utf-8") if a.out else None
     for path in a.candidates:
         source = open(path, encoding="utf-8").read()
         task = os.path.abspath(task_of(path, source, a.tasks))
@@ -119,6 +121,9 @@ def main() -> int:
         failed += not ok
         results.append({"candidate": path, "seconds": time.monotonic() - t0, "eager": base.get("eager"),
                         "calls_per_window": base.get("calls_per_window"), **result})
+        if out:
+            out.write(json.dumps(results[-1], default=str) + "\n")
+            out.flush()
         print(f"{'ok  ' if ok else 'MISS'} {os.path.basename(path)[:60]:<60} {result.get('class')}/"
               f"{result.get('reason', '')} {result.get('speedup_eager', 0):.3g}x "
               f"{(result.get('message') or '')[:160]!r} ({time.monotonic() - t0:.1f} s)"
@@ -127,10 +132,8 @@ def main() -> int:
     hello = judge.ask({"op": "hello"})
     print(f"judge at the end: clock {hello.get('clock')}, warnings {hello.get('warnings')}", flush=True)
     judge.close()
-    if a.out:
-        with open(a.out, "w") as f:
-            for r in results:
-                f.write(json.dumps(r, default=str) + "\n")
+    if out:
+        out.close()
     print(f"{len(results) - failed} of {len(results)} as labelled")
     return 1 if failed else 0
 

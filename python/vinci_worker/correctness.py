@@ -115,12 +115,13 @@ class Correctness:
 
     def _check(self, loaded: Loaded, task: TaskState, cfg) -> dict:
         worst, mean_sum, counted, warnings, skipped = 0.0, 0.0, 0, [], []
-        first = {}
+        first, watched_ms = {}, []
         trials = self._trials(cfg)
         for t, (seed, kind) in enumerate(trials):
             label = f"trial {t}" + ("" if kind == "task" else f" ({kind} inputs)")
-            signals, result = self._trial(loaded, task, cfg, t, seed, kind, label, warnings, skipped,
-                                          profile=t == 0 and not self.cuda)
+            signals, result, ms = self._trial(loaded, task, cfg, t, seed, kind, label, warnings, skipped,
+                                              profile=t == 0 and not self.cuda)
+            watched_ms.append(ms)
             if t == 0:
                 first = {"signals": signals}
             if result is not None:
@@ -152,15 +153,16 @@ class Correctness:
                 "mean_abs_diff": mean_sum / max(counted, 1), "warnings": sorted(set(warnings)),
                 "skipped_trials": skipped, "custom_launches": int(signals.get("launches") or 0),
                 "coverage": signals.get("coverage"), "profile": signals.get("profile") or [],
-                "gpu_busy_ms": signals.get("gpu_busy_ms")}
+                "gpu_busy_ms": signals.get("gpu_busy_ms"), "watched_ms": watched_ms}
 
     def _trial(self, loaded: Loaded, task: TaskState, cfg, t: int, seed: int, kind: str, label: str,
-               warnings: list, skipped: list, profile=False) -> tuple[dict, dict | None]:
+               warnings: list, skipped: list, profile=False) -> tuple[dict, dict | None, float]:
         """One monitored call on (seed, kind)'s inputs, its signals held to the policy and its outputs
-        to the reference; raises Outcome(incorrect, ...) when they differ. Returns its signals and the
-        comparison (None where an out-of-distribution draw made the reference itself fail)."""
+        to the reference; raises Outcome(incorrect, ...) when they differ. Returns its signals, the
+        comparison (None where an out-of-distribution draw made the reference itself fail) and the
+        window's milliseconds."""
         try:
-            reply, _, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, monitor=True, profile=profile)
+            reply, ms, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, monitor=True, profile=profile)
         except Outcome as o:
             o.reply["trials_passed"] = t
             raise
@@ -175,13 +177,13 @@ class Correctness:
         self._inputs_untouched(loaded, 0, args_of[0], label)
         try:
             return signals, self._judge_outputs(task, cfg, got, args_of[0], kind, label, "incorrect",
-                                                {"trials_passed": t})
+                                                {"trials_passed": t}), ms
         except ReferenceFailed as e:
             if kind == "task":
                 raise Outcome("invalid_task", "reference_failed", f"{label}: the reference forward raised {e}") \
                     from None
             skipped.append(f"{label}: the reference raised {e}"[:200])
-            return signals, None
+            return signals, None, ms
         except Outcome as o:
             o.reply.setdefault("trials_passed", t)
             raise

@@ -287,6 +287,9 @@ class TimingCheck(Message):
     opened: int = 0
     flush_bytes: int = 0
     gpu_busy_share: float | None = None
+    watched_ms: float | None = None
+    watched_allowed_ms: float | None = None
+    profiled_ms: float | None = None
     library_ms_per_call: float | None = None
     library_share: float | None = None
     compiled_samples: int | None = None

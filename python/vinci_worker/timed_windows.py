@@ -40,6 +40,25 @@ PROFILED_BUSY_MARGIN = 1.25
 
 PROFILED_BUSY_SLACK_MS = 0.02
 
+# The watched calls timed from outside (red-team round 38). The trials run under the monitors and the
+# profiled call under the profiler, so a candidate can tell them from timed calls and run a slow own
+# kernel there and a library in the timed windows; round 38 also shrank the profiled call's busy time
+# (the claim above) by replacing the profiler's event list, and a naive SGEMM at 0.122x scored 0.909x.
+# The judge times every trial window itself, and the fastest trial (one call a window, monitored,
+# drained) is held to WATCHED_MARGIN times the median timed call plus what the same window costs the
+# reference beyond its own median timed call (the window's fixed cost, the monitors' clones and
+# comparisons of the inputs; the reference is timed so beside the candidate, in its trusted runner),
+# plus WATCHED_SLACK_MS. The margin and the slack cover what the monitors cost the candidate's own
+# ops beyond the reference's: on an H200 two honest solutions' fastest trials took 1.44x and 1.10x
+# the bound 1.5 * (median) + (the reference's cost) + 0.5 ms (8_MatmulRowSum: 4.90 ms beside a
+# 0.65 ms median and the reference's 1.87 ms), which the bound now leaves 1.4x room above. A
+# candidate that runs its own kernel only when watched gains at most this bound over it (round 38's
+# 29.9 ms trials beside 3.71 ms timed calls are 2.1x over it); to gain more it must run the library
+# in the trials too, where only the profiled call's kernel names (a claim) could tell.
+WATCHED_MARGIN = 2.0
+WATCHED_SLACK_MS = 2.0
+REFERENCE_WATCHED_WINDOWS = 3
+
 
 def flag_launch_bound(check: dict, timed: dict) -> None:
     share = gpu_busy_share(check.get("gpu_busy_ms"), timed["timing"]["median_ms"])
@@ -61,6 +80,22 @@ def require_timed_work_as_profiled(check: dict, timed: dict) -> None:
         raise Outcome("rejected", "watched_call_slower",
                       f"the profiled call's kernels alone kept the GPU busy {busy:.4g} ms, more than "
                       f"{PROFILED_BUSY_MARGIN:g}x the median timed call's {median:.4g} ms: the timed calls ran other "
+                      "work than the watched ones (a library's kernels while unwatched?)")
+
+
+def require_watched_calls_as_timed(watched_ms: float, reference_watched_ms: float, median_ms: float,
+                                   reference_median_ms: float, external: dict) -> None:
+    """Rejects a candidate whose fastest trial (a watched window of one call, timed by the judge) took
+    longer than WATCHED_MARGIN times its median timed call plus what such a window costs the reference
+    beyond its own median, plus WATCHED_SLACK_MS; records the trial and the bound in external."""
+    overhead = max(0.0, reference_watched_ms - reference_median_ms)
+    allowed = WATCHED_MARGIN * (median_ms + overhead) + WATCHED_SLACK_MS
+    external.update(watched_ms=watched_ms, watched_allowed_ms=allowed)
+    if watched_ms > allowed:
+        raise Outcome("rejected", "watched_call_slower",
+                      f"the fastest monitored trial took {watched_ms:.4g} ms by the judge's clock, more than "
+                      f"{WATCHED_MARGIN:g}x the median timed call's {median_ms:.4g} ms and the {overhead:.4g} ms such a "
+                      f"window costs the reference, plus {WATCHED_SLACK_MS:g} ms: the timed calls ran other, lighter "
                       "work than the watched ones (a library's kernels while unwatched?)")
 
 
@@ -119,7 +154,7 @@ class Timing:
         label = "the profiled call"
         seed, kind = self.rng.getrandbits(62), task.timed_kind
         loaded.window.gate.stop_draining()
-        reply, _, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, monitor=True, profile=True)
+        reply, ms, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, monitor=True, profile=True)
         signals = reply.get("signals", {})
         problem = runner_signals.malformed(signals)
         if problem:
@@ -129,7 +164,28 @@ class Timing:
         self._inputs_untouched(loaded, 0, args_of[0], label)
         self._judge_outputs(task, cfg, got, args_of[0], kind, label, "incorrect")
         return {"custom_launches": int(signals.get("launches") or 0), "coverage": signals.get("coverage"),
-                "profile": signals.get("profile") or [], "gpu_busy_ms": signals.get("gpu_busy_ms")}
+                "profile": signals.get("profile") or [], "gpu_busy_ms": signals.get("gpu_busy_ms"), "profiled_ms": ms}
+
+    def _hold_watched_calls(self, check: dict, timed: dict, paired: Loaded, task: TaskState, cfg) -> None:
+        """The watched calls held to the timed ones by the judge's clock (WATCHED_MARGIN): the
+        candidate's fastest trial against its median timed call, with the reference's watched windows,
+        timed here in its trusted runner while the candidate's is frozen, for what such a window costs.
+        The profiled call's time is recorded, not held: its profiler's start costs milliseconds and
+        varies, which no bound on it could tell from a slower kernel (on an H200 an honest GELU's took
+        19.3 ms beside 8.4 ms trials)."""
+        try:
+            reference_watched = min(
+                self._window(paired, task, cfg, self._fresh(1, task.timed_kind),
+                             f"the reference's watched window {i}", monitor=True)[1]
+                for i in range(REFERENCE_WATCHED_WINDOWS))
+        except Outcome as o:
+            raise Outcome("invalid_task", "reference_failed",
+                          f"the reference's watched window failed: {o.reply.get('message')}") from None
+        external = timed["external"]
+        watched = min(check.pop("watched_ms"))
+        median = timed["timing"]["median_ms"]
+        require_watched_calls_as_timed(watched, reference_watched, median, timed["eager_paired"]["median_ms"],
+                                       external)
 
     def _signal_policy(self, s: dict, task: TaskState | None, cfg, label: str) -> None:
         """The runner's in-process monitors: early, cheap, and blind-able, so they only ever reject."""

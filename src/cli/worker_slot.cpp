@@ -47,7 +47,7 @@ eval::Result WorkerSlot::evaluate(const queue::QueueJob& job) {
     prepared_.erase(it);
   } else {
     try {
-      files = std::make_unique<queue::JobFiles>(host_.cache_dir / "queue-jobs" / eval::flat_id(name_), job);
+      files = files_for(job);
     } catch (const std::invalid_argument& e) {
       throw queue::JobRefused(e.what());
     }
@@ -62,6 +62,10 @@ eval::Result WorkerSlot::evaluate(const queue::QueueJob& job) {
   return r;
 }
 
+std::unique_ptr<queue::JobFiles> WorkerSlot::files_for(const queue::QueueJob& job) const {
+  return std::make_unique<queue::JobFiles>(host_.cache_dir / "queue-jobs" / eval::flat_id(name_), job);
+}
+
 void WorkerSlot::prepare(const queue::QueueJob& job) {
   try {
     const eval::EvalConfig judged = queue::judged_config(host_, job.settings);
@@ -69,7 +73,7 @@ void WorkerSlot::prepare(const queue::QueueJob& job) {
     if (prepared_.count(job.key)) return;                               // its files are written and its build started
     // A held job that was never evaluated (released) leaves its files: a few are kept, the rest go.
     while (prepared_.size() >= 4) prepared_.erase(prepared_.begin());
-    auto files = std::make_unique<queue::JobFiles>(host_.cache_dir / "queue-jobs" / eval::flat_id(name_), job);
+    auto files = files_for(job);
     pool_->prepare(files->job());
     prepared_[job.key] = std::move(files);
   } catch (const std::exception& e) {

@@ -35,6 +35,10 @@ class WorkerSlot {
   void prepare(const queue::QueueJob& job);
 
  private:
+  // The job's task and candidate written under this slot's folder (std::invalid_argument for a job
+  // whose files cannot be named).
+  std::unique_ptr<queue::JobFiles> files_for(const queue::QueueJob& job) const;
+
   eval::EvalConfig host_;
   std::string name_;
   const std::atomic<bool>* release_;

@@ -127,11 +127,8 @@ EvaluatorPool::~EvaluatorPool() {
 
 void EvaluatorPool::prepare(const Job& job) {
   if (!build_step_imports()) return;
-  const std::string key = result_key(job);
-  if (config_.use_cache && !job.fresh)
-    if (auto hit = results_.get(key); hit && hit->value("cache_key", "") == key) return;
-  const fs::path copy = candidate_copy(job);
-  if (!fs::exists(copy)) core::write_file_atomic(copy, job.candidate.source);
+  if (!job.fresh && cached_result(job, result_key(job))) return;
+  const fs::path copy = stored_copy(job);
   if (!prepared_) {
     // Made here, in the thread that also calls run(), so the watcher and the destructor never see
     // it half made; its id follows the builders'.
@@ -147,9 +144,16 @@ void EvaluatorPool::prepare(const Job& job) {
                                                ++stats_.builds;
                                                return b;
                                              }).share();
-  std::lock_guard lock(p.mu);
-  p.outcomes.emplace_back(Prepared::key(copy, job.task), std::move(outcome));
-  while (p.outcomes.size() > Prepared::kKept) p.outcomes.pop_front();
+  std::vector<std::shared_future<BuildOutcome>> dropped;
+  {
+    std::lock_guard lock(p.mu);
+    p.outcomes.emplace_back(Prepared::key(copy, job.task), std::move(outcome));
+    for (; p.outcomes.size() > Prepared::kKept; p.outcomes.pop_front())
+      dropped.push_back(std::move(p.outcomes.front().second));
+  }
+  // The last reference to an std::async future waits for its task: dropping an outcome nobody took
+  // waits for that build, here and not under p.mu, where take_prepared() would wait too. Builds go
+  // one at a time and the dropped one is the oldest, so it has finished or is the one running.
 }
 
 std::optional<BuildOutcome> EvaluatorPool::take_prepared(const Job& job) {
@@ -389,6 +393,26 @@ Result EvaluatorPool::evaluate(const Job& job, const BuildOutcome& build, Worker
 // checks reject then costs no runner's torch import (about 3 s of CPU), one that passes a Python start.
 bool EvaluatorPool::build_step_imports() const { return device_kind_ != "cpu"; }
 
+std::optional<Result> EvaluatorPool::cached_result(const Job& job, const std::string& key) const {
+  if (!config_.use_cache) return std::nullopt;
+  const auto hit = results_.get(key);
+  if (!hit || hit->value("cache_key", "") != key) return std::nullopt;
+  try {
+    Result r = result_from_json(*hit);
+    r.candidate = job.candidate.file.string();
+    r.cached = true;
+    return r;
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;  // an unreadable entry is a miss
+  }
+}
+
+fs::path EvaluatorPool::stored_copy(const Job& job) const {
+  const fs::path copy = candidate_copy(job);
+  if (!fs::exists(copy)) core::write_file_atomic(copy, job.candidate.source);
+  return copy;
+}
+
 fs::path EvaluatorPool::candidate_copy(const Job& job) const {
   return config_.cache_dir / "candidates" / (job.candidate.hash + ".py");
 }
@@ -465,21 +489,13 @@ std::vector<Result> EvaluatorPool::run(const std::vector<Job>& jobs,
   }
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (!jobs[i].fresh && first_of_key.at(keys[i]) != i) continue;  // a twin
-    if (config_.use_cache && !jobs[i].fresh) {
-      if (auto hit = results_.get(keys[i]); hit && hit->value("cache_key", "") == keys[i]) {
-        try {
-          Result r = result_from_json(*hit);
-          r.candidate = jobs[i].candidate.file.string();
-          r.cached = true;
-          emit(i, r);
-          continue;
-        } catch (const std::invalid_argument&) {
-          // an unreadable entry is a miss
-        }
+    if (!jobs[i].fresh) {
+      if (std::optional<Result> hit = cached_result(jobs[i], keys[i])) {
+        emit(i, *hit);
+        continue;
       }
     }
-    const fs::path copy = candidate_copy(jobs[i]);
-    if (!fs::exists(copy)) core::write_file_atomic(copy, jobs[i].candidate.source);
+    stored_copy(jobs[i]);
     to_build.push_back(i);
   }
   shared.builds_left = to_build.size();

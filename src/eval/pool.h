@@ -79,6 +79,11 @@ class EvaluatorPool {
   void sweep() const;  // keeps the cache within config_.cache_budget_bytes
   bool build_step_imports() const;
   std::filesystem::path candidate_copy(const Job& job) const;
+  // The job's result from the result cache (use_cache), as this job's; none on a miss or an
+  // unreadable entry.
+  std::optional<Result> cached_result(const Job& job, const std::string& key) const;
+  // candidate_copy(job), written there first when it is not.
+  std::filesystem::path stored_copy(const Job& job) const;
   std::filesystem::path candidate_log(const Job& job, const char* step) const;
 
   EvalConfig config_;

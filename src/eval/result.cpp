@@ -61,6 +61,9 @@ nlohmann::json to_json(const TimingCheck& t) {
                    {"opened", t.opened},   {"flush_bytes", t.flush_bytes}};
   if (!t.timed_inputs.empty()) j["timed_inputs"] = t.timed_inputs;
   if (t.gpu_busy_share) j["gpu_busy_share"] = *t.gpu_busy_share;
+  if (t.watched_ms) j["watched_ms"] = *t.watched_ms;
+  if (t.watched_allowed_ms) j["watched_allowed_ms"] = *t.watched_allowed_ms;
+  if (t.profiled_ms) j["profiled_ms"] = *t.profiled_ms;
   if (t.library_ms_per_call) j["library_ms_per_call"] = *t.library_ms_per_call;
   if (t.library_share) j["library_share"] = *t.library_share;
   if (t.compiled_samples) j["compiled_samples"] = *t.compiled_samples;
@@ -77,6 +80,9 @@ TimingCheck timing_check_from_json(const nlohmann::json& j) {
   t.flush_bytes = j.value("flush_bytes", uint64_t{0});
   t.timed_inputs = j.value("timed_inputs", "");
   t.gpu_busy_share = get_opt<double>(j, "gpu_busy_share");
+  t.watched_ms = get_opt<double>(j, "watched_ms");
+  t.watched_allowed_ms = get_opt<double>(j, "watched_allowed_ms");
+  t.profiled_ms = get_opt<double>(j, "profiled_ms");
   t.library_ms_per_call = get_opt<double>(j, "library_ms_per_call");
   t.library_share = get_opt<double>(j, "library_share");
   t.compiled_samples = get_opt<int>(j, "compiled_samples");

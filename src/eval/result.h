@@ -40,6 +40,9 @@ struct TimingCheck {
   // values is ever timed (red-team round 18); "task" under the KernelBench protocol.
   std::string timed_inputs;
   std::optional<double> gpu_busy_share;  // GPU: the share of a median call the kernels kept the GPU busy (a claim)
+  // GPU, by the judge's clock: the fastest monitored trial, the most it may take (red-team round 38:
+  // watched calls held to the timed ones) and the profiled call's window, which is recorded, not held.
+  std::optional<double> watched_ms, watched_allowed_ms, profiled_ms;
   // CPU, from the trusted sampler's samples of the timed windows: library code's CPU time a call, and
   // its share of the compiled code's (the library_compute bound, python/vinci_worker/judge.py)
   std::optional<double> library_ms_per_call, library_share;

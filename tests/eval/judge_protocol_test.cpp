@@ -70,6 +70,9 @@ TEST(JudgeProtocol, RepliesRoundTripThroughTheFixtures) {
   EXPECT_EQ(measured.external->planned_windows, 100);
   EXPECT_EQ(measured.external->timed_inputs, "signed");
   EXPECT_EQ(measured.external->gpu_busy_share, 0.83);
+  EXPECT_EQ(measured.external->watched_ms, 0.031);
+  EXPECT_EQ(measured.external->watched_allowed_ms, 0.54);
+  EXPECT_EQ(measured.external->profiled_ms, 9.5);
   ASSERT_EQ(measured.profile.size(), 1u);
   EXPECT_TRUE(measured.profile[0].custom);
   ASSERT_TRUE(measured.speedup_eager_interval);

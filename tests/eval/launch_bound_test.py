@@ -1,7 +1,9 @@
 """The judge's launch_bound flag (python/vinci_worker/timed_windows.py gpu_busy_share): the share of a median
 timed call that the profiled call's kernels kept the GPU busy, with the threshold's both sides and
 every busy time that must be ignored rather than trusted; and the rejection of a profiled call busier
-than a timed call (require_timed_work_as_profiled, red-team round 13). Values worked by hand.
+than a timed call (require_timed_work_as_profiled, red-team round 13); and the watched calls held to the
+timed ones by the judge's own clock (require_watched_calls_as_timed, red-team round 38). Values worked
+by hand.
 
     python3 tests/eval/launch_bound_test.py REPO_ROOT
 """
@@ -10,7 +12,8 @@ import sys
 sys.path.insert(0, f"{sys.argv[1]}/python")
 from vinci_worker.outcome import Outcome  # noqa: E402
 from vinci_worker.timed_windows import (LAUNCH_BOUND_BUSY_SHARE, PROFILED_BUSY_MARGIN,  # noqa: E402
-                                        PROFILED_BUSY_SLACK_MS, gpu_busy_share, require_timed_work_as_profiled)
+                                        PROFILED_BUSY_SLACK_MS, WATCHED_MARGIN, WATCHED_SLACK_MS, gpu_busy_share,
+                                        require_timed_work_as_profiled, require_watched_calls_as_timed)
 
 failures = []
 
@@ -58,6 +61,37 @@ check(verdict(1.271, 1.0)[0] == "watched_call_slower", "1.271 ms of kernels in a
 check(verdict(0.03, 0.008)[0] is None, "a tiny call: 0.03 ms of kernels under 1.25 * 0.008 + 0.02 ms passes")
 for busy in (None, float("nan"), -1.0, True, "9"):
     check(verdict(busy, 1.0) == (None, None), f"a busy time of {busy!r} decides nothing and is not recorded")
+
+
+
+def watched(watched_ms, reference_watched_ms, median_ms, reference_median_ms):
+    external = {}
+    try:
+        require_watched_calls_as_timed(watched_ms, reference_watched_ms, median_ms, reference_median_ms, external)
+    except Outcome as o:
+        return o.reply["reason"], external
+    return None, external
+
+
+check(WATCHED_MARGIN == 2.0 and WATCHED_SLACK_MS == 2.0, "the bound: 2x (median + the reference's window cost) + 2 ms")
+# Round 38's naive SGEMM on an H200: its fastest trial 29.87 ms, 3.713 ms a timed call (cuBLAS), the
+# reference's watched window 2.498 ms over its median. Allowed: 2 * (3.713 + 2.498) + 2 = 14.422 ms.
+reason, ext = watched(29.87, 5.898, 3.713, 3.4)
+check(reason == "watched_call_slower" and abs(ext["watched_allowed_ms"] - 14.422) < 1e-9,
+      f"round 38's 29.87 ms trial beside 3.713 ms timed calls: {reason} {ext}")
+# The honest 8_MatmulRowSum on the same H200: 4.895 ms beside a 0.6475 ms median, the reference's cost
+# 1.872 ms. Allowed: 2 * (0.6475 + 1.872) + 2 = 7.039 ms; it passes, both recorded.
+reason, ext = watched(4.895, 2.872, 0.6475, 1.0)
+check(reason is None and ext["watched_ms"] == 4.895 and abs(ext["watched_allowed_ms"] - 7.039) < 1e-9,
+      f"the honest 8_MatmulRowSum passes: {reason} {ext}")
+check(set(ext) == {"watched_ms", "watched_allowed_ms"}, f"only what the wire carries is recorded: {ext}")
+# The edge: 2 * (1.0 + (0.7 - 0.2)) + 2 = 5.0 ms.
+check(watched(5.0, 0.7, 1.0, 0.2)[0] is None, "a trial at the bound passes")
+check(watched(5.001, 0.7, 1.0, 0.2)[0] == "watched_call_slower", "a trial over it is rejected")
+# A reference whose watched window was faster than its median (a quiet moment) gives no negative credit:
+# 2 * (1.0 + 0) + 2 = 4.0 ms.
+check(watched(4.0, 0.1, 1.0, 0.2)[0] is None and watched(4.01, 0.1, 1.0, 0.2)[0] == "watched_call_slower",
+      "no negative window cost")
 
 for f in failures:
     print("FAILED:", f)

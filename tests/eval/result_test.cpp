@@ -95,7 +95,7 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   r.eager = TimingStats{100, 2.0, 2.0, 0.0, 2.0, 2.0, 2.0, 2.0};
   r.compiled = TimingStats{50, 1.5, 1.5, 0.0, 1.5, 1.5, 1.5, 1.5};
   r.eager_paired = TimingStats{50, 1.9, 1.9, 0.0, 1.9, 1.9, 1.9, 1.9};
-  r.timing_check = TimingCheck{"wall", 4, 25, 10, 10, 100 << 20, "signed", 0.25, 0.125, 0.375, 140};
+  r.timing_check = TimingCheck{"wall", 4, 25, 10, 10, 100 << 20, "signed", 0.25, 1.5, 2.5, 9.0, 0.125, 0.375, 140};
   r.speedup_eager = 2.0;
   r.speedup_eager_interval = Interval{1.8, 2.3};
   r.speedup_compile = 1.5;
@@ -125,6 +125,9 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   EXPECT_EQ(b.timing_check->flush_bytes, uint64_t{100} << 20);
   EXPECT_EQ(b.timing_check->timed_inputs, "signed");
   EXPECT_EQ(b.timing_check->gpu_busy_share, 0.25);
+  EXPECT_EQ(b.timing_check->watched_ms, 1.5);
+  EXPECT_EQ(b.timing_check->watched_allowed_ms, 2.5);
+  EXPECT_EQ(b.timing_check->profiled_ms, 9.0);
   EXPECT_EQ(b.timing_check->library_ms_per_call, 0.125);
   EXPECT_EQ(b.timing_check->library_share, 0.375);
   EXPECT_EQ(b.speedup_eager_interval, (Interval{1.8, 2.3}));
@@ -155,6 +158,8 @@ TEST(Result, AMalformedIntervalIsIgnored) {
   EXPECT_EQ(t.calls_per_window, 1);  // one call a window unless told otherwise
   EXPECT_FALSE(t.gpu_busy_share);    // CPU timings and older lines have none
   EXPECT_FALSE(to_json(t).contains("gpu_busy_share"));
+  EXPECT_FALSE(t.watched_ms);  // CPU timings and older lines have none
+  EXPECT_FALSE(to_json(t).contains("watched_allowed_ms"));
   EXPECT_FALSE(t.library_ms_per_call);  // GPU timings, too few samples and older lines have none
   EXPECT_FALSE(to_json(t).contains("library_share"));
   EXPECT_FALSE(t.compiled_samples);

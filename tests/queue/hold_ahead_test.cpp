@@ -12,6 +12,7 @@
 
 #include "queue/job_queue.h"
 #include "queue/queue_worker.h"
+#include "support/queue_jobs.h"
 #include "support/redis_server.h"
 #include "support/temp_dir.h"
 
@@ -21,24 +22,8 @@ using namespace std::chrono_literals;
 
 constexpr const char* kPassword = "hold-ahead-password";
 
-QueueJob make_job(int n) {
-  QueueJob job;
-  job.task_id = "level1/19_ReLU";
-  job.task_source = "class Model: pass\n";
-  job.candidate_name = fmt::format("c{}.py", n);
-  job.candidate_source = fmt::format("# candidate {}\nclass ModelNew: pass\n", n);
-  job.evaluator = {"fingerprint-1", "cpu (test)", "2.11.0", "evaluator-1"};
-  job.key = result_key(job.task_source, job.candidate_source, job.evaluator);
-  return job;
-}
-
-eval::Result correct(const QueueJob& job) {
-  eval::Result r;
-  r.task = job.task_id;
-  r.candidate = job.candidate_name;
-  r.verdict = eval::Verdict::correct;
-  return r;
-}
+using test::correct_result;
+using test::numbered_job;
 
 RedisConnection connect(const test::RedisServer& server) { return RedisConnection(parse_redis_url(server.url())); }
 
@@ -58,7 +43,7 @@ long long pending(RedisConnection& redis) {
 std::vector<std::string> submit(JobQueue& queue, int jobs) {
   std::vector<std::string> keys;
   for (int n = 0; n < jobs; ++n) {
-    const QueueJob job = make_job(n);
+    const QueueJob job = numbered_job(n);
     EXPECT_EQ(queue.submit(job), SubmitOutcome::queued);
     keys.push_back(job.key);
   }
@@ -78,7 +63,7 @@ TEST(QueueHoldAhead, TheNextJobIsPreparedBeforeTheCurrentOneIsJudged) {
       worker_redis, options("ahead", 1),
       [&](const QueueJob& job) {
         events.push_back("judge " + job.candidate_name);
-        return correct(job);
+        return correct_result(job);
       },
       [&](const QueueJob& job) { events.push_back("prepare " + job.candidate_name); });
   EXPECT_EQ(worker.step(), StepOutcome::evaluated);
@@ -110,7 +95,7 @@ TEST(QueueHoldAhead, AStoppingWorkerHandsItsHeldJobBackAtOnce) {
   int prepared = 0;
   {
     RedisConnection stopping_redis = connect(server);
-    QueueWorker stopping(stopping_redis, options("stopping", 1), correct, [&](const QueueJob&) { ++prepared; });
+    QueueWorker stopping(stopping_redis, options("stopping", 1), correct_result, [&](const QueueJob&) { ++prepared; });
     EXPECT_EQ(stopping.step(), StepOutcome::evaluated);
     EXPECT_EQ(stopping.held_ahead(), 1u);
     stopping.sign_off();
@@ -120,7 +105,7 @@ TEST(QueueHoldAhead, AStoppingWorkerHandsItsHeldJobBackAtOnce) {
   EXPECT_EQ(prepared, 1);
 
   RedisConnection taker_redis = connect(server);
-  QueueWorker taker(taker_redis, options("taker", 0), correct);
+  QueueWorker taker(taker_redis, options("taker", 0), correct_result);
   const auto started = std::chrono::steady_clock::now();
   StepOutcome outcome = StepOutcome::idle;
   while (outcome == StepOutcome::idle && std::chrono::steady_clock::now() - started < 30s) outcome = taker.step();
@@ -172,7 +157,7 @@ TEST(QueueHoldAhead, AKilledWorkersHeldJobIsFinishedByAnother) {
   int calls = 0;
   QueueWorker survivor(survivor_redis, survivor_options, [&](const QueueJob& job) {
     ++calls;
-    return correct(job);
+    return correct_result(job);
   });
   const auto results_by = std::chrono::steady_clock::now() + 30s;
   while (survivor.stats().evaluated < 2 && std::chrono::steady_clock::now() < results_by) survivor.step();

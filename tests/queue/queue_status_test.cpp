@@ -9,6 +9,7 @@
 
 #include "queue/job_queue.h"
 #include "queue/queue_worker.h"
+#include "support/queue_jobs.h"
 #include "support/redis_server.h"
 #include "support/temp_dir.h"
 
@@ -16,23 +17,8 @@ namespace vinci::queue::queue_status_test {
 
 using namespace std::chrono_literals;
 
-QueueJob make_job(int n) {
-  QueueJob job;
-  job.task_id = "level1/1_Square";
-  job.task_source = "class Model: pass\n";
-  job.candidate_name = fmt::format("c{}.py", n);
-  job.candidate_source = fmt::format("# {}\n", n);
-  job.evaluator = {"fingerprint", "cpu (test)", "2.11.0", "evaluator"};
-  job.key = result_key(job.task_source, job.candidate_source, job.evaluator);
-  return job;
-}
-
-eval::Result correct(const QueueJob& job) {
-  eval::Result r;
-  r.task = job.task_id;
-  r.verdict = eval::Verdict::correct;
-  return r;
-}
+using test::correct_result;
+using test::numbered_job;
 
 std::vector<std::string> names(const QueueStatus& s) {
   std::vector<std::string> out;
@@ -47,7 +33,7 @@ TEST(QueueStatus, CountsWaitingPendingResultsAndLiveWorkers) {
   JobQueue queue(redis);
   const QueueLayout layout;
   redis.command({"XADD", layout.stream(), "*", "not", "a job"});
-  for (int n = 0; n < 5; ++n) ASSERT_EQ(queue.submit(make_job(n)), SubmitOutcome::queued);
+  for (int n = 0; n < 5; ++n) ASSERT_EQ(queue.submit(numbered_job(n)), SubmitOutcome::queued);
   QueueStatus s = read_status(redis, layout);
   EXPECT_EQ(s.waiting, 6);
   EXPECT_EQ(s.pending, 0);
@@ -58,7 +44,7 @@ TEST(QueueStatus, CountsWaitingPendingResultsAndLiveWorkers) {
   WorkerOptions options;
   options.name = "host-a/0";
   options.block = 200ms;
-  QueueWorker worker(worker_redis, options, correct);
+  QueueWorker worker(worker_redis, options, correct_result);
   EXPECT_EQ(worker.step(), StepOutcome::refused);
   EXPECT_EQ(worker.step(), StepOutcome::evaluated);
   EXPECT_EQ(worker.step(), StepOutcome::evaluated);

@@ -18,6 +18,7 @@
 #include "queue/queue_status.h"
 #include "queue/queue_worker.h"
 #include "support/captured_log.h"
+#include "support/queue_jobs.h"
 #include "support/redis_server.h"
 #include "support/temp_dir.h"
 
@@ -27,26 +28,14 @@ using namespace std::chrono_literals;
 
 constexpr const char* kPassword = "queue-test-password";
 
-EvaluatorIdentity evaluator() { return {"fingerprint-1", "cpu (test)", "2.11.0", "evaluator-1"}; }
-
-QueueJob make_job(int n) {
-  QueueJob job;
-  job.task_id = "level1/19_ReLU";
-  job.task_source = "class Model: pass\n";
-  job.candidate_name = fmt::format("candidates/c{}.py", n);
-  job.candidate_source = fmt::format("# candidate {}\nclass ModelNew: pass\n", n);
-  job.evaluator = evaluator();
-  job.key = result_key(job.task_source, job.candidate_source, job.evaluator);
-  return job;
-}
-
-int number_of(const QueueJob& job) { return std::stoi(job.candidate_name.substr(std::string("candidates/c").size())); }
+using test::job_number;
+using test::numbered_job;
 
 eval::Result verdict_by_parity(const QueueJob& job) {
   eval::Result r;
   r.task = job.task_id;
   r.candidate = job.candidate_name;
-  r.verdict = number_of(job) % 2 == 0 ? eval::Verdict::correct : eval::Verdict::incorrect;
+  r.verdict = job_number(job) % 2 == 0 ? eval::Verdict::correct : eval::Verdict::incorrect;
   return r;
 }
 
@@ -87,7 +76,7 @@ TEST(Queue, TwoWorkersOneSubmitterGiveEachKeyOneResult) {
   constexpr int kJobs = 24;
   std::vector<std::string> keys;
   for (int n = 0; n < kJobs; ++n) {
-    const QueueJob job = make_job(n);
+    const QueueJob job = numbered_job(n);
     ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
     keys.push_back(job.key);
   }
@@ -112,7 +101,7 @@ TEST(Queue, TwoWorkersOneSubmitterGiveEachKeyOneResult) {
   for (int n = 0; n < kJobs; ++n) {
     const ResultRecord& r = results.at(keys[n]);
     EXPECT_EQ(r.result.verdict, n % 2 == 0 ? eval::Verdict::correct : eval::Verdict::incorrect) << n;
-    EXPECT_EQ(r.result.candidate, fmt::format("candidates/c{}.py", n));
+    EXPECT_EQ(r.result.candidate, fmt::format("c{}.py", n));
     EXPECT_TRUE(r.worker == "host-a/0" || r.worker == "host-b/0") << r.worker;
     EXPECT_EQ(r.deliveries, 1);
   }
@@ -126,7 +115,7 @@ TEST(Queue, DuplicateSubmissionsAreEvaluatedOnce) {
   test::RedisServer server(dir.path() / "redis", kPassword);
   RedisConnection redis = connect(server);
   JobQueue queue(redis);
-  const QueueJob job = make_job(4);
+  const QueueJob job = numbered_job(4);
   EXPECT_EQ(queue.submit(job), SubmitOutcome::queued);
   EXPECT_EQ(queue.submit(job), SubmitOutcome::in_flight);
   RedisConnection worker_redis = connect(server);
@@ -184,7 +173,7 @@ TEST(Queue, KilledWorkersJobIsFinishedByAnother) {
   test::RedisServer server(dir.path() / "redis", kPassword);
   RedisConnection redis = connect(server);
   JobQueue queue(redis);
-  const QueueJob job = make_job(2);
+  const QueueJob job = numbered_job(2);
   ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
 
   int fds[2];
@@ -223,7 +212,7 @@ TEST(Queue, JobThatKillsEveryWorkerEndsAsWorkerLost) {
   test::RedisServer server(dir.path() / "redis", kPassword);
   RedisConnection redis = connect(server);
   JobQueue queue(redis);
-  const QueueJob job = make_job(7);
+  const QueueJob job = numbered_job(7);
   ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
 
   constexpr int kMaxDeliveries = 2;
@@ -262,7 +251,7 @@ TEST(Queue, JobThatKillsEveryWorkerEndsAsWorkerLost) {
   EXPECT_EQ(record->result.verdict, eval::Verdict::runtime_error);
   EXPECT_EQ(record->result.reason, "worker_lost");
   EXPECT_EQ(record->result.task, "level1/19_ReLU");
-  EXPECT_EQ(record->result.candidate, "candidates/c7.py");
+  EXPECT_EQ(record->result.candidate, "c7.py");
   EXPECT_EQ(pending(redis), 0);
 }
 
@@ -275,10 +264,10 @@ TEST(Queue, MalformedAndForeignEntriesAreRefusedAndTheWorkerServesOn) {
   redis.command({"XADD", stream, "*", "hello", "world"});
   redis.command({"XADD", stream, "*", "format", "celery-v2", "body", "{}"});
   redis.command({"XADD", stream, "*", "format", kJobFormat, "job", "{\"key\": 12"});
-  nlohmann::json wrong_key = to_json(make_job(1));
+  nlohmann::json wrong_key = to_json(numbered_job(1));
   wrong_key["key"] = "00000000000000000000000000000000";
   redis.command({"XADD", stream, "*", "format", kJobFormat, "job", wrong_key.dump()});
-  const QueueJob good = make_job(6);
+  const QueueJob good = numbered_job(6);
   ASSERT_EQ(queue.submit(good), SubmitOutcome::queued);
 
   RedisConnection worker_redis = connect(server);
@@ -326,7 +315,7 @@ TEST(Queue, RestartedServerLosesNoJobOrResult) {
   std::vector<QueueJob> jobs;
   std::vector<std::string> keys;
   for (int n = 0; n < kJobs; ++n) {
-    jobs.push_back(make_job(n));
+    jobs.push_back(numbered_job(n));
     keys.push_back(jobs.back().key);
     ASSERT_EQ(queue.submit(jobs.back()), SubmitOutcome::queued);
   }
@@ -390,7 +379,7 @@ TEST(Queue, AclUsersOfTheDocs) {
 
   RedisConnection submitter_redis(url("vinci-submitter", "CHANGE-ME-submitter"));
   JobQueue queue(submitter_redis);
-  const QueueJob job = make_job(8);
+  const QueueJob job = numbered_job(8);
   ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
   RedisConnection worker_redis(url("vinci-worker", "CHANGE-ME-worker"));
   QueueWorker worker(worker_redis, worker_options("w"), verdict_by_parity);
@@ -428,7 +417,7 @@ TEST(Queue, AclUsersOfTheDocs) {
   // to an evaluator's stream; both read the status.
   EXPECT_EQ(live_workers(submitter_redis, l).size(), 1u);
   JobQueue tagged(submitter_redis, l.for_evaluator("0123456789abcdef"));
-  EXPECT_EQ(tagged.submit(make_job(9)), SubmitOutcome::queued);
+  EXPECT_EQ(tagged.submit(numbered_job(9)), SubmitOutcome::queued);
   for (RedisConnection* r : {&submitter_redis, &worker_redis}) {
     const QueueStatus status = read_status(*r, l);
     EXPECT_EQ(status.workers.size(), 1u);
@@ -453,7 +442,7 @@ TEST(Queue, AnEvaluationLongerThanTheVisibilityTimeoutKeepsItsJob) {
   test::RedisServer server(dir.path() / "redis", kPassword);
   RedisConnection redis = connect(server);
   JobQueue queue(redis);
-  const QueueJob job = make_job(10);
+  const QueueJob job = numbered_job(10);
   ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
   const std::string id = redis.command({"XRANGE", QueueLayout{}.stream(), "-", "+"}).array().at(0).array().at(0).str();
 
@@ -517,7 +506,7 @@ TEST(Queue, AServerStillLoadingItsDataIsWaitedFor) {
   RedisConnection redis = connect(server);
   JobQueue queue(redis);
   constexpr int kJobs = 20;
-  for (int n = 0; n < kJobs; ++n) ASSERT_EQ(queue.submit(make_job(n)), SubmitOutcome::queued);
+  for (int n = 0; n < kJobs; ++n) ASSERT_EQ(queue.submit(numbered_job(n)), SubmitOutcome::queued);
   // Loading answers clients only between chunks of loading-process-events-interval-bytes (1024 at
   // least): keys of 2 KB give a chance after each one.
   for (int n = 0; n < 40; ++n) redis.command({"SET", fmt::format("filler:{}", n), std::string(2048, 'x')});
@@ -529,8 +518,8 @@ TEST(Queue, AServerStillLoadingItsDataIsWaitedFor) {
   test::CapturedLog log;
   RedisConnection fresh = connect(server);  // connecting waits too
   JobQueue resumed(fresh);
-  EXPECT_EQ(resumed.submit(make_job(0)), SubmitOutcome::in_flight);
-  EXPECT_EQ(queue.submit(make_job(1)), SubmitOutcome::in_flight);  // the connection of before the restart
+  EXPECT_EQ(resumed.submit(numbered_job(0)), SubmitOutcome::in_flight);
+  EXPECT_EQ(queue.submit(numbered_job(1)), SubmitOutcome::in_flight);  // the connection of before the restart
   EXPECT_NE(log.str().find("the server is loading its data"), std::string::npos) << log.str();
   EXPECT_EQ(stream_length(fresh, QueueLayout{}.stream()), kJobs);
 }
@@ -544,7 +533,7 @@ TEST(Queue, AnEvaluatorThatThrowsLeavesItsJobToAnotherWorker) {
   test::RedisServer server(dir.path() / "redis", kPassword);
   RedisConnection redis = connect(server);
   JobQueue queue(redis);
-  const QueueJob job = make_job(12);
+  const QueueJob job = numbered_job(12);
   ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
 
   RedisConnection broken_redis = connect(server);
@@ -589,7 +578,7 @@ TEST(Queue, AWorkerServesOnAfterTheServerLostItsData) {
   test::CapturedLog log;
   EXPECT_EQ(worker.step(), StepOutcome::idle);
   EXPECT_NE(log.str().find("the jobs stream or its group is gone"), std::string::npos) << log.str();
-  const QueueJob job = make_job(14);
+  const QueueJob job = numbered_job(14);
   ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
   EXPECT_EQ(step_until_busy(worker), StepOutcome::evaluated);
   ASSERT_TRUE(queue.result(job.key));
@@ -607,7 +596,7 @@ TEST(Queue, AReleasedJobIsTakenAtOnceByAnother) {
   test::RedisServer server(dir.path() / "redis", kPassword);
   RedisConnection redis = connect(server);
   JobQueue queue(redis);
-  const QueueJob job = make_job(12);
+  const QueueJob job = numbered_job(12);
   ASSERT_EQ(queue.submit(job), SubmitOutcome::queued);
 
   RedisConnection stopping_redis = connect(server);
