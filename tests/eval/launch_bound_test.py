@@ -2,8 +2,8 @@
 timed call that the profiled call's kernels kept the GPU busy, with the threshold's both sides and
 every busy time that must be ignored rather than trusted; and the rejection of a profiled call busier
 than a timed call (require_timed_work_as_profiled, red-team round 13); and the watched calls held to the
-timed ones by the judge's own clock (require_watched_calls_as_timed, red-team round 38). Values worked
-by hand.
+timed ones by the judge's own clock (require_watched_calls_as_timed, red-team round 38), through the
+judge's own step over scripted windows. Values worked by hand.
 
     python3 tests/eval/launch_bound_test.py REPO_ROOT
 """
@@ -12,8 +12,9 @@ import sys
 sys.path.insert(0, f"{sys.argv[1]}/python")
 from vinci_worker.outcome import Outcome  # noqa: E402
 from vinci_worker.timed_windows import (LAUNCH_BOUND_BUSY_SHARE, PROFILED_BUSY_MARGIN,  # noqa: E402
-                                        PROFILED_BUSY_SLACK_MS, WATCHED_MARGIN, WATCHED_SLACK_MS, gpu_busy_share,
-                                        require_timed_work_as_profiled, require_watched_calls_as_timed)
+                                        PROFILED_BUSY_SLACK_MS, WATCHED_MARGIN, WATCHED_SLACK_MS, Timing,
+                                        gpu_busy_share, require_timed_work_as_profiled,
+                                        require_watched_calls_as_timed)
 
 failures = []
 
@@ -92,6 +93,50 @@ check(watched(5.001, 0.7, 1.0, 0.2)[0] == "watched_call_slower", "a trial over i
 # 2 * (1.0 + 0) + 2 = 4.0 ms.
 check(watched(4.0, 0.1, 1.0, 0.2)[0] is None and watched(4.01, 0.1, 1.0, 0.2)[0] == "watched_call_slower",
       "no negative window cost")
+
+
+
+class ScriptedTiming(Timing):
+    """Timing's _hold_watched_calls over scripted windows: each of the reference's watched windows takes
+    the next of reference_ms, and records what it was asked."""
+
+    def __init__(self, reference_ms):
+        self.reference_ms, self.asked = list(reference_ms), []
+
+    def _fresh(self, r, kind):
+        return [(7, kind)] * r
+
+    def _window(self, loaded, task, cfg, calls, label, monitor=False, profile=False):
+        self.asked.append((loaded, len(calls), monitor, profile))
+        return {}, self.reference_ms.pop(0), [[]]
+
+
+def hold(trials, reference_ms, median_ms=3.713, reference_median_ms=3.4):
+    judge = ScriptedTiming(reference_ms)
+    timed = {"timing": {"median_ms": median_ms}, "eager_paired": {"median_ms": reference_median_ms}, "external": {}}
+    check_reply = {"watched_ms": trials}
+    paired = "the reference's runner"
+    task = type("Task", (), {"timed_kind": "signed"})()
+    try:
+        judge._hold_watched_calls(check_reply, timed, paired, task, {})
+        reason = None
+    except Outcome as o:
+        reason = o.reply["reason"]
+    return reason, timed["external"], judge.asked, check_reply
+
+
+# Round 38's trials (the first with cuBLAS's start in it) against the reference's three watched windows:
+# the fastest of each counts, 29.87 against 2 * (3.713 + (5.898 - 3.4)) + 2 = 14.422 ms.
+reason, ext, asked, left = hold([41.2, 29.87, 30.5], [6.4, 5.898, 6.1])
+check(reason == "watched_call_slower" and ext["watched_ms"] == 29.87 and abs(ext["watched_allowed_ms"] - 14.422) < 1e-9,
+      f"the fastest trial against the fastest reference window: {reason} {ext}")
+check(len(asked) == 3 and all(a == ("the reference's runner", 1, True, False) for a in asked),
+      f"three one-call windows of the reference's runner, monitored, not profiled: {asked}")
+check("watched_ms" not in left, "the trials' times are taken out of the check's reply")
+reason, ext, _, _ = hold([4.1, 3.95], [6.4, 5.898, 6.1])
+check(reason is None and ext["watched_ms"] == 3.95, f"an honest kernel's trials pass: {reason} {ext}")
+reason, ext, asked, _ = hold([], [6.4])
+check(reason is None and ext == {} and asked == [], "no trial: nothing held, no reference window run")
 
 for f in failures:
     print("FAILED:", f)
