@@ -54,7 +54,9 @@ PROFILED_BUSY_SLACK_MS = 0.02
 # 0.65 ms median and the reference's 1.87 ms), which the bound now leaves 1.4x room above. A
 # candidate that runs its own kernel only when watched gains at most this bound over it (round 38's
 # 29.9 ms trials beside 3.71 ms timed calls are 2.1x over it); to gain more it must run the library
-# in the trials too, where only the profiled call's kernel names (a claim) could tell.
+# natively (no torch op for the monitors) in one trial or more, where only the profiled call's kernel
+# names (a claim) could tell. The fastest trial, not their median, because a first call may hold a
+# JIT compile or a library's start.
 WATCHED_MARGIN = 2.0
 WATCHED_SLACK_MS = 2.0
 REFERENCE_WATCHED_WINDOWS = 3
@@ -130,6 +132,26 @@ def paired_baseline(paired: list[float], req: dict) -> dict:
             scale = min(1.0, paired_median / cached_median)
             out["compile_times"] = [float(x) * scale for x in compiled]
     return out
+
+
+# The extra sampled windows end early where the samples' rate so far, kept up to TIMED_SAMPLING_S,
+# would reach less than HOPELESS_SHARE of the samples a share is measured from, once they have run
+# HOPELESS_AFTER_S: under --torch-ops forbid a share left unmeasured is a rejection, so the rest of the
+# minute would only have been spent. A candidate whose calls are nearly all system calls
+# (tests/adversarial fill_disk_cpp) ran the whole minute for it. The share and the wait leave room for
+# a starved start: the honest ok_add's slowest round recorded, 47 samples in 30 s under a CI's load,
+# projects 94, four times the line.
+HOPELESS_SHARE = 0.25
+HOPELESS_AFTER_S = 15.0
+
+
+def sampling_hopeless(seen: int, timing_s: float, sampling_s: float, sampling_limit_s: float, enough: int) -> bool:
+    """Whether seen samples in timing_s seconds of timed windows (sampling_s of them extra) project, at the
+    same rate until sampling_limit_s of extra windows, under HOPELESS_SHARE of enough."""
+    if sampling_s < HOPELESS_AFTER_S or timing_s <= 0:
+        return False
+    projected = seen * (timing_s - sampling_s + sampling_limit_s) / timing_s
+    return projected < HOPELESS_SHARE * enough
 
 
 def calls_per_window(one_call_ms: float, window_ms: float, cap: int) -> int:
@@ -386,6 +408,11 @@ class Timing:
                 counted = counted_rounds(rounds, median_ms)
                 seen = counted["own"] + counted["library"]
                 if seen >= self.COVERAGE["cpu"]["enough"] or time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:
+                    break
+                if cfg["torch_ops"] == "forbid" and sampling_hopeless(seen, time.monotonic() - start,
+                                                                      time.monotonic() - sampling_start,
+                                                                      self.TIMED_SAMPLING_S,
+                                                                      self.COVERAGE["cpu"]["enough"]):
                     break
                 sampler = self._start_sampler(loaded, cfg)
                 for _ in range(extra_windows(found["own"] + found["library"], round_windows,

@@ -17,7 +17,7 @@ from vinci_worker import compare, sandbox  # noqa: E402
 from vinci_worker.call_window import input_layout  # noqa: E402
 from vinci_worker.judge import DEFAULTS, Judge  # noqa: E402
 from vinci_worker.judge_state import TaskState  # noqa: E402
-from vinci_worker.timed_windows import calls_per_window, paired_baseline  # noqa: E402
+from vinci_worker.timed_windows import calls_per_window, paired_baseline, sampling_hopeless  # noqa: E402
 from vinci_worker.outcome import Outcome  # noqa: E402
 from vinci_worker.trusted_sampling import (FOREIGN_EAGER_SHARE, FOREIGN_GLUE_SAMPLES,  # noqa: E402
                                            LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, MAX_EXTRA_WINDOWS,
@@ -171,6 +171,15 @@ check((slow, calls) == ([], 6), f"uniform windows are all sampled: {slow} {calls
 # round is sized to reach 100 samples alone at the rate of the round before: 24 samples over 10 windows
 # is 41.7 windows for 100, 53 with a quarter more; nothing seen yet asks for the most; 200 samples over
 # 2 windows for the minimum of 5; a sample in a hundred windows, capped.
+# The extra windows end early only where the rate so far cannot come near `enough` within the limit:
+# ok_add's slowest round recorded, 47 samples after 33 s of windows (30 extra), projects 47 * 63 / 33 = 89.7.
+check(not sampling_hopeless(47, 33.0, 30.0, 60.0, 100), "47 samples in 33 s go on")
+check(sampling_hopeless(5, 18.0, 15.0, 60.0, 100), "5 samples in 18 s (15 extra) project 17.5 of 100: hopeless")
+check(not sampling_hopeless(0, 14.0, 14.9, 60.0, 100), "never before 15 s of extra windows")
+check(sampling_hopeless(0, 16.0, 15.0, 60.0, 100), "no sample at all after 15 s: hopeless")
+# At the limit the projection is the count itself: 25 of 100 is on the line and goes on, 24 ends.
+check(not sampling_hopeless(25, 63.0, 60.0, 60.0, 100) and sampling_hopeless(24, 63.0, 60.0, 60.0, 100),
+      "a quarter of enough is the line")
 check(extra_windows(24, 10, 100, 5) == 53, f"24 samples in 10 windows: {extra_windows(24, 10, 100, 5)} windows")
 check(extra_windows(0, 10, 100, 5) == MAX_EXTRA_WINDOWS == 400, "no sample yet: the most windows")
 check(extra_windows(200, 2, 100, 5) == 5, "100 samples a window: the minimum of 5 windows")
