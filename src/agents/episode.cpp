@@ -26,7 +26,7 @@ AgentCall record_call(Role role, const llm::GenerationRequest& request, const ll
   AgentCall c;
   c.role = role;
   // A request sent as raw ids (no messages) keeps none.
-  if (!request.messages.is_null()) c.messages = llm::chat_messages_from_json(request.messages, "the agent's request");
+  c.messages = request.messages;
   c.prompt_ids = result.prompt_ids;
   c.response_ids = result.token_ids;
   c.logprobs = result.logprobs;

@@ -36,27 +36,24 @@ std::string skills_section(const Prompts& prompts, const std::vector<skills::Ski
   return prompts.render("policy_skills_section", {{"skills", body}});
 }
 
-ordered_json policy_messages(const Prompts& prompts, const PolicyTask& task, const Rollout& rollout,
-                             const std::string& memory) {
-  ordered_json messages = ordered_json::array();
+std::vector<llm::ChatMessage> policy_messages(const Prompts& prompts, const PolicyTask& task, const Rollout& rollout,
+                                              const std::string& memory) {
+  std::vector<llm::ChatMessage> messages;
   messages.push_back(
-      {{"role", "system"},
-       {"content", prompts.render("policy_system", {{"skills_section", skills_section(prompts, rollout.skills)}})}});
+      {"system", prompts.render("policy_system", {{"skills_section", skills_section(prompts, rollout.skills)}})});
   messages.push_back(
-      {{"role", "user"},
-       {"content", prompts.render("policy_user", {{"task_id", task.task.id}, {"task_source", task.source}})}});
+      {"user", prompts.render("policy_user", {{"task_id", task.task.id}, {"task_source", task.source}})});
   for (size_t i = 0; i < rollout.turns.size(); ++i) {
     const PolicyTurn& t = rollout.turns[i];
     // The earlier answer as code and stated strategy only: its reasoning is dropped.
     std::string answer;
     if (!t.strategy.empty()) answer += "Strategy: " + t.strategy + "\n\n";
     answer += t.code.empty() ? "(this answer held no usable kernel file)" : "```python\n" + t.code + "\n```";
-    messages.push_back({{"role", "assistant"}, {"content", answer}});
+    messages.push_back({"assistant", answer});
     const bool last = i + 1 == rollout.turns.size();
-    messages.push_back({{"role", "user"},
-                        {"content", prompts.render("policy_feedback", {{"turn", std::to_string(t.turn + 1)},
-                                                                       {"result", t.feedback},
-                                                                       {"memory", last ? memory : ""}})}});
+    messages.push_back({"user", prompts.render("policy_feedback", {{"turn", std::to_string(t.turn + 1)},
+                                                                   {"result", t.feedback},
+                                                                   {"memory", last ? memory : ""}})});
   }
   return messages;
 }

@@ -68,8 +68,8 @@ struct PolicyTask {
 std::string skills_section(const Prompts& prompts, const std::vector<skills::Skill>& skills);
 
 // The conversation for the rollout's next turn.
-nlohmann::ordered_json policy_messages(const Prompts& prompts, const PolicyTask& task, const Rollout& rollout,
-                                       const std::string& memory);
+std::vector<llm::ChatMessage> policy_messages(const Prompts& prompts, const PolicyTask& task, const Rollout& rollout,
+                                              const std::string& memory);
 
 // The seed of a rollout's turn: distinct per (scheme, sample, turn) and reproducible.
 uint64_t turn_seed(uint64_t base, int scheme, int sample, int turn);

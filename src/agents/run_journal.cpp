@@ -88,7 +88,8 @@ std::string request_hash(const llm::GenerationRequest& q) {
                          {"stop", s.stop_strings},
                          {"seed", s.seed ? json(*s.seed) : json(nullptr)},
                          {"ignore_eos", s.ignore_eos}};
-  return core::content_hash({q.messages.dump(), q.chat_extra.dump(), json(q.prompt_ids).dump(), sampling.dump()});
+  return core::content_hash(
+      {llm::to_json(q.messages).dump(), q.chat_extra.dump(), json(q.prompt_ids).dump(), sampling.dump()});
 }
 
 }  // namespace

@@ -93,13 +93,11 @@ SelectionOutcome select_skills(llm::Backbone& backbone, const Prompts& prompts, 
 
   if (!hits.empty() && settings.schemes > 0) {
     llm::GenerationRequest request;
-    request.messages = ordered_json::array(
-        {{{"role", "system"}, {"content", prompts.render("selection_system", {})}},
-         {{"role", "user"},
-          {"content", prompts.render("selection_user", {{"task_id", task.id},
-                                                        {"task_source", source},
-                                                        {"skill_count", std::to_string(hits.size())},
-                                                        {"skill_headers", header_list(hits)}})}}});
+    request.messages = {{"system", prompts.render("selection_system", {})},
+                        {"user", prompts.render("selection_user", {{"task_id", task.id},
+                                                                   {"task_source", source},
+                                                                   {"skill_count", std::to_string(hits.size())},
+                                                                   {"skill_headers", header_list(hits)}})}};
     request.chat_extra["tools"] = ordered_json::array({select_skills_tool()});
     request.sampling = settings.sampling;
     std::vector<llm::GenerationRequest> requests(settings.schemes, request);

@@ -104,13 +104,11 @@ std::vector<SummaryOutcome> summarize(llm::Backbone& backbone, const Prompts& pr
   std::vector<llm::GenerationRequest> requests;
   for (const Rollout* r : rollouts) {
     llm::GenerationRequest q;
-    q.messages = ordered_json::array(
-        {{{"role", "system"}, {"content", prompts.render("summary_system", {})}},
-         {{"role", "user"},
-          {"content",
-           prompts.render("summary_user", {{"task_id", task.task.id},
-                                           {"task_source", task.source},
-                                           {"trajectory", trajectory_text(*r, settings.max_code_chars)}})}}});
+    q.messages = {
+        {"system", prompts.render("summary_system", {})},
+        {"user", prompts.render("summary_user", {{"task_id", task.task.id},
+                                                 {"task_source", task.source},
+                                                 {"trajectory", trajectory_text(*r, settings.max_code_chars)}})}};
     q.chat_extra["tools"] = ordered_json::array({update_skill_library_tool()});
     q.sampling = settings.sampling;
     q.sampling.seed = turn_seed(settings.seed, r->scheme, r->sample, -1);

@@ -29,14 +29,12 @@ namespace {
 
 const std::string& system_text(const llm::GenerationRequest& r) {
   static const std::string none;
-  return r.messages.is_array() && !r.messages.empty() && r.messages[0].value("role", "") == "system"
-             ? r.messages[0]["content"].get_ref<const std::string&>()
-             : none;
+  return !r.messages.empty() && r.messages[0].role == "system" ? r.messages[0].content : none;
 }
 
 std::string user_text(const llm::GenerationRequest& r) {
   for (const auto& m : r.messages)
-    if (m.value("role", "") == "user") return m.value("content", "");
+    if (m.role == "user") return m.content;
   return "";
 }
 
@@ -49,8 +47,8 @@ std::string tool_name(const llm::GenerationRequest& r) {
 // A generator per request: the run's seed, the request's seed and its whole conversation, so that
 // every call draws differently and a rerun draws the same.
 std::mt19937_64 rng_for(uint64_t seed, const llm::GenerationRequest& r) {
-  const std::string digest =
-      core::content_hash({std::to_string(seed), std::to_string(r.sampling.seed.value_or(0)), r.messages.dump()});
+  const std::string digest = core::content_hash(
+      {std::to_string(seed), std::to_string(r.sampling.seed.value_or(0)), llm::to_json(r.messages).dump()});
   return std::mt19937_64(std::stoull(digest.substr(0, 16), nullptr, 16));
 }
 
@@ -110,14 +108,14 @@ std::string TeacherBackbone::policy_answer(const llm::GenerationRequest& request
   std::vector<std::string> tried;
   bool last_wrong = false;
   for (const auto& m : request.messages) {
-    if (m.value("role", "") != "assistant") continue;
-    const std::string text = m.value("content", "");
+    if (m.role != "assistant") continue;
+    const std::string& text = m.content;
     const auto at = text.find("Strategy: ");
     if (at != std::string::npos) tried.push_back(text.substr(at + 10, text.find('\n', at) - at - 10));
   }
   if (!tried.empty()) {
     // The newest user message opens with the last turn's result (prompts/policy_feedback.md).
-    const std::string feedback = request.messages.back().value("content", "");
+    const std::string& feedback = request.messages.back().content;
     const auto result = feedback.find('\n', feedback.find("## Result of your turn"));
     last_wrong = result == std::string::npos || feedback.compare(result + 1, 11, "Correct on ") != 0;
   }

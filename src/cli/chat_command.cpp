@@ -24,11 +24,11 @@ struct ChatCommandOptions {
 int run_chat(const ChatCommandOptions& o) {
   auto backbone = open_backbone(o.backbone);
   const auto fresh = [&] {
-    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
-    if (!o.system.empty()) messages.push_back({{"role", "system"}, {"content", o.system}});
+    std::vector<llm::ChatMessage> messages;
+    if (!o.system.empty()) messages.push_back({"system", o.system});
     return messages;
   };
-  nlohmann::ordered_json messages = fresh();
+  std::vector<llm::ChatMessage> messages = fresh();
   fmt::print(stderr, "type a message; /reset starts over, /exit (or end of input) quits\n");
   std::string line;
   while (fmt::print(stderr, "> "), std::getline(std::cin, line)) {
@@ -38,7 +38,7 @@ int run_chat(const ChatCommandOptions& o) {
       continue;
     }
     if (line.empty()) continue;
-    messages.push_back({{"role", "user"}, {"content", line}});
+    messages.push_back({"user", line});
     llm::GenerationRequest request;
     request.messages = messages;
     if (o.no_thinking) request.chat_extra["enable_thinking"] = false;
@@ -49,7 +49,7 @@ int run_chat(const ChatCommandOptions& o) {
     fmt::print("{}\n", reply.text);
     if (reply.finish_reason == llm::FinishReason::length)
       fmt::print(stderr, "(cut at --max-new-tokens {})\n", o.max_new_tokens);
-    messages.push_back({{"role", "assistant"}, {"content", reply.text}});
+    messages.push_back({"assistant", reply.text});
   }
   return 0;
 }

@@ -82,14 +82,18 @@ int run_generate(const GenerateOptions& o) {
   if (!o.prompt_ids.empty()) {
     request.prompt_ids = parse_ids(o.prompt_ids);
   } else if (!o.messages_file.empty()) {
+    nlohmann::ordered_json messages;
     try {
-      request.messages = nlohmann::ordered_json::parse(core::read_file(o.messages_file));
+      messages = nlohmann::ordered_json::parse(core::read_file(o.messages_file));
     } catch (const nlohmann::ordered_json::parse_error& e) {
       throw std::runtime_error(fmt::format("{}: not JSON: {}", o.messages_file, e.what()));
     }
-    if (!request.messages.is_array())
+    try {
+      request.messages = llm::chat_messages_from_json(messages, o.messages_file);
+    } catch (const std::invalid_argument& e) {
       throw std::runtime_error(
-          fmt::format("{}: expected a JSON array of {{\"role\", \"content\"}} messages", o.messages_file));
+          fmt::format("{} (expected a JSON array of {{\"role\", \"content\"}} messages)", e.what()));
+    }
     if (o.no_thinking) request.chat_extra["enable_thinking"] = false;
     if (!o.tools_file.empty()) {
       try {
@@ -107,8 +111,9 @@ int run_generate(const GenerateOptions& o) {
   }
   if (native)
     check_room(o, context,
-               request.prompt_ids.empty() ? native->render_chat(request.messages, request.chat_extra, true).size()
-                                          : request.prompt_ids.size());
+               request.prompt_ids.empty()
+                   ? native->render_chat(llm::to_json(request.messages), request.chat_extra, true).size()
+                   : request.prompt_ids.size());
   auto& s = request.sampling;
   s.max_new_tokens = o.max_new_tokens;
   s.temperature = o.temperature;

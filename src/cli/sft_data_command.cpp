@@ -137,7 +137,7 @@ size_t write_first_turns(const SftDataOptions& o, const std::vector<curriculum::
       llm::GenerationRequest request;
       request.messages = agents::policy_messages(prompts, policy_task, rollout, "");
       request.sampling.seed = o.settings.seed * 1000003 + i * 1009 + static_cast<uint64_t>(k);
-      write(rl::policy_record(task.id, request.messages, teacher.answer(request)));
+      write(rl::policy_record(task.id, llm::to_json(request.messages), teacher.answer(request)));
     }
   }
   core::write_file_atomic(file, lines);

@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <vector>
+#include "llm/chat_message.h"
 
 #include <nlohmann/json.hpp>
 
@@ -47,11 +48,11 @@ struct SamplingParams {
 };
 
 struct GenerationRequest {
-  // Exactly one of prompt_ids and messages. Messages (OpenAI format) are rendered with the
-  // model's chat template and add_generation_prompt.
+  // Exactly one of prompt_ids and messages. Messages are rendered with the model's chat template and
+  // add_generation_prompt (a server gets them in OpenAI's form, llm::to_json).
   std::vector<int32_t> prompt_ids;
+  std::vector<ChatMessage> messages;
   // Ordered JSON: a tool schema reaches the template (and tojson) with its keys in the order given.
-  nlohmann::ordered_json messages;
   nlohmann::ordered_json chat_extra = nlohmann::ordered_json::object();  // enable_thinking, tools...
   SamplingParams sampling;
   // Streaming: called after each new token with the text so far (a matched stop token left out, not

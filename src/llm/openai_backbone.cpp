@@ -60,7 +60,7 @@ ordered_json request_body(const GenerationRequest& r, const OpenAiOptions& o) {
   body["model"] = o.model;
   const bool chat = r.prompt_ids.empty();
   if (chat) {
-    body["messages"] = r.messages;
+    body["messages"] = to_json(r.messages);
   } else {
     body["prompt"] = r.prompt_ids;
   }
@@ -202,7 +202,7 @@ class OpenAiBackbone final : public Backbone {
   std::vector<GenerationResult> generate(std::span<const GenerationRequest> requests) override {
     std::vector<Call> calls;
     for (size_t i = 0; i < requests.size(); ++i) {
-      if (requests[i].prompt_ids.empty() && !requests[i].messages.is_array())
+      if (requests[i].prompt_ids.empty() && requests[i].messages.empty())
         throw std::invalid_argument(fmt::format("request {}: neither prompt ids nor a messages array", i));
       ordered_json body = request_body(requests[i], options_);
       if (!calls.empty() && calls.back().body == body && calls.back().first + calls.back().n == i) {

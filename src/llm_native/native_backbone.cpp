@@ -222,10 +222,10 @@ class NativeBackbone final : public TrainableBackbone {
 };
 
 std::vector<int32_t> NativeBackbone::prompt_of(const GenerationRequest& request) const {
-  const bool has_messages = !request.messages.is_null();
+  const bool has_messages = !request.messages.empty();
   if (has_messages == !request.prompt_ids.empty())
     throw std::invalid_argument("a generation request needs exactly one of prompt_ids and messages");
-  auto ids = has_messages ? render_chat(request.messages, request.chat_extra, true) : request.prompt_ids;
+  auto ids = has_messages ? render_chat(to_json(request.messages), request.chat_extra, true) : request.prompt_ids;
   if (ids.empty()) throw std::invalid_argument("a generation request has an empty prompt");
   for (int32_t id : ids)
     if (id < 0 || id >= config_.vocab_size)

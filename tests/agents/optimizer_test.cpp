@@ -63,12 +63,12 @@ TEST(Optimizer, SerialRefinesWithFeedbackAndMemory) {
   // Turn 3 sees both earlier answers (code and strategy, no reasoning) and the memory.
   const auto& messages = model.requests()[2].messages;
   ASSERT_EQ(messages.size(), 6u);
-  EXPECT_EQ(messages[2]["content"].get<std::string>().rfind("Strategy: naive loop\n\n```python\n", 0), 0u);
-  EXPECT_EQ(messages[4]["content"], "Strategy: no code, sorry\n\n(this answer held no usable kernel file)");
-  const std::string last = messages[5]["content"];
+  EXPECT_EQ(messages[2].content.rfind("Strategy: naive loop\n\n```python\n", 0), 0u);
+  EXPECT_EQ(messages[4].content, "Strategy: no code, sorry\n\n(this answer held no usable kernel file)");
+  const std::string last = messages[5].content;
   EXPECT_NE(last.find("Your answer had no code block"), std::string::npos);
   EXPECT_NE(last.find("- naive loop -> correct, 1.00x eager"), std::string::npos);
-  EXPECT_EQ(messages[3]["content"].get<std::string>().find("Strategies already tried"), std::string::npos)
+  EXPECT_EQ(messages[3].content.find("Strategies already tried"), std::string::npos)
       << "the memory is shown once, with the latest feedback";
   // Every request has its own seed; the episode holds one policy call per turn.
   EXPECT_NE(model.requests()[0].sampling.seed, model.requests()[1].sampling.seed);
@@ -101,8 +101,7 @@ TEST(Optimizer, ParallelAndBeamSpendTheSameBudget) {
   s.beam_width = 1;
   const auto beam = optimize(beam_model, evaluator, f.prompts, library, f.task, s);
   ASSERT_EQ(beam_model.requests().size(), 4u);
-  for (size_t i = 2; i < 4; ++i)
-    EXPECT_EQ(beam_model.requests()[i].messages[2]["content"].get<std::string>().rfind("Strategy: b\n", 0), 0u);
+  for (size_t i = 2; i < 4; ++i) EXPECT_EQ(beam_model.requests()[i].messages[2].content.rfind("Strategy: b\n", 0), 0u);
   EXPECT_DOUBLE_EQ(beam.best_turn()->speedup(), 3.5);
   EXPECT_EQ(beam.episode.calls.size(), 4u) << "a child's inherited turn is recorded once, in its parent";
 }

@@ -40,9 +40,9 @@ struct Fixture {
   }
 };
 
-std::vector<std::pair<std::string, std::string>> role_content(const nlohmann::ordered_json& messages) {
+std::vector<std::pair<std::string, std::string>> role_content(const std::vector<vinci::llm::ChatMessage>& messages) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& m : messages) out.emplace_back(m["role"], m["content"]);
+  for (const auto& m : messages) out.emplace_back(m.role, m.content);
   return out;
 }
 
@@ -147,12 +147,12 @@ TEST(PolicyAgent, OneTurnWritesEvaluatesAndRecordsEachAnswer) {
     const auto& messages = model.requests()[i].messages;
     EXPECT_EQ(model.requests()[i].sampling.seed, turn_seed(11, 0, i - 3, 1));
     ASSERT_EQ(messages.size(), 4u);
-    EXPECT_EQ(messages[2]["content"].get<std::string>().find("maybe a loop"), std::string::npos);
+    EXPECT_EQ(messages[2].content.find("maybe a loop"), std::string::npos);
   }
   // memory now holds this turn's entries too; the prompt was rendered from the first three
   StrategyMemory first_three;
   for (size_t i = 0; i < 3; ++i) first_three.add(memory.entries()[i].strategy, memory.entries()[i].outcome);
-  EXPECT_EQ(model.requests()[3].messages[3]["content"],
+  EXPECT_EQ(model.requests()[3].messages[3].content,
             "R1: " + good.feedback + "|" + first_three.render(settings.max_memory_entries));
   EXPECT_EQ(rollouts[0].turns.at(1).file, f.task.candidates_dir / "r0_t1.py");
   EXPECT_EQ(rollouts[0].turns.at(1).result->verdict, Verdict::incorrect);

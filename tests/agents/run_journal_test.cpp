@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 vinci::llm::GenerationRequest ask(const std::string& text) {
   vinci::llm::GenerationRequest r;
-  r.messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", text}}});
+  r.messages = {{"user", text}};
   return r;
 }
 

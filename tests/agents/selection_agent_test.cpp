@@ -71,7 +71,7 @@ TEST(SelectionAgent, SamplesKSchemesFromTheShownHeadersAndAddsTheNullScheme) {
     const auto& r = backbone.requests()[i];
     EXPECT_EQ(r.sampling.seed, 100u + i);
     ASSERT_EQ(r.messages.size(), 2u);
-    const std::string user = r.messages[1]["content"];
+    const std::string user = r.messages[1].content;
     EXPECT_NE(user.find("class Model"), std::string::npos);  // the task source
     EXPECT_NE(user.find("1. "), std::string::npos);
     for (const char* name : {"warp_shuffle_reduction", "online_softmax", "vectorized_float4_loads"})

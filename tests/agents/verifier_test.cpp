@@ -113,7 +113,7 @@ TEST(Verifier, RepeatsAreGreedyFreshAndCarryTheSkill) {
   for (const auto& q : model.requests()) {
     EXPECT_TRUE(q.sampling.greedy);
     EXPECT_EQ(q.sampling.max_new_tokens, 123);
-    const std::string prompt = q.messages.dump();
+    const std::string prompt = vinci::llm::to_json(q.messages).dump();
     // The rollout's own skill and the one under test are both in the prompt.
     EXPECT_NE(prompt.find("unique-idea-of-new_trick"), std::string::npos);
     EXPECT_NE(prompt.find("unique-idea-of-coalesced_access"), std::string::npos);

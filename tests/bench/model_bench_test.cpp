@@ -64,7 +64,7 @@ struct Suite {
   }
 };
 
-std::string last_user_message(const vinci::llm::GenerationRequest& q) { return q.messages.back()["content"]; }
+std::string last_user_message(const vinci::llm::GenerationRequest& q) { return q.messages.back().content; }
 
 TEST(ModelBench, PassAtKIsTheUnbiasedEstimator) {
   using vinci::eval::pass_at_k;
@@ -124,8 +124,8 @@ TEST(ModelBench, PolicyTurnAdvancesTwoTasksInOneBatch) {
   EXPECT_DOUBLE_EQ(b0.turns[0].speedup(), 2.0);
   // Each request carries its own task's source and its slot's seed base.
   const auto& q = fake.requests();
-  EXPECT_NE(q[0].messages[1]["content"].get<std::string>().find("# level1/1_Relu"), std::string::npos);
-  EXPECT_NE(q[2].messages[1]["content"].get<std::string>().find("# level2/3_Gelu"), std::string::npos);
+  EXPECT_NE(q[0].messages[1].content.find("# level1/1_Relu"), std::string::npos);
+  EXPECT_NE(q[2].messages[1].content.find("# level2/3_Gelu"), std::string::npos);
   EXPECT_EQ(q[0].sampling.seed, turn_seed(7, -1, 0, 0));
   EXPECT_EQ(q[1].sampling.seed, turn_seed(7, -1, 1, 0));
   EXPECT_EQ(q[2].sampling.seed, turn_seed(3, -1, 0, 0));
@@ -327,7 +327,7 @@ TEST(ModelBench, ALibraryGivesEachSampleTheSkillsItsSelectionPicked) {
   s.library = &library;
   const BenchOutcome out = bench_model(model, evaluator, prompts, suite.tasks, suite.dir / "candidates", s);
   EXPECT_EQ(model.batches, (std::vector<size_t>{2, 2}));  // one selection call per sample, then one turn
-  const auto system_of = [&](size_t i) { return fake.requests()[i].messages.front()["content"].get<std::string>(); };
+  const auto system_of = [&](size_t i) { return fake.requests()[i].messages.front().content; };
   EXPECT_NE(system_of(2).find("the idea of tile_the_model"), std::string::npos) << system_of(2);
   EXPECT_EQ(system_of(2).find("the idea of fuse_the_model"), std::string::npos);
   EXPECT_NE(system_of(3).find("the idea of fuse_the_model"), std::string::npos) << system_of(3);

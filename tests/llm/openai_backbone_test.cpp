@@ -38,7 +38,7 @@ OpenAiOptions fast_options(const std::string& url) {
 
 GenerationRequest chat_request(const std::string& user) {
   GenerationRequest r;
-  r.messages = ordered_json::array({{{"role", "user"}, {"content", user}}});
+  r.messages = {{"user", user}};
   r.sampling.max_new_tokens = 16;
   return r;
 }

@@ -33,8 +33,9 @@ class ScriptedTrainableBackbone final : public llm::TrainableBackbone {
       requests_.push_back(request);
       llm::GenerationResult r;
       r.text = script_(request, ++answers_);
-      r.prompt_ids = request.prompt_ids.empty() ? model_->render_chat(request.messages, request.chat_extra, true)
-                                                : request.prompt_ids;
+      r.prompt_ids = request.prompt_ids.empty()
+                         ? model_->render_chat(llm::to_json(request.messages), request.chat_extra, true)
+                         : request.prompt_ids;
       r.token_ids = model_->tokenizer().encode(r.text);
       llm::TrainSequence sequence{r.prompt_ids, std::vector<uint8_t>(r.prompt_ids.size(), 0)};
       sequence.ids.insert(sequence.ids.end(), r.token_ids.begin(), r.token_ids.end());

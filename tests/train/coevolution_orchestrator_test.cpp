@@ -42,8 +42,8 @@ struct Step {
   Step()
       : backbone(tiny_model(),
                  [](const llm::GenerationRequest& r, int id) {
-                   return test::scripted_answer(r.messages, r.sampling.greedy ? 0.0 : r.sampling.temperature, id,
-                                                kMarkedKernels);
+                   return test::scripted_answer(llm::to_json(r.messages),
+                                                r.sampling.greedy ? 0.0 : r.sampling.temperature, id, kMarkedKernels);
                  }),
         store(dir.path() / "skills.db") {
     seeds = store.import(skills::read_skills_jsonl(kRoot / "skills/seed.jsonl"), false).imported;

@@ -71,7 +71,8 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
   const fs::path model_dir = kRoot / "tests/fixtures/llm/models/qwen2";
   test::ScriptedTrainableBackbone backbone(
       llm::open_native_backbone(model_dir, native), [&kernels](const llm::GenerationRequest& r, int id) {
-        return test::scripted_answer(r.messages, r.sampling.greedy ? 0.0 : r.sampling.temperature, id, kernels);
+        return test::scripted_answer(llm::to_json(r.messages), r.sampling.greedy ? 0.0 : r.sampling.temperature, id,
+                                     kernels);
       });
 
   skills::SkillStore store(out / "skills.db");
@@ -148,10 +149,10 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
   // proposes the same skill again, which is refused (the name is taken), so the library stays.
   bool shown = false;
   for (const auto& r : backbone.requests()) {
-    const std::string system = r.messages.at(0).at("content");
+    const std::string system = r.messages.at(0).content;
 
     if (system.starts_with("You choose optimization skills") &&
-        r.messages.at(1).at("content").get<std::string>().find(test::kSoundSkillName) != std::string::npos)
+        r.messages.at(1).content.find(test::kSoundSkillName) != std::string::npos)
       shown = true;
   }
   EXPECT_TRUE(shown) << "a step's admissions reach the next step's selection";
