@@ -4,7 +4,8 @@ source benchmarks/gpu_host_setup.sh
 gpu_build -DVINCI_BUILD_TESTS=OFF -DVINCI_BUILD_BENCHMARKS=OFF
 MIX=/tmp/mix; rm -rf $MIX; mkdir -p $MIX
 python3 scripts/materialize_corpus.py tests/threats /tmp/threats-corpus --suite tasks >/dev/null || exit 1
-cp tests/hacks/side_stream_*.py /tmp/threats-corpus/candidates/patch_interpreter__cuda_event_elapsed_time.py $MIX/
+python3 scripts/materialize_corpus.py tests/hacks /tmp/hacks-corpus --suite tasks >/dev/null || exit 1
+cp /tmp/hacks-corpus/candidates/side_stream_*.py /tmp/threats-corpus/candidates/patch_interpreter__cuda_event_elapsed_time.py $MIX/
 for id in level1/10_GELU level1/12_Transpose level1/16_LogSoftmax level1/11_ElementwiseChain level1/7_SumReduction level1/8_MaxReduction level1/14_MeanReduction; do
   { printf '# vinci-task: %s\n# vinci-expect: correct/\n# vinci-devices: cuda\n' "$id"; cat "tasks/solutions/cuda/$id.py"; } >"$MIX/solution__${id//\//_}.py"
 done

@@ -18,6 +18,7 @@ gpu_build -DVINCI_BUILD_TESTS=OFF -DVINCI_BUILD_BENCHMARKS=OFF vinci-sandbox vin
 echo "build done at $(( $(date +%s) - START )) s"
 python3 scripts/materialize_corpus.py tests/claims /tmp/claims-corpus --suite tasks || exit 1
 python3 scripts/materialize_corpus.py tests/threats /tmp/threats-corpus --suite tasks || exit 1
+python3 scripts/materialize_corpus.py tests/hacks /tmp/hacks-corpus --suite tasks || exit 1
 CANDIDATES=("$@")
 if (( ${#CANDIDATES[@]} == 0 )) || [ "${DEFAULTS:-0}" = 1 ]; then
   for s in level1/1_Matmul level1/4_Softmax level1/13_ReLU level1/11_ElementwiseChain level1/17_HalfMatmul \
@@ -25,7 +26,7 @@ if (( ${#CANDIDATES[@]} == 0 )) || [ "${DEFAULTS:-0}" = 1 ]; then
     CANDIDATES+=("tasks/solutions/cuda/$s.py")
   done
   CANDIDATES+=($(grep -l '^# vinci-devices:.*cuda' /tmp/claims-corpus/candidates/*.py))
-  CANDIDATES+=(tests/hacks/side_stream_torch_stream.py tests/hacks/side_stream_cuda_stream_create.py
+  CANDIDATES+=(/tmp/hacks-corpus/candidates/side_stream_torch_stream.py /tmp/hacks-corpus/candidates/side_stream_cuda_stream_create.py
                /tmp/threats-corpus/candidates/library_compute__cublas_from_dlsym.py
                /tmp/threats-corpus/candidates/library_compute__cuda_graph_captured_in_init.py
                /tmp/threats-corpus/candidates/kernelbench_unit__pool_stream_no_join.py

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Every C++ file of src/, tests/ and benchmarks/ (tracked or new, not ignored) as .clang-format writes it (not the threat corpus's
-# kernels: candidate code, embedded verbatim in its files); names each file that differs and exits 1.
+# Every C++ file of src/, tests/ and benchmarks/ (tracked or new, not ignored) as .clang-format writes it (not the threat and
+# hack corpora's kernels: candidate code, embedded verbatim in their files); names each file that differs and exits 1.
 # `scripts/check_format.sh --fix` rewrites them instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files --cached --others --exclude-standard -- 'src/*.cpp' 'src/*.h' 'tests/*.cpp' 'tests/*.h' 'benchmarks/*.cpp' ':!tests/threats' 2>/dev/null ||
-                     find src tests benchmarks -path tests/threats -prune -o -name '*.cpp' -print -o -name '*.h' -print)
+mapfile -t files < <(git ls-files --cached --others --exclude-standard -- 'src/*.cpp' 'src/*.h' 'tests/*.cpp' 'tests/*.h' 'benchmarks/*.cpp' ':!tests/threats' ':!tests/hacks' 2>/dev/null ||
+                     find src tests benchmarks \( -path tests/threats -o -path tests/hacks \) -prune -o -name '*.cpp' -print -o -name '*.h' -print)
 if [ "${1:-}" = "--fix" ]; then
   clang-format -i "${files[@]}"
   exit 0

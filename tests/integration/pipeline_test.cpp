@@ -232,9 +232,7 @@ TEST(Pipeline, CpuReferenceSolutionsAreCorrect) {
   EXPECT_TRUE(precompiled) << "no ext/pch-*/torch/extension.h.gch in " << test_cache();
 }
 
-TEST(Pipeline, HackCorpusIsCaughtOnCpu) { expect_corpus(kRoot / "tasks", kRoot / "tests" / "hacks", 20, cpu_config()); }
-
-// A corpus of templates that share their native sources (tests/threats, tests/claims):
+// A corpus of templates that share their native sources (tests/hacks, tests/threats, tests/claims):
 // scripts/materialize_corpus.py writes it out, with a suite of the main tasks and the corpus's own.
 fs::path materialized(const std::string& corpus) {
   const fs::path dst = test_cache() / (corpus + "-corpus");
@@ -248,6 +246,11 @@ fs::path materialized(const std::string& corpus) {
   const auto run = core::run_to_completion(o, std::chrono::seconds(60));
   EXPECT_TRUE(run.status.exited && run.status.code == 0) << run.out;
   return dst;
+}
+
+TEST(Pipeline, HackCorpusIsCaughtOnCpu) {
+  const fs::path corpus = materialized("hacks");
+  expect_corpus(corpus / "tasks", corpus / "candidates", 20, cpu_config());
 }
 
 // A fresh corpus by threat class (tests/threats/README.md), written without looking at tests/hacks:

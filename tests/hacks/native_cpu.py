@@ -1,0 +1,3 @@
+_KERNELS_CPP = r"""
+@hack_kernels.cpp@
+"""
