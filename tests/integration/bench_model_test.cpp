@@ -20,6 +20,7 @@
 #include "core/process.h"
 #include "eval/metrics.h"
 #include "support/agent_script.h"
+#include "support/cpu_eval_config.h"
 #include "support/jsonl.h"
 #include "support/scripted_server.h"
 #include "support/test_cache.h"
@@ -77,6 +78,8 @@ TEST(BenchModel, PassAtKAndFastPEndToEndOnCpu) {
                                          "--device",
                                          "cpu",
                                          "--no-compile-baseline",
+                                         "--torch-ops",
+                                         vinci::test::kAgentTestsTorchOps,
                                          "--trials",
                                          "20",
                                          "--time-budget",

@@ -24,6 +24,7 @@
 #include "skills/skill_jsonl.h"
 #include "skills/store.h"
 #include "support/agent_script.h"
+#include "support/cpu_eval_config.h"
 #include "support/jsonl.h"
 #include "support/scripted_server.h"
 #include "support/test_cache.h"
@@ -130,6 +131,8 @@ TEST(Optimize, SelectionPolicySummaryVerifierEndToEndOnCpu) {
                                          "--device",
                                          "cpu",
                                          "--no-compile-baseline",
+                                         "--torch-ops",
+                                         vinci::test::kAgentTestsTorchOps,
                                          "--trials",
                                          "20",
                                          "--time-budget",

@@ -28,6 +28,7 @@
 #include "skills/skill_jsonl.h"
 #include "skills/store.h"
 #include "support/agent_script.h"
+#include "support/cpu_eval_config.h"
 #include "support/jsonl.h"
 #include "support/scripted_trainable_backbone.h"
 #include "support/test_cache.h"
@@ -82,6 +83,7 @@ TEST(Coevolution, SummaryAndVerificationAdmitASkillThatTheNextStepSees) {
   eval_config.scale = cuda ? 1.0 : 0.05;
   eval_config.compile_baseline = false;
   eval_config.timing.trials = 10;
+  if (!cuda) eval_config.torch_ops = test::kAgentTestsTorchOps;
   eval_config.cache_dir = test::test_cache();
   eval::EvaluatorPool pool(eval_config);
   agents::PoolEvaluator evaluator(pool);
