@@ -17,7 +17,7 @@ import time
 
 from vinci_runner.channel import ChannelClosed, ChannelTimeout, ProtocolError
 
-from . import protocol
+from . import build_limits, protocol
 from .build_limits import BuildLimits
 from .extensions import CompileService
 from .sandbox import CANDIDATE_DIR, TASK_DIR, Launcher, describe_exit
@@ -33,6 +33,11 @@ def build(req: dict, launcher: Launcher, compiler: CompileService) -> dict:
     inner_task = f"{TASK_DIR}/{os.path.basename(task)}" if task else ""
     mounts = [(candidate, inner_candidate)] + ([(task, inner_task)] if task else [])
     built_before = len(compiler.built)
+    try:
+        with open(candidate, encoding="utf-8", errors="replace") as f:
+            compiler.written = build_limits.written_lines(f.read())
+    except OSError:
+        compiler.written = frozenset()  # a file the judge cannot read writes nothing, so builds nothing
     proc = launcher.spawn(["import", "--control", "{control}", "--candidate", inner_candidate, "--task", inner_task,
                            "--scale", str(req.get("scale", protocol.TASK_SIZES)), "--policy", json.dumps(req.get("policy") or {})] +
                           (["--static-only"] if req.get("static_only") else []),
@@ -69,6 +74,7 @@ def build(req: dict, launcher: Launcher, compiler: CompileService) -> dict:
     except ProtocolError as e:
         report.update({"class": "rejected", "reason": "protocol_violation", "message": f"the import process: {e}"})
     finally:
+        compiler.written = None
         proc.close()
         proc.log.save(req.get("log"))
     if launcher.cuda and not report["ok"] and str(report.get("reason", "")).startswith("import_"):

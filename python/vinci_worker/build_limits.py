@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import os
+import ast
 import re
 import signal
 import time
@@ -317,6 +318,52 @@ def _source_refusal(arguments: dict) -> str | None:
             return (f"{key}: {shown!r}: #embed puts a file's bytes into the library, which must hold only code "
                     "compiled from the sources")
     return None
+
+
+# At most this many characters of a build's sources may sit on lines that no string literal of the
+# candidate's file holds (after whitespace is collapsed): room for a few formatted lines (an f-string's
+# block size, a joined list of names), none for a source made at import. Red-team round 39 read ATen's
+# kernel headers at import (514 KB, pasted in as source text, its kernel then counted as the
+# candidate's own: 1.13x where honest loops score 0.14x) and, from NumPy's OpenBLAS, a GEMM
+# micro-kernel's 10.7 KB of machine code, emitted as `.byte` lines into an executable section (0.80x
+# against 0.046x). What a build compiles must be what the file says; where its bytes come from
+# otherwise (a host file, a library in memory, a disassembly of one) no rule on the text can follow.
+UNWRITTEN_SOURCE_CHARS = 2048
+
+
+def _collapsed(line: str) -> str:
+    return " ".join(line.split())
+
+
+def written_lines(candidate_source: str) -> frozenset[str]:
+    """The lines of every string literal in a candidate's file (f-strings' literal parts too), each
+    with its whitespace collapsed; none for a file that does not parse."""
+    try:
+        tree = ast.parse(candidate_source)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    return frozenset(_collapsed(line) for node in ast.walk(tree)
+                     if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                     for line in node.value.splitlines())
+
+
+def unwritten_source(arguments: dict, written: frozenset[str]) -> str | None:
+    """Why sources are refused for lines the candidate's file does not write (more than
+    UNWRITTEN_SOURCE_CHARS characters of them), naming the first; None when the file writes them."""
+    unwritten, first = 0, None
+    for key, text in _source_texts(arguments):
+        if key == "functions":
+            continue
+        for line in text.splitlines():
+            collapsed = _collapsed(line)
+            if collapsed and collapsed not in written:
+                unwritten += len(collapsed)
+                first = first or (key, collapsed)
+    if unwritten <= UNWRITTEN_SOURCE_CHARS:
+        return None
+    return (f"{first[0]}: {unwritten} characters of source on lines that no string literal of the candidate's file "
+            f"holds (at most {UNWRITTEN_SOURCE_CHARS}), e.g. {first[1][:80]!r}: a kernel's sources must be written in "
+            "the file, not read or generated at import")
 
 
 def _static_archive_refusal(flags: list[str], library_dirs: Sequence[str]) -> str | None:

@@ -80,6 +80,9 @@ class CompileService:
         self.hidden = self._hidden_folders()
         self.headers = PrecompiledHeaders(launcher, ext_root, self.toolchain, timeout_s)
         self.built: list[str] = []  # keys this process compiled
+        # The lines the importing candidate's file writes (build_limits.written_lines), while one imports:
+        # its builds' sources must be among them. None: no candidate's (a trusted build).
+        self.written: frozenset[str] | None = None
         os.makedirs(ext_root, exist_ok=True)
 
     def _hidden_folders(self) -> list[tuple[str, str]]:
@@ -103,6 +106,9 @@ class CompileService:
         ("build_failed", "forbidden_source" where the assembler guard refused it, or the limit that
         stopped it: "build_memory", "build_cpu_time", "build_timeout", "build_disk", "build_output_size")."""
         refused = build_limits.refusal(arguments, self.library_dirs)
+        if not refused and self.written is not None:
+            why = build_limits.unwritten_source(arguments, self.written)
+            refused = ("forbidden_source", why) if why else None
         if refused:
             reason, line = refused
             return {"ok": False, "reason": reason, "log": line,

@@ -36,7 +36,8 @@ REPO = sys.argv[1]
 sys.path.insert(0, f"{REPO}/python")
 
 from vinci_worker import build_failures  # noqa: E402
-from vinci_worker.build_limits import BuildLimits, failure_reason, refusal  # noqa: E402
+from vinci_worker.build_limits import (BuildLimits, failure_reason, refusal, unwritten_source,  # noqa: E402
+                                        written_lines)
 from vinci_worker.precompiled_headers import COMMON_FLAG  # noqa: E402
 from vinci_runner.logs import trim_log  # noqa: E402
 
@@ -251,6 +252,33 @@ SPIN = ("constexpr int spin(int seed) {\n  int x = seed;\n  for (int i = 0; i < 
         "    for (int j = 0; j < 1000; ++j) x = (x + j) & 255;\n  return x;\n}\n" +  # ~1 s of cc1plus each
         "\n".join(f'static_assert(spin({k}) >= 0, "");' for k in range(1000)))
 BIG = "__attribute__((used)) static char big[300 << 20] = {1};\n"  # 300 MiB of .data, 1 byte of source
+
+
+# Sources must be written in the candidate's file (red-team round 39 read them at import): a line
+# counts as written when a string literal of the file holds it, whitespace collapsed; more than
+# UNWRITTEN_SOURCE_CHARS characters of other lines are refused.
+FILE = ('K = """\n#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n  return x;\n}\n"""\n'
+        'B = 64\nD = f"#define BLOCK {B}"\n')
+WRITTEN = written_lines(FILE)
+check("written: a literal's lines, whitespace collapsed", "torch::Tensor f(torch::Tensor x) {" in WRITTEN and
+      "return x;" in WRITTEN, True)
+check("written: an f-string's literal part", "#define BLOCK" in WRITTEN, True)
+check("written: a file that does not parse writes nothing", written_lines("def f(:\n"), frozenset())
+source = "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n    return   x;\n}\n#define BLOCK 64\n"
+check("unwritten: the file's own lines, one formatted (16 characters) and one reindented",
+      unwritten_source({"name": "m", "cpp_sources": [source]}, WRITTEN), None)
+pasted = "".join(f"static const int table_{i} = {i * 7919 % 1000};\n" for i in range(100))  # 3,176 characters
+check("unwritten: 100 generated lines are refused, counted with the formatted one (3,176 + 16)",
+      (unwritten_source({"name": "m", "cpp_sources": source + pasted}, WRITTEN) or "").startswith(
+          "cpp_sources: 3192 characters"), True)
+byte_lines = "".join(f'asm(".byte 0x{i % 256:02x}");\n' for i in range(120))  # 120 lines of 18 characters
+check("unwritten: .byte lines made at import (2,160 characters)",
+      "characters of source on lines" in (unwritten_source({"name": "m", "cuda_sources": byte_lines}, WRITTEN) or ""),
+      True)
+check("unwritten: under the bound (113 such lines, 2,034 characters) passes",
+      unwritten_source({"name": "m", "cuda_sources": byte_lines[:113 * 19]}, WRITTEN), None)
+check("unwritten: function names are not sources", unwritten_source({"name": "m", "cpp_sources": source,
+                                                                     "functions": ["x" * 5000]}, WRITTEN), None)
 
 
 def sandboxed_builds_possible() -> str:
