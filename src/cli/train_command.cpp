@@ -22,10 +22,12 @@
 #include "cli/evaluator_options.h"
 #include "cli/skills_db.h"
 #include "core/files.h"
+#include "core/setup_error.h"
 #include "llm/model_config.h"
 #include "llm_native/native_backbone.h"
 #include "rl/diversity_filter.h"
 #include "train/coevolution_config.h"
+#include "train/heldout_point.h"
 #include "train/run_folder.h"
 #include "train/sft_run.h"
 
@@ -204,12 +206,22 @@ int run_rl(RlCommandOptions& o) {
   // Without a deadline nothing is asked, so no step pays for the ranks' agreement on it.
   std::optional<rl::StepDeadline::Clock::time_point> ends_by;
   if (o.deadline_s > 0) ends_by = started + deadline;
+  std::vector<eval::Task> heldout;
+  if (file.heldout.every > 0) {
+    heldout = train::heldout_subset(eval::load_suite(file.heldout.tasks).tasks, file.heldout.count, file.run.seed);
+    if (heldout.empty())
+      throw core::SetupError(fmt::format("[heldout] tasks: no task in {}", file.heldout.tasks.string()));
+    spdlog::info("held-out curve: {} tasks of {}, every {} steps", heldout.size(), file.heldout.tasks.string(),
+                 file.heldout.every);
+  }
   const train::CoevolutionRun run{.out = out,
                                   .resume = o.resume,
                                   .model = llm::load_model_config(o.model),
                                   .on_step = log_step,
                                   .progress = [](const std::string& line) { spdlog::info("{}", line); },
-                                  .deadline = ends_by};
+                                  .deadline = ends_by,
+                                  .heldout = heldout,
+                                  .heldout_every = file.heldout.every};
   const int ended_at =
       train::train_coevolution(*backbone, *evaluations, prompts, *store, tasks, file.run, run, parallel);
   if (!main) return ended_at < file.run.steps ? 3 : 0;

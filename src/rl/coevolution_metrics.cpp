@@ -45,6 +45,11 @@ nlohmann::json to_json(const CoevolutionMetrics& m) {
     j[fmt::format("reward_std_{}", role)] = stats->reward_std;
     j[fmt::format("response_tokens_{}", role)] = stats->response_tokens;
   }
+  if (m.heldout) {
+    j["heldout_tasks"] = m.heldout->tasks;
+    j["heldout_correct"] = m.heldout->correct;
+    j["heldout_fast_1"] = m.heldout->fast_1;
+  }
   return j;
 }
 

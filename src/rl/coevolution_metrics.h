@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,14 @@ namespace vinci::rl {
 struct RoleStats {
   double reward_mean = 0, reward_std = 0;
   double response_tokens = 0;  // mean masked response tokens per sample
+};
+
+// A point of the held-out curve (train/heldout_point.h): the model's greedy first answers to a fixed
+// subset of held-out tasks, on the steps the run's [heldout] every names.
+struct HeldOutPoint {
+  size_t tasks = 0;
+  double correct = 0;  // the share of the tasks answered correctly
+  double fast_1 = 0;   // ... correctly and faster than eager
 };
 
 struct CoevolutionMetrics {
@@ -39,10 +48,12 @@ struct CoevolutionMetrics {
   size_t candidates = 0, candidates_measured = 0;
   double candidates_per_min = 0;
   RoleStats policy, selection, summary;
+  std::optional<HeldOutPoint> heldout;  // only on a held-out point's steps
 };
 
 // Keys as the fields are named; a role's stats as reward_mean_<role>, reward_std_<role> and
-// response_tokens_<role>.
+// response_tokens_<role>; a held-out point as heldout_tasks, heldout_correct and heldout_fast_1, absent
+// from the other steps' lines.
 nlohmann::json to_json(const CoevolutionMetrics& m);
 
 }  // namespace vinci::rl

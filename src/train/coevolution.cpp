@@ -7,6 +7,7 @@
 #include "rl/task_schedule.h"
 #include "train/coevolution_orchestrator.h"
 #include "train/coevolution_trainer.h"
+#include "train/heldout_point.h"
 #include "train/run_folder.h"
 
 namespace vinci::train {
@@ -89,6 +90,9 @@ int train_coevolution(llm::TrainableBackbone& backbone, agents::KernelEvaluator&
     position.skills_snapshot = flushed.step;
     rl::CoevolutionMetrics m = step_metrics(batch, trained, flushed, parallel.world_size());
     trainer.checkpoint(position, store.path().string());
+    if (run.heldout_every > 0 && position.step % run.heldout_every == 0 && parallel.is_main())
+      m.heldout = heldout_point(backbone, evaluator, prompts, run.heldout, config.agents.policy.sampling.max_new_tokens,
+                                config.seed, run.out / "heldout" / ("step-" + std::to_string(position.step)));
     const auto took = std::chrono::steady_clock::now() - step_start;
     m.step_s = std::chrono::duration<double>(took).count();
     if (deadline) deadline->step_took(took);

@@ -78,6 +78,10 @@ struct CoevolutionRun {
   // then checkpoints the step it finished last and saves final/, and --resume goes on from there.
   // Every rank stops at the same step when any rank's clock says so.
   std::optional<rl::StepDeadline::Clock::time_point> deadline = std::nullopt;
+  // The held-out curve (train/heldout_point.h): every heldout_every steps (0: never) a point on these
+  // tasks, taken by rank 0 after the step's checkpoint; its answers go to out/heldout/step-N/.
+  std::vector<eval::Task> heldout = {};
+  int64_t heldout_every = 0;
 };
 
 // Runs config.steps steps (fewer remain after a resume, or the deadline stops it), each a line of

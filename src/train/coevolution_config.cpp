@@ -183,6 +183,15 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
         {"weight_decay", real(c.optimizer.weight_decay)},
         {"max_grad_norm", real(c.optimizer.max_grad_norm)}}},
       {"eval", {{"queue", redis_url(f.eval_queue)}}},
+      {"heldout",
+       {{"tasks",
+         [&f](const toml::node& n) {
+           const auto v = n.value<std::string>();
+           if (!v || v->empty()) throw BadValue("a folder of tasks");
+           f.heldout.tasks = *v;
+         }},
+        {"every", integer(f.heldout.every, 0)},
+        {"count", integer(f.heldout.count, 1)}}},
       {"model",
        {{"training", choice({"lora", "full"},
                             [&f](const std::string& s) {
@@ -216,11 +225,17 @@ CoevolutionFile parse_coevolution_config(std::string_view text, const std::strin
       }
     }
   }
+  if (f.heldout.every > 0 && f.heldout.tasks.empty())
+    throw std::runtime_error(
+        fmt::format("{}: heldout.every needs heldout.tasks, the folder of held-out tasks", source));
   return f;
 }
 
 CoevolutionFile load_coevolution_config(const std::filesystem::path& path) {
-  return parse_coevolution_config(core::read_file(path), path.string());
+  CoevolutionFile f = parse_coevolution_config(core::read_file(path), path.string());
+  // A run's state moves between machines with its config beside it (benchmarks/learning_run.py).
+  if (!f.heldout.tasks.empty() && f.heldout.tasks.is_relative()) f.heldout.tasks = path.parent_path() / f.heldout.tasks;
+  return f;
 }
 
 }  // namespace vinci::train

@@ -13,8 +13,17 @@
 
 namespace vinci::train {
 
+// [heldout]: a point of the held-out curve every `every` steps (0: none) on `count` tasks of the suite
+// in `tasks` (a folder; relative to the config file's), the same subset at every point.
+struct HeldOutCurve {
+  std::filesystem::path tasks;
+  int64_t every = 0;
+  int count = 64;
+};
+
 struct CoevolutionFile {
   CoevolutionConfig run;
+  HeldOutCurve heldout;
   llm::Training training;  // [model]
   std::string eval_queue;  // [eval] queue: a Redis queue's URL (`vinci worker`); empty: evaluate here
 };

@@ -38,11 +38,16 @@ selection_max_new_tokens = 32
 training = "full"
 [optimizer]
 lr = 1e-3
+[heldout]
+tasks = "HELDOUT"
+every = 2
+count = 1
 """
+CONFIG = CONFIG.replace("HELDOUT", str(ROOT / "tests" / "fixtures" / "agents"))
 # What depends on timing, or on what the evaluation cache already held (a resumed run finds the
 # whole run's results there).
 TIMING = {"generate_s", "evaluate_s", "train_s", "step_s", "tokens_per_s", "mfu", "candidates_measured",
-          "candidates_per_min"}
+          "candidates_per_min", "heldout_fast_1"}
 
 work = pathlib.Path(tempfile.mkdtemp(prefix="vinci-rl-"))
 try:
@@ -86,6 +91,26 @@ try:
         check(state["step"] == 2 and state["skills_snapshot"] == 2 and state["library"].endswith("skills.db"),
               f"the checkpoint names the library snapshot it goes with: {state}")
         check((whole / "config.toml").read_text() == CONFIG, "the config is kept with the run")
+        # The held-out curve: a point at step 2 only ([heldout] every = 2), one task, whose answer is
+        # the one `vinci bench-model` gives greedily with step 2's model.
+        check("heldout_tasks" not in rows[0] and rows[1].get("heldout_tasks") == 1 and
+              0.0 <= rows[1].get("heldout_correct", -1) <= 1.0, f"a held-out point at step 2: {rows[1]}")
+        point = [json.loads(l) for l in (whole / "heldout" / "step-2" / "episodes.jsonl").read_text().splitlines()] \
+            if (whole / "heldout" / "step-2" / "episodes.jsonl").exists() else []
+        check(len(point) == 1, f"the point's episode: {len(point)}")
+        if point:
+            bench = work / "bench-step-2"
+            p = subprocess.run([VINCI, "bench-model", "--model", whole / "checkpoints" / "step-2" / "model",
+                                "--chat-template", FIXTURES / "templates" / "qwen2_5.jinja", "--model-device", "cpu",
+                                "--tasks", ROOT / "tests" / "fixtures" / "agents", "--filter", point[0]["task"],
+                                "--temperature", "0", "--max-new-tokens", "32", "--device", "cpu", "--scale", "0.05",
+                                "--no-compile-baseline", "--out", bench], capture_output=True, text=True, timeout=600)
+            check(p.returncode == 0, f"bench-model of step 2's model: {p.stderr[-1500:]}")
+            answers = lambda episode: [c["response_text"] for c in episode["calls"] if c["role"] == "policy"]  # noqa: E731
+            benched = [json.loads(l) for l in (bench / "episodes.jsonl").read_text().splitlines()] \
+                if (bench / "episodes.jsonl").exists() else []
+            check(len(benched) == 1 and answers(benched[0]) == answers(point[0]),
+                  "the held-out point's answer is bench-model's, greedy, with step 2's model")
         p = subprocess.run(base + ["--out", whole], capture_output=True, text=True, timeout=600)
         check(p.returncode == 1 and "--resume" in p.stderr, "a used --out is refused without --resume")
 
