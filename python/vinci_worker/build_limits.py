@@ -254,7 +254,22 @@ def _type_refusal(arguments) -> str | None:
         return "load_inline needs a name that is a Python identifier"
     if "cpp_sources" not in arguments:
         return "load_inline needs cpp_sources"
+    # torch pastes the names and docstrings into main.cpp's module block unescaped: a quote there
+    # ends the string and the rest is code (red-team round 40 carried 488 KB of ATen's kernel so).
+    functions = arguments.get("functions") or []
+    docs = functions if isinstance(functions, dict) else {name: "" for name in
+                                                          ([functions] if isinstance(functions, str) else functions)}
+    for name, doc in docs.items():
+        if not _IDENTIFIER.fullmatch(str(name)):
+            return f"load_inline's functions: {str(name)[:80]!r} is not a C++ identifier"
+        if not isinstance(doc, str) or _UNSAFE_DOC.search(doc):
+            return (f"load_inline's functions: the docstring of {name} holds a quote, a backslash or a line break, "
+                    "which torch would paste into the module's source as code")
     return None
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,199}")
+_UNSAFE_DOC = re.compile(r'["\\\r\n?]')
 
 
 _CONTINUATION = re.compile(r"\\[ \t\f\v]*\r?\n")
@@ -320,50 +335,65 @@ def _source_refusal(arguments: dict) -> str | None:
     return None
 
 
-# At most this many characters of a build's sources may sit on lines that no string literal of the
-# candidate's file holds (after whitespace is collapsed): room for a few formatted lines (an f-string's
-# block size, a joined list of names), none for a source made at import. Red-team round 39 read ATen's
-# kernel headers at import (514 KB, pasted in as source text, its kernel then counted as the
-# candidate's own: 1.13x where honest loops score 0.14x) and, from NumPy's OpenBLAS, a GEMM
-# micro-kernel's 10.7 KB of machine code, emitted as `.byte` lines into an executable section (0.80x
-# against 0.046x). What a build compiles must be what the file says; where its bytes come from
-# otherwise (a host file, a library in memory, a disassembly of one) no rule on the text can follow.
+# At most this many characters of a build's sources may sit on lines that the candidate's file does not
+# write (below): room for a few formatted lines (an f-string's block size, a joined list of names),
+# none for a source made at import. Red-team round 39 read ATen's kernel headers at import (514 KB,
+# pasted in as source text, its kernel then counted as the candidate's own: 1.13x where honest loops
+# score 0.14x) and, from NumPy's OpenBLAS, a GEMM micro-kernel's 10.7 KB of machine code, emitted as
+# `.byte` lines into an executable section (0.80x against 0.046x). What a build compiles must be what
+# the file says.
 UNWRITTEN_SOURCE_CHARS = 2048
+# A line is written where it stands among this many consecutive lines that one string literal of the
+# file holds in that order. Round 40 passed a line-by-line test with a dictionary: literals of every
+# character and character pair, each ending in a backslash, which the preprocessor joins into any
+# text (1.17x on ATen's log-softmax); one token a line would do the same without the backslashes.
+# Lines are compared as the compiler reads them: continued lines joined, whitespace collapsed.
+WRITTEN_RUN = 3
 
 
-def _collapsed(line: str) -> str:
-    return " ".join(line.split())
+def _logical_lines(text: str) -> list[str]:
+    """text's lines as the compiler reads them (trigraphs replaced, continued lines joined), each with
+    its whitespace collapsed, blank ones left out."""
+    joined = _CONTINUATION.sub("", text.replace("??=", "#").replace("??/", "\\"))
+    return [c for c in (" ".join(line.split()) for line in joined.splitlines()) if c]
 
 
-def written_lines(candidate_source: str) -> frozenset[str]:
-    """The lines of every string literal in a candidate's file (f-strings' literal parts too), each
-    with its whitespace collapsed; none for a file that does not parse."""
+def written_lines(candidate_source: str) -> frozenset[tuple[str, ...]]:
+    """Every run of WRITTEN_RUN consecutive logical lines of a string literal in a candidate's file
+    (f-strings' literal parts too); none for a file that does not parse."""
     try:
         tree = ast.parse(candidate_source)
     except (SyntaxError, ValueError):
         return frozenset()
-    return frozenset(_collapsed(line) for node in ast.walk(tree)
-                     if isinstance(node, ast.Constant) and isinstance(node.value, str)
-                     for line in node.value.splitlines())
+    runs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            lines = _logical_lines(node.value)
+            runs.update(tuple(lines[i:i + WRITTEN_RUN]) for i in range(len(lines) - WRITTEN_RUN + 1))
+    return frozenset(runs)
 
 
-def unwritten_source(arguments: dict, written: frozenset[str]) -> str | None:
+def unwritten_source(arguments: dict, written: frozenset[tuple[str, ...]]) -> str | None:
     """Why sources are refused for lines the candidate's file does not write (more than
-    UNWRITTEN_SOURCE_CHARS characters of them), naming the first; None when the file writes them."""
+    UNWRITTEN_SOURCE_CHARS characters on lines in no written run), naming the first; None when it does."""
     unwritten, first = 0, None
-    for key, text in _source_texts(arguments):
-        if key == "functions":
-            continue
-        for line in text.splitlines():
-            collapsed = _collapsed(line)
-            if collapsed and collapsed not in written:
-                unwritten += len(collapsed)
-                first = first or (key, collapsed)
+    for key in ("cpp_sources", "cuda_sources"):
+        value = arguments.get(key) or []
+        for text in [value] if isinstance(value, str) else value:
+            lines = _logical_lines(text)
+            covered = [False] * len(lines)
+            for i in range(len(lines) - WRITTEN_RUN + 1):
+                if tuple(lines[i:i + WRITTEN_RUN]) in written:
+                    covered[i:i + WRITTEN_RUN] = [True] * WRITTEN_RUN
+            for line, ok in zip(lines, covered):
+                if not ok:
+                    unwritten += len(line)
+                    first = first or (key, line)
     if unwritten <= UNWRITTEN_SOURCE_CHARS:
         return None
-    return (f"{first[0]}: {unwritten} characters of source on lines that no string literal of the candidate's file "
-            f"holds (at most {UNWRITTEN_SOURCE_CHARS}), e.g. {first[1][:80]!r}: a kernel's sources must be written in "
-            "the file, not read or generated at import")
+    return (f"{first[0]}: {unwritten} characters of source on lines that the candidate's file does not write in a "
+            f"string literal (at most {UNWRITTEN_SOURCE_CHARS}), e.g. {first[1][:80]!r}: a kernel's sources must be "
+            "written in the file, not read or generated at import")
 
 
 def _static_archive_refusal(flags: list[str], library_dirs: Sequence[str]) -> str | None:

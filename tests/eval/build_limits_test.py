@@ -171,8 +171,8 @@ for text in EMBEDS:
     check(f"#embed refused: {text!r}", (refusal(arguments(cpp_sources=["int f();", text])) or ("",))[0],
           "forbidden_source")
 check("#embed in CUDA sources", (refusal(arguments(cuda_sources=EMBEDS[0])) or ("",))[0], "forbidden_source")
-check("#embed pasted into main.cpp by a docstring",
-      (refusal(arguments(functions={"f": 'doc");\n#embed "x"\n//'})) or ("",))[0], "forbidden_source")
+check("#embed pasted into main.cpp by a docstring: a docstring that is code is refused first",
+      (refusal(arguments(functions={"f": 'doc");\n#embed "x"\n//'})) or ("",))[0], "bad_arguments")
 for text in ("int embed = 1;\n", "#define EMBED 1\n", "# include <embed.h>\n", "#embedding\n", "int embed_dim;\n"):
     check(f"no #embed: {text!r}", refusal(arguments(cpp_sources=text)), None)
 ARCHIVES = tempfile.mkdtemp(prefix="vinci-build-limits-archives-")
@@ -254,18 +254,19 @@ SPIN = ("constexpr int spin(int seed) {\n  int x = seed;\n  for (int i = 0; i < 
 BIG = "__attribute__((used)) static char big[300 << 20] = {1};\n"  # 300 MiB of .data, 1 byte of source
 
 
-# Sources must be written in the candidate's file (red-team round 39 read them at import): a line
-# counts as written when a string literal of the file holds it, whitespace collapsed; more than
-# UNWRITTEN_SOURCE_CHARS characters of other lines are refused.
+# Sources must be written in the candidate's file (red-team rounds 39 and 40): a line counts as written
+# where it stands in a run of 3 consecutive lines that one string literal of the file holds, lines read
+# as the compiler reads them (continued lines joined, whitespace collapsed); more than
+# UNWRITTEN_SOURCE_CHARS characters on other lines are refused.
 FILE = ('K = """\n#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n  return x;\n}\n"""\n'
         'B = 64\nD = f"#define BLOCK {B}"\n')
 WRITTEN = written_lines(FILE)
-check("written: a literal's lines, whitespace collapsed", "torch::Tensor f(torch::Tensor x) {" in WRITTEN and
-      "return x;" in WRITTEN, True)
-check("written: an f-string's literal part", "#define BLOCK" in WRITTEN, True)
+check("written: runs of 3 lines, whitespace collapsed", WRITTEN, frozenset({
+    ("#include <torch/extension.h>", "torch::Tensor f(torch::Tensor x) {", "return x;"),
+    ("torch::Tensor f(torch::Tensor x) {", "return x;", "}")}))
 check("written: a file that does not parse writes nothing", written_lines("def f(:\n"), frozenset())
 source = "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n    return   x;\n}\n#define BLOCK 64\n"
-check("unwritten: the file's own lines, one formatted (16 characters) and one reindented",
+check("unwritten: the file's own lines, reindented, and one formatted line (16 characters)",
       unwritten_source({"name": "m", "cpp_sources": [source]}, WRITTEN), None)
 pasted = "".join(f"static const int table_{i} = {i * 7919 % 1000};\n" for i in range(100))  # 3,176 characters
 check("unwritten: 100 generated lines are refused, counted with the formatted one (3,176 + 16)",
@@ -277,8 +278,25 @@ check("unwritten: .byte lines made at import (2,160 characters)",
       True)
 check("unwritten: under the bound (113 such lines, 2,034 characters) passes",
       unwritten_source({"name": "m", "cuda_sources": byte_lines[:113 * 19]}, WRITTEN), None)
-check("unwritten: function names are not sources", unwritten_source({"name": "m", "cpp_sources": source,
-                                                                     "functions": ["x" * 5000]}, WRITTEN), None)
+# Round 40's dictionaries: every line the source uses is in the file, but not in the file's order.
+words = [f"word_{i:04d} +" for i in range(300)]  # 300 lines of 11 characters, 3,300 in all
+DICTIONARY = "W = " + repr("\n".join(words)) + "\n"
+shuffled = "\n".join(words[(i * 7) % 300] for i in range(300))
+check("unwritten: the file's own lines in its own order pass",
+      unwritten_source({"name": "m", "cpp_sources": "\n".join(words)}, written_lines(DICTIONARY)), None)
+check("unwritten: the same lines, one token a line, reordered: 3,300 characters",
+      (unwritten_source({"name": "m", "cpp_sources": shuffled}, written_lines(DICTIONARY)) or "").startswith(
+          "cpp_sources: 3300 characters"), True)
+pieces = "P = " + repr("\n".join(f"{c}\\" for c in "abcdefghijklmnopqrstuvwxyz_ ;(){}=+*0123456789")) + "\n"
+spelled = "".join(f"{c}\\\n" for c in "int table_0 = 1;\n" * 150)  # a logical line of 2,400 characters
+check("unwritten: characters joined by continuations are read as the compiler reads them",
+      (unwritten_source({"name": "m", "cpp_sources": spelled}, written_lines(pieces)) or "").startswith("cpp_sources: "),
+      True)
+check("functions: a docstring that closes torch's string is refused",
+      refusal(arguments(functions={"f": 'x");\n}\nstatic void g() {(void)("'}))[0], "bad_arguments")
+check("functions: a name that is no identifier is refused",
+      refusal(arguments(functions=["f(); int x"]))[0], "bad_arguments")
+check("functions: plain docstrings pass", refusal(arguments(functions={"f": "adds two tensors"})), None)
 
 
 def sandboxed_builds_possible() -> str:
