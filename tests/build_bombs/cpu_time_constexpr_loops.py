@@ -1,7 +1,7 @@
 # vinci-task: level1/13_ReLU
 # vinci-expect: compile_error/build_cpu_time
 # vinci-devices: cpu
-"""Time bomb at build time: 4000 compile-time evaluations of a nested loop, each just under GCC's
+"""Time bomb at build time: 4096 compile-time evaluations of a nested loop, each just under GCC's
 own limit on constexpr operations (about 1 s of cc1plus each, so about an hour in all), in a few
 kilobytes of source and a flat 20 MB of memory. Stopped by the limit on CPU time per build process
 (--compile-cpu, 600 s by default; the rlimit a few seconds above it is the stop behind the trusted
@@ -23,6 +23,8 @@ torch::Tensor relu(torch::Tensor x) {
 }
 """
 
+# The 4,096 evaluations are a preprocessor doubling, written here (a build's sources must be lines the
+# file writes); __COUNTER__ gives each its own seed, so GCC cannot reuse one evaluation's result.
 _SPIN = """
 constexpr int spin(int seed) {
   int x = seed;
@@ -30,7 +32,21 @@ constexpr int spin(int seed) {
     for (int j = 0; j < 1000; ++j) x = (x + j) & 255;
   return x;
 }
-""" + "\n".join(f'static_assert(spin({k}) >= 0, "");' for k in range(4000)) + _RELU
+#define SPIN1 static_assert(spin(__COUNTER__) >= 0, "");
+#define SPIN2 SPIN1 SPIN1
+#define SPIN4 SPIN2 SPIN2
+#define SPIN8 SPIN4 SPIN4
+#define SPIN16 SPIN8 SPIN8
+#define SPIN32 SPIN16 SPIN16
+#define SPIN64 SPIN32 SPIN32
+#define SPIN128 SPIN64 SPIN64
+#define SPIN256 SPIN128 SPIN128
+#define SPIN512 SPIN256 SPIN256
+#define SPIN1024 SPIN512 SPIN512
+#define SPIN2048 SPIN1024 SPIN1024
+#define SPIN4096 SPIN2048 SPIN2048
+SPIN4096
+""" + _RELU
 
 
 class ModelNew(nn.Module):
