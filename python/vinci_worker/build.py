@@ -35,7 +35,7 @@ def build(req: dict, launcher: Launcher, compiler: CompileService) -> dict:
     built_before = len(compiler.built)
     try:
         with open(candidate, encoding="utf-8", errors="replace") as f:
-            compiler.written = build_limits.written_lines(f.read())
+            compiler.written = build_limits.written_runs(f.read())
     except OSError:
         compiler.written = frozenset()  # a file the judge cannot read writes nothing, so builds nothing
     proc = launcher.spawn(["import", "--control", "{control}", "--candidate", inner_candidate, "--task", inner_task,

@@ -27,10 +27,10 @@ its sandbox's private size-bounded tmpfs, and only the finished library comes ba
 """
 from __future__ import annotations
 
+import ast
 import bisect
 import dataclasses
 import os
-import ast
 import re
 import signal
 import time
@@ -280,6 +280,11 @@ _EMBED = re.compile(r"embed\b")
 _HAS_EMBED = re.compile(r"__has_embed\b")
 
 
+def _as_compiled(text: str) -> str:
+    """text as the preprocessor reads it: trigraphs replaced, continued lines joined."""
+    return _CONTINUATION.sub("", text.replace("??=", "#").replace("??/", "\\"))
+
+
 def _embed_at(text: str) -> int | None:
     """Where an #embed directive may start in text (continued lines joined, trigraphs replaced), or None.
     Every '#' and '%:' is taken for code, whatever a string around it would make it, and followed past
@@ -323,7 +328,7 @@ def _source_refusal(arguments: dict) -> str | None:
     """Why a source is refused: it #embeds a file's bytes, or asks whether it could (__has_embed), in
     any spelling the preprocessor reads as one (trigraphs, continued lines, comments, the %: digraph)."""
     for key, text in _source_texts(arguments):
-        spelled = _CONTINUATION.sub("", text.replace("??=", "#").replace("??/", "\\"))
+        spelled = _as_compiled(text)
         at = _embed_at(spelled)
         if at is None:
             found = _HAS_EMBED.search(spelled)
@@ -352,13 +357,12 @@ WRITTEN_RUN = 3
 
 
 def _logical_lines(text: str) -> list[str]:
-    """text's lines as the compiler reads them (trigraphs replaced, continued lines joined), each with
-    its whitespace collapsed, blank ones left out."""
-    joined = _CONTINUATION.sub("", text.replace("??=", "#").replace("??/", "\\"))
-    return [c for c in (" ".join(line.split()) for line in joined.splitlines()) if c]
+    """text's lines as the compiler reads them (_as_compiled), each with its whitespace collapsed, blank
+    ones left out."""
+    return [c for c in (" ".join(line.split()) for line in _as_compiled(text).splitlines()) if c]
 
 
-def written_lines(candidate_source: str) -> frozenset[tuple[str, ...]]:
+def written_runs(candidate_source: str) -> frozenset[tuple[str, ...]]:
     """Every run of WRITTEN_RUN consecutive logical lines of a string literal in a candidate's file
     (f-strings' literal parts too); none for a file that does not parse."""
     try:
@@ -377,18 +381,18 @@ def unwritten_source(arguments: dict, written: frozenset[tuple[str, ...]]) -> st
     """Why sources are refused for lines the candidate's file does not write (more than
     UNWRITTEN_SOURCE_CHARS characters on lines in no written run), naming the first; None when it does."""
     unwritten, first = 0, None
-    for key in ("cpp_sources", "cuda_sources"):
-        value = arguments.get(key) or []
-        for text in [value] if isinstance(value, str) else value:
-            lines = _logical_lines(text)
-            covered = [False] * len(lines)
-            for i in range(len(lines) - WRITTEN_RUN + 1):
-                if tuple(lines[i:i + WRITTEN_RUN]) in written:
-                    covered[i:i + WRITTEN_RUN] = [True] * WRITTEN_RUN
-            for line, ok in zip(lines, covered):
-                if not ok:
-                    unwritten += len(line)
-                    first = first or (key, line)
+    for key, text in _source_texts(arguments):
+        if key == "functions":  # identifiers and plain docstrings (_type_refusal)
+            continue
+        lines = _logical_lines(text)
+        covered = [False] * len(lines)
+        for i in range(len(lines) - WRITTEN_RUN + 1):
+            if tuple(lines[i:i + WRITTEN_RUN]) in written:
+                covered[i:i + WRITTEN_RUN] = [True] * WRITTEN_RUN
+        for line, ok in zip(lines, covered):
+            if not ok:
+                unwritten += len(line)
+                first = first or (key, line)
     if unwritten <= UNWRITTEN_SOURCE_CHARS:
         return None
     return (f"{first[0]}: {unwritten} characters of source on lines that the candidate's file does not write in a "

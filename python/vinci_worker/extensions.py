@@ -80,9 +80,9 @@ class CompileService:
         self.hidden = self._hidden_folders()
         self.headers = PrecompiledHeaders(launcher, ext_root, self.toolchain, timeout_s)
         self.built: list[str] = []  # keys this process compiled
-        # The lines the importing candidate's file writes (build_limits.written_lines), while one imports:
-        # its builds' sources must be among them. None: no candidate's (a trusted build).
-        self.written: frozenset[str] | None = None
+        # The runs of lines the importing candidate's file writes (build_limits.written_runs), while one
+        # imports: its builds' sources must stand in them. None: no candidate's (a trusted build).
+        self.written: frozenset[tuple[str, ...]] | None = None
         os.makedirs(ext_root, exist_ok=True)
 
     def _hidden_folders(self) -> list[tuple[str, str]]:

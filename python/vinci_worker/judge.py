@@ -450,7 +450,7 @@ class Judge(Correctness, Timing, TrustedSampling):
         message.update(fields)
         timeout = cfg["baseline_timeout_s"] if req is None else cfg["import_timeout_s"]
         if compiler is not None:
-            compiler.written = build_limits.written_lines(message["candidate_source"]) if req is not None else None
+            compiler.written = build_limits.written_runs(message["candidate_source"]) if req is not None else None
         try:
             reply = self._ask(runner, message, timeout, "baseline_timeout" if req is None else "import_timeout",
                               compiler=compiler, fds=fds)

@@ -37,7 +37,7 @@ sys.path.insert(0, f"{REPO}/python")
 
 from vinci_worker import build_failures  # noqa: E402
 from vinci_worker.build_limits import (BuildLimits, failure_reason, refusal, unwritten_source,  # noqa: E402
-                                        written_lines)
+                                        written_runs)
 from vinci_worker.precompiled_headers import COMMON_FLAG  # noqa: E402
 from vinci_runner.logs import trim_log  # noqa: E402
 
@@ -260,11 +260,11 @@ BIG = "__attribute__((used)) static char big[300 << 20] = {1};\n"  # 300 MiB of 
 # UNWRITTEN_SOURCE_CHARS characters on other lines are refused.
 FILE = ('K = """\n#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n  return x;\n}\n"""\n'
         'B = 64\nD = f"#define BLOCK {B}"\n')
-WRITTEN = written_lines(FILE)
+WRITTEN = written_runs(FILE)
 check("written: runs of 3 lines, whitespace collapsed", WRITTEN, frozenset({
     ("#include <torch/extension.h>", "torch::Tensor f(torch::Tensor x) {", "return x;"),
     ("torch::Tensor f(torch::Tensor x) {", "return x;", "}")}))
-check("written: a file that does not parse writes nothing", written_lines("def f(:\n"), frozenset())
+check("written: a file that does not parse writes nothing", written_runs("def f(:\n"), frozenset())
 source = "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n    return   x;\n}\n#define BLOCK 64\n"
 check("unwritten: the file's own lines, reindented, and one formatted line (16 characters)",
       unwritten_source({"name": "m", "cpp_sources": [source]}, WRITTEN), None)
@@ -283,14 +283,14 @@ words = [f"word_{i:04d} +" for i in range(300)]  # 300 lines of 11 characters, 3
 DICTIONARY = "W = " + repr("\n".join(words)) + "\n"
 shuffled = "\n".join(words[(i * 7) % 300] for i in range(300))
 check("unwritten: the file's own lines in its own order pass",
-      unwritten_source({"name": "m", "cpp_sources": "\n".join(words)}, written_lines(DICTIONARY)), None)
+      unwritten_source({"name": "m", "cpp_sources": "\n".join(words)}, written_runs(DICTIONARY)), None)
 check("unwritten: the same lines, one token a line, reordered: 3,300 characters",
-      (unwritten_source({"name": "m", "cpp_sources": shuffled}, written_lines(DICTIONARY)) or "").startswith(
+      (unwritten_source({"name": "m", "cpp_sources": shuffled}, written_runs(DICTIONARY)) or "").startswith(
           "cpp_sources: 3300 characters"), True)
 pieces = "P = " + repr("\n".join(f"{c}\\" for c in "abcdefghijklmnopqrstuvwxyz_ ;(){}=+*0123456789")) + "\n"
 spelled = "".join(f"{c}\\\n" for c in "int table_0 = 1;\n" * 150)  # a logical line of 2,400 characters
 check("unwritten: characters joined by continuations are read as the compiler reads them",
-      (unwritten_source({"name": "m", "cpp_sources": spelled}, written_lines(pieces)) or "").startswith("cpp_sources: "),
+      (unwritten_source({"name": "m", "cpp_sources": spelled}, written_runs(pieces)) or "").startswith("cpp_sources: "),
       True)
 check("functions: a docstring that closes torch's string is refused",
       refusal(arguments(functions={"f": 'x");\n}\nstatic void g() {(void)("'}))[0], "bad_arguments")
