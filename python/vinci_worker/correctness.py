@@ -144,11 +144,8 @@ class Correctness:
                                   "--torch-ops forbid an unmeasured share is never a pass")
                 signals["coverage"] = share
                 self._signal_policy({"coverage": share}, task, cfg, "coverage")
-            elif share is not None and cfg["torch_ops"] == "forbid" and share < cfg["min_coverage"]:
-                raise Outcome("rejected", "library_compute",
-                              f"the trusted sampler found forward's host code in GPU math libraries: only "
-                              f"{100 * share:.1f}% of its samples in compiled code were the candidate's own (at least "
-                              f"{100 * cfg['min_coverage']:.0f}% under --torch-ops forbid)")
+            else:
+                self._gpu_coverage_rule(share, cfg)
         return {"trials": len(trials), "trials_passed": len(trials), "max_abs_diff": worst,
                 "mean_abs_diff": mean_sum / max(counted, 1), "warnings": sorted(set(warnings)),
                 "skipped_trials": skipped, "custom_launches": int(signals.get("launches") or 0),

@@ -154,6 +154,7 @@ class Judge(Correctness, Timing, TrustedSampling):
         self.rng = random.SystemRandom()
         self.code_contents: dict = {}  # sampled files' sha256 by identity (mapped_code.py)
         self.sampler = os.path.join(os.path.dirname(sandbox_binary), "vinci-cpu-sampler")
+        self.perf_sampling = self.cuda and self._perf_allowed()  # the GPU's timed windows sampled (trusted_sampling.py)
         self.drain_unavailable = gpu_drain.unavailable() if self.cuda else ""
         self.drain_proven = False  # a trusted runner was drained on this host (see _load)
         self.memory_unreadable = "" if self.cuda else _memory_readable()

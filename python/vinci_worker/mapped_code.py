@@ -31,6 +31,10 @@ from .sandbox import fd_sha256
 # GPU math libraries, whose host code a call of an honest kernel never runs.
 GPU_LIBRARIES = ("libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse", "libcusolver", "libcutensor",
                  "libnvblas", "libnccl", "libnvjpeg", "libnpp")
+# Executable mappings larger than this, of code that is no host file's nor the judge's delivered
+# library's, are a library's on a GPU (MappedCode._foreign). Triton's launcher modules are tens of KB
+# of code; libcublasLt's is tens of MB.
+GPU_FOREIGN_CODE_BYTES = 4 << 20
 # Files whose samples say nothing about who computes: the interpreter, libc, the loader, and torch's
 # Python bindings and allocator (a call's fixed cost, which a tiny honest kernel pays as much as a cheat);
 # and libcufile, GPUDirect Storage's file I/O, which torch's CUDA wheel loads even on the CPU and which
@@ -76,11 +80,12 @@ class MappedCode:
             # Written code pages of a GPU math library are still its calls, whatever else they now hold.
             if self.cuda and os.path.basename(path).startswith(GPU_LIBRARIES):
                 return "library"
-            return self._foreign()
+            # Otherwise a written page of code that only launches (a host file's, a small module's).
+            return "glue" if self.cuda else "library"
         if not path.startswith("/"):
             if path in KERNEL_MAPPINGS and not entry.get("inode"):
                 return "glue"
-            return self._foreign()  # anonymous or unmapped code
+            return self._foreign(entry)  # anonymous or unmapped code
         if self._host_file(entry, path):
             name = os.path.basename(path)
             if self.cuda:
@@ -89,7 +94,7 @@ class MappedCode:
             return "glue" if interpreter or glue_library(name) else "library"
         if self._delivered(entry, path):
             return "own"
-        return self._foreign()
+        return self._foreign(entry)
 
     def runtime_library(self, entry: dict) -> bool:
         """Whether a library entry is torch's or the C++ runtime's host file (RUNTIME_LIBRARIES), the
@@ -99,8 +104,17 @@ class MappedCode:
         return (entry.get("private_copy") is False and path.startswith("/") and
                 os.path.basename(path).startswith(RUNTIME_LIBRARIES) and self._host_file(entry, path))
 
-    def _foreign(self) -> str:
-        return "glue" if self.cuda else "library"
+    def _foreign(self, entry: dict) -> str:
+        """Code that is no host file's, no delivered library's: every such sample computes for the
+        candidate on the CPU. On a GPU a host thread's own code only launches (Triton's launchers are
+        compiled in the runner's scratch, tens of KB), so it is glue there unless it is as large as a
+        math library: a copy of one under another name (a scratch file, a memfd) would otherwise run its
+        host code unnamed."""
+        if not self.cuda:
+            return "library"
+        size = entry.get("high", 0) - entry.get("low", 0) if isinstance(entry.get("high"), int) and \
+            isinstance(entry.get("low"), int) else 0
+        return "library" if size > GPU_FOREIGN_CODE_BYTES else "glue"
 
     @staticmethod
     def _process(entry: dict) -> int | None:

@@ -297,7 +297,12 @@ class Timing:
         openings = Openings(self.rng, int(tc["open_calls"]), n, float(tc["budget_s"]))
         per_call, paired_per_call, start = [], [], time.monotonic()
         sampled = cfg["torch_ops"] != "allow" and self._samples_timed_windows(loaded)
-        sampler = self._start_sampler(loaded, cfg) if sampled else None
+        if self.cuda:
+            sampler = self._start_sampler(loaded, cfg, hz=self.GPU_TIMED_SAMPLING_HZ, perf_only=True) \
+                if sampled else None
+            gpu_found: dict | None = None
+        else:
+            sampler = self._start_sampler(loaded, cfg) if sampled else None
 
         checks = {"ood": 0, "kinds": set()}
         untimed: list[tuple[int, int]] = []  # the check windows' spans, whose samples do not count
@@ -391,7 +396,7 @@ class Timing:
             sampled_before = 0
             rounds: list[tuple[float, dict]] = []  # each sampler round's median of all windows, and its counts
             sampling_start = time.monotonic()
-            while sampled:
+            while sampled and not self.cuda:
                 median_ms = statistics.median(per_call)
                 slow, claimed_calls = claimed_windows(watched, median_ms)
                 watched.clear()
@@ -422,10 +427,15 @@ class Timing:
                         break
             while checks["kinds"] != set(self._ood_kinds(cfg)):
                 check_window()
+            if sampled and self.cuda:
+                gpu_found = self._stop_sampler(sampler, loaded)
+                sampler = None
+                if gpu_found.get("unanswered"):
+                    self._unanswered(cfg, "timed calls")
         finally:
             if sampler is not None:
                 self._stop_sampler(sampler, loaded)
-        if sampled:
+        if sampled and not self.cuda:
             counts = counted_rounds(rounds, statistics.median(per_call))
         stats = summarize(per_call)
         req = dict(req, **paired_baseline(paired_per_call, req))
@@ -434,7 +444,9 @@ class Timing:
                     "opened": openings.opened, "check_windows": checks["ood"], "flush_bytes": loaded.window.flush.nbytes}
         reply = {"timing": stats, "external": external, "flags": [], "times": per_call,
                  "eager_paired": summarize(paired_per_call)}
-        if sampled:
+        if sampled and self.cuda:
+            self._gpu_library_calls(gpu_found, loaded, task, cfg, reply)
+        elif sampled:
             external["compiled_samples"] = counts["own"] + counts["library"]
             self._timed_coverage(counts, cfg, reply, check)
             self._library_time(counts, cfg, req, external)

@@ -168,6 +168,15 @@ class TrustedSampling:
     # and a compiler; it stopped at 47 after 30 s in a CI run while the extra windows' samples were
     # judged against the planned windows' median, taken at another load (judge._time).
     TIMED_SAMPLING_S = 60.0
+    # On a GPU the timed windows are sampled too, through perf alone (the runners are stopped by signals
+    # there, which ptrace's stops would disturb, and a candidate could notice stops): a phase of
+    # coverage calls of the sampler's own was recognisable, so a candidate ran its own kernel there and
+    # in the profiled call, and a math library (dlsym, no torch op for the monitors) in the trials and
+    # the timed calls, which nothing held (the gap left by red-team round 38). A library's host code is
+    # a few microseconds a call and an honest kernel's none, so the rate is high and the bound a count:
+    # a host thread only launches and waits, so the interruptions cost little.
+    GPU_TIMED_SAMPLING_HZ = 20000
+    GPU_LIBRARY_SAMPLES = 2  # this many samples in GPU math libraries over the timed and check windows reject
     COVERAGE = {"cpu": {"rounds": 8, "ms": 600, "hz": 500, "seconds": 0.5, "enough": 100},
                 "cuda": {"rounds": 1, "ms": 450, "hz": 2000, "seconds": 0.4, "enough": 10}}
     def _host_coverage(self, loaded: Loaded, task: TaskState, cfg) -> tuple[float | None, str]:
@@ -219,23 +228,77 @@ class TrustedSampling:
             window.gate.freeze()
 
     def _samples_timed_windows(self, loaded: Loaded) -> bool:
-        """Whether the trusted sampler watches the timed windows themselves (a CPU host whose sandboxes
-        have a freezer cgroup: freezing sends no signal to disturb the tracer). Elsewhere it watches
-        a phase of coverage calls of its own, which a candidate may tell apart from timed calls."""
-        return not self.cuda and loaded.window.gate is not None and loaded.window.gate.freezer is not None
+        """Whether the trusted sampler watches the timed windows themselves: a CPU host whose sandboxes
+        have a freezer cgroup (freezing sends no signal to disturb the tracer), or a GPU host that lets
+        the judge open perf events on another process (no stops at all). Elsewhere it watches a phase
+        of coverage calls of its own, which a candidate may tell apart from timed calls."""
+        if self.cuda:
+            return self.perf_sampling
+        return loaded.window.gate is not None and loaded.window.gate.freezer is not None
+
+    def _perf_allowed(self) -> bool:
+        """Whether this host lets the sampler open perf events on a process of the judge's (a child that
+        only sleeps): the GPU's timed windows are sampled only so. A runner it later cannot sample
+        falls back to the coverage calls (_gpu_library_calls)."""
+        child = subprocess.Popen(["sleep", "10"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        try:
+            out = subprocess.run([self.sampler, "--pid", str(child.pid), "--ms", "1", "--hz", "100", "--perf-only"],
+                                 stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10).stdout
+            answer = json.loads(out.splitlines()[-1])
+            return isinstance(answer, dict) and answer.get("lookup") == "perf" and not answer.get("error")
+        except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+            return False
+        finally:
+            child.kill()
+            child.wait()
+
+    def _gpu_coverage_rule(self, share: float | None, cfg) -> None:
+        """The coverage calls' verdict on a GPU: forward's host code in GPU math libraries, where they ran,
+        is at most 1 - min_coverage of its samples in compiled code under --torch-ops forbid."""
+        if share is not None and cfg["torch_ops"] == "forbid" and share < cfg["min_coverage"]:
+            raise Outcome("rejected", "library_compute",
+                          f"the trusted sampler found forward's host code in GPU math libraries: only "
+                          f"{100 * share:.1f}% of its samples in compiled code were the candidate's own (at least "
+                          f"{100 * cfg['min_coverage']:.0f}% under --torch-ops forbid)")
+
+    def _gpu_library_calls(self, found: dict, loaded: Loaded, task: TaskState, cfg, reply: dict) -> None:
+        """The timed and check windows' samples on a GPU: GPU_LIBRARY_SAMPLES in a math library's host code
+        are a library doing the work (an own kernel's call runs none), a rejection under --torch-ops
+        forbid. A sampler that could not watch this runner leaves the coverage calls to say it."""
+        external = reply["external"]
+        if found.get("error"):
+            share, note = self._host_coverage(loaded, task, cfg)
+            external["gpu_library_samples"] = None
+            reply["warnings"] = sorted(set(reply.get("warnings", [])) | {
+                f"the timed calls unsampled ({found['error']}): only coverage calls of the sampler's own, which a "
+                "candidate can tell apart, were watched for GPU math libraries"} | ({note} if note else set()))
+            self._gpu_coverage_rule(share, cfg)
+            return
+        external["gpu_library_samples"] = found["library"]
+        external["host_samples"] = found.get("total", 0)
+        if found["library"] < self.GPU_LIBRARY_SAMPLES:
+            return
+        names = ", ".join(sorted(found.get("library_names", {}), key=lambda n: -found["library_names"][n])[:3])
+        message = (f"timed calls: {found['library']} samples of the runner's host code fell in GPU math libraries "
+                   f"({names}); an own kernel's call runs none")
+        if cfg["torch_ops"] == "forbid":
+            raise Outcome("rejected", "library_compute", message)
+        reply["warnings"] = sorted(set(reply.get("warnings", [])) | {message})
 
     VISIBLE_SAMPLES = ("library sampling by ptrace stops, which a candidate can notice and time its library calls "
                        "against: this host refuses perf events on another process (perf_event_paranoid at most 2)")
     SAMPLER_ATTACH_S = 5.0  # a sampler that has not traced the runner's threads by then counts as failed
 
-    def _start_sampler(self, loaded: Loaded, cfg, ms: int | None = None, hz: int | None = None) -> subprocess.Popen:
+    def _start_sampler(self, loaded: Loaded, cfg, ms: int | None = None, hz: int | None = None,
+                       perf_only: bool = False) -> subprocess.Popen:
         """A sampler that traces the runner's threads when this returns (calls started before would
         run unweighed). It says "attached" on a line of its own, read here a byte at a time so that its
         answer stays in the pipe for communicate(); one that does not say it in time is killed, and its
         answer is then none."""
         sampler = subprocess.Popen([self.sampler, "--pid", str(loaded.runner.tree), "--ms",
                                     str(ms or int(cfg["run_timeout_s"] * 1000)), "--hz",
-                                    str(hz or self.TIMED_SAMPLING_HZ), "--exclusions-on-stdin"],
+                                    str(hz or self.TIMED_SAMPLING_HZ), "--exclusions-on-stdin"] +
+                                   (["--perf-only"] if perf_only else []),
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         fd, line = sampler.stdout.fileno(), b""
         deadline = time.monotonic() + self.SAMPLER_ATTACH_S
@@ -259,7 +322,8 @@ class TrustedSampling:
         samples = self._sampler_answer(sampler, "timed calls", "".join(f"{a} {b}\n" for a, b in untimed or []))
         if samples is None:
             return {"error": "the sampler did not answer", "unanswered": True}
-        return dict(self._count_samples(samples, loaded), error=samples.get("error"), method=samples.get("lookup"))
+        return dict(self._count_samples(samples, loaded), error=samples.get("error"), method=samples.get("lookup"),
+                    total=samples.get("total", 0))
 
     @staticmethod
     def _unanswered(cfg, calls: str) -> None:
@@ -299,7 +363,7 @@ class TrustedSampling:
         assert loaded.window.gate.frozen, "a runner's mappings are classified only while it is frozen"
         code = MappedCode(loaded.runner.scratch, loaded.runner.delivered, self.cuda,
                           self.launcher.python_binary, self.code_contents, loaded.runner.delivered_fds)
-        counts: dict = dict(dict.fromkeys(SAMPLE_COUNTS, 0), foreign_names={})
+        counts: dict = dict(dict.fromkeys(SAMPLE_COUNTS, 0), foreign_names={}, library_names={})
         entries = samples.get("by_object")
         for entry in entries if isinstance(entries, list) else []:
             n = entry.get("samples") if isinstance(entry, dict) else None
@@ -310,9 +374,12 @@ class TrustedSampling:
             if kind in ("own", "library"):
                 counts[kind] += n
                 counts[f"{kind}_ns"] += ns
-            if kind != "library" or self.cuda:
+            if kind != "library":
                 continue
             name = os.path.basename(str(entry.get("path", ""))) or "[unmapped]"
+            if self.cuda:
+                counts["library_names"][name] = counts["library_names"].get(name, 0) + n
+                continue
             if code.runtime_library(entry):
                 if not name.startswith("libtorch"):
                     continue  # the C++ runtime: no compute

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "eval/cpu_sampler.h"
+#include "eval/perf_sampler.h"
 
 namespace {
 volatile sig_atomic_t g_stop = 0;
@@ -37,23 +38,40 @@ int main(int argc, char** argv) {
   app.add_flag("--exclusions-on-stdin", exclusions_on_stdin,
                "once the sampling ends, read lines \"FROM TO\" (CLOCK_MONOTONIC, ns) from stdin until its end: "
                "samples taken within those spans are not counted");
+  bool perf_only = false;
+  app.add_flag("--perf-only", perf_only,
+               "never fall back to ptrace stops, which the sampled threads can notice and which a host that stops its "
+               "runners by signals would disturb: where perf events are refused, say so in \"error\" and sample "
+               "nothing");
   CLI11_PARSE(app, argc, argv);
   // Without SA_RESTART: a wait for a thread the judge froze mid-sample returns, and the sampling ends.
   struct sigaction stop {};
   stop.sa_handler = stop_sampling;
   ::sigaction(SIGTERM, &stop, nullptr);
-  const auto s = vinci::eval::sample_cpu(
-      pid, std::chrono::milliseconds(ms), hz, &g_stop,
-      [] {
-        fmt::print("attached\n");
-        std::fflush(stdout);
-      },
-      [&] {
-        vinci::eval::Spans spans;
-        if (exclusions_on_stdin)
-          for (uint64_t from = 0, to = 0; std::cin >> from >> to;) spans.emplace_back(from, to);
-        return spans;
-      });
+  const auto attached = [] {
+    fmt::print("attached\n");
+    std::fflush(stdout);
+  };
+  const auto excluded = [&] {
+    vinci::eval::Spans spans;
+    if (exclusions_on_stdin)
+      for (uint64_t from = 0, to = 0; std::cin >> from >> to;) spans.emplace_back(from, to);
+    return spans;
+  };
+  vinci::eval::CpuSamples s;
+  if (!perf_only) {
+    s = vinci::eval::sample_cpu(pid, std::chrono::milliseconds(ms), hz, &g_stop, attached, excluded);
+  } else if (auto perf =
+                 vinci::eval::sample_cpu_perf(pid, std::chrono::milliseconds(ms), hz, &g_stop, attached, excluded)) {
+    s = std::move(*perf);
+  } else {
+    attached();
+    s.error = fmt::format(
+        "perf events refused on process {} (perf_event_paranoid, a seccomp filter, or no such "
+        "process), and --perf-only allows no ptrace stops",
+        pid);
+    s.lookup = "none";
+  }
   nlohmann::json objects = nlohmann::json::array();
   for (const auto& [m, t] : s.by_object) {
     nlohmann::json offsets = nlohmann::json::array();

@@ -243,6 +243,16 @@ def main():
         results.append(check("a memfd named libc.so.6 is library, not glue", memfd == {"library"}, memfd))
         results.append(check("... and glue on a GPU (its host code only launches)",
                              kinds(lambda p: p.startswith("/memfd:x/libc.so.6"), cuda=True) == {"glue"}))
+        # A math library copied under another name (a scratch file, a memfd) is large: on a GPU its code
+        # is a library's by size, where a launcher module's few pages stay glue.
+        small = [e for e in entries if e["path"] == copy]
+        large = [dict(e, high=e["low"] + (8 << 20)) for e in small]
+        results.append(check("on a GPU, foreign code the size of a launcher is glue, the size of a math library is "
+                             "library", bool(small) and {gpu.kind(e) for e in small} == {"glue"} and
+                             {gpu.kind(e) for e in large} == {"library"} and
+                             gpu.kind({"path": "[anonymous]", "inode": 0, "private_copy": False, "low": 0,
+                                       "high": 5 << 20}) == "library",
+                             [gpu.kind(e) for e in small + large]))
         # The mapping renamed away keeps its dentry's new name; a sample taken before the rename names
         # the old path, where a link to the judge's own library now lies.
         stale = [dict(e, path=renamed) for e in entries if e["path"] == renamed + ".away"]
