@@ -17,7 +17,7 @@ import time
 
 from vinci_runner.channel import ChannelClosed, ChannelTimeout, ProtocolError
 
-from . import build_limits, protocol
+from . import protocol
 from .build_limits import BuildLimits
 from .extensions import CompileService
 from .sandbox import CANDIDATE_DIR, TASK_DIR, Launcher, describe_exit
@@ -35,9 +35,24 @@ def build(req: dict, launcher: Launcher, compiler: CompileService) -> dict:
     built_before = len(compiler.built)
     try:
         with open(candidate, encoding="utf-8", errors="replace") as f:
-            compiler.written = build_limits.written_runs(f.read())
+            source = f.read()
     except OSError:
-        compiler.written = frozenset()  # a file the judge cannot read writes nothing, so builds nothing
+        source = ""  # a file the judge cannot read writes nothing, so builds nothing
+    with compiler.writing(source):
+        report = _import(req, launcher, compiler, inner_candidate, inner_task, mounts)
+    if launcher.cuda and not report["ok"] and str(report.get("reason", "")).startswith("import_"):
+        # The candidate's own code raised, died or hung, and may have needed the GPU this import
+        # lacks: its runner imports it again on the device and says what really happens. A compile
+        # failure or a static finding stands.
+        report = {"static": report["static"], "ok": True}
+    report["seconds"] = time.monotonic() - t0
+    report["built"] = compiler.built[built_before:]
+    return report
+
+
+def _import(req: dict, launcher: Launcher, compiler: CompileService, inner_candidate: str, inner_task: str,
+            mounts: list) -> dict:
+    """The candidate imported in a sandbox of its own, its builds asked of compiler: the import's report."""
     proc = launcher.spawn(["import", "--control", "{control}", "--candidate", inner_candidate, "--task", inner_task,
                            "--scale", str(req.get("scale", protocol.TASK_SIZES)), "--policy", json.dumps(req.get("policy") or {})] +
                           (["--static-only"] if req.get("static_only") else []),
@@ -74,16 +89,8 @@ def build(req: dict, launcher: Launcher, compiler: CompileService) -> dict:
     except ProtocolError as e:
         report.update({"class": "rejected", "reason": "protocol_violation", "message": f"the import process: {e}"})
     finally:
-        compiler.written = None
         proc.close()
         proc.log.save(req.get("log"))
-    if launcher.cuda and not report["ok"] and str(report.get("reason", "")).startswith("import_"):
-        # The candidate's own code raised, died or hung, and may have needed the GPU this import
-        # lacks: its runner imports it again on the device and says what really happens. A compile
-        # failure or a static finding stands.
-        report = {"static": report["static"], "ok": True}
-    report["seconds"] = time.monotonic() - t0
-    report["built"] = compiler.built[built_before:]
     return report
 
 

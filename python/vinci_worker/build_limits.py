@@ -341,7 +341,8 @@ def _source_refusal(arguments: dict) -> str | None:
 
 
 # At most this many characters of a build's sources may sit on lines that the candidate's file does not
-# write (below): room for a few formatted lines (an f-string's block size, a joined list of names),
+# write, with its flags that are no literal of the file (below): room for a few formatted lines (an
+# f-string's block size, a joined list of names, a -D of a size),
 # none for a source made at import. Red-team round 39 read ATen's kernel headers at import (514 KB,
 # pasted in as source text, its kernel then counted as the candidate's own: 1.13x where honest loops
 # score 0.14x) and, from NumPy's OpenBLAS, a GEMM micro-kernel's 10.7 KB of machine code, emitted as
@@ -362,24 +363,43 @@ def _logical_lines(text: str) -> list[str]:
     return [c for c in (" ".join(line.split()) for line in _as_compiled(text).splitlines()) if c]
 
 
-def written_runs(candidate_source: str) -> frozenset[tuple[str, ...]]:
-    """Every run of WRITTEN_RUN consecutive logical lines of a string literal in a candidate's file
-    (f-strings' literal parts too); none for a file that does not parse."""
+@dataclasses.dataclass(frozen=True)
+class WrittenText:
+    """What a candidate's file writes in its string literals (f-strings' literal parts too): every run
+    of WRITTEN_RUN consecutive logical lines, and every literal whole, stripped."""
+    runs: frozenset = frozenset()
+    literals: frozenset = frozenset()
+
+
+def written_text(candidate_source: str) -> WrittenText:
+    """What candidate_source writes; nothing for a file that does not parse."""
     try:
         tree = ast.parse(candidate_source)
     except (SyntaxError, ValueError):
-        return frozenset()
-    runs = set()
+        return WrittenText()
+    runs, literals = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            literals.add(node.value.strip())
             lines = _logical_lines(node.value)
             runs.update(tuple(lines[i:i + WRITTEN_RUN]) for i in range(len(lines) - WRITTEN_RUN + 1))
-    return frozenset(runs)
+    return WrittenText(frozenset(runs), frozenset(literals))
 
 
-def unwritten_source(arguments: dict, written: frozenset[tuple[str, ...]]) -> str | None:
-    """Why sources are refused for lines the candidate's file does not write (more than
-    UNWRITTEN_SOURCE_CHARS characters on lines in no written run), naming the first; None when it does."""
+def _flag_words(arguments: dict):
+    """(argument, word) for every word of load_inline's flag lists and include paths."""
+    for key in (*_FLAG_LISTS, "extra_include_paths"):
+        for word in arguments.get(key) or []:
+            yield key, word
+
+
+def unwritten_source(arguments: dict, written: WrittenText) -> str | None:
+    """Why a build is refused for text that reaches the compiler and that the candidate's file does not
+    write: more than UNWRITTEN_SOURCE_CHARS characters in all on source lines in no written run and in
+    flags (and include paths) that are no literal of the file, naming the first; None when it writes
+    them. Red-team round 41 carried 10.7 KB of OpenBLAS's SGEMM kernel, read at import, in 60 -D
+    values (about 256 characters each, within the flag rules), decoded by a written source into an
+    array placed in .text: correct at 0.69-0.82x where the suite's loops score 0.028x."""
     unwritten, first = 0, None
     for key, text in _source_texts(arguments):
         if key == "functions":  # identifiers and plain docstrings (_type_refusal)
@@ -387,17 +407,21 @@ def unwritten_source(arguments: dict, written: frozenset[tuple[str, ...]]) -> st
         lines = _logical_lines(text)
         covered = [False] * len(lines)
         for i in range(len(lines) - WRITTEN_RUN + 1):
-            if tuple(lines[i:i + WRITTEN_RUN]) in written:
+            if tuple(lines[i:i + WRITTEN_RUN]) in written.runs:
                 covered[i:i + WRITTEN_RUN] = [True] * WRITTEN_RUN
         for line, ok in zip(lines, covered):
             if not ok:
                 unwritten += len(line)
                 first = first or (key, line)
+    for key, word in _flag_words(arguments):
+        if word.strip() not in written.literals:
+            unwritten += len(word)
+            first = first or (key, word)
     if unwritten <= UNWRITTEN_SOURCE_CHARS:
         return None
-    return (f"{first[0]}: {unwritten} characters of source on lines that the candidate's file does not write in a "
-            f"string literal (at most {UNWRITTEN_SOURCE_CHARS}), e.g. {first[1][:80]!r}: a kernel's sources must be "
-            "written in the file, not read or generated at import")
+    return (f"{first[0]}: {unwritten} characters of sources and flags that the candidate's file does not write in "
+            f"a string literal (at most {UNWRITTEN_SOURCE_CHARS}), e.g. {first[1][:80]!r}: what a build compiles "
+            "must be written in the file, not read or generated at import")
 
 
 def _static_archive_refusal(flags: list[str], library_dirs: Sequence[str]) -> str | None:

@@ -15,6 +15,7 @@ must not cost a machine its limit again each time), but under larger limits it m
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fcntl
 import hashlib
@@ -80,9 +81,9 @@ class CompileService:
         self.hidden = self._hidden_folders()
         self.headers = PrecompiledHeaders(launcher, ext_root, self.toolchain, timeout_s)
         self.built: list[str] = []  # keys this process compiled
-        # The runs of lines the importing candidate's file writes (build_limits.written_runs), while one
-        # imports: its builds' sources must stand in them. None: no candidate's (a trusted build).
-        self.written: frozenset[tuple[str, ...]] | None = None
+        # What the importing candidate's file writes (build_limits.written_text), while one imports: its
+        # builds' sources and flags must stand in it. None: no candidate's (a trusted build).
+        self.written: build_limits.WrittenText | None = None
         os.makedirs(ext_root, exist_ok=True)
 
     def _hidden_folders(self) -> list[tuple[str, str]]:
@@ -94,6 +95,16 @@ class CompileService:
         include = os.path.join(list(spec.submodule_search_locations)[0], "include") if spec else ""
         return [(empty, os.path.join(include, f)) for f in build_limits.KERNEL_HEADER_FOLDERS
                 if include and os.path.isdir(os.path.join(include, f))]
+
+    @contextlib.contextmanager
+    def writing(self, candidate_source: str | None):
+        """Builds asked inside are held to what candidate_source writes (nothing, where the judge could
+        not read the file: it then builds nothing); None: a trusted import, held to nothing."""
+        self.written = None if candidate_source is None else build_limits.written_text(candidate_source)
+        try:
+            yield
+        finally:
+            self.written = None
 
     def key(self, arguments: dict) -> str:
         blob = json.dumps(arguments, sort_keys=True, default=str) + "\0" + self.toolchain

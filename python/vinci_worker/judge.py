@@ -20,6 +20,7 @@ every request and writes every reply.
 from __future__ import annotations
 
 import copy
+import contextlib
 import json
 import os
 import random
@@ -36,7 +37,7 @@ from vinci_runner.channel import ChannelClosed, ChannelTimeout, ProtocolError, f
 from vinci_runner.logs import trim_log
 from vinci_runner.static_check import is_low_precision_task
 
-from . import build_limits, compare, gpu_drain, protocol
+from . import compare, gpu_drain, protocol
 from .build_limits import BuildLimits
 from .call_window import CallWindow, Flush, WindowError, cache_bytes
 from .correctness import Correctness
@@ -450,17 +451,15 @@ class Judge(Correctness, Timing, TrustedSampling):
         fields, fds = window.load_fields()
         message.update(fields)
         timeout = cfg["baseline_timeout_s"] if req is None else cfg["import_timeout_s"]
-        if compiler is not None:
-            compiler.written = build_limits.written_runs(message["candidate_source"]) if req is not None else None
         try:
-            reply = self._ask(runner, message, timeout, "baseline_timeout" if req is None else "import_timeout",
-                              compiler=compiler, fds=fds)
+            with compiler.writing(message["candidate_source"] if req is not None else None) if compiler is not None \
+                    else contextlib.nullcontext():
+                reply = self._ask(runner, message, timeout, "baseline_timeout" if req is None else "import_timeout",
+                                  compiler=compiler, fds=fds)
         except Outcome:
             window.close()
             raise
         finally:
-            if compiler is not None:
-                compiler.written = None
             for fd in fds:
                 os.close(fd)
         if not reply.get("ok"):

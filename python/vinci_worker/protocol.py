@@ -293,6 +293,8 @@ class TimingCheck(Message):
     library_ms_per_call: float | None = None
     library_share: float | None = None
     compiled_samples: int | None = None
+    gpu_library_samples: int | None = None
+    host_samples: int | None = None
 
 
 @dataclass

@@ -301,6 +301,10 @@ class Timing:
             sampler = self._start_sampler(loaded, cfg, hz=self.GPU_TIMED_SAMPLING_HZ, perf_only=True) \
                 if sampled else None
             gpu_found: dict | None = None
+            # The reference's runner is sampled alike, its samples unread: whatever the interruptions
+            # cost a call, both sides of the speedup pay it.
+            paired_sampler = self._start_sampler(paired, cfg, hz=self.GPU_TIMED_SAMPLING_HZ, perf_only=True) \
+                if sampled else None
         else:
             sampler = self._start_sampler(loaded, cfg) if sampled else None
 
@@ -435,6 +439,8 @@ class Timing:
         finally:
             if sampler is not None:
                 self._stop_sampler(sampler, loaded)
+            if self.cuda and paired_sampler is not None:
+                self._discard_sampler(paired_sampler)
         if sampled and not self.cuda:
             counts = counted_rounds(rounds, statistics.median(per_call))
         stats = summarize(per_call)

@@ -230,10 +230,11 @@ class TrustedSampling:
     def _samples_timed_windows(self, loaded: Loaded) -> bool:
         """Whether the trusted sampler watches the timed windows themselves: a CPU host whose sandboxes
         have a freezer cgroup (freezing sends no signal to disturb the tracer), or a GPU host that lets
-        the judge open perf events on another process (no stops at all). Elsewhere it watches a phase
-        of coverage calls of its own, which a candidate may tell apart from timed calls."""
+        the judge open perf events on another process (no stops at all; VINCI_GPU_TIMED_SAMPLING=0
+        turns that off, for measurements). Elsewhere it watches a phase of coverage calls of its own,
+        which a candidate may tell apart from timed calls."""
         if self.cuda:
-            return self.perf_sampling
+            return self.perf_sampling and os.environ.get("VINCI_GPU_TIMED_SAMPLING", "1") != "0"
         return loaded.window.gate is not None and loaded.window.gate.freezer is not None
 
     def _perf_allowed(self) -> bool:
@@ -324,6 +325,16 @@ class TrustedSampling:
             return {"error": "the sampler did not answer", "unanswered": True}
         return dict(self._count_samples(samples, loaded), error=samples.get("error"), method=samples.get("lookup"),
                     total=samples.get("total", 0))
+
+    @staticmethod
+    def _discard_sampler(sampler: subprocess.Popen) -> None:
+        """Ends a sampler whose samples nobody reads."""
+        sampler.terminate()
+        try:
+            sampler.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            sampler.kill()
+            sampler.wait()
 
     @staticmethod
     def _unanswered(cfg, calls: str) -> None:

@@ -67,6 +67,8 @@ nlohmann::json to_json(const TimingCheck& t) {
   if (t.library_ms_per_call) j["library_ms_per_call"] = *t.library_ms_per_call;
   if (t.library_share) j["library_share"] = *t.library_share;
   if (t.compiled_samples) j["compiled_samples"] = *t.compiled_samples;
+  if (t.gpu_library_samples) j["gpu_library_samples"] = *t.gpu_library_samples;
+  if (t.host_samples) j["host_samples"] = *t.host_samples;
   return j;
 }
 
@@ -86,6 +88,8 @@ TimingCheck timing_check_from_json(const nlohmann::json& j) {
   t.library_ms_per_call = get_opt<double>(j, "library_ms_per_call");
   t.library_share = get_opt<double>(j, "library_share");
   t.compiled_samples = get_opt<int>(j, "compiled_samples");
+  t.gpu_library_samples = get_opt<int>(j, "gpu_library_samples");
+  t.host_samples = get_opt<int>(j, "host_samples");
   return t;
 }
 

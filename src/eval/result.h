@@ -47,6 +47,9 @@ struct TimingCheck {
   // its share of the compiled code's (the library_compute bound, python/vinci_worker/judge.py)
   std::optional<double> library_ms_per_call, library_share;
   std::optional<int> compiled_samples;  // CPU: the sampler's samples in compiled code over those windows
+  // GPU, from the trusted sampler's samples of the timed and check windows: those in a GPU math
+  // library's host code (2 reject under forbid), and all of them
+  std::optional<int> gpu_library_samples, host_samples;
 };
 
 using Interval = std::array<double, 2>;

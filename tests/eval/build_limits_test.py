@@ -36,8 +36,8 @@ REPO = sys.argv[1]
 sys.path.insert(0, f"{REPO}/python")
 
 from vinci_worker import build_failures  # noqa: E402
-from vinci_worker.build_limits import (BuildLimits, failure_reason, refusal, unwritten_source,  # noqa: E402
-                                        written_runs)
+from vinci_worker.build_limits import (BuildLimits, WrittenText, failure_reason, refusal,  # noqa: E402
+                                        unwritten_source, written_text)
 from vinci_worker.precompiled_headers import COMMON_FLAG  # noqa: E402
 from vinci_runner.logs import trim_log  # noqa: E402
 
@@ -260,11 +260,13 @@ BIG = "__attribute__((used)) static char big[300 << 20] = {1};\n"  # 300 MiB of 
 # UNWRITTEN_SOURCE_CHARS characters on other lines are refused.
 FILE = ('K = """\n#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n  return x;\n}\n"""\n'
         'B = 64\nD = f"#define BLOCK {B}"\n')
-WRITTEN = written_runs(FILE)
-check("written: runs of 3 lines, whitespace collapsed", WRITTEN, frozenset({
+WRITTEN = written_text(FILE)
+check("written: runs of 3 lines, whitespace collapsed", WRITTEN.runs, frozenset({
     ("#include <torch/extension.h>", "torch::Tensor f(torch::Tensor x) {", "return x;"),
     ("torch::Tensor f(torch::Tensor x) {", "return x;", "}")}))
-check("written: a file that does not parse writes nothing", written_runs("def f(:\n"), frozenset())
+check("written: every literal whole, stripped, an f-string's parts too", WRITTEN.literals >= {
+    "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n  return x;\n}", "#define BLOCK"}, True)
+check("written: a file that does not parse writes nothing", written_text("def f(:\n"), WrittenText())
 source = "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n    return   x;\n}\n#define BLOCK 64\n"
 check("unwritten: the file's own lines, reindented, and one formatted line (16 characters)",
       unwritten_source({"name": "m", "cpp_sources": [source]}, WRITTEN), None)
@@ -274,7 +276,7 @@ check("unwritten: 100 generated lines are refused, counted with the formatted on
           "cpp_sources: 3192 characters"), True)
 byte_lines = "".join(f'asm(".byte 0x{i % 256:02x}");\n' for i in range(120))  # 120 lines of 18 characters
 check("unwritten: .byte lines made at import (2,160 characters)",
-      "characters of source on lines" in (unwritten_source({"name": "m", "cuda_sources": byte_lines}, WRITTEN) or ""),
+      "characters of sources and flags" in (unwritten_source({"name": "m", "cuda_sources": byte_lines}, WRITTEN) or ""),
       True)
 check("unwritten: under the bound (113 such lines, 2,034 characters) passes",
       unwritten_source({"name": "m", "cuda_sources": byte_lines[:113 * 19]}, WRITTEN), None)
@@ -283,15 +285,32 @@ words = [f"word_{i:04d} +" for i in range(300)]  # 300 lines of 11 characters, 3
 DICTIONARY = "W = " + repr("\n".join(words)) + "\n"
 shuffled = "\n".join(words[(i * 7) % 300] for i in range(300))
 check("unwritten: the file's own lines in its own order pass",
-      unwritten_source({"name": "m", "cpp_sources": "\n".join(words)}, written_runs(DICTIONARY)), None)
+      unwritten_source({"name": "m", "cpp_sources": "\n".join(words)}, written_text(DICTIONARY)), None)
 check("unwritten: the same lines, one token a line, reordered: 3,300 characters",
-      (unwritten_source({"name": "m", "cpp_sources": shuffled}, written_runs(DICTIONARY)) or "").startswith(
+      (unwritten_source({"name": "m", "cpp_sources": shuffled}, written_text(DICTIONARY)) or "").startswith(
           "cpp_sources: 3300 characters"), True)
 pieces = "P = " + repr("\n".join(f"{c}\\" for c in "abcdefghijklmnopqrstuvwxyz_ ;(){}=+*0123456789")) + "\n"
 spelled = "".join(f"{c}\\\n" for c in "int table_0 = 1;\n" * 150)  # a logical line of 2,400 characters
 check("unwritten: characters joined by continuations are read as the compiler reads them",
-      (unwritten_source({"name": "m", "cpp_sources": spelled}, written_runs(pieces)) or "").startswith("cpp_sources: "),
+      (unwritten_source({"name": "m", "cpp_sources": spelled}, written_text(pieces)) or "").startswith("cpp_sources: "),
       True)
+# Flags too (red-team round 41: 10.7 KB of a library's machine code in 60 -D values read at import):
+# a flag that is no literal of the file counts its characters with the unwritten source lines.
+FLAGGED = written_text('F = ["-O3", "-march=native"]\nN = 64\nG = f"-DBLOCK={N}"\n')
+check("flags: the file's own literals pass", unwritten_source(
+    {"name": "m", "cpp_sources": "", "extra_cflags": ["-O3", " -march=native"]}, FLAGGED), None)
+check("flags: a formatted -D (11 characters) passes within the bound", unwritten_source(
+    {"name": "m", "cpp_sources": "", "extra_cflags": ["-O3", "-DBLOCK=64"]}, FLAGGED), None)
+carried = [f"-DVK{i:02d}=0" + "Ab9_" * 62 for i in range(9)]  # 9 flags of 256 characters: 2,304
+why = unwritten_source({"name": "m", "cpp_sources": "", "extra_cflags": carried}, FLAGGED) or ""
+check("flags: -D values made at import are refused (2,304 characters), the first named",
+      why.startswith("extra_cflags: 2304 characters") and "-DVK00=0Ab9_" in why, True)
+check("flags: ... in nvcc's flags, link flags and include paths alike", all(
+    (unwritten_source({"name": "m", "cpp_sources": "", key: carried}, FLAGGED) or "").startswith(f"{key}: 2304")
+    for key in ("extra_cuda_cflags", "extra_ldflags", "extra_include_paths")), True)
+check("flags: counted with the unwritten source lines (1,800 + 256 > 2,048)", (unwritten_source(
+    {"name": "m", "cpp_sources": byte_lines[:100 * 19], "extra_cflags": carried[:1]}, FLAGGED) or "").startswith(
+        "cpp_sources: 2"), True)
 check("functions: a docstring that closes torch's string is refused",
       refusal(arguments(functions={"f": 'x");\n}\nstatic void g() {(void)("'}))[0], "bad_arguments")
 check("functions: a name that is no identifier is refused",

@@ -95,7 +95,7 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   r.eager = TimingStats{100, 2.0, 2.0, 0.0, 2.0, 2.0, 2.0, 2.0};
   r.compiled = TimingStats{50, 1.5, 1.5, 0.0, 1.5, 1.5, 1.5, 1.5};
   r.eager_paired = TimingStats{50, 1.9, 1.9, 0.0, 1.9, 1.9, 1.9, 1.9};
-  r.timing_check = TimingCheck{"wall", 4, 25, 10, 10, 100 << 20, "signed", 0.25, 1.5, 2.5, 9.0, 0.125, 0.375, 140};
+  r.timing_check = TimingCheck{"wall", 4, 25, 10, 10, 100 << 20, "signed", 0.25, 1.5, 2.5, 9.0, 0.125, 0.375, 140, 0, 812};
   r.speedup_eager = 2.0;
   r.speedup_eager_interval = Interval{1.8, 2.3};
   r.speedup_compile = 1.5;
@@ -122,6 +122,8 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   EXPECT_EQ(b.timing_check->windows, 25);
   EXPECT_EQ(b.timing_check->planned_windows, 10);
   EXPECT_EQ(b.timing_check->compiled_samples, 140);
+  EXPECT_EQ(b.timing_check->gpu_library_samples, 0);
+  EXPECT_EQ(b.timing_check->host_samples, 812);
   EXPECT_EQ(b.timing_check->flush_bytes, uint64_t{100} << 20);
   EXPECT_EQ(b.timing_check->timed_inputs, "signed");
   EXPECT_EQ(b.timing_check->gpu_busy_share, 0.25);
@@ -163,6 +165,8 @@ TEST(Result, AMalformedIntervalIsIgnored) {
   EXPECT_FALSE(t.library_ms_per_call);  // GPU timings, too few samples and older lines have none
   EXPECT_FALSE(to_json(t).contains("library_share"));
   EXPECT_FALSE(t.compiled_samples);
+  EXPECT_FALSE(t.gpu_library_samples);  // CPU timings and older lines have none
+  EXPECT_FALSE(to_json(t).contains("host_samples"));
 }
 
 TEST(Result, KernelTimesNeedNameCallsAndTime) {
