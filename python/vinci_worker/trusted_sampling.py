@@ -168,15 +168,15 @@ class TrustedSampling:
     # and a compiler; it stopped at 47 after 30 s in a CI run while the extra windows' samples were
     # judged against the planned windows' median, taken at another load (judge._time).
     TIMED_SAMPLING_S = 60.0
-    # On a GPU the timed windows are sampled too, through perf alone (the runners are stopped by signals
-    # there, which ptrace's stops would disturb, and a candidate could notice stops): a phase of
-    # coverage calls of the sampler's own was recognisable, so a candidate ran its own kernel there and
-    # in the profiled call, and a math library (dlsym, no torch op for the monitors) in the trials and
-    # the timed calls, which nothing held (the gap left by red-team round 38). A library's host code is
-    # a few microseconds a call and an honest kernel's none, so the rate is high and the bound a count:
-    # a host thread only launches and waits, so the interruptions cost little.
-    GPU_TIMED_SAMPLING_HZ = 20000
-    GPU_LIBRARY_SAMPLES = 2  # this many samples in GPU math libraries over the timed and check windows reject
+    # On a GPU, windows like the timed ones are sampled too (timed_windows.GPU_SAMPLED_WINDOW_SHARE),
+    # through perf alone (the runners are stopped by signals there, which ptrace's stops would
+    # disturb, and a candidate could notice stops): a phase of coverage calls of the sampler's own was
+    # recognisable, so a candidate ran its own kernel there and in the profiled call, and a math
+    # library (dlsym, no torch op for the monitors) in the trials and the timed calls, which nothing
+    # held (the gap left by red-team round 38). A library's host code is microseconds a call and an
+    # honest kernel's none, so the rate is high and the bound a count.
+    GPU_SAMPLING_HZ = 20000
+    GPU_LIBRARY_SAMPLES = 2  # this many samples in GPU math libraries over the sampled windows reject
     COVERAGE = {"cpu": {"rounds": 8, "ms": 600, "hz": 500, "seconds": 0.5, "enough": 100},
                 "cuda": {"rounds": 1, "ms": 450, "hz": 2000, "seconds": 0.4, "enough": 10}}
     def _host_coverage(self, loaded: Loaded, task: TaskState, cfg) -> tuple[float | None, str]:
@@ -228,13 +228,13 @@ class TrustedSampling:
             window.gate.freeze()
 
     def _samples_timed_windows(self, loaded: Loaded) -> bool:
-        """Whether the trusted sampler watches the timed windows themselves: a CPU host whose sandboxes
-        have a freezer cgroup (freezing sends no signal to disturb the tracer), or a GPU host that lets
-        the judge open perf events on another process (no stops at all; VINCI_GPU_TIMED_SAMPLING=0
-        turns that off, for measurements). Elsewhere it watches a phase of coverage calls of its own,
-        which a candidate may tell apart from timed calls."""
+        """Whether the trusted sampler watches the timed windows themselves (a CPU host whose sandboxes
+        have a freezer cgroup: freezing sends no signal to disturb the tracer), or windows a candidate
+        cannot tell from them (a GPU host that lets the judge open perf events on another process: no
+        stops at all; VINCI_GPU_SAMPLED_WINDOWS=0 turns that off, for measurements). Elsewhere it
+        watches a phase of coverage calls of its own, which a candidate may tell apart from timed calls."""
         if self.cuda:
-            return self.perf_sampling and os.environ.get("VINCI_GPU_TIMED_SAMPLING", "1") != "0"
+            return self.perf_sampling and os.environ.get("VINCI_GPU_SAMPLED_WINDOWS", "1") != "0"
         return loaded.window.gate is not None and loaded.window.gate.freezer is not None
 
     def _perf_allowed(self) -> bool:
@@ -263,15 +263,15 @@ class TrustedSampling:
                           f"{100 * cfg['min_coverage']:.0f}% under --torch-ops forbid)")
 
     def _gpu_library_calls(self, found: dict, loaded: Loaded, task: TaskState, cfg, reply: dict) -> None:
-        """The timed and check windows' samples on a GPU: GPU_LIBRARY_SAMPLES in a math library's host code
-        are a library doing the work (an own kernel's call runs none), a rejection under --torch-ops
-        forbid. A sampler that could not watch this runner leaves the coverage calls to say it."""
+        """The sampled windows' samples on a GPU: GPU_LIBRARY_SAMPLES in a math library's host code are a
+        library doing the work (an own kernel's call runs none), a rejection under --torch-ops forbid.
+        A sampler that could not watch this runner leaves the coverage calls to say it."""
         external = reply["external"]
         if found.get("error"):
             share, note = self._host_coverage(loaded, task, cfg)
             external["gpu_library_samples"] = None
             reply["warnings"] = sorted(set(reply.get("warnings", [])) | {
-                f"the timed calls unsampled ({found['error']}): only coverage calls of the sampler's own, which a "
+                f"the timed calls' kind unsampled ({found['error']}): only coverage calls of the sampler's own, which a "
                 "candidate can tell apart, were watched for GPU math libraries"} | ({note} if note else set()))
             self._gpu_coverage_rule(share, cfg)
             return
@@ -280,7 +280,8 @@ class TrustedSampling:
         if found["library"] < self.GPU_LIBRARY_SAMPLES:
             return
         names = ", ".join(sorted(found.get("library_names", {}), key=lambda n: -found["library_names"][n])[:3])
-        message = (f"timed calls: {found['library']} samples of the runner's host code fell in GPU math libraries "
+        message = (f"timed calls: {found['library']} samples of the runner's host code in windows like the timed ones "
+                   f"fell in GPU math libraries "
                    f"({names}); an own kernel's call runs none")
         if cfg["torch_ops"] == "forbid":
             raise Outcome("rejected", "library_compute", message)

@@ -2,8 +2,8 @@
 
 Red-team round 38 left a gap: a candidate that told the sampler's coverage calls and the profiled call
 apart ran its own kernel there and cuBLAS (dlsym) in the trials and the timed calls. Now a GPU host that
-allows perf events samples the timed and check windows themselves, and samples in a GPU math library's
-host code reject. Checked here without a GPU, against counts written by hand:
+allows perf events samples windows like the timed ones (timed_windows.py), and samples in a GPU math
+library's host code reject. Checked here without a GPU, against counts written by hand:
 - vinci-cpu-sampler --perf-only never falls back to ptrace stops (a GPU runner is stopped by signals),
   and the judge's probe of perf agrees with it;
 - no library sample passes and records the count; GPU_LIBRARY_SAMPLES reject under forbid, naming the
@@ -93,7 +93,7 @@ def main() -> int:
           f"{asked}, {outcome and outcome.reply}")
     reply, outcome, asked = verdict(unsampled, "forbid", coverage=(None, ""))
     check(asked == 1 and outcome is None and reply["external"]["gpu_library_samples"] is None and
-          any("timed calls unsampled" in w for w in reply.get("warnings", [])),
+          any("unsampled (perf events refused" in w for w in reply.get("warnings", [])),
           f"... where no library ran it passes, saying the timed calls went unsampled: {reply}")
     if failures:
         print(f"{len(failures)} failed", file=sys.stderr)
