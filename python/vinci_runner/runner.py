@@ -157,11 +157,13 @@ class Runner:
         else:
             cls = self.task.Model
         from . import inputs as inputs_mod
+        from . import model_state
         inputs_mod.seed_everything(int(req.get("seed", 42)))
         try:
             # Parameters are created where they live, from rounding-biased draws where the judge's are.
             with self.device, inputs_mod.rounding_draws(bool(req.get("rounding"))):
                 model = cls(*self.task.get_init_inputs()).to(self.device).eval()
+            model_state.vary_constants(model, int(req.get("seed", 42)))
         except loader.BuildError as e:
             raise Failure("compile_error", e.reason, trim_log(str(e))) from None
         except Exception as e:

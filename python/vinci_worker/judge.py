@@ -32,7 +32,7 @@ from collections import OrderedDict
 import torch
 
 from vinci_runner import inputs as inputs_mod
-from vinci_runner import loader, outputs
+from vinci_runner import loader, model_state, outputs
 from vinci_runner.channel import ChannelClosed, ChannelTimeout, ProtocolError, finite
 from vinci_runner.logs import trim_log
 from vinci_runner.static_check import is_low_precision_task
@@ -336,6 +336,7 @@ class Judge(Correctness, Timing, TrustedSampling):
         try:
             with self.device, inputs_mod.rounding_draws(self._rounding(cfg)):
                 ref = module.Model(*module.get_init_inputs()).to(self.device).eval()
+            model_state.vary_constants(ref, cfg["seed"])  # as each runner does with its model
         except Exception as e:
             raise Outcome("invalid_task", "reference_failed", f"building Model failed: {type(e).__name__}: {e}") from None
         try:

@@ -1,0 +1,112 @@
+"""Constant parameters and buffers drawn anew from the judge's seed (python/vinci_runner/model_state.py).
+
+Red-team round 42: LayerNorm's weight 1 and bias 0 were the only values ever judged, so a kernel that
+dropped them was correct. Checked against values written by hand:
+- LayerNorm's weight lands in [0.5, 1.5] and its bias in [-0.5, 0.5], neither constant; BatchNorm's
+  running variance stays positive; random Linear weights, scalars and integer buffers are untouched;
+- a candidate that holds the same state under other names (a bare weight and bias, no LayerNorm) gets
+  the same draws, and an unrelated constant of another shape before them shifts nothing;
+- another seed gives other draws; the same seed the same; a tied parameter is drawn once;
+- end to end: with the reference varied, a LayerNorm without its affine part is now far from it,
+  while the honest one (the suite's own shape of solution) still matches.
+
+    python3 tests/eval/model_state_test.py REPO_ROOT
+"""
+import os
+import sys
+
+import torch
+import torch.nn as nn
+
+ROOT = sys.argv[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from checks import check, failures  # noqa: E402
+from vinci_runner.model_state import vary_constants  # noqa: E402
+
+DIM = 64
+
+
+class Reference(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln = nn.LayerNorm(DIM)
+
+    def forward(self, x):
+        return self.ln(x)
+
+
+class Renamed(nn.Module):
+    """The reference's state under other names, after a constant of its own of another shape."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("ones_of_its_own", torch.ones(3))
+        self.weight = nn.Parameter(torch.ones(DIM))
+        self.bias = nn.Parameter(torch.zeros(DIM))
+
+    def forward(self, x):
+        return nn.functional.layer_norm(x, (DIM,), self.weight, self.bias, 1e-5)
+
+
+class Dropped(nn.Module):
+    def forward(self, x):
+        return nn.functional.layer_norm(x, (DIM,), None, None, 1e-5)
+
+
+def main() -> int:
+    torch.manual_seed(0)
+    ref = Reference()
+    varied = vary_constants(ref, 42)
+    w, b = ref.ln.weight.detach(), ref.ln.bias.detach()
+    check(varied == ["ln.weight", "ln.bias"], f"LayerNorm's weight and bias are varied: {varied}")
+    check(bool(((w >= 0.5) & (w <= 1.5)).all()) and w.unique().numel() > DIM // 2,
+          f"the weight is drawn in [0.5, 1.5], not constant: {w[:4].tolist()}")
+    check(bool(((b >= -0.5) & (b <= 0.5)).all()) and b.unique().numel() > DIM // 2,
+          f"the bias is drawn in [-0.5, 0.5], not constant: {b[:4].tolist()}")
+
+    other = Renamed()
+    check(sorted(vary_constants(other, 42)) == ["bias", "ones_of_its_own", "weight"], "the renamed state is varied")
+    check(torch.equal(other.weight.detach(), w) and torch.equal(other.bias.detach(), b),
+          "the same state under other names, after a constant of another shape, gets the same draws")
+    again = Reference()
+    vary_constants(again, 7)
+    check(not torch.equal(again.ln.weight.detach(), w), "another seed draws other values")
+
+    norm = nn.BatchNorm1d(DIM)
+    vary_constants(norm, 42)
+    check(bool((norm.running_var > 0).all()) and norm.running_var.unique().numel() > 1,
+          "BatchNorm's running variance is varied and stays positive")
+    check(norm.num_batches_tracked.item() == 0, "an integer buffer stays")
+    linear = nn.Linear(DIM, DIM)
+    before = linear.weight.detach().clone()
+    check(vary_constants(linear, 42) == [] and torch.equal(linear.weight.detach(), before),
+          "a random Linear is untouched")
+    scalar = nn.Module()
+    scalar.register_buffer("temperature", torch.tensor(1.0))
+    check(vary_constants(scalar, 42) == [] and scalar.temperature.item() == 1.0, "a scalar stays")
+    tied = nn.Module()
+    tied.a = nn.Linear(2, DIM)
+    tied.b = nn.Module()
+    with torch.no_grad():
+        tied.a.bias.zero_()
+    tied.b.bias = tied.a.bias
+    check(vary_constants(tied, 42) == ["a.bias"], "a tied parameter is drawn once")
+
+    x = torch.rand(8, DIM)
+    with torch.no_grad():
+        expected = ref(x)
+        honest = other(x)
+        dropped = Dropped()(x)
+    check(torch.allclose(honest, expected, atol=1e-5), "the honest kernel with the state matches the varied reference")
+    check((dropped - expected).abs().max().item() > 0.1,
+          f"the kernel without the affine part is far from it: {(dropped - expected).abs().max().item():.3f}")
+    if failures:
+        print(f"{len(failures)} failed", file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
