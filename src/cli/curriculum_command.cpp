@@ -18,7 +18,8 @@ int run_curriculum(const curriculum::CurriculumConfig& config, const std::string
   curriculum::write_curriculum(tasks, out);
   std::map<std::string, int> counts;
   for (const auto& t : tasks)
-    ++counts[fmt::format("{} {}", t.held_out ? "heldout" : "train", curriculum::to_string(t.spec.family))];
+    ++counts[fmt::format("{} {}", t.held_out ? "heldout" : "train",
+                         t.spec.long_rows() ? "long-rows" : curriculum::to_string(t.spec.family))];
   for (const auto& [what, n] : counts) fmt::print("{:<22} {:>4}\n", what, n);
   fmt::print("{} tasks in {}/train and {}/heldout, manifest {}/curriculum.jsonl\n", tasks.size(), out, out, out);
   return 0;
@@ -38,6 +39,10 @@ Action add_curriculum_command(CLI::App& app) {
   app.add_option("--rowwise", config->rowwise_tasks, "row-wise reduction and normalization tasks, both splits")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
+  app.add_option("--long-rows", config->long_row_tasks,
+                 "row-wise tasks over rows longer than one tile (a fast kernel loops over each row), both splits")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
   app.add_option("--heldout-share", config->heldout_share, "the share of each family's tasks held out")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.95));
@@ -53,6 +58,12 @@ Action add_curriculum_command(CLI::App& app) {
       ->check(CLI::Range(0, 6));
   app.add_option("--rows", config->rows, "the row counts shapes are drawn from")->delimiter(',')->capture_default_str();
   app.add_option("--cols", config->cols, "the column counts shapes are drawn from")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--long-row-counts", config->long_rows, "the row counts of long-row tasks")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--long-cols", config->long_cols, "the column counts of long-row tasks (above 16384)")
       ->delimiter(',')
       ->capture_default_str();
   return [config, out] { return run_curriculum(*config, *out); };

@@ -51,7 +51,7 @@ std::vector<OpStep> draw_chain(Draw& d, size_t length) {
   return chain;
 }
 
-TaskSpec draw_spec(Draw& d, Family family, const CurriculumConfig& c) {
+TaskSpec draw_spec(Draw& d, Family family, bool long_rows, const CurriculumConfig& c) {
   TaskSpec s;
   s.family = family;
   if (family == Family::elementwise) {
@@ -62,8 +62,8 @@ TaskSpec draw_spec(Draw& d, Family family, const CurriculumConfig& c) {
     s.kind = std::string(kind.name);
     if (kind.takes_affine) s.affine = std::string(kAffines[d.below(std::size(kAffines))]);
   }
-  s.rows = d.pick(c.rows);
-  s.cols = d.pick(c.cols);
+  s.rows = d.pick(long_rows ? c.long_rows : c.rows);
+  s.cols = d.pick(long_rows ? c.long_cols : c.cols);
   return s;
 }
 
@@ -71,8 +71,9 @@ std::string key_of(const std::vector<std::string>& tokens) { return fmt::format(
 
 void check(const CurriculumConfig& c) {
   const auto bad = [](const std::string& what) { throw core::SetupError(what); };
-  if (c.elementwise_tasks < 0 || c.rowwise_tasks < 0) bad("task counts must not be negative");
-  if (c.elementwise_tasks + c.rowwise_tasks == 0) bad("no tasks to write: --elementwise and --rowwise are both 0");
+  if (c.elementwise_tasks < 0 || c.rowwise_tasks < 0 || c.long_row_tasks < 0) bad("task counts must not be negative");
+  if (c.elementwise_tasks + c.rowwise_tasks + c.long_row_tasks == 0)
+    bad("no tasks to write: --elementwise, --rowwise and --long-rows are all 0");
   if (!(c.heldout_share >= 0 && c.heldout_share < 1))
     bad(fmt::format("--heldout-share {} is not in [0, 1)", c.heldout_share));
   if (c.max_chain < 1 || c.max_chain > 12) bad(fmt::format("--max-chain {} is not in [1, 12]", c.max_chain));
@@ -81,7 +82,14 @@ void check(const CurriculumConfig& c) {
   for (const auto v : c.rows)
     if (v < 1) bad(fmt::format("row count {} is not positive", v));
   for (const auto v : c.cols)
-    if (v < 1) bad(fmt::format("column count {} is not positive", v));
+    if (v < 1 || v > kLongRowCols)
+      bad(fmt::format("column count {} is not in [1, {}] (longer rows are --long-rows tasks)", v, kLongRowCols));
+  if (c.long_row_tasks > 0 && (c.long_rows.empty() || c.long_cols.empty()))
+    bad("long-row tasks need at least one row count and one column count");
+  for (const auto v : c.long_rows)
+    if (v < 1) bad(fmt::format("long-row count {} is not positive", v));
+  for (const auto v : c.long_cols)
+    if (v <= kLongRowCols) bad(fmt::format("long-row column count {} is not above {}", v, kLongRowCols));
 }
 
 }  // namespace
@@ -92,8 +100,12 @@ std::vector<CurriculumTask> generate_curriculum(const CurriculumConfig& c) {
   Draw d(c.seed);
   std::vector<CurriculumTask> out;
   std::map<std::pair<bool, int>, int> numbers;  // (held out, level) -> tasks so far
-  for (const Family family : {Family::elementwise, Family::rowwise}) {
-    const int total = family == Family::elementwise ? c.elementwise_tasks : c.rowwise_tasks;
+  // Long rows come last, so that adding them changes none of the other tasks a seed draws.
+  for (const auto& [family, long_rows] :
+       {std::pair{Family::elementwise, false}, std::pair{Family::rowwise, false}, std::pair{Family::rowwise, true}}) {
+    const int total = long_rows                       ? c.long_row_tasks
+                      : family == Family::elementwise ? c.elementwise_tasks
+                                                      : c.rowwise_tasks;
     const int heldout = static_cast<int>(total * c.heldout_share + 0.5);
     std::set<std::string> seen;
     std::set<std::string> trained_tokens;
@@ -105,8 +117,8 @@ std::vector<CurriculumTask> generate_curriculum(const CurriculumConfig& c) {
           throw core::SetupError(fmt::format(
               "found only {} {} {} compositions of the {} asked for: the vocabulary holds no more under this split "
               "(lower the task count, or change --pair-share or --max-chain)",
-              found, held_out ? "held-out" : "training", to_string(family), want));
-        TaskSpec s = draw_spec(d, family, c);
+              found, held_out ? "held-out" : "training", long_rows ? "long-row" : to_string(family), want));
+        TaskSpec s = draw_spec(d, family, long_rows, c);
         const auto tokens = s.tokens();
         if (split.trains(tokens) == held_out || seen.contains(key_of(tokens))) continue;
         // A held-out task composes ops that training has, in a way it has not.

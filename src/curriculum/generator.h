@@ -27,6 +27,11 @@ struct CurriculumConfig {
   // tasks). CPU runs shrink them with --scale.
   std::vector<int64_t> rows = {4096, 8192, 16384};
   std::vector<int64_t> cols = {1024, 2048, 4096, 8192};
+  // Row-wise tasks over rows longer than one tile (TaskSpec::long_rows), both splits together, and
+  // their shapes: few rows, so that a row a program fills the GPU only with a fast loop over it.
+  int long_row_tasks = 0;
+  std::vector<int64_t> long_rows = {256, 512, 1024};
+  std::vector<int64_t> long_cols = {32768, 65536, 131072};
 };
 
 struct CurriculumTask {

@@ -6,8 +6,11 @@ namespace vinci::curriculum {
 
 std::string_view to_string(Family f) { return f == Family::elementwise ? "elementwise" : "rowwise"; }
 
+bool TaskSpec::long_rows() const { return family == Family::rowwise && cols > kLongRowCols; }
+
 std::vector<std::string> TaskSpec::tokens() const {
   std::vector<std::string> out;
+  if (long_rows()) out.push_back("long_rows");
   for (const auto& s : chain) out.push_back(s.op);
   if (family == Family::rowwise) {
     out.push_back(kind);
@@ -17,7 +20,7 @@ std::vector<std::string> TaskSpec::tokens() const {
 }
 
 std::string TaskSpec::camel_name() const {
-  std::string out;
+  std::string out = long_rows() ? "LongRows" : "";
   for (const auto& s : chain) out += elementwise_op(s.op).camel;
   if (family == Family::rowwise) {
     out += row_kind(kind).camel;

@@ -11,6 +11,9 @@ namespace vinci::curriculum {
 enum class Family { elementwise, rowwise };
 std::string_view to_string(Family f);
 
+// Columns beyond which a row-wise task is one of long rows (TaskSpec::long_rows).
+inline constexpr int64_t kLongRowCols = 16384;
+
 struct OpStep {
   std::string op;       // an elementwise op's name
   double constant = 0;  // scale's factor or shift's offset; 0 for the others
@@ -23,10 +26,15 @@ struct TaskSpec {
   std::string affine = "none";  // rowwise normalizations: none, scale, scale_bias
   int64_t rows = 0, cols = 0;
 
-  // The composition as tokens in order: the chain's op names, then (rowwise) the kind and, after a
-  // normalization, "affine_<affine>". Constants and shapes are not part of it.
+  // Rows too long for one tile a program (a row-wise task wider than kLongRowCols): only a kernel
+  // that loops over a row in chunks, with an online reduction, is fast there.
+  bool long_rows() const;
+
+  // The composition as tokens in order: "long_rows" where long_rows(), the chain's op names, then
+  // (rowwise) the kind and, after a normalization, "affine_<affine>". Constants and shapes are not
+  // part of it otherwise.
   std::vector<std::string> tokens() const;
-  std::string camel_name() const;  // "ReluScaleTanh", "GeluSoftmax", "RmsNormScaleBias"
+  std::string camel_name() const;  // "ReluScaleTanh", "GeluSoftmax", "RmsNormScaleBias", "LongRowsSoftmax"
   int level() const;               // 1: one op; 2: a fusion of several
 };
 

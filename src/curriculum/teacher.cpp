@@ -118,6 +118,23 @@ std::string elementwise_solution(const TaskSpec& spec, const Strategy& st) {
       kHeader, kernels, forward);
 }
 
+// ModelNew's __init__ for a row-wise task: the same parameters, drawn in the same order, as the task's
+// Model (the evaluator seeds both alike).
+std::string row_model_init(const TaskSpec& spec) {
+  std::string init = row_kind(spec.kind).takes_affine
+                         ? "    def __init__(self, cols, eps):\n        super().__init__()\n        self.eps = eps\n"
+                         : "    def __init__(self):\n        super().__init__()\n";
+  if (spec.affine != "none") init += "        self.weight = nn.Parameter(torch.rand(cols) + 0.5)\n";
+  if (spec.affine == "scale_bias") init += "        self.bias = nn.Parameter(torch.randn(cols))\n";
+  return init;
+}
+
+// forward's output: a value a row, or the input's shape.
+std::string row_output(const RowKind& kind) {
+  return kind.reduces ? "        out = torch.empty(n_rows, device=x.device, dtype=x.dtype)\n"
+                      : "        out = torch.empty_like(x)\n";
+}
+
 std::string rowwise_solution(const TaskSpec& spec, const Strategy& st) {
   const RowKind& kind = row_kind(spec.kind);
   const std::string col_bound = st.defect == Defect::off_by_one ? "n_cols - 1" : "n_cols";
@@ -131,22 +148,95 @@ std::string rowwise_solution(const TaskSpec& spec, const Strategy& st) {
       "    v = tl.where(mask, v, 0.0)\n{}\n\n",
       col_bound, st.fused ? chain_lines(spec.chain, "    ") : "", row_body(spec));
   const bool norm = kind.takes_affine;
-  std::string init = norm ? "    def __init__(self, cols, eps):\n        super().__init__()\n        self.eps = eps\n"
-                          : "    def __init__(self):\n        super().__init__()\n";
-  // The same parameters, drawn in the same order, as the task's Model: the evaluator seeds both alike.
-  if (spec.affine != "none") init += "        self.weight = nn.Parameter(torch.rand(cols) + 0.5)\n";
-  if (spec.affine == "scale_bias") init += "        self.bias = nn.Parameter(torch.randn(cols))\n";
+  const std::string init = row_model_init(spec);
   std::string forward = "        x = x.contiguous()\n";
   if (!st.fused) forward += per_op_calls(spec.chain.size(), 1024, 4, "        ");
   forward += "        n_rows, n_cols = x.shape\n";
-  forward += kind.reduces ? "        out = torch.empty(n_rows, device=x.device, dtype=x.dtype)\n"
-                          : "        out = torch.empty_like(x)\n";
+  forward += row_output(kind);
   forward += fmt::format(
       "        _rows[(triton.cdiv(n_rows, {0}),)](x, out, {1}, {2}, n_rows, n_cols, {3}, R={0}, "
       "BLOCK=triton.next_power_of_2(n_cols), num_warps={4})\n        return out\n",
       st.rows_per_program, spec.affine != "none" ? "self.weight" : "x", spec.affine == "scale_bias" ? "self.bias" : "x",
       norm ? "self.eps" : "0.0", st.num_warps);
   return fmt::format("{}{}class ModelNew(nn.Module):\n{}\n    def forward(self, x):\n{}", kHeader, kernels, init,
+                     forward);
+}
+
+// The loop's statistics of a row, as (before the loop, in it, after it) over the chunk v with its
+// mask; after them the row's result is y (a reducing kind) or the second pass can use them.
+struct OnlineReduction {
+  std::string init, update, finish, output;  // output: the second pass's y from v (non-reducing kinds)
+  std::string technique;                     // what describe_strategy says of it
+};
+
+OnlineReduction online_reduction(const std::string& kind) {
+  const std::string lanes = "tl.zeros([CHUNK], dtype=tl.float32)";
+  const std::string no_max = "tl.full([CHUNK], float(\"-inf\"), tl.float32)";
+  if (kind == "sum" || kind == "mean")
+    return {"    acc = " + lanes + "\n", "        acc += v\n",
+            kind == "sum" ? "    y = tl.sum(acc, axis=0)\n" : "    y = tl.sum(acc, axis=0) / n_cols\n", "",
+            "a running sum"};
+  if (kind == "max")
+    return {"    acc = " + no_max + "\n", "        acc = tl.maximum(acc, tl.where(mask, v, float(\"-inf\")))\n",
+            "    y = tl.max(acc, axis=0)\n", "", "a running max"};
+  if (kind == "softmax" || kind == "log_softmax")
+    return {"    m_i = " + no_max + "\n    s_i = " + lanes + "\n",
+            "        m_new = tl.maximum(m_i, tl.where(mask, v, float(\"-inf\")))\n"
+            "        alpha = tl.where(m_new == float(\"-inf\"), 0.0, tl.exp(m_i - m_new))\n"
+            "        s_i = s_i * alpha + tl.where(mask, tl.exp(v - m_new), 0.0)\n"
+            "        m_i = m_new\n",
+            "    m = tl.max(m_i, axis=0)\n"
+            "    s = tl.sum(s_i * tl.where(m_i == float(\"-inf\"), 0.0, tl.exp(m_i - m)), axis=0)\n",
+            kind == "softmax" ? "        y = tl.exp(v - m) / s\n" : "        y = (v - m) - tl.log(s)\n",
+            "an online max and rescaled sum, then a second pass"};
+  if (kind == "rms_norm")
+    return {"    acc = " + lanes + "\n", "        acc += v * v\n", "    ms = tl.sum(acc, axis=0) / n_cols\n",
+            "        y = v / tl.sqrt(ms + eps)\n", "a running sum of squares, then a second pass"};
+  if (kind == "layer_norm")
+    return {"    cnt = " + lanes + "\n    mean_i = " + lanes + "\n    m2_i = " + lanes + "\n",
+            "        cnt_new = cnt + tl.where(mask, 1.0, 0.0)\n"
+            "        delta = tl.where(mask, v - mean_i, 0.0)\n"
+            "        mean_i = mean_i + delta / tl.maximum(cnt_new, 1.0)\n"
+            "        m2_i = m2_i + delta * tl.where(mask, v - mean_i, 0.0)\n"
+            "        cnt = cnt_new\n",
+            "    mean = tl.sum(cnt * mean_i, axis=0) / n_cols\n"
+            "    var = tl.sum(m2_i + cnt * (mean_i - mean) * (mean_i - mean), axis=0) / n_cols\n",
+            "        y = (v - mean) / tl.sqrt(var + eps)\n", "Welford's running mean and variance, then a second pass"};
+  throw std::invalid_argument(fmt::format("no online reduction for the row op '{}'", kind));
+}
+
+// A row a program, looped over in chunks: one pass of statistics, and for the non-reducing kinds a
+// second pass that writes the outputs.
+std::string looped_solution(const TaskSpec& spec, const Strategy& st) {
+  const RowKind& kind = row_kind(spec.kind);
+  const OnlineReduction r = online_reduction(spec.kind);
+  const std::string bound = st.defect == Defect::off_by_one ? "n_cols - 1" : "n_cols";
+  const std::string load = fmt::format(
+      "        cols = start + tl.arange(0, CHUNK)\n        mask = cols < {}\n"
+      "        v = tl.load(x_ptr + base + cols, mask=mask, other=0.0)\n{}",
+      bound, chain_lines(spec.chain, "        "));
+  std::string kernel =
+      "@triton.jit\ndef _rows(x_ptr, out_ptr, w_ptr, b_ptr, n_rows, n_cols, eps, CHUNK: tl.constexpr):\n"
+      "    row = tl.program_id(0)\n    base = row.to(tl.int64) * n_cols\n" +
+      r.init + "    for start in range(0, n_cols, CHUNK):\n" + load + "        v = tl.where(mask, v, 0.0)\n" +
+      r.update + r.finish;
+  if (kind.reduces) {
+    kernel += "    tl.store(out_ptr + row, y)\n";
+  } else {
+    kernel += "    for start in range(0, n_cols, CHUNK):\n" + load + r.output;
+    if (spec.affine != "none") kernel += "        y = y * tl.load(w_ptr + cols, mask=mask, other=0.0)\n";
+    if (spec.affine == "scale_bias") kernel += "        y = y + tl.load(b_ptr + cols, mask=mask, other=0.0)\n";
+    kernel += "        tl.store(out_ptr + base + cols, y, mask=mask)\n";
+  }
+  const bool norm = kind.takes_affine;
+  const std::string init = row_model_init(spec);
+  std::string forward = "        x = x.contiguous()\n        n_rows, n_cols = x.shape\n";
+  forward += row_output(kind);
+  forward += fmt::format(
+      "        _rows[(n_rows,)](x, out, {}, {}, n_rows, n_cols, {}, CHUNK={}, num_warps={})\n        return out\n",
+      spec.affine != "none" ? "self.weight" : "x", spec.affine == "scale_bias" ? "self.bias" : "x",
+      norm ? "self.eps" : "0.0", st.chunk, st.num_warps);
+  return fmt::format("{}{}\n\nclass ModelNew(nn.Module):\n{}\n    def forward(self, x):\n{}", kHeader, kernel, init,
                      forward);
 }
 
@@ -188,6 +278,11 @@ std::vector<Strategy> teacher_strategies(const TaskSpec& spec) {
     out.push_back({"fused_b4096_w8", true, 4096, 8});
     out.push_back({"fused_b256_w2", true, 256, 2});
     if (spec.chain.size() > 1) out.push_back({"per_op", false, 1024, 4});
+  } else if (spec.long_rows()) {
+    // The looped kernels first: a whole row as one tile spills its registers at these lengths.
+    out.push_back({"looped_c4096_w8", true, 1024, 8, 1, Defect::none, 4096});
+    out.push_back({"looped_c2048_w4", true, 1024, 4, 1, Defect::none, 2048});
+    out.push_back({"row_tile_w8", true, 1024, 8, 1});
   } else {
     out.push_back({"row_block_w4", true, 1024, 4, 1});
     out.push_back({"row_block_w8", true, 1024, 8, 1});
@@ -209,6 +304,9 @@ std::string describe_strategy(const TaskSpec& spec, const Strategy& s) {
   if (spec.family == Family::elementwise)
     return fmt::format("{}, {}-element blocks, {} warps",
                        s.fused ? "one fused Triton kernel" : "one Triton kernel launch per op", s.block, s.num_warps);
+  if (s.chunk > 0)
+    return fmt::format("one fused Triton kernel, one row per program looped over in {}-column chunks with {}, {} warps",
+                       s.chunk, online_reduction(spec.kind).technique, s.num_warps);
   const std::string rows =
       s.rows_per_program > 1 ? fmt::format("{} rows per program", s.rows_per_program) : "one row per program";
   return s.fused ? fmt::format("one fused Triton kernel, {}, {} warps", rows, s.num_warps)
@@ -220,8 +318,8 @@ std::string triton_solution(const TaskSpec& spec, const Strategy& strategy) {
   const TaskSpec& computed = strategy.defect == Defect::wrong_op ? wrong_op_spec(spec) : spec;
   // What it computes and how, never whether it is wrong: the file is what a student learns from.
   std::string doc = fmt::format("\"\"\"{} with {}.\"\"\"\n", describe(computed), describe_strategy(spec, strategy));
-  return doc + (spec.family == Family::elementwise ? elementwise_solution(computed, strategy)
-                                                   : rowwise_solution(computed, strategy));
+  if (spec.family == Family::elementwise) return doc + elementwise_solution(computed, strategy);
+  return doc + (strategy.chunk > 0 ? looped_solution(computed, strategy) : rowwise_solution(computed, strategy));
 }
 
 size_t write_teacher_solutions(const std::vector<CurriculumTask>& tasks, SplitChoice choice,

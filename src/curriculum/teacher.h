@@ -24,6 +24,10 @@ struct Strategy {
   int num_warps = 4;
   int rows_per_program = 1;  // row-wise: 1 is a block per row; more is a warp or so per row
   Defect defect = Defect::none;
+  // Row-wise: 0 loads a row as one tile; more loops over it in chunks of this many columns, with an
+  // online reduction (a running max and rescaled sum for softmax, Welford's for layer norm), then a
+  // second pass for the outputs: the strategy of long rows.
+  int chunk = 0;
 };
 
 // The strategies the teacher writes for this task, correct ones first.

@@ -30,6 +30,17 @@ TEST(TeacherBackbone, SkillsMapToStrategiesTheTeacherWrites) {
   for (const auto& name : named) EXPECT_TRUE(shipped.contains(name)) << name << " is not in skills/curriculum.jsonl";
   EXPECT_EQ(named.size(), 4u) << "a chain of two: fused chain, wide blocks; a 1024-column softmax: a row per program "
                                  "and several rows a program";
+  curriculum::TaskSpec long_rows;
+  long_rows.family = curriculum::Family::rowwise;
+  long_rows.kind = "softmax";
+  long_rows.cols = 65536;
+  std::vector<std::string> skills;
+  for (const auto& s : curriculum::teacher_strategies(long_rows))
+    skills.push_back(agents::teacher_skill_of(long_rows, s));
+  EXPECT_EQ(skills, (std::vector<std::string>{"triton_online_reduction_long_rows", "triton_online_reduction_long_rows",
+                                              "", "", ""}))
+      << "the looped strategies carry the online reduction; a long row as one tile and the wrong ones none";
+  EXPECT_TRUE(shipped.contains("triton_online_reduction_long_rows"));
 }
 
 TEST(TeacherBackbone, WrongFirstTurnsAreRepairedAndEveryAnswerParses) {

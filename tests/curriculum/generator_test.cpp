@@ -97,6 +97,33 @@ TEST(Curriculum, EveryTaskIsWithinTheConfiguredShapesAndLengths) {
   }
 }
 
+TEST(Curriculum, LongRowTasksComeLastAndChangeNoOtherTask) {
+  CurriculumConfig c;
+  c.elementwise_tasks = 12;
+  c.rowwise_tasks = 12;
+  const auto before = generate_curriculum(c);
+  c.long_row_tasks = 8;
+  c.long_rows = {64};
+  c.long_cols = {32768, 65536};
+  const auto after = generate_curriculum(c);
+  ASSERT_EQ(after.size(), before.size() + 8);
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_EQ(after[i].id, before[i].id);
+    EXPECT_EQ(after[i].spec.tokens(), before[i].spec.tokens());
+    EXPECT_FALSE(after[i].spec.long_rows()) << after[i].id;
+  }
+  for (size_t i = before.size(); i < after.size(); ++i) {
+    const TaskSpec& s = after[i].spec;
+    EXPECT_TRUE(s.long_rows() && s.family == Family::rowwise) << after[i].id;
+    EXPECT_EQ(s.rows, 64);
+    EXPECT_TRUE(s.cols == 32768 || s.cols == 65536) << after[i].id;
+    EXPECT_EQ(s.tokens().front(), "long_rows");
+    EXPECT_NE(after[i].id.find("_LongRows"), std::string::npos) << after[i].id;
+  }
+  c.cols = {32768};
+  EXPECT_THROW(generate_curriculum(c), vinci::core::SetupError) << "rows longer than a tile are long-row tasks";
+}
+
 TEST(Curriculum, AskingForMoreThanTheVocabularyHoldsFailsNamingIt) {
   CurriculumConfig c;
   c.max_chain = 1;  // 10 single-op chains exist, and none can be held out (no pairs)

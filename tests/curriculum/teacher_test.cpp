@@ -41,6 +41,38 @@ TEST(Teacher, TheMenuFollowsTheTask) {
     EXPECT_EQ(s.defect != Defect::none, s.name == "wrong_op" || s.name == "off_by_one") << s.name;
 }
 
+TEST(Teacher, LongRowsAreLoopedOverInChunksFirst) {
+  TaskSpec rows;
+  rows.family = Family::rowwise;
+  rows.kind = "layer_norm";
+  rows.affine = "scale";
+  rows.cols = 65536;
+  const auto menu = teacher_strategies(rows);
+  EXPECT_EQ(names(menu),
+            (std::vector<std::string>{"looped_c4096_w8", "looped_c2048_w4", "row_tile_w8", "wrong_op", "off_by_one"}));
+  EXPECT_EQ(menu[0].chunk, 4096);
+  EXPECT_EQ(menu[2].chunk, 0) << "the naive strategy: the whole row as one tile";
+  EXPECT_EQ(menu[4].chunk, 4096) << "the wrong ones are looped too";
+  EXPECT_EQ(describe_strategy(rows, menu[0]),
+            "one fused Triton kernel, one row per program looped over in 4096-column chunks with Welford's running "
+            "mean and variance, then a second pass, 8 warps");
+  const std::string file = triton_solution(rows, menu[0]);
+  for (const char* line :
+       {"    for start in range(0, n_cols, CHUNK):\n", "        mean_i = mean_i + delta / tl.maximum(cnt_new, 1.0)\n",
+        "        y = (v - mean) / tl.sqrt(var + eps)\n",
+        "        y = y * tl.load(w_ptr + cols, mask=mask, other=0.0)\n",
+        "        _rows[(n_rows,)](x, out, self.weight, x, n_rows, n_cols, self.eps, CHUNK=4096, "
+        "num_warps=8)\n"})
+    EXPECT_NE(file.find(line), std::string::npos) << line << "\nin\n" << file;
+  EXPECT_NE(triton_solution(rows, menu[4]).find("        mask = cols < n_cols - 1\n"), std::string::npos);
+  rows.kind = "softmax";
+  rows.affine = "none";
+  EXPECT_NE(triton_solution(rows, menu[0]).find("        s_i = s_i * alpha + tl.where(mask, tl.exp(v - m_new), 0.0)\n"),
+            std::string::npos);
+  rows.cols = 8192;
+  EXPECT_EQ(teacher_strategies(rows).front().name, "row_block_w4") << "rows of one tile keep their menu";
+}
+
 TEST(Teacher, AWrongOpSwapsTheFirstOpOrTheRowOp) {
   TaskSpec s;
   s.chain = {{"sigmoid", 0}, {"scale", 2}};
