@@ -30,6 +30,12 @@ GLUE_FUNCTION = re.compile(r"^_Z(?:Z|T[hv][n0-9_]*?_|L)?N?[KRVO]*(?:2at|3c10|5to
 # ... less ATen's kernels: compiled for each CPU capability, in a namespace named after it, and less the
 # C++ library's wrappers of another library's code (a std::function of oneDNN's or fbgemm's lambda).
 CAPABILITY_KERNEL = re.compile(r"(?:4AVX2|6AVX512|7DEFAULT|7ZVECTOR|6SVE256|6SVE128|4NEON|5VSX)")
+# c10 holds torch's core bookkeeping (TensorImpl, dispatch keys, scalar types, the allocator) and no
+# kernels: the clones its inline functions leave in every translation unit that uses them
+# (`set_sizes_and_strides.isra.0`, `computeDispatchKey.isra.0.cold`, dozens each in libtorch_cpu) are
+# not a capability kernel's copies. Taken for kernels, 4 samples of them in an own kernel's
+# `torch::empty` rejected the honest file of a CI run (session 34).
+C10_FUNCTION = re.compile(r"^_ZN[KRVO]*3c10")
 FOREIGN_NAMESPACE = re.compile(r"(?:4dnnl|6fbgemm|7zendnn|4xnnp|5qnnp|4nnp_|5sleef|5Sleef|3mkl|9pytorch_q)")
 
 _PT_LOAD, _SHT_SYMTAB, _SHT_DYNSYM = 1, 2, 11
@@ -176,12 +182,13 @@ class LibrarySymbols:
 
     def glue_at(self, offset: int) -> tuple[str | None, bool]:
         """The function whose code holds a file offset, and whether it is glue: a glue function's
-        (glue_function), the only function of its name in the library, and built for no CPU capability
-        (no AVX instruction in its code; a linker section's stubs hold none)."""
+        (glue_function), the only function of its name in the library (but for c10's inline clones,
+        C10_FUNCTION), and built for no CPU capability (no AVX instruction in its code; a linker
+        section's stubs hold none)."""
         i = self._index_at(offset)
         if i is None:
             return None, False
         name = self._names[i]
-        if not glue_function(name) or name in self._duplicated:
+        if not glue_function(name) or (name in self._duplicated and not C10_FUNCTION.match(name)):
             return name, False
         return name, name.startswith("[") or not self._vector_code(i)
