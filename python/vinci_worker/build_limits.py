@@ -349,12 +349,18 @@ def _source_refusal(arguments: dict) -> str | None:
 # `.byte` lines into an executable section (0.80x against 0.046x). What a build compiles must be what
 # the file says.
 UNWRITTEN_SOURCE_CHARS = 2048
-# A line is written where it stands among this many consecutive lines that one string literal of the
-# file holds in that order. Round 40 passed a line-by-line test with a dictionary: literals of every
-# character and character pair, each ending in a backslash, which the preprocessor joins into any
-# text (1.17x on ATen's log-softmax); one token a line would do the same without the backslashes.
+# A source is charged this many characters for each piece it is made of beyond the first: a piece is a
+# run of consecutive logical lines copied from one string literal of the file, in that literal's order.
+# What a source says lies in its lines and in how its pieces are chained, and a test of each line
+# alone or of its neighbours charges nothing for the chaining: round 40 passed a line test with a
+# dictionary of every character and character pair (1.17x on ATen's log-softmax), and round 43 passed
+# a test of runs of 3 lines with two order-3 de Bruijn sequences over 16 line kinds, which hold every
+# run of 3 that a table of bytes written two lines a byte can have: 0 unwritten characters for 10.7 KB
+# of OpenBLAS's SGEMM kernel (0.752x where the suite's loops score 0.045x), about 21,000 pieces. An
+# honest source is one literal, or a few joined, with a formatted line here and there. A budget of
+# UNWRITTEN_SOURCE_CHARS lets a build chain about 128 pieces, a few hundred bytes' worth of choices.
 # Lines are compared as the compiler reads them: continued lines joined, whitespace collapsed.
-WRITTEN_RUN = 3
+PIECE_CHARS = 16
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -363,11 +369,71 @@ def _logical_lines(text: str) -> list[str]:
     return [c for c in (" ".join(line.split()) for line in _as_compiled(text).splitlines()) if c]
 
 
+class _LiteralLines:
+    """Every run of consecutive logical lines of the file's literals, as a suffix automaton over their
+    lines: the longest run a source's lines continue from a place is found in time linear in it."""
+
+    def __init__(self, literals: list[list[str]]):
+        self.ids: dict[str, int] = {}
+        self.next: list[dict[int, int]] = [{}]
+        self.link, self.length = [-1], [0]
+        for k, lines in enumerate(literals):
+            last = 0
+            for line in lines:
+                last = self._extend(last, self.ids.setdefault(line, len(self.ids)))
+            last = self._extend(last, -1 - k)  # a separator no source line matches
+
+    def _extend(self, last: int, c: int) -> int:
+        cur = len(self.next)
+        self.next.append({})
+        self.length.append(self.length[last] + 1)
+        self.link.append(0)
+        p = last
+        while p != -1 and c not in self.next[p]:
+            self.next[p][c] = cur
+            p = self.link[p]
+        if p != -1:
+            q = self.next[p][c]
+            if self.length[p] + 1 == self.length[q]:
+                self.link[cur] = q
+            else:
+                clone = len(self.next)
+                self.next.append(dict(self.next[q]))
+                self.length.append(self.length[p] + 1)
+                self.link.append(self.link[q])
+                while p != -1 and self.next[p].get(c) == q:
+                    self.next[p][c] = clone
+                    p = self.link[p]
+                self.link[q] = self.link[cur] = clone
+        return cur
+
+    def pieces(self, lines: list[str]) -> tuple[int, int, str | None]:
+        """(pieces, characters on lines no literal holds, the first such line) of a text's logical lines,
+        each piece the longest run of them that one literal holds from where the last one ended."""
+        pieces = unwritten = i = 0
+        first = None
+        while i < len(lines):
+            state, k = 0, 0
+            while i + k < len(lines):
+                nxt = self.next[state].get(self.ids.get(lines[i + k], -(1 << 62)))
+                if nxt is None:
+                    break
+                state, k = nxt, k + 1
+            if k == 0:
+                unwritten += len(lines[i])
+                first = first or lines[i]
+                i += 1
+            else:
+                pieces += 1
+                i += k
+        return pieces, unwritten, first
+
+
 @dataclasses.dataclass(frozen=True)
 class WrittenText:
-    """What a candidate's file writes in its string literals (f-strings' literal parts too): every run
-    of WRITTEN_RUN consecutive logical lines, and every literal whole, stripped."""
-    runs: frozenset = frozenset()
+    """What a candidate's file writes in its string literals (f-strings' literal parts too): the runs of
+    their logical lines, and every literal whole, stripped."""
+    lines: _LiteralLines = dataclasses.field(default_factory=lambda: _LiteralLines([]))
     literals: frozenset = frozenset()
 
 
@@ -377,13 +443,12 @@ def written_text(candidate_source: str) -> WrittenText:
         tree = ast.parse(candidate_source)
     except (SyntaxError, ValueError):
         return WrittenText()
-    runs, literals = set(), set()
+    texts, literals = [], set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             literals.add(node.value.strip())
-            lines = _logical_lines(node.value)
-            runs.update(tuple(lines[i:i + WRITTEN_RUN]) for i in range(len(lines) - WRITTEN_RUN + 1))
-    return WrittenText(frozenset(runs), frozenset(literals))
+            texts.append(_logical_lines(node.value))
+    return WrittenText(_LiteralLines(texts), frozenset(literals))
 
 
 def _flag_words(arguments: dict):
@@ -393,35 +458,39 @@ def _flag_words(arguments: dict):
             yield key, word
 
 
-def unwritten_source(arguments: dict, written: WrittenText) -> str | None:
-    """Why a build is refused for text that reaches the compiler and that the candidate's file does not
-    write: more than UNWRITTEN_SOURCE_CHARS characters in all on source lines in no written run and in
-    flags (and include paths) that are no literal of the file, naming the first; None when it writes
-    them. Red-team round 41 carried 10.7 KB of OpenBLAS's SGEMM kernel, read at import, in 60 -D
-    values (about 256 characters each, within the flag rules), decoded by a written source into an
-    array placed in .text: correct at 0.69-0.82x where the suite's loops score 0.028x."""
+def unwritten_chars(arguments: dict, written: WrittenText) -> tuple[int, tuple[str, str] | None]:
+    """The characters a build's sources and flags are charged for what the candidate's file does not
+    write (lines no literal holds, PIECE_CHARS a piece beyond each source's first, flags and include
+    paths that are no literal), and the first such text by its argument."""
     unwritten, first = 0, None
     for key, text in _source_texts(arguments):
         if key == "functions":  # identifiers and plain docstrings (_type_refusal)
             continue
-        lines = _logical_lines(text)
-        covered = [False] * len(lines)
-        for i in range(len(lines) - WRITTEN_RUN + 1):
-            if tuple(lines[i:i + WRITTEN_RUN]) in written.runs:
-                covered[i:i + WRITTEN_RUN] = [True] * WRITTEN_RUN
-        for line, ok in zip(lines, covered):
-            if not ok:
-                unwritten += len(line)
-                first = first or (key, line)
+        pieces, chars, line = written.lines.pieces(_logical_lines(text))
+        unwritten += chars + PIECE_CHARS * max(0, pieces - 1)
+        if first is None and (line is not None or pieces > 1):
+            first = (key, line if line is not None else f"{pieces} pieces of the file's literals")
     for key, word in _flag_words(arguments):
         if word.strip() not in written.literals:
             unwritten += len(word)
             first = first or (key, word)
-    if unwritten <= UNWRITTEN_SOURCE_CHARS:
-        return None
-    return (f"{first[0]}: {unwritten} characters of sources and flags that the candidate's file does not write in "
-            f"a string literal (at most {UNWRITTEN_SOURCE_CHARS}), e.g. {first[1][:80]!r}: what a build compiles "
-            "must be written in the file, not read or generated at import")
+    return unwritten, first
+
+
+def unwritten_source(arguments: dict, written: WrittenText, spent: int = 0) -> tuple[str | None, int]:
+    """Why a build is refused for text that reaches the compiler and that the candidate's file does not
+    write: more than UNWRITTEN_SOURCE_CHARS characters (unwritten_chars) in all, with `spent` by the
+    file's earlier builds, naming the first (None when it writes them), and this build's characters. Red-team round 41 carried 10.7 KB
+    of OpenBLAS's SGEMM kernel, read at import, in 60 -D values (about 256 characters each, within the
+    flag rules), decoded by a written source into an array placed in .text: correct at 0.69-0.82x where
+    the suite's loops score 0.028x."""
+    unwritten, first = unwritten_chars(arguments, written)
+    if spent + unwritten <= UNWRITTEN_SOURCE_CHARS:
+        return None, unwritten
+    return (f"{first[0]}: {spent + unwritten} characters of sources and flags that the candidate's file does not "
+            f"write in a string literal (at most {UNWRITTEN_SOURCE_CHARS} for all its builds), e.g. "
+            f"{first[1][:80]!r}: what a build compiles must be written in the file, not read or generated at "
+            "import"), unwritten
 
 
 def _static_archive_refusal(flags: list[str], library_dirs: Sequence[str]) -> str | None:

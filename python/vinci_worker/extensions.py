@@ -84,6 +84,7 @@ class CompileService:
         # What the importing candidate's file writes (build_limits.written_text), while one imports: its
         # builds' sources and flags must stand in it. None: no candidate's (a trusted build).
         self.written: build_limits.WrittenText | None = None
+        self.unwritten_spent = 0
         os.makedirs(ext_root, exist_ok=True)
 
     def _hidden_folders(self) -> list[tuple[str, str]]:
@@ -101,6 +102,7 @@ class CompileService:
         """Builds asked inside are held to what candidate_source writes (nothing, where the judge could
         not read the file: it then builds nothing); None: a trusted import, held to nothing."""
         self.written = None if candidate_source is None else build_limits.written_text(candidate_source)
+        self.unwritten_spent = 0  # by this file's builds so far: the budget is the file's, not each build's
         try:
             yield
         finally:
@@ -118,8 +120,9 @@ class CompileService:
         stopped it: "build_memory", "build_cpu_time", "build_timeout", "build_disk", "build_output_size")."""
         refused = build_limits.refusal(arguments, self.library_dirs)
         if not refused and self.written is not None:
-            why = build_limits.unwritten_source(arguments, self.written)
+            why, chars = build_limits.unwritten_source(arguments, self.written, self.unwritten_spent)
             refused = ("forbidden_source", why) if why else None
+            self.unwritten_spent += chars
         if refused:
             reason, line = refused
             return {"ok": False, "reason": reason, "log": line,

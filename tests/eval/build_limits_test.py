@@ -26,6 +26,7 @@ import errno
 import fcntl
 import importlib.util
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -36,8 +37,8 @@ REPO = sys.argv[1]
 sys.path.insert(0, f"{REPO}/python")
 
 from vinci_worker import build_failures  # noqa: E402
-from vinci_worker.build_limits import (BuildLimits, WrittenText, failure_reason, refusal,  # noqa: E402
-                                        unwritten_source, written_text)
+from vinci_worker.build_limits import (BuildLimits, failure_reason, refusal, unwritten_source,  # noqa: E402
+                                        written_text)
 from vinci_worker.precompiled_headers import COMMON_FLAG  # noqa: E402
 from vinci_runner.logs import trim_log  # noqa: E402
 
@@ -254,62 +255,98 @@ SPIN = ("constexpr int spin(int seed) {\n  int x = seed;\n  for (int i = 0; i < 
 BIG = "__attribute__((used)) static char big[300 << 20] = {1};\n"  # 300 MiB of .data, 1 byte of source
 
 
-# Sources must be written in the candidate's file (red-team rounds 39 and 40): a line counts as written
-# where it stands in a run of 3 consecutive lines that one string literal of the file holds, lines read
-# as the compiler reads them (continued lines joined, whitespace collapsed); more than
-# UNWRITTEN_SOURCE_CHARS characters on other lines are refused.
+# Sources must be written in the candidate's file (red-team rounds 39-43): a source's logical lines (read
+# as the compiler reads them: continued lines joined, whitespace collapsed) are covered by the fewest
+# pieces, each a run of lines one string literal of the file holds in that order; lines no literal
+# holds count their characters, each piece beyond a source's first PIECE_CHARS (16), flags that are no
+# literal their own, and more than UNWRITTEN_SOURCE_CHARS (2,048) over all of a file's builds are refused.
+def why(arguments: dict, written, spent: int = 0) -> str:
+    return unwritten_source(arguments, written, spent)[0] or ""
+
+
 FILE = ('K = """\n#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n  return x;\n}\n"""\n'
         'B = 64\nD = f"#define BLOCK {B}"\n')
 WRITTEN = written_text(FILE)
-check("written: runs of 3 lines, whitespace collapsed", WRITTEN.runs, frozenset({
-    ("#include <torch/extension.h>", "torch::Tensor f(torch::Tensor x) {", "return x;"),
-    ("torch::Tensor f(torch::Tensor x) {", "return x;", "}")}))
+check("written: the literal's lines are one piece, whitespace collapsed",
+      WRITTEN.lines.pieces(["#include <torch/extension.h>", "torch::Tensor f(torch::Tensor x) {", "return x;", "}"]),
+      (1, 0, None))
 check("written: every literal whole, stripped, an f-string's parts too", WRITTEN.literals >= {
     "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n  return x;\n}", "#define BLOCK"}, True)
-check("written: a file that does not parse writes nothing", written_text("def f(:\n"), WrittenText())
+check("written: a file that does not parse writes nothing",
+      written_text("def f(:\n").lines.pieces(["}"]) + (written_text("def f(:\n").literals,), (0, 1, "}", frozenset()))
 source = "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n    return   x;\n}\n#define BLOCK 64\n"
 check("unwritten: the file's own lines, reindented, and one formatted line (16 characters)",
-      unwritten_source({"name": "m", "cpp_sources": [source]}, WRITTEN), None)
+      unwritten_source({"name": "m", "cpp_sources": [source]}, WRITTEN), (None, 16))
 pasted = "".join(f"static const int table_{i} = {i * 7919 % 1000};\n" for i in range(100))  # 3,176 characters
 check("unwritten: 100 generated lines are refused, counted with the formatted one (3,176 + 16)",
-      (unwritten_source({"name": "m", "cpp_sources": source + pasted}, WRITTEN) or "").startswith(
-          "cpp_sources: 3192 characters"), True)
+      why({"name": "m", "cpp_sources": source + pasted}, WRITTEN).startswith("cpp_sources: 3192 characters"), True)
 byte_lines = "".join(f'asm(".byte 0x{i % 256:02x}");\n' for i in range(120))  # 120 lines of 18 characters
 check("unwritten: .byte lines made at import (2,160 characters)",
-      "characters of sources and flags" in (unwritten_source({"name": "m", "cuda_sources": byte_lines}, WRITTEN) or ""),
-      True)
+      "characters of sources and flags" in why({"name": "m", "cuda_sources": byte_lines}, WRITTEN), True)
 check("unwritten: under the bound (113 such lines, 2,034 characters) passes",
-      unwritten_source({"name": "m", "cuda_sources": byte_lines[:113 * 19]}, WRITTEN), None)
+      why({"name": "m", "cuda_sources": byte_lines[:113 * 19]}, WRITTEN), "")
+check("unwritten: the bound is the file's: a second build of 1,800 after one of 256 is refused",
+      why({"name": "m", "cuda_sources": byte_lines[:100 * 19]}, WRITTEN, spent=256).startswith("cuda_sources: 2056"),
+      True)
 # Round 40's dictionaries: every line the source uses is in the file, but not in the file's order.
 words = [f"word_{i:04d} +" for i in range(300)]  # 300 lines of 11 characters, 3,300 in all
 DICTIONARY = "W = " + repr("\n".join(words)) + "\n"
 shuffled = "\n".join(words[(i * 7) % 300] for i in range(300))
 check("unwritten: the file's own lines in its own order pass",
-      unwritten_source({"name": "m", "cpp_sources": "\n".join(words)}, written_text(DICTIONARY)), None)
-check("unwritten: the same lines, one token a line, reordered: 3,300 characters",
-      (unwritten_source({"name": "m", "cpp_sources": shuffled}, written_text(DICTIONARY)) or "").startswith(
-          "cpp_sources: 3300 characters"), True)
+      why({"name": "m", "cpp_sources": "\n".join(words)}, written_text(DICTIONARY)), "")
+check("unwritten: the same lines, one a line, reordered: 300 pieces, 299 x 16 = 4,784 characters",
+      why({"name": "m", "cpp_sources": shuffled}, written_text(DICTIONARY)).startswith("cpp_sources: 4784 characters"),
+      True)
 pieces = "P = " + repr("\n".join(f"{c}\\" for c in "abcdefghijklmnopqrstuvwxyz_ ;(){}=+*0123456789")) + "\n"
 spelled = "".join(f"{c}\\\n" for c in "int table_0 = 1;\n" * 150)  # a logical line of 2,400 characters
 check("unwritten: characters joined by continuations are read as the compiler reads them",
-      (unwritten_source({"name": "m", "cpp_sources": spelled}, written_text(pieces)) or "").startswith("cpp_sources: "),
-      True)
+      why({"name": "m", "cpp_sources": spelled}, written_text(pieces)).startswith("cpp_sources: "), True)
+
+
+def de_bruijn(k: int, n: int) -> list[int]:
+    """The order-n de Bruijn sequence over k symbols (every run of n symbols once), made cyclic-free."""
+    a, out = [0] * k * n, []
+
+    def walk(t: int, p: int) -> None:
+        if t > n:
+            if n % p == 0:
+                out.extend(a[1:p + 1])
+        else:
+            a[t] = a[t - p]
+            walk(t + 1, p)
+            for j in range(a[t - p] + 1, k):
+                a[t] = j
+                walk(t + 1, t)
+    walk(1, 1)
+    return out + out[:n - 1]
+
+
+# Round 43: literals holding every run of 3 of 16 line kinds (an order-3 de Bruijn sequence), so every
+# line of a source made of those kinds stood in a written run of 3; the source's order is its content.
+COVERING = "C = " + repr("\n".join(f"H{x}+" for x in de_bruijn(16, 3))) + "\n"
+drawn = random.Random(0).choices(range(16), k=1200)
+check("unwritten: a source chained from runs of 3 of a covering literal is refused by its pieces",
+      why({"name": "m", "cpp_sources": "\n".join(f"H{x}+" for x in drawn)}, written_text(COVERING)).startswith(
+          "cpp_sources: "), True)
+check("unwritten: ... while a stretch of the literal, copied whole, is one piece",
+      why({"name": "m", "cpp_sources": "\n".join(f"H{x}+" for x in de_bruijn(16, 3)[100:1300])},
+          written_text(COVERING)), "")
 # Flags too (red-team round 41: 10.7 KB of a library's machine code in 60 -D values read at import):
 # a flag that is no literal of the file counts its characters with the unwritten source lines.
 FLAGGED = written_text('F = ["-O3", "-march=native"]\nN = 64\nG = f"-DBLOCK={N}"\n')
-check("flags: the file's own literals pass", unwritten_source(
-    {"name": "m", "cpp_sources": "", "extra_cflags": ["-O3", " -march=native"]}, FLAGGED), None)
+check("flags: the file's own literals pass", why(
+    {"name": "m", "cpp_sources": "", "extra_cflags": ["-O3", " -march=native"]}, FLAGGED), "")
 check("flags: a formatted -D (11 characters) passes within the bound", unwritten_source(
-    {"name": "m", "cpp_sources": "", "extra_cflags": ["-O3", "-DBLOCK=64"]}, FLAGGED), None)
+    {"name": "m", "cpp_sources": "", "extra_cflags": ["-O3", "-DBLOCK=64"]}, FLAGGED), (None, 10))
 carried = [f"-DVK{i:02d}=0" + "Ab9_" * 62 for i in range(9)]  # 9 flags of 256 characters: 2,304
-why = unwritten_source({"name": "m", "cpp_sources": "", "extra_cflags": carried}, FLAGGED) or ""
+refused_flags = why({"name": "m", "cpp_sources": "", "extra_cflags": carried}, FLAGGED)
 check("flags: -D values made at import are refused (2,304 characters), the first named",
-      why.startswith("extra_cflags: 2304 characters") and "-DVK00=0Ab9_" in why, True)
+      refused_flags.startswith("extra_cflags: 2304 characters") and "-DVK00=0Ab9_" in refused_flags, True)
 check("flags: ... in nvcc's flags, link flags and include paths alike", all(
-    (unwritten_source({"name": "m", "cpp_sources": "", key: carried}, FLAGGED) or "").startswith(f"{key}: 2304")
+    why({"name": "m", "cpp_sources": "", key: carried}, FLAGGED).startswith(f"{key}: 2304")
     for key in ("extra_cuda_cflags", "extra_ldflags", "extra_include_paths")), True)
-check("flags: counted with the unwritten source lines (1,800 + 256 > 2,048)", (unwritten_source(
-    {"name": "m", "cpp_sources": byte_lines[:100 * 19], "extra_cflags": carried[:1]}, FLAGGED) or "").startswith(
+check("flags: counted with the unwritten source lines (1,800 + 256 > 2,048)", why(
+    {"name": "m", "cpp_sources": byte_lines[:100 * 19], "extra_cflags": carried[:1]}, FLAGGED).startswith(
         "cpp_sources: 2"), True)
 check("functions: a docstring that closes torch's string is refused",
       refusal(arguments(functions={"f": 'x");\n}\nstatic void g() {(void)("'}))[0], "bad_arguments")
