@@ -6,6 +6,9 @@ dropped them was correct. Checked against values written by hand:
   running variance stays positive; random Linear weights, scalars and integer buffers are untouched;
 - a candidate that holds the same state under other names (a bare weight and bias, no LayerNorm) gets
   the same draws, and an unrelated constant of another shape before them shifts nothing;
+- weight and bias packed as the rows of one (2, dim) parameter, or as its columns, get the reference's
+  draws row by row (round 43 judged such an honest LayerNorm incorrect); a (dim, 1, 1) constant gets
+  the draws of a (dim,) one; a causal mask and an identity stay;
 - another seed gives other draws; the same seed the same; a tied parameter is drawn once;
 - end to end: with the reference varied, a LayerNorm without its affine part is now far from it,
   while the honest one (the suite's own shape of solution) still matches.
@@ -69,6 +72,25 @@ def main() -> int:
     check(sorted(vary_constants(other, 42)) == ["bias", "ones_of_its_own", "weight"], "the renamed state is varied")
     check(torch.equal(other.weight.detach(), w) and torch.equal(other.bias.detach(), b),
           "the same state under other names, after a constant of another shape, gets the same draws")
+    rows = nn.Parameter(torch.stack([torch.ones(DIM), torch.zeros(DIM)]))
+    columns = nn.Parameter(torch.stack([torch.ones(DIM), torch.zeros(DIM)], dim=1))
+    for packing in (rows, columns):
+        packed = nn.Module()
+        packed.affine = packing
+        check(vary_constants(packed, 42) == ["affine"], "packed weight and bias are varied")
+    check(torch.equal(rows[0].detach(), w) and torch.equal(rows[1].detach(), b),
+          "weight and bias packed as rows get the reference's draws")
+    check(torch.equal(columns[:, 0].detach(), w) and torch.equal(columns[:, 1].detach(), b),
+          "weight and bias packed as columns get the reference's draws")
+    unsqueezed = nn.Module()
+    unsqueezed.weight = nn.Parameter(torch.ones(DIM, 1, 1))
+    vary_constants(unsqueezed, 42)
+    check(torch.equal(unsqueezed.weight.detach().reshape(-1), w), "a (dim, 1, 1) constant gets a (dim,) one's draws")
+    masks = nn.Module()
+    masks.register_buffer("causal", torch.tril(torch.ones(DIM, DIM)))
+    masks.register_buffer("identity", torch.eye(DIM))
+    check(vary_constants(masks, 42) == [] and torch.equal(masks.causal, torch.tril(torch.ones(DIM, DIM)))
+          and torch.equal(masks.identity, torch.eye(DIM)), "a causal mask and an identity stay")
     again = Reference()
     vary_constants(again, 7)
     check(not torch.equal(again.ln.weight.detach(), w), "another seed draws other values")
