@@ -16,6 +16,11 @@ inputs (triangular, symmetric, sparse, equal entries) survives:
   rows      a few rows (about 1.5%, at least one) signed, negative, offset or scaled, the rest as drawn
             (kernels that check a handful of values to tell the task's draw from the others: round 17's
             checked 16, which every whole-tensor kind changes; here they miss the rows, a scan costs a pass)
+  edges     along each dimension, fibers get a unique maximum (+16m..24m) and minimum at boundary
+            indices: the first and last two, and both sides of every power-of-two chunk edge from 32
+            and of the last chunk's start (a reduction that skips a row's tail or a chunk's last
+            element, which a random draw's extreme seldom sits on: session 35 measured an off-by-one
+            row maximum over 131,072 columns exact on every kind before it)
 where m is the largest magnitude of the draw. Integer and boolean inputs are never changed.
 
 With rounding (the vinci protocol, unless narrowed operands are allowed), every fp32 value of every
@@ -40,7 +45,7 @@ import random
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-KINDS = ("task", "signed", "negative", "offset", "scaled", "specials", "rows")
+KINDS = ("task", "signed", "negative", "offset", "scaled", "specials", "rows", "edges")
 _ROW_KINDS = ("offset", "scaled", "signed", "negative")
 OUT_OF_DISTRIBUTION = KINDS[1:]
 
@@ -171,6 +176,54 @@ def rounding_draws(enabled: bool):
         yield
 
 
+def _boundaries(n: int) -> list[int]:
+    """The indices of a dimension of n where a looped kernel's bounds go wrong, most likely first."""
+    picked = [n - 1, 0, n - 2, 1]
+    step = 32
+    while step < n:
+        last_start = (n - 1) // step * step
+        picked += [step - 1, step, last_start - 1, last_start]
+        step *= 2
+    return list(dict.fromkeys(i for i in picked if 0 <= i < n))
+
+
+def _edges(x: torch.Tensor, m: float) -> torch.Tensor:
+    """Along each dimension d of 8 or more indices, each fiber whose indices along the other such
+    dimensions are all off their boundaries gets +16m(1 + u/2) at one boundary index and -16m(1 + u/2)
+    at the next, cycling through them fiber by fiber; zeros stay. A peak placed along d has a boundary
+    index there, so it lies in no fiber chosen along another dimension: each chosen fiber's extremes
+    are its own. A shorter dimension gets none (a random draw's extreme sits on any of its few
+    indices often) and limits no other. Left alone, as the specials' bands leave them: draws of few
+    distinct values (masks, integers stored as floats) and symmetric matrices, whose structure a
+    kernel may use."""
+    y = x.clone()
+    sample = x.reshape(-1)[torch.randperm(x.numel(), device="cpu")[:256].to(x.device)]
+    if sample.unique().numel() * 4 < sample.numel():
+        return y
+    if x.dim() >= 2 and x.shape[-1] == x.shape[-2] and torch.equal(x, x.transpose(-1, -2)):
+        return y
+    shape, dims = list(x.shape), range(x.dim())
+    spots = {d: _boundaries(shape[d]) for d in dims if shape[d] >= 8}
+    off = {}
+    for d, picked in spots.items():
+        off[d] = torch.ones(shape[d], dtype=torch.bool, device=x.device)
+        off[d][picked] = False
+    for d, picked in spots.items():
+        fiber_shape = [1 if k == d else shape[k] for k in dims]
+        chosen = torch.ones(fiber_shape, dtype=torch.bool, device=x.device)
+        for k in off:
+            if k != d:
+                chosen = chosen & off[k].reshape([shape[k] if j == k else 1 for j in dims])
+        fiber = torch.arange(chosen.numel(), device=x.device).reshape(fiber_shape)
+        at = torch.tensor(picked, device=x.device)
+        for shift, sign in ((0, 1.0), (1, -1.0)):
+            where = at[(fiber + shift) % at.numel()]
+            old = y.gather(d, where)
+            peak = sign * 16 * m * (1 + torch.rand(fiber_shape, device=x.device, dtype=y.dtype) / 2)
+            y.scatter_(d, where, torch.where(chosen & (old != 0), peak, old))
+    return y
+
+
 def _transform(x: torch.Tensor, kind: str) -> torch.Tensor:
     # Every timed call's inputs come through here (the signed kind): passes without temporaries where
     # they can be, and a mask of the zeros only where there are zeros.
@@ -189,6 +242,8 @@ def _transform(x: torch.Tensor, kind: str) -> torch.Tensor:
         y = wide.add(64 * m)
     elif kind == "scaled":
         y = wide.mul(128)
+    elif kind == "edges":
+        y = _edges(wide, m)
     else:
         y = wide.clone()
         # Value bands pick the positions, so equal inputs get equal specials; a draw of few distinct

@@ -19,6 +19,8 @@ Requests (JSON lines on the control socket) and replies:
                                               "pieces": [{"id", "base", "size"}, ...] + one descriptor each (GPU),
                                               "signals"}
   {"op": "coverage", "seconds"}           -> {"ok", "calls"} (CPU: forward on input set 0, for the sampler)
+  {"op": "perturb", "key", "rounding"}    -> {"ok", "moved"} (the model's state moved as a new checkpoint
+                                             would be loaded: model_state.perturb)
 While loading, the runner may ask {"op": "compile", "args"} and waits for {"ok", "name", "reason"?, "log"?}
 with the built library as a descriptor. A failure is {"ok": false, "class", "reason", "message"}.
 """
@@ -395,6 +397,15 @@ class Runner:
                 calls += 1
         return {"ok": True, "calls": calls}
 
+    def perturb(self, req):
+        """Moves the model's floating state in place between calls, as the judge moves its reference's
+        with the same key (model_state.perturb): state derived from the weights and kept goes stale."""
+        from . import model_state
+        moved = model_state.perturb(self.model, int(req["key"]), bool(req.get("rounding")))
+        if self.cuda:
+            torch.cuda.synchronize(self.device)
+        return {"ok": True, "moved": len(moved)}
+
 
 def _after_call(outs, args, before) -> dict:
     found: dict = {}
@@ -471,7 +482,7 @@ def _poison_free_memory(device, like) -> None:
     del junk
 
 
-OPS = ("load", "call", "coverage")
+OPS = ("load", "call", "coverage", "perturb")
 
 
 def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:

@@ -42,7 +42,7 @@ from .build_limits import BuildLimits
 from .call_window import CallWindow, Flush, WindowError, cache_bytes
 from .correctness import Correctness
 from .extensions import CompileService
-from .judge_state import WINDOW_CLASSES, Loaded, TaskState, flat
+from .judge_state import WINDOW_CLASSES, Loaded, TaskState, flat, keep_pristine, reset_state
 from .outcome import Outcome
 from .sandbox import Launcher, Sandboxed, describe_exit, gpu_node_of
 from .timed_windows import Timing, flag_launch_bound, require_timed_work_as_profiled
@@ -262,6 +262,7 @@ class Judge(Correctness, Timing, TrustedSampling):
                                            scratch_bytes=int(cfg["compile_disk_bytes"]),
                                            output_bytes=int(cfg["compile_output_bytes"]))
         task = self._task(req, cfg)
+        reset_state(task)
         r = int(req.get("calls_per_window") or 1)
         r = max(1, min(r, self._window_cap(task, cfg)))
         phases: dict = {}
@@ -280,6 +281,7 @@ class Judge(Correctness, Timing, TrustedSampling):
             t = time.monotonic()
             paired = self._reference_runner(task, cfg, compiled=False, sets=r)
             phases["reference"] = time.monotonic() - t
+            self._move_state(loaded, task, cfg, "before the timed calls")
             t = time.monotonic()
             timed = self._time(loaded, task, cfg, check, r, req, paired)
             if self.cuda:
@@ -362,6 +364,7 @@ class Judge(Correctness, Timing, TrustedSampling):
             ref64 = copy.deepcopy(ref).double()
         state = TaskState(path, scale, module, ref, ref64, outputs.specs_of(out), outputs.specs_of(first), source, low,
                           _aliases(out, first), _nbytes(first) + _nbytes(out))
+        keep_pristine(state)
         if cfg["ood_trials"]:
             state.timed_kind = timed_kind(module, lambda args: self._expected(state, args, exact_too=False)[0],
                                           cfg["seed"], self.device, self._rounding(cfg))

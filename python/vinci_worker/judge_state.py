@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-from vinci_runner import outputs
+from vinci_runner import model_state, outputs
 
 from .call_window import CallWindow
 from .sandbox import Sandboxed
@@ -37,6 +37,38 @@ class TaskState:
     ref_aliases: bool
     moved_bytes: int
     timed_kind: str = "task"  # the inputs every timed call draws (Judge._timed_kind)
+    pristine: list | None = None  # ref's state as built: each evaluation starts from it (reset_state)
+
+
+def _state(model: torch.nn.Module) -> list[torch.Tensor]:
+    return [t for _, t in model_state.named_state(model)]
+
+
+def keep_pristine(task: TaskState) -> None:
+    task.pristine = [t.detach().clone() for t in _state(task.ref)]
+
+
+def reset_state(task: TaskState) -> None:
+    """The reference's state as built, for an evaluation whose runner builds its model afresh."""
+    with torch.no_grad():
+        for t, p in zip(_state(task.ref), task.pristine or []):
+            t.copy_(p)
+    _sync_exact(task)
+
+
+def perturb_state(task: TaskState, key: int, rounding: bool) -> None:
+    """The reference's state moved as the runner's is (model_state.perturb, one key)."""
+    model_state.perturb(task.ref, key, rounding)
+    _sync_exact(task)
+
+
+def _sync_exact(task: TaskState) -> None:
+    # The fp64 reference holds the fp32 reference's values, so that it is exact for the state the
+    # candidate holds.
+    if task.ref64 is not None:
+        with torch.no_grad():
+            for t, wide in zip(_state(task.ref), _state(task.ref64)):
+                wide.copy_(t)
 
 
 @dataclass

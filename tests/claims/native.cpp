@@ -101,6 +101,76 @@ torch::Tensor mean_rows(torch::Tensor x, double scale) {
   return y;
 }
 
+// max over the last dimension of a 2-D tensor, its last `skipped` columns never read (a loop bound off
+// by that much).
+torch::Tensor row_max_short(torch::Tensor x, int64_t skipped) {
+  x = x.contiguous();
+  auto y = torch::empty({x.size(0)}, x.options());
+  const int64_t cols = x.size(1), read = std::max<int64_t>(1, cols - skipped);
+  const float* X = fp(x);
+  float* Y = fp(y);
+  for (int64_t r = 0; r < x.size(0); ++r) {
+    float m = X[r * cols];
+    for (int64_t c = 1; c < read; ++c) m = std::max(m, X[r * cols + c]);
+    Y[r] = m;
+  }
+  return y;
+}
+
+// A Linear's weight (N, K) and bias (N) folded into K + 1 sums: a row of x times the first K, plus the
+// last, is the sum of that row's N outputs.
+torch::Tensor linear_column_sums(torch::Tensor w, torch::Tensor b) {
+  w = w.contiguous();
+  b = b.contiguous();
+  const int64_t n = w.size(0), k = w.size(1);
+  auto s = torch::zeros({k + 1}, w.options().dtype(torch::kFloat64));
+  double* S = s.data_ptr<double>();
+  const float *W = fp(w), *B = fp(b);
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < k; ++c) S[c] += W[r * k + c];
+    S[k] += B[r];
+  }
+  return s;
+}
+
+// (M, K) x against linear_column_sums' K + 1 sums: (M, 1).
+torch::Tensor rows_times_sums(torch::Tensor x, torch::Tensor s) {
+  x = x.contiguous();
+  const int64_t m = x.size(0), k = x.size(1);
+  const double* S = s.data_ptr<double>();
+  const float* X = fp(x);
+  auto y = torch::empty({m, 1}, x.options());
+  float* Y = fp(y);
+  for (int64_t r = 0; r < m; ++r) {
+    double a = S[k];
+    for (int64_t c = 0; c < k; ++c) a += X[r * k + c] * S[c];
+    Y[r] = static_cast<float>(a);
+  }
+  return y;
+}
+
+// (M, K) x times a Linear's weight held transposed, (K, N), plus its bias, each row's N outputs summed:
+// (M, 1), as nn.Linear then .sum(1, keepdim=True).
+torch::Tensor linear_rows_summed(torch::Tensor x, torch::Tensor wt, torch::Tensor b) {
+  x = x.contiguous();
+  const int64_t m = x.size(0), k = x.size(1), n = wt.size(1);
+  auto y = torch::empty({m, 1}, x.options());
+  const float *X = fp(x), *WT = fp(wt), *B = fp(b);
+  float* Y = fp(y);
+  std::vector<float> row(n);
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t j = 0; j < n; ++j) row[j] = B[j];
+    for (int64_t c = 0; c < k; ++c) {
+      const float a = X[r * k + c];
+      for (int64_t j = 0; j < n; ++j) row[j] += a * WT[c * n + j];
+    }
+    double sum = 0;
+    for (int64_t j = 0; j < n; ++j) sum += row[j];
+    Y[r] = static_cast<float>(sum);
+  }
+  return y;
+}
+
 torch::Tensor transpose_plain(torch::Tensor x) {
   x = x.contiguous();
   const int64_t m = x.size(0), n = x.size(1);

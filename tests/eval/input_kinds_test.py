@@ -205,6 +205,45 @@ check(not torch.equal(inputs.make_inputs(Structured, 11, "task", torch.device("c
                       inputs.make_inputs(Structured, 12, "task", torch.device("cpu"), plain=True)[0]),
       "the factor is the call's, from its seed")
 
+
+
+# The edges kind (session 35): a row maximum whose loop stops one column short is exact on every random
+# draw of long rows, and wrong on edges, where row 0's maximum is its last column; along each dimension
+# of 8 or more, a chosen fiber's maximum and minimum sit on boundary indices (_boundaries, by hand for
+# 300: 299, 0, 298, 1, then 31, 32 and the last 32-chunk's start 288 and 287, ...); zeros, masks and
+# symmetric matrices stay.
+check(inputs._boundaries(300)[:8] == [299, 0, 298, 1, 31, 32, 287, 288], f"boundaries: {inputs._boundaries(300)[:8]}")
+check(inputs._boundaries(5) == [4, 0, 3, 1], f"boundaries of 5: {inputs._boundaries(5)}")
+
+
+class LongRows:
+    @staticmethod
+    def get_inputs():
+        x = torch.rand(64, 300)
+        x[40, 7] = 0.0
+        s = torch.rand(12, 12)
+        return [x, (torch.rand(16, 16) > 0.5).float(), s + s.t()]
+
+
+for kind in inputs.KINDS[:-1]:
+    drawn = inputs.make_inputs(LongRows, 5, kind, torch.device("cpu"))[0]
+    check(torch.equal(drawn[:, :-1].amax(1), drawn.amax(1)), f"{kind}: no row's maximum on its last column")
+edges, mask, symmetric = inputs.make_inputs(LongRows, 5, "edges", torch.device("cpu"))
+plain = inputs.make_inputs(LongRows, 5, "task", torch.device("cpu"))
+check(not torch.equal(edges[:, :-1].amax(1), edges.amax(1)), "edges: a row maximum one column short differs")
+boundary_rows = set(inputs._boundaries(64))
+chosen = [r for r in range(64) if r not in boundary_rows]
+spots = inputs._boundaries(300)
+check(all(int(edges[r].argmax()) == spots[r % len(spots)] and int(edges[r].argmin()) == spots[(r + 1) % len(spots)]
+          for r in chosen), "edges: each chosen row's maximum and minimum sit on its boundary columns, in turn")
+check(all(16 * float(plain[0].abs().max()) <= float(edges[r].max()) for r in chosen), "edges: peaks of 16m or more")
+columns = [c for c in range(300) if c not in set(spots)]
+down = inputs._boundaries(64)
+check(all(int(edges[:, c].argmax()) == down[c % len(down)] for c in columns),
+      "edges: each chosen column's maximum sits on a boundary row")
+check(edges[40, 7].item() == 0.0, "edges: a zero stays")
+check(torch.equal(mask, plain[1]) and torch.equal(symmetric, plain[2]), "edges: a mask and a symmetric matrix stay")
+
 for f in failures:
     print("FAILED:", f)
 print(f"{'FAIL' if failures else 'ok'}: rounding-biased inputs")

@@ -10,11 +10,18 @@ dropped them was correct. Checked against values written by hand:
   draws row by row (round 43 judged such an honest LayerNorm incorrect); a (dim, 1, 1) constant gets
   the draws of a (dim,) one; a causal mask and an identity stay;
 - another seed gives other draws; the same seed the same; a tied parameter is drawn once;
+- perturb (round 44): every value x moves to x * (1 + h(x)/2), h in [-1, 1) a function of x and the
+  key, so a transposed, concatenated or split copy of the reference's state moves with it, while
+  column sums formed from the weights before the move are stale; masks, whole numbers and scalars
+  stay; another key moves them elsewhere; under rounding the moved values are rounding-biased;
+- the judge's side (judge_state): its fp64 reference follows the moved fp32 one exactly, and each
+  evaluation starts again from the state as built;
 - end to end: with the reference varied, a LayerNorm without its affine part is now far from it,
   while the honest one (the suite's own shape of solution) still matches.
 
     python3 tests/eval/model_state_test.py REPO_ROOT
 """
+import copy
 import os
 import sys
 
@@ -25,7 +32,9 @@ ROOT = sys.argv[1]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from checks import check, failures  # noqa: E402
-from vinci_runner.model_state import vary_constants  # noqa: E402
+from vinci_runner import inputs  # noqa: E402
+from vinci_runner.model_state import perturb, vary_constants  # noqa: E402
+from vinci_worker import judge_state  # noqa: E402
 
 DIM = 64
 
@@ -114,6 +123,53 @@ def main() -> int:
         tied.a.bias.zero_()
     tied.b.bias = tied.a.bias
     check(vary_constants(tied, 42) == ["a.bias"], "a tied parameter is drawn once")
+
+    torch.manual_seed(1)
+    linear = nn.Linear(DIM, 2 * DIM)
+    copies = nn.Module()
+    copies.transposed = nn.Parameter(linear.weight.detach().t().contiguous())
+    copies.halves = nn.Parameter(torch.cat([linear.bias.detach()[DIM:], linear.bias.detach()[:DIM]]))
+    copies.register_buffer("mask", (torch.rand(DIM, DIM) > 0.5).float())
+    copies.register_buffer("positions", torch.arange(DIM, dtype=torch.float32))
+    copies.scale = nn.Parameter(torch.tensor(0.5))
+    before = linear.weight.detach().clone()
+    sums = linear.weight.detach().sum(0)
+    check(perturb(linear, 99, rounding=False) == ["weight", "bias"], "a Linear's weight and bias move")
+    check(perturb(copies, 99, rounding=False) == ["transposed", "halves"],
+          "copies move; a mask, whole numbers and a scalar stay")
+    factor = (linear.weight.detach().double() / before.double())
+    check(bool(((factor >= 0.5) & (factor < 1.5)).all()) and factor.std().item() > 0.1,
+          f"each value moves by its own factor in [0.5, 1.5): {factor.min().item():.3f}-{factor.max().item():.3f}")
+    check(torch.equal(copies.transposed.detach(), linear.weight.detach().t()),
+          "a transposed copy of the weight is the moved weight, transposed")
+    check(torch.equal(copies.halves.detach(), torch.cat([linear.bias.detach()[DIM:], linear.bias.detach()[:DIM]])),
+          "a reordered copy of the bias is the moved bias, reordered")
+    check((linear.weight.detach().sum(0) - sums).abs().max().item() > 0.1,
+          "column sums formed before the move are stale after it")
+    check(copies.scale.item() == 0.5 and torch.equal(copies.positions, torch.arange(DIM, dtype=torch.float32)),
+          "a scalar and whole numbers stay")
+    again_moved = nn.Linear(DIM, 2 * DIM)
+    with torch.no_grad():
+        again_moved.weight.copy_(before)
+    perturb(again_moved, 100, rounding=False)
+    check(not torch.equal(again_moved.weight, linear.weight), "anagain_moved key moves the values elsewhere")
+    with torch.no_grad():
+        again_moved.weight.copy_(before)
+    perturb(again_moved, 99, rounding=True)
+    check(torch.equal(again_moved.weight.detach(), inputs._rounding(linear.weight.detach())),
+          "under rounding the moved values are rounding-biased")
+
+    built = nn.Linear(DIM, DIM)
+    task = judge_state.TaskState("t", 1.0, None, built, copy.deepcopy(built).double(), [], [], "", False, False, 0)
+    judge_state.keep_pristine(task)
+    as_built = built.weight.detach().clone()
+    judge_state.perturb_state(task, 5, rounding=True)
+    check(not torch.equal(built.weight.detach(), as_built) and
+          torch.equal(task.ref64.weight.detach(), built.weight.detach().double()),
+          "the fp64 reference holds the moved fp32 values exactly")
+    judge_state.reset_state(task)
+    check(torch.equal(built.weight.detach(), as_built) and torch.equal(task.ref64.weight.detach(), as_built.double()),
+          "an evaluation starts again from the state as built")
 
     x = torch.rand(8, DIM)
     with torch.no_grad():
