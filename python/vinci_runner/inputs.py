@@ -197,7 +197,9 @@ def _edges(x: torch.Tensor, m: float) -> torch.Tensor:
     distinct values (masks, integers stored as floats) and symmetric matrices, whose structure a
     kernel may use."""
     y = x.clone()
-    sample = x.reshape(-1)[torch.randperm(x.numel(), device="cpu")[:256].to(x.device)]
+    # 256 values drawn with replacement: a permutation of a GPU task's hundreds of millions of indices
+    # took seconds a call.
+    sample = x.reshape(-1)[torch.randint(x.numel(), (256,), device=x.device)]
     if sample.unique().numel() * 4 < sample.numel():
         return y
     if x.dim() >= 2 and x.shape[-1] == x.shape[-2] and torch.equal(x, x.transpose(-1, -2)):

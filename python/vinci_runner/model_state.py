@@ -99,7 +99,7 @@ def _value_hash(t: torch.Tensor, key: int) -> torch.Tensor:
 def _holds_values_a_kernel_may_assume(t: torch.Tensor) -> bool:
     """Few distinct values (a mask, a 0/1 table) or whole numbers (indices, positions stored as floats)."""
     flat = t.reshape(-1)
-    sample = flat[torch.randperm(flat.numel(), generator=torch.Generator().manual_seed(0))[:256].to(flat.device)]
+    sample = flat[torch.randint(flat.numel(), (256,), generator=torch.Generator().manual_seed(0)).to(flat.device)]
     return sample.unique().numel() * 4 < sample.numel() or bool((sample == sample.round()).all())
 
 
