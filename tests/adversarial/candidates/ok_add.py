@@ -1,7 +1,10 @@
 # vinci-task: level1/1_Add
-# vinci-expect: correct/
+# vinci-expect: correct/|rejected/library_compute
 # vinci-devices: cpu
-"""A correct candidate: it must stay correct whatever crashed before it."""
+"""A correct candidate: it must stay correct whatever crashed before it. Its add is tiny beside a
+call's glue, so on a loaded 2-core host the trusted sampler may find too few samples in its compiled
+code to measure a share, which forbid refuses (a CI run: 5 samples): `library_compute` is as right as
+`correct` here; what it checks is that nothing before it harmed it."""
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
