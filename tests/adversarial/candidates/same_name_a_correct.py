@@ -2,10 +2,10 @@
 # vinci-expect: correct/|rejected/library_compute
 # vinci-devices: cpu
 """One of three candidates whose extensions share the name "fused_kernel" with different sources, as
-model samples do all the time: each must be judged on its own module. This one adds correctly. Its add is tiny beside a call's
-glue, so on a loaded 2-core host the trusted sampler may find too few samples in its compiled code to
-measure a share (a CI run: 5), which forbid refuses: `library_compute` is as right as `correct` here;
-another module's add (zeros, an empty output) would be `incorrect`."""
+model samples do all the time: each must be judged on its own module. This one adds correctly.
+Its add is tiny beside a call's glue, so on a loaded 2-core host the trusted sampler may find too
+few samples in its compiled code to measure a share (a CI run: 5), which forbid refuses:
+`library_compute` is as right as `correct` here; another module's add would be `incorrect`."""
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
