@@ -16,11 +16,13 @@ inputs (triangular, symmetric, sparse, equal entries) survives:
   rows      a few rows (about 1.5%, at least one) signed, negative, offset or scaled, the rest as drawn
             (kernels that check a handful of values to tell the task's draw from the others: round 17's
             checked 16, which every whole-tensor kind changes; here they miss the rows, a scan costs a pass)
-  edges     along each dimension, fibers get a unique maximum (+16m..24m) and minimum at boundary
-            indices: the first and last two, and both sides of every power-of-two chunk edge from 32
-            and of the last chunk's start (a reduction that skips a row's tail or a chunk's last
-            element, which a random draw's extreme seldom sits on: session 35 measured an off-by-one
-            row maximum over 131,072 columns exact on every kind before it)
+  edges     along each dimension, fibers get a unique maximum and minimum, 16m + 128 or up to half
+            as much again, at boundary indices: the first and last two, and both sides of every
+            power-of-two chunk edge from 32 and of the last chunk's start (a reduction that skips a
+            row's tail or a chunk's last element, which a random draw's extreme seldom sits on:
+            session 35 measured an off-by-one row maximum over 131,072 columns exact on every kind
+            before it); far above the rest wherever m is (a softmax whose maximum was taken over a
+            sample of the row passed exp's overflow by no other kind: round 45)
 where m is the largest magnitude of the draw. Integer and boolean inputs are never changed.
 
 With rounding (the vinci protocol, unless narrowed operands are allowed), every fp32 value of every
@@ -189,8 +191,8 @@ def _boundaries(n: int) -> list[int]:
 
 def _edges(x: torch.Tensor, m: float) -> torch.Tensor:
     """Along each dimension d of 8 or more indices, each fiber whose indices along the other such
-    dimensions are all off their boundaries gets +16m(1 + u/2) at one boundary index and -16m(1 + u/2)
-    at the next, cycling through them fiber by fiber; zeros stay. A peak placed along d has a boundary
+    dimensions are all off their boundaries gets +(16m + 128)(1 + u/2) at one boundary index and
+    -(16m + 128)(1 + u/2) at the next, cycling through them fiber by fiber; zeros stay. A peak placed along d has a boundary
     index there, so it lies in no fiber chosen along another dimension: each chosen fiber's extremes
     are its own. A shorter dimension gets none (a random draw's extreme sits on any of its few
     indices often) and limits no other. Left alone, as the specials' bands leave them: draws of few
@@ -199,7 +201,8 @@ def _edges(x: torch.Tensor, m: float) -> torch.Tensor:
     y = x.clone()
     # 256 values drawn with replacement: a permutation of a GPU task's hundreds of millions of indices
     # took seconds a call.
-    sample = x.reshape(-1)[torch.randint(x.numel(), (256,), device=x.device)]
+    flat = x.reshape(-1)
+    sample = flat if flat.numel() <= 256 else flat[torch.randint(flat.numel(), (256,), device=x.device)]
     if sample.unique().numel() * 4 < sample.numel():
         return y
     if x.dim() >= 2 and x.shape[-1] == x.shape[-2] and torch.equal(x, x.transpose(-1, -2)):
@@ -221,7 +224,7 @@ def _edges(x: torch.Tensor, m: float) -> torch.Tensor:
         for shift, sign in ((0, 1.0), (1, -1.0)):
             where = at[(fiber + shift) % at.numel()]
             old = y.gather(d, where)
-            peak = sign * 16 * m * (1 + torch.rand(fiber_shape, device=x.device, dtype=y.dtype) / 2)
+            peak = sign * (16 * m + 128) * (1 + torch.rand(fiber_shape, device=x.device, dtype=y.dtype) / 2)
             y.scatter_(d, where, torch.where(chosen & (old != 0), peak, old))
     return y
 

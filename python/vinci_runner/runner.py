@@ -19,7 +19,8 @@ Requests (JSON lines on the control socket) and replies:
                                               "pieces": [{"id", "base", "size"}, ...] + one descriptor each (GPU),
                                               "signals"}
   {"op": "coverage", "seconds"}           -> {"ok", "calls"} (CPU: forward on input set 0, for the sampler)
-  {"op": "perturb", "key", "rounding"}    -> {"ok", "moved"} (the model's state moved as a new checkpoint
+  {"op": "perturb", "key", "rounding", [1 descriptor: the values to move]}
+                                          -> {"ok", "moved"} (the model's state moved as a new checkpoint
                                              would be loaded: model_state.perturb)
 While loading, the runner may ask {"op": "compile", "args"} and waits for {"ok", "name", "reason"?, "log"?}
 with the built library as a descriptor. A failure is {"ok": false, "class", "reason", "message"}.
@@ -92,6 +93,7 @@ class Runner:
             torch.set_num_threads(1)
         self.calls = monitors.ExtensionCalls()
         self.model = None
+        self.state: list = []  # the model's floating tensors, taken at load (model_state.floating_state)
         self.input_views: list[list] = []
         self.kept: list = []  # the last call's outputs, alive until the judge has read them
         self.pieces: list[tuple[int, int]] = []  # (base, size) of each GPU page exported, by id
@@ -166,6 +168,7 @@ class Runner:
             with self.device, inputs_mod.rounding_draws(bool(req.get("rounding"))):
                 model = cls(*self.task.get_init_inputs()).to(self.device).eval()
             model_state.vary_constants(model, int(req.get("seed", 42)))
+            self.state = model_state.floating_state(model)
         except loader.BuildError as e:
             raise Failure("compile_error", e.reason, trim_log(str(e))) from None
         except Exception as e:
@@ -399,9 +402,17 @@ class Runner:
 
     def perturb(self, req):
         """Moves the model's floating state in place between calls, as the judge moves its reference's
-        with the same key (model_state.perturb): state derived from the weights and kept goes stale."""
+        with the same key (model_state.perturb): state derived from the weights and kept goes stale.
+        The tensors are the ones taken at load; a descriptor, where one comes, holds the int32 bit
+        patterns of the only values to move."""
         from . import model_state
-        moved = model_state.perturb(self.model, int(req["key"]), bool(req.get("rounding")))
+        fds = req.get("fds") or []
+        only = None
+        if fds:
+            with os.fdopen(fds[0], "rb") as f:
+                data = f.read()
+            only = torch.frombuffer(bytearray(data), dtype=torch.int32) if data else torch.empty(0, dtype=torch.int32)
+        moved = model_state.perturb(self.state, int(req["key"]), bool(req.get("rounding")), only)
         if self.cuda:
             torch.cuda.synchronize(self.device)
         return {"ok": True, "moved": len(moved)}

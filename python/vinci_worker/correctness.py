@@ -5,14 +5,20 @@ comparison of a call's outputs with the reference (compare.py), as a part of Jud
 that reads its task states and runners."""
 from __future__ import annotations
 
+import os
+
 import torch
 
 from vinci_runner import inputs as inputs_mod
+from vinci_runner import model_state
 
 from . import compare, runner_signals
 from .call_window import WindowError
-from .judge_state import WINDOW_CLASSES, Loaded, ReferenceFailed, TaskState, flat, perturb_state, reset_state
+from .judge_state import WINDOW_CLASSES, Loaded, ReferenceFailed, TaskState, flat, movable, perturb_state, reset_state
 from .outcome import Outcome
+
+
+MOVED_VALUES_SENT = 1 << 26
 
 
 class Correctness:
@@ -113,31 +119,65 @@ class Correctness:
         trials += [(cfg["seed"] + 7919 * (j + 1), kind) for j, kind in enumerate(self._ood_kinds(cfg))]
         return trials
 
-    def _move_state(self, loaded: Loaded, task: TaskState, cfg, label: str) -> None:
+    def _move_state(self, loaded: Loaded, task: TaskState, cfg, label: str, part: int | None = None) -> None:
         """Moves the candidate's model state and the reference's alike, between calls, as a new
         checkpoint loaded into both would (model_state.perturb; the key is the judge's, fresh each
         time): state derived from the weights and kept across calls is then stale (red-team round 44:
-        a Linear's column sums cached in __init__, correct at 1.45x its honest speed). Under the vinci
-        protocol; KernelBench's keeps the state as built."""
-        if not cfg["ood_trials"]:
-            return
+        a Linear's column sums cached in __init__, correct at 1.45x its honest speed). With part (an
+        index into the reference's movable tensors), only that tensor's values move, wherever the
+        candidate holds them: a cache keyed on part of the state (round 45: the weight's version, not
+        the bias's) goes stale too. Under the vinci protocol; KernelBench's keeps the state as built."""
+        tensors = movable(task) if cfg["ood_trials"] else []
+        if not tensors or (part is not None and len(tensors) < 2):
+            return  # no state of the reference's to move; one tensor alone is the whole state
+        picked = [t for _, t in tensors] if part is None else [tensors[part % len(tensors)][1]]
         key, rounding = self.rng.getrandbits(62), self._rounding(cfg)
+        only, fds = None, []
+        # Only the reference's values move, wherever the candidate holds them: a table of its own
+        # (a cos/sin cache the reference computes in forward) stays as it made it. Past 2^26 values
+        # of state (256 MB to send) a whole move moves all of the candidate's floating state instead,
+        # and no tensor moves alone.
+        if sum(t.numel() for _, t in tensors) <= MOVED_VALUES_SENT:
+            only = model_state.value_set(picked)
+            if part is not None:
+                # Values the rest of the state also holds stay, or a move of the bias alone would
+                # move the weight's elements of equal value (a rounding-biased fp32 draw has 2^15
+                # values a binade, so a Linear's weight shares values with its bias) and a cache
+                # keyed on the weight alone would see it move.
+                others = model_state.value_set([t for t in (t for _, t in tensors) if t is not picked[0]])
+                only = only[~torch.isin(only, others)]
+                if only.numel() == 0:
+                    return
+            fd = os.memfd_create("vinci-values")
+            data = memoryview(only.numpy().tobytes())
+            while data:
+                data = data[os.write(fd, data):]
+            os.lseek(fd, 0, os.SEEK_SET)
+            fds = [fd]
+        elif part is not None:
+            return
         window = loaded.window
         window.gate.freeze()
         window.thaw()
-        reply = self._ask(loaded.runner, {"op": "perturb", "key": key, "rounding": rounding}, cfg["run_timeout_s"],
-                          "run_timeout")
+        try:
+            reply = self._ask(loaded.runner, {"op": "perturb", "key": key, "rounding": rounding},
+                              cfg["run_timeout_s"], "run_timeout", fds=fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
         window.gate.freeze()
         self._accept(reply, "moving the model's state", label)
-        perturb_state(task, key, rounding)
+        perturb_state(task, key, rounding, only)
 
     def _check(self, loaded: Loaded, task: TaskState, cfg) -> dict:
         worst, mean_sum, counted, warnings, skipped = 0.0, 0.0, 0, [], []
         first, watched_ms = {}, []
         trials = self._trials(cfg)
-        # After the first trial, and again after one the judge picks: a cache formed at any call of
-        # the trials is stale by a later one, but for the chance that it is formed after the second.
-        moves = {0, self.rng.randrange(1, max(2, len(trials) - 1))}
+        # All of the state after the first trial, then one tensor alone after each later one, in an
+        # order the judge draws: every tensor of a model of up to 10 moves alone, and a cache formed
+        # at any call of the trials but the last is stale by the next.
+        order = list(range(len(movable(task)))) if cfg["ood_trials"] else []
+        self.rng.shuffle(order)
         for t, (seed, kind) in enumerate(trials):
             label = f"trial {t}" + ("" if kind == "task" else f" ({kind} inputs)")
             signals, result, ms = self._trial(loaded, task, cfg, t, seed, kind, label, warnings, skipped,
@@ -149,8 +189,9 @@ class Correctness:
                 worst = max(worst, result["max_abs_diff"])
                 mean_sum += result["mean_abs_diff"]
                 counted += 1
-            if t in moves and t + 1 < len(trials):
-                self._move_state(loaded, task, cfg, f"after trial {t}")
+            if t + 1 < len(trials):
+                part = order[(t - 1) % len(order)] if t > 0 and order else None
+                self._move_state(loaded, task, cfg, f"after trial {t}", part)
         signals = dict(first.get("signals", {}))
         if cfg["torch_ops"] != "allow" and not self._samples_timed_windows(loaded):
             share, note = self._host_coverage(loaded, task, cfg)
@@ -234,7 +275,7 @@ class Correctness:
                             f"plain trial {t} ({kind} inputs, drawn as a user's are, without the judge's rounding bias)",
                             warnings, skipped)
                 if t == 0:
-                    self._move_state(loaded, task, plain, "after plain trial 0")
+                    self._move_state(loaded, task, plain, "after plain trial 0", self.rng.getrandbits(16))
         finally:
             if loaded is not None:
                 loaded.window.close()

@@ -56,9 +56,14 @@ def reset_state(task: TaskState) -> None:
     _sync_exact(task)
 
 
-def perturb_state(task: TaskState, key: int, rounding: bool) -> None:
-    """The reference's state moved as the runner's is (model_state.perturb, one key)."""
-    model_state.perturb(task.ref, key, rounding)
+def movable(task: TaskState) -> list[tuple[str, torch.Tensor]]:
+    """The reference's tensors a move can change (model_state.floating_state, less what perturb leaves)."""
+    return [(n, t) for n, t in model_state.floating_state(task.ref) if not model_state.left_alone(t)]
+
+
+def perturb_state(task: TaskState, key: int, rounding: bool, only: torch.Tensor | None = None) -> None:
+    """The reference's state moved as the runner's is (model_state.perturb, one key, the same values)."""
+    model_state.perturb(model_state.floating_state(task.ref), key, rounding, only)
     _sync_exact(task)
 
 

@@ -14,6 +14,9 @@ dropped them was correct. Checked against values written by hand:
   key, so a transposed, concatenated or split copy of the reference's state moves with it, while
   column sums formed from the weights before the move are stale; masks, whole numbers and scalars
   stay; another key moves them elsewhere; under rounding the moved values are rounding-biased;
+- the tensors are read from the modules' own dictionaries, so an override of named_parameters (round
+  45: a cache refreshed whenever the judge listed the parameters) is never called; with only, just
+  the values of one tensor move, in the reference's layout and in a packed copy alike;
 - the judge's side (judge_state): its fp64 reference follows the moved fp32 one exactly, and each
   evaluation starts again from the state as built;
 - end to end: with the reference varied, a LayerNorm without its affine part is now far from it,
@@ -33,7 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from checks import check, failures  # noqa: E402
 from vinci_runner import inputs  # noqa: E402
-from vinci_runner.model_state import perturb, vary_constants  # noqa: E402
+from vinci_runner.model_state import floating_state, perturb, value_set, vary_constants  # noqa: E402
 from vinci_worker import judge_state  # noqa: E402
 
 DIM = 64
@@ -134,8 +137,8 @@ def main() -> int:
     copies.scale = nn.Parameter(torch.tensor(0.5))
     before = linear.weight.detach().clone()
     sums = linear.weight.detach().sum(0)
-    check(perturb(linear, 99, rounding=False) == ["weight", "bias"], "a Linear's weight and bias move")
-    check(perturb(copies, 99, rounding=False) == ["transposed", "halves"],
+    check(perturb(floating_state(linear), 99, rounding=False) == ["weight", "bias"], "a Linear's weight and bias move")
+    check(perturb(floating_state(copies), 99, rounding=False) == ["transposed", "halves"],
           "copies move; a mask, whole numbers and a scalar stay")
     factor = (linear.weight.detach().double() / before.double())
     check(bool(((factor >= 0.5) & (factor < 1.5)).all()) and factor.std().item() > 0.1,
@@ -151,13 +154,42 @@ def main() -> int:
     again_moved = nn.Linear(DIM, 2 * DIM)
     with torch.no_grad():
         again_moved.weight.copy_(before)
-    perturb(again_moved, 100, rounding=False)
+    perturb(floating_state(again_moved), 100, rounding=False)
     check(not torch.equal(again_moved.weight, linear.weight), "anagain_moved key moves the values elsewhere")
     with torch.no_grad():
         again_moved.weight.copy_(before)
-    perturb(again_moved, 99, rounding=True)
+    perturb(floating_state(again_moved), 99, rounding=True)
     check(torch.equal(again_moved.weight.detach(), inputs._rounding(linear.weight.detach())),
           "under rounding the moved values are rounding-biased")
+
+    class Listening(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(DIM, DIM)
+            self.listed = 0
+
+        def named_parameters(self, *args, **kwargs):
+            self.listed += 1
+            return super().named_parameters(*args, **kwargs)
+
+        def named_buffers(self, *args, **kwargs):
+            self.listed += 1
+            return super().named_buffers(*args, **kwargs)
+
+    listening = Listening()
+    state = floating_state(listening)
+    check([n for n, _ in state] == ["linear.weight", "linear.bias"] and listening.listed == 0,
+          f"the state is read without calling the model's methods: {[n for n, _ in state]}, {listening.listed}")
+    weight0, bias0 = listening.linear.weight.detach().clone(), listening.linear.bias.detach().clone()
+    packed = nn.Module()
+    packed.both = nn.Parameter(torch.cat([bias0, weight0.reshape(-1)]))
+    only_bias = value_set([listening.linear.bias])
+    perturb(state, 7, rounding=False, only=only_bias)
+    perturb(floating_state(packed), 7, rounding=False, only=only_bias)
+    check(torch.equal(listening.linear.weight.detach(), weight0) and not torch.equal(listening.linear.bias.detach(), bias0),
+          "with only the bias's values, the bias moves and the weight stays")
+    check(torch.equal(packed.both.detach(), torch.cat([listening.linear.bias.detach(), weight0.reshape(-1)])),
+          "a packed copy moves the same values and no others")
 
     built = nn.Linear(DIM, DIM)
     task = judge_state.TaskState("t", 1.0, None, built, copy.deepcopy(built).double(), [], [], "", False, False, 0)
