@@ -160,8 +160,12 @@ def perturb(state: list[tuple[str, torch.Tensor]], key: int, rounding: bool, onl
     return moved
 
 
-def value_set(tensors: list[torch.Tensor]) -> torch.Tensor:
-    """The sorted distinct fp32 bit patterns of tensors' values: perturb's only."""
+def value_set(tensors: list[torch.Tensor], on_device: bool = False) -> torch.Tensor:
+    """The sorted distinct fp32 bit patterns of tensors' values: perturb's only. Sorted where the
+    tensors are (a GPU sorts a model's millions of values in milliseconds, a CPU in seconds), then
+    brought to the CPU unless on_device."""
     if not tensors:
         return torch.empty(0, dtype=torch.int32)
-    return torch.unique(torch.cat([_bits(t).reshape(-1).cpu() for t in tensors]))
+    device = tensors[0].device
+    values = torch.unique(torch.cat([_bits(t).reshape(-1).to(device) for t in tensors]))
+    return values if on_device else values.cpu()

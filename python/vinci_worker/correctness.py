@@ -138,16 +138,18 @@ class Correctness:
         # of state (256 MB to send) a whole move moves all of the candidate's floating state instead,
         # and no tensor moves alone.
         if sum(t.numel() for _, t in tensors) <= MOVED_VALUES_SENT:
-            only = model_state.value_set(picked)
+            only = model_state.value_set(picked, on_device=True)
             if part is not None:
                 # Values the rest of the state also holds stay, or a move of the bias alone would
                 # move the weight's elements of equal value (a rounding-biased fp32 draw has 2^15
                 # values a binade, so a Linear's weight shares values with its bias) and a cache
                 # keyed on the weight alone would see it move.
-                others = model_state.value_set([t for t in (t for _, t in tensors) if t is not picked[0]])
+                others = model_state.value_set([t for t in (t for _, t in tensors) if t is not picked[0]],
+                                               on_device=True)
                 only = only[~torch.isin(only, others)]
                 if only.numel() == 0:
                     return
+            only = only.cpu()
             fd = os.memfd_create("vinci-values")
             data = memoryview(only.numpy().tobytes())
             while data:
