@@ -119,17 +119,19 @@ class Correctness:
         trials += [(cfg["seed"] + 7919 * (j + 1), kind) for j, kind in enumerate(self._ood_kinds(cfg))]
         return trials
 
-    def _move_state(self, loaded: Loaded, task: TaskState, cfg, label: str, part: int | None = None) -> None:
+    def _move_state(self, loaded: Loaded, task: TaskState, cfg, label: str, part: int | None = None) -> str:
         """Moves the candidate's model state and the reference's alike, between calls, as a new
         checkpoint loaded into both would (model_state.perturb; the key is the judge's, fresh each
         time): state derived from the weights and kept across calls is then stale (red-team round 44:
         a Linear's column sums cached in __init__, correct at 1.45x its honest speed). With part (an
         index into the reference's movable tensors), only that tensor's values move, wherever the
         candidate holds them: a cache keyed on part of the state (round 45: the weight's version, not
-        the bias's) goes stale too. Under the vinci protocol; KernelBench's keeps the state as built."""
+        the bias's) goes stale too. Under the vinci protocol; KernelBench's keeps the state as built.
+        Returns what the next call's label adds, so that a kernel failing there is told why ("" where
+        nothing moved)."""
         tensors = movable(task) if cfg["ood_trials"] else []
         if not tensors or (part is not None and len(tensors) < 2):
-            return  # no state of the reference's to move; one tensor alone is the whole state
+            return ""  # no state of the reference's to move; one tensor alone is the whole state
         picked = [t for _, t in tensors] if part is None else [tensors[part % len(tensors)][1]]
         key, rounding = self.rng.getrandbits(62), self._rounding(cfg)
         only, fds = None, []
@@ -148,7 +150,7 @@ class Correctness:
                                                on_device=True)
                 only = only[~torch.isin(only, others)]
                 if only.numel() == 0:
-                    return
+                    return ""
             only = only.cpu()
             fd = os.memfd_create("vinci-values")
             data = memoryview(only.numpy().tobytes())
@@ -157,7 +159,7 @@ class Correctness:
             os.lseek(fd, 0, os.SEEK_SET)
             fds = [fd]
         elif part is not None:
-            return
+            return ""
         window = loaded.window
         window.gate.freeze()
         window.thaw()
@@ -170,6 +172,8 @@ class Correctness:
         window.gate.freeze()
         self._accept(reply, "moving the model's state", label)
         perturb_state(task, key, rounding, only)
+        return (", after the model's parameters changed in place (as a checkpoint load or a training step "
+                "changes them; state kept from earlier calls must follow)")
 
     def _check(self, loaded: Loaded, task: TaskState, cfg) -> dict:
         worst, mean_sum, counted, warnings, skipped = 0.0, 0.0, 0, [], []
@@ -180,8 +184,9 @@ class Correctness:
         # at any call of the trials but the last is stale by the next.
         order = list(range(len(movable(task)))) if cfg["ood_trials"] else []
         self.rng.shuffle(order)
+        moved = ""
         for t, (seed, kind) in enumerate(trials):
-            label = f"trial {t}" + ("" if kind == "task" else f" ({kind} inputs)")
+            label = f"trial {t}" + ("" if kind == "task" else f" ({kind} inputs)") + moved
             signals, result, ms = self._trial(loaded, task, cfg, t, seed, kind, label, warnings, skipped,
                                               profile=t == 0 and not self.cuda)
             watched_ms.append(ms)
@@ -193,7 +198,7 @@ class Correctness:
                 counted += 1
             if t + 1 < len(trials):
                 part = order[(t - 1) % len(order)] if t > 0 and order else None
-                self._move_state(loaded, task, cfg, f"after trial {t}", part)
+                moved = self._move_state(loaded, task, cfg, f"after trial {t}", part)
         signals = dict(first.get("signals", {}))
         if cfg["torch_ops"] != "allow" and not self._samples_timed_windows(loaded):
             share, note = self._host_coverage(loaded, task, cfg)
@@ -272,12 +277,13 @@ class Correctness:
             loaded = self._load(runner, task, plain, 1, req, compiler=self.compiler)
             warnings, skipped = [], []
             passed = len(self._trials(cfg))  # the biased trials before them
+            moved = ""
             for t, kind in enumerate(inputs_mod.KINDS):
                 self._trial(loaded, task, plain, passed + t, self.rng.getrandbits(62), kind,
-                            f"plain trial {t} ({kind} inputs, drawn as a user's are, without the judge's rounding bias)",
-                            warnings, skipped)
+                            f"plain trial {t} ({kind} inputs, drawn as a user's are, without the judge's rounding "
+                            f"bias){moved}", warnings, skipped)
                 if t == 0:
-                    self._move_state(loaded, task, plain, "after plain trial 0", self.rng.getrandbits(16))
+                    moved = self._move_state(loaded, task, plain, "after plain trial 0", self.rng.getrandbits(16))
         finally:
             if loaded is not None:
                 loaded.window.close()
