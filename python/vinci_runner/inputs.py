@@ -178,6 +178,23 @@ def rounding_draws(enabled: bool):
         yield
 
 
+def value_sample(x: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """x whole where it holds 256 values or fewer, else 256 of them drawn with replacement (from
+    generator, a CPU one, else from torch's seeded generator on x's device): a permutation of a GPU
+    task's hundreds of millions of indices took seconds a draw."""
+    flat = x.reshape(-1)
+    if flat.numel() <= 256:
+        return flat
+    if generator is None:
+        return flat[torch.randint(flat.numel(), (256,), device=x.device)]
+    return flat[torch.randint(flat.numel(), (256,), generator=generator).to(x.device)]
+
+
+def few_distinct(sample: torch.Tensor) -> bool:
+    """Fewer distinct values than a quarter of the sample: a mask, a table, integers stored as floats."""
+    return sample.unique().numel() * 4 < sample.numel()
+
+
 def _boundaries(n: int) -> list[int]:
     """The indices of a dimension of n where a looped kernel's bounds go wrong, most likely first."""
     picked = [n - 1, 0, n - 2, 1]
@@ -199,11 +216,7 @@ def _edges(x: torch.Tensor, m: float) -> torch.Tensor:
     distinct values (masks, integers stored as floats) and symmetric matrices, whose structure a
     kernel may use."""
     y = x.clone()
-    # 256 values drawn with replacement: a permutation of a GPU task's hundreds of millions of indices
-    # took seconds a call.
-    flat = x.reshape(-1)
-    sample = flat if flat.numel() <= 256 else flat[torch.randint(flat.numel(), (256,), device=x.device)]
-    if sample.unique().numel() * 4 < sample.numel():
+    if few_distinct(value_sample(x)):
         return y
     if x.dim() >= 2 and x.shape[-1] == x.shape[-2] and torch.equal(x, x.transpose(-1, -2)):
         return y

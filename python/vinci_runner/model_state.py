@@ -74,7 +74,10 @@ def named_state(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
     return state
 
 
-def _floating_state(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
+def floating_state(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
+    """The floating tensors of two or more elements: what vary_constants fills and perturb moves. A
+    runner takes them once, when the model is built, as an optimizer takes its parameters, so that no
+    move calls into the candidate."""
     return [(name, t) for name, t in named_state(model) if t.is_floating_point() and t.numel() >= 2]
 
 
@@ -83,7 +86,7 @@ def vary_constants(model: torch.nn.Module, seed: int) -> list[str]:
     returns their names."""
     counts, varied = {}, []
     with torch.no_grad():
-        for name, t in _floating_state(model):
+        for name, t in floating_state(model):
             pieces = _constant_pieces(t)
             for piece in pieces:
                 value = float(piece.reshape(-1)[0])
@@ -116,16 +119,9 @@ def _value_hash(t: torch.Tensor, key: int) -> torch.Tensor:
 
 def left_alone(t: torch.Tensor) -> bool:
     """Few distinct values (a mask, a 0/1 table) or whole numbers (indices, positions stored as floats)."""
-    flat = t.reshape(-1)
-    sample = flat if flat.numel() <= 256 else \
-        flat[torch.randint(flat.numel(), (256,), generator=torch.Generator().manual_seed(0)).to(flat.device)]
-    return sample.unique().numel() * 4 < sample.numel() or bool((sample == sample.round()).all())
-
-
-def floating_state(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
-    """The tensors perturb moves: a runner takes them once, when the model is built, as an optimizer
-    takes its parameters, so that no move calls into the candidate."""
-    return _floating_state(model)
+    # A sample drawn alike in the judge and the runner: both sides must leave the same tensors alone.
+    sample = inputs.value_sample(t, torch.Generator().manual_seed(0))
+    return inputs.few_distinct(sample) or bool((sample == sample.round()).all())
 
 
 def perturb(state: list[tuple[str, torch.Tensor]], key: int, rounding: bool, only: torch.Tensor | None = None) -> list[str]:
