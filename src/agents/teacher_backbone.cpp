@@ -20,6 +20,8 @@ std::string teacher_skill_of(const curriculum::TaskSpec& spec, const Strategy& s
   if (s.defect != Defect::none || !s.fused) return "";
   if (s.chunk > 0) return "triton_online_reduction_long_rows";
   if (spec.long_rows()) return "";  // a whole long row as one tile: the strategy no skill teaches
+  // A program a short row: the strategy no skill teaches there (the several-rows skill's is faster).
+  if (spec.short_rows() && s.rows_per_program == 1) return "";
   if (spec.family == Family::rowwise)
     return s.rows_per_program > 1 ? "triton_several_rows_per_program" : "triton_one_program_per_row";
   if (s.block >= 4096) return "triton_wide_blocks_for_bandwidth";

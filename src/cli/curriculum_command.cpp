@@ -17,9 +17,7 @@ int run_curriculum(const curriculum::CurriculumConfig& config, const std::string
   const auto tasks = curriculum::generate_curriculum(config);
   curriculum::write_curriculum(tasks, out);
   std::map<std::string, int> counts;
-  for (const auto& t : tasks)
-    ++counts[fmt::format("{} {}", t.held_out ? "heldout" : "train",
-                         t.spec.long_rows() ? "long-rows" : curriculum::to_string(t.spec.family))];
+  for (const auto& t : tasks) ++counts[fmt::format("{} {}", t.held_out ? "heldout" : "train", t.spec.family_name())];
   for (const auto& [what, n] : counts) fmt::print("{:<22} {:>4}\n", what, n);
   fmt::print("{} tasks in {}/train and {}/heldout, manifest {}/curriculum.jsonl\n", tasks.size(), out, out, out);
   return 0;
@@ -43,6 +41,10 @@ Action add_curriculum_command(CLI::App& app) {
                  "row-wise tasks over rows longer than one tile (a fast kernel loops over each row), both splits")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
+  app.add_option("--short-rows", config->short_row_tasks,
+                 "row-wise tasks over many short rows (a fast kernel tiles several rows a program), both splits")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
   app.add_option("--heldout-share", config->heldout_share, "the share of each family's tasks held out")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.95));
@@ -64,6 +66,12 @@ Action add_curriculum_command(CLI::App& app) {
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--long-cols", config->long_cols, "the column counts of long-row tasks (above 16384)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--short-row-counts", config->short_rows, "the row counts of short-row tasks")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--short-cols", config->short_cols, "the column counts of short-row tasks (at most 64)")
       ->delimiter(',')
       ->capture_default_str();
   return [config, out] { return run_curriculum(*config, *out); };

@@ -51,7 +51,10 @@ std::vector<OpStep> draw_chain(Draw& d, size_t length) {
   return chain;
 }
 
-TaskSpec draw_spec(Draw& d, Family family, bool long_rows, const CurriculumConfig& c) {
+// Which of a family's shapes a task is drawn at.
+enum class Rows { any, long_rows, short_rows };
+
+TaskSpec draw_spec(Draw& d, Family family, Rows rows, const CurriculumConfig& c) {
   TaskSpec s;
   s.family = family;
   if (family == Family::elementwise) {
@@ -62,8 +65,8 @@ TaskSpec draw_spec(Draw& d, Family family, bool long_rows, const CurriculumConfi
     s.kind = std::string(kind.name);
     if (kind.takes_affine) s.affine = std::string(kAffines[d.below(std::size(kAffines))]);
   }
-  s.rows = d.pick(long_rows ? c.long_rows : c.rows);
-  s.cols = d.pick(long_rows ? c.long_cols : c.cols);
+  s.rows = d.pick(rows == Rows::long_rows ? c.long_rows : rows == Rows::short_rows ? c.short_rows : c.rows);
+  s.cols = d.pick(rows == Rows::long_rows ? c.long_cols : rows == Rows::short_rows ? c.short_cols : c.cols);
   return s;
 }
 
@@ -71,9 +74,10 @@ std::string key_of(const std::vector<std::string>& tokens) { return fmt::format(
 
 void check(const CurriculumConfig& c) {
   const auto bad = [](const std::string& what) { throw core::SetupError(what); };
-  if (c.elementwise_tasks < 0 || c.rowwise_tasks < 0 || c.long_row_tasks < 0) bad("task counts must not be negative");
-  if (c.elementwise_tasks + c.rowwise_tasks + c.long_row_tasks == 0)
-    bad("no tasks to write: --elementwise, --rowwise and --long-rows are all 0");
+  if (c.elementwise_tasks < 0 || c.rowwise_tasks < 0 || c.long_row_tasks < 0 || c.short_row_tasks < 0)
+    bad("task counts must not be negative");
+  if (c.elementwise_tasks + c.rowwise_tasks + c.long_row_tasks + c.short_row_tasks == 0)
+    bad("no tasks to write: --elementwise, --rowwise, --long-rows and --short-rows are all 0");
   if (!(c.heldout_share >= 0 && c.heldout_share < 1))
     bad(fmt::format("--heldout-share {} is not in [0, 1)", c.heldout_share));
   if (c.max_chain < 1 || c.max_chain > 12) bad(fmt::format("--max-chain {} is not in [1, 12]", c.max_chain));
@@ -84,12 +88,23 @@ void check(const CurriculumConfig& c) {
   for (const auto v : c.cols)
     if (v < 1 || v > kLongRowCols)
       bad(fmt::format("column count {} is not in [1, {}] (longer rows are --long-rows tasks)", v, kLongRowCols));
+  if (c.rowwise_tasks > 0)
+    for (const auto v : c.cols)
+      if (v <= kShortRowCols)
+        bad(fmt::format("column count {} is not above {} for --rowwise tasks (shorter rows are --short-rows tasks)", v,
+                        kShortRowCols));
   if (c.long_row_tasks > 0 && (c.long_rows.empty() || c.long_cols.empty()))
     bad("long-row tasks need at least one row count and one column count");
   for (const auto v : c.long_rows)
     if (v < 1) bad(fmt::format("long-row count {} is not positive", v));
   for (const auto v : c.long_cols)
     if (v <= kLongRowCols) bad(fmt::format("long-row column count {} is not above {}", v, kLongRowCols));
+  if (c.short_row_tasks > 0 && (c.short_rows.empty() || c.short_cols.empty()))
+    bad("short-row tasks need at least one row count and one column count");
+  for (const auto v : c.short_rows)
+    if (v < 1) bad(fmt::format("short-row count {} is not positive", v));
+  for (const auto v : c.short_cols)
+    if (v < 1 || v > kShortRowCols) bad(fmt::format("short-row column count {} is not in [1, {}]", v, kShortRowCols));
 }
 
 }  // namespace
@@ -100,10 +115,12 @@ std::vector<CurriculumTask> generate_curriculum(const CurriculumConfig& c) {
   Draw d(c.seed);
   std::vector<CurriculumTask> out;
   std::map<std::pair<bool, int>, int> numbers;  // (held out, level) -> tasks so far
-  // Long rows come last, so that adding them changes none of the other tasks a seed draws.
-  for (const auto& [family, long_rows] :
-       {std::pair{Family::elementwise, false}, std::pair{Family::rowwise, false}, std::pair{Family::rowwise, true}}) {
-    const int total = long_rows                       ? c.long_row_tasks
+  // Long rows, then short rows, come last, so that adding them changes none of the tasks drawn before.
+  for (const auto& [family, rows] :
+       {std::pair{Family::elementwise, Rows::any}, std::pair{Family::rowwise, Rows::any},
+        std::pair{Family::rowwise, Rows::long_rows}, std::pair{Family::rowwise, Rows::short_rows}}) {
+    const int total = rows == Rows::long_rows         ? c.long_row_tasks
+                      : rows == Rows::short_rows      ? c.short_row_tasks
                       : family == Family::elementwise ? c.elementwise_tasks
                                                       : c.rowwise_tasks;
     const int heldout = static_cast<int>(total * c.heldout_share + 0.5);
@@ -117,8 +134,12 @@ std::vector<CurriculumTask> generate_curriculum(const CurriculumConfig& c) {
           throw core::SetupError(fmt::format(
               "found only {} {} {} compositions of the {} asked for: the vocabulary holds no more under this split "
               "(lower the task count, or change --pair-share or --max-chain)",
-              found, held_out ? "held-out" : "training", long_rows ? "long-row" : to_string(family), want));
-        TaskSpec s = draw_spec(d, family, long_rows, c);
+              found, held_out ? "held-out" : "training",
+              rows == Rows::long_rows    ? "long-row"
+              : rows == Rows::short_rows ? "short-row"
+                                         : to_string(family),
+              want));
+        TaskSpec s = draw_spec(d, family, rows, c);
         const auto tokens = s.tokens();
         if (split.trains(tokens) == held_out || seen.contains(key_of(tokens))) continue;
         // A held-out task composes ops that training has, in a way it has not.

@@ -32,6 +32,11 @@ struct CurriculumConfig {
   int long_row_tasks = 0;
   std::vector<int64_t> long_rows = {256, 512, 1024};
   std::vector<int64_t> long_cols = {32768, 65536, 131072};
+  // Row-wise tasks over short rows (TaskSpec::short_rows), both splits together, and their shapes:
+  // many rows, so that a program a row is hundreds of thousands of tiny programs.
+  int short_row_tasks = 0;
+  std::vector<int64_t> short_rows = {65536, 131072, 262144};
+  std::vector<int64_t> short_cols = {16, 32, 64};
 };
 
 struct CurriculumTask {

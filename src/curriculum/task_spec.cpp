@@ -8,9 +8,18 @@ std::string_view to_string(Family f) { return f == Family::elementwise ? "elemen
 
 bool TaskSpec::long_rows() const { return family == Family::rowwise && cols > kLongRowCols; }
 
+bool TaskSpec::short_rows() const { return family == Family::rowwise && cols <= kShortRowCols; }
+
+std::string TaskSpec::family_name() const {
+  if (long_rows()) return "long-rows";
+  if (short_rows()) return "short-rows";
+  return std::string(to_string(family));
+}
+
 std::vector<std::string> TaskSpec::tokens() const {
   std::vector<std::string> out;
   if (long_rows()) out.push_back("long_rows");
+  if (short_rows()) out.push_back("short_rows");
   for (const auto& s : chain) out.push_back(s.op);
   if (family == Family::rowwise) {
     out.push_back(kind);
@@ -20,7 +29,7 @@ std::vector<std::string> TaskSpec::tokens() const {
 }
 
 std::string TaskSpec::camel_name() const {
-  std::string out = long_rows() ? "LongRows" : "";
+  std::string out = long_rows() ? "LongRows" : short_rows() ? "ShortRows" : "";
   for (const auto& s : chain) out += elementwise_op(s.op).camel;
   if (family == Family::rowwise) {
     out += row_kind(kind).camel;

@@ -13,6 +13,8 @@ std::string_view to_string(Family f);
 
 // Columns beyond which a row-wise task is one of long rows (TaskSpec::long_rows).
 inline constexpr int64_t kLongRowCols = 16384;
+// Columns up to which a row-wise task is one of short rows (TaskSpec::short_rows).
+inline constexpr int64_t kShortRowCols = 64;
 
 struct OpStep {
   std::string op;       // an elementwise op's name
@@ -29,10 +31,16 @@ struct TaskSpec {
   // Rows too long for one tile a program (a row-wise task wider than kLongRowCols): only a kernel
   // that loops over a row in chunks, with an online reduction, is fast there.
   bool long_rows() const;
+  // Rows of at most kShortRowCols values (a row-wise task): a program a row leaves most of its lanes
+  // idle and the GPU running hundreds of thousands of tiny programs; a kernel fast there tiles
+  // several rows a program.
+  bool short_rows() const;
+  // "elementwise", "rowwise", "long-rows" or "short-rows": the family a curriculum counts it in.
+  std::string family_name() const;
 
-  // The composition as tokens in order: "long_rows" where long_rows(), the chain's op names, then
-  // (rowwise) the kind and, after a normalization, "affine_<affine>". Constants and shapes are not
-  // part of it otherwise.
+  // The composition as tokens in order: "long_rows" or "short_rows" where the rows are, the chain's
+  // op names, then (rowwise) the kind and, after a normalization, "affine_<affine>". Constants and
+  // shapes are not part of it otherwise.
   std::vector<std::string> tokens() const;
   std::string camel_name() const;  // "ReluScaleTanh", "GeluSoftmax", "RmsNormScaleBias", "LongRowsSoftmax"
   int level() const;               // 1: one op; 2: a fusion of several

@@ -1,5 +1,6 @@
 #include "curriculum/teacher.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -283,6 +284,15 @@ std::vector<Strategy> teacher_strategies(const TaskSpec& spec) {
     out.push_back({"looped_c4096_w8", true, 1024, 8, 1, Defect::none, 4096});
     out.push_back({"looped_c2048_w4", true, 1024, 4, 1, Defect::none, 2048});
     out.push_back({"row_tile_w8", true, 1024, 8, 1});
+  } else if (spec.short_rows()) {
+    // Tiles of several rows first, about 2048 and 4096 values a program: a program a row (the naive
+    // strategy, last) leaves most of its lanes idle and runs a program per few hundred bytes.
+    int64_t block = 1;
+    while (block < spec.cols) block *= 2;
+    const int rows = static_cast<int>(std::max<int64_t>(2, 2048 / block));
+    out.push_back({fmt::format("rows{}_w4", rows), true, 1024, 4, rows});
+    out.push_back({fmt::format("rows{}_w8", 2 * rows), true, 1024, 8, 2 * rows});
+    out.push_back({"row_block_w4", true, 1024, 4, 1});
   } else {
     out.push_back({"row_block_w4", true, 1024, 4, 1});
     out.push_back({"row_block_w8", true, 1024, 8, 1});

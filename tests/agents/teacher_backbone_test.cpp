@@ -41,6 +41,14 @@ TEST(TeacherBackbone, SkillsMapToStrategiesTheTeacherWrites) {
                                               "", "", ""}))
       << "the looped strategies carry the online reduction; a long row as one tile and the wrong ones none";
   EXPECT_TRUE(shipped.contains("triton_online_reduction_long_rows"));
+  curriculum::TaskSpec short_rows = long_rows;
+  short_rows.cols = 32;
+  skills.clear();
+  for (const auto& s : curriculum::teacher_strategies(short_rows))
+    skills.push_back(agents::teacher_skill_of(short_rows, s));
+  EXPECT_EQ(skills, (std::vector<std::string>{"triton_several_rows_per_program", "triton_several_rows_per_program", "",
+                                              "", ""}))
+      << "the tiled strategies carry the several-rows skill; a program a short row and the wrong ones none";
 }
 
 TEST(TeacherBackbone, WrongFirstTurnsAreRepairedAndEveryAnswerParses) {

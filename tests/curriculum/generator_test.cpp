@@ -124,6 +124,39 @@ TEST(Curriculum, LongRowTasksComeLastAndChangeNoOtherTask) {
   EXPECT_THROW(generate_curriculum(c), vinci::core::SetupError) << "rows longer than a tile are long-row tasks";
 }
 
+TEST(Curriculum, ShortRowTasksComeAfterLongRowsAndChangeNoOtherTask) {
+  CurriculumConfig c;
+  c.elementwise_tasks = 12;
+  c.rowwise_tasks = 12;
+  c.long_row_tasks = 8;
+  const auto before = generate_curriculum(c);
+  c.short_row_tasks = 8;
+  c.short_rows = {4096};
+  c.short_cols = {16, 48};
+  const auto after = generate_curriculum(c);
+  ASSERT_EQ(after.size(), before.size() + 8);
+  for (size_t i = 0; i < before.size(); ++i) {
+    EXPECT_EQ(after[i].id, before[i].id);
+    EXPECT_EQ(after[i].spec.tokens(), before[i].spec.tokens());
+    EXPECT_FALSE(after[i].spec.short_rows()) << after[i].id;
+  }
+  for (size_t i = before.size(); i < after.size(); ++i) {
+    const TaskSpec& s = after[i].spec;
+    EXPECT_TRUE(s.short_rows() && s.family == Family::rowwise) << after[i].id;
+    EXPECT_EQ(s.rows, 4096);
+    EXPECT_TRUE(s.cols == 16 || s.cols == 48) << after[i].id;
+    EXPECT_EQ(s.tokens().front(), "short_rows");
+    EXPECT_EQ(s.family_name(), "short-rows");
+    EXPECT_NE(after[i].id.find("_ShortRows"), std::string::npos) << after[i].id;
+  }
+  c.cols = {64, 1024};
+  EXPECT_THROW(generate_curriculum(c), vinci::core::SetupError) << "rows of 64 values are short-row tasks";
+  c.rowwise_tasks = 0;
+  EXPECT_NO_THROW(generate_curriculum(c)) << "elementwise tasks may be 64 columns wide";
+  c.short_cols = {65};
+  EXPECT_THROW(generate_curriculum(c), vinci::core::SetupError) << "short rows are at most 64 values";
+}
+
 TEST(Curriculum, AskingForMoreThanTheVocabularyHoldsFailsNamingIt) {
   CurriculumConfig c;
   c.max_chain = 1;  // 10 single-op chains exist, and none can be held out (no pairs)

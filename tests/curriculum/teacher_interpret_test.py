@@ -3,8 +3,9 @@
 
 A curriculum of long-row tasks (rows over 16,384 columns, where the teacher loops over a row in
 chunks with an online reduction: a running max and rescaled sum for softmax, Welford's running mean
-and variance for layer norm) is written by `vinci curriculum` at a small size and taught by `vinci
-teach`; every strategy the listing calls correct must match the task's Model, and most of the wrong
+and variance for layer norm) and of short-row tasks (rows of at most 64 values, tiled tens of rows a
+program, the row count no multiple of the tile's) is written by `vinci curriculum` at a small size and
+taught by `vinci teach`; every strategy the listing calls correct must match the task's Model, and most of the wrong
 ones (wrong op, bound off by one) must not, so the comparison can fail.
 
     python3 tests/curriculum/teacher_interpret_test.py REPO_ROOT VINCI_BINARY
@@ -35,12 +36,15 @@ def main() -> int:
     work = tempfile.mkdtemp(prefix="teacher-interpret-")
     curriculum, taught = os.path.join(work, "cur"), os.path.join(work, "teach")
     subprocess.run([VINCI, "curriculum", "--out", curriculum, "--elementwise", "0", "--rowwise", "0",
-                    "--long-rows", "8", "--long-row-counts", "2", "--long-cols", "17000,20000", "--seed", "3"],
+                    "--long-rows", "8", "--long-row-counts", "2", "--long-cols", "17000,20000",
+                    "--short-rows", "8", "--short-row-counts", "70", "--short-cols", "16,48", "--seed", "3"],
                    check=True, capture_output=True)
     subprocess.run([VINCI, "teach", "--curriculum", curriculum, "--out", taught], check=True, capture_output=True)
     listing = [json.loads(line) for line in open(os.path.join(taught, "teacher.jsonl"))]
     strategies = {r["strategy"] for r in listing}
     check({"looped_c4096_w8", "looped_c2048_w4", "row_tile_w8"} <= strategies, f"the long-row menu: {strategies}")
+    check({"rows128_w4", "rows256_w8", "rows32_w4", "rows64_w8", "row_block_w4"} <= strategies,
+          f"the short-row menu (16 columns: 128 rows a tile; 48: 32): {strategies}")
     wrong_caught = wrong = 0
     for r in listing:
         task = load(os.path.join(curriculum, r["split"], r["id"] + ".py"), "task")

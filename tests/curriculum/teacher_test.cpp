@@ -73,6 +73,33 @@ TEST(Teacher, LongRowsAreLoopedOverInChunksFirst) {
   EXPECT_EQ(teacher_strategies(rows).front().name, "row_block_w4") << "rows of one tile keep their menu";
 }
 
+// Short rows: tiles of several rows first (about 2048 and 4096 values a program), a program a row
+// last among the correct ones, and the wrong ones tiled like the first.
+TEST(Teacher, ShortRowsAreTiledSeveralRowsAProgramFirst) {
+  TaskSpec rows;
+  rows.family = Family::rowwise;
+  rows.kind = "softmax";
+  rows.chain = {{"gelu", 0}};
+  rows.cols = 64;
+  const auto menu = teacher_strategies(rows);
+  EXPECT_EQ(names(menu),
+            (std::vector<std::string>{"rows32_w4", "rows64_w8", "row_block_w4", "wrong_op", "off_by_one"}));
+  EXPECT_EQ(menu[0].rows_per_program, 32);
+  EXPECT_EQ(menu[1].rows_per_program, 64);
+  EXPECT_EQ(menu[2].rows_per_program, 1) << "the naive strategy: a program a row";
+  EXPECT_EQ(menu[4].rows_per_program, 32) << "the wrong ones are tiled too";
+  EXPECT_EQ(describe_strategy(rows, menu[0]), "one fused Triton kernel, 32 rows per program, 4 warps");
+  const std::string file = triton_solution(rows, menu[0]);
+  EXPECT_NE(file.find("        _rows[(triton.cdiv(n_rows, 32),)](x, out, x, x, n_rows, n_cols, 0.0, R=32, "
+                      "BLOCK=triton.next_power_of_2(n_cols), num_warps=4)\n"),
+            std::string::npos)
+      << file;
+  rows.cols = 17;  // the next power of two, 32, makes the tile: 64 rows of it
+  EXPECT_EQ(teacher_strategies(rows).front().name, "rows64_w4");
+  rows.cols = 65;
+  EXPECT_EQ(teacher_strategies(rows).front().name, "row_block_w4") << "rows past 64 values keep their menu";
+}
+
 TEST(Teacher, AWrongOpSwapsTheFirstOpOrTheRowOp) {
   TaskSpec s;
   s.chain = {{"sigmoid", 0}, {"scale", 2}};
