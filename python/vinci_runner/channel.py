@@ -20,8 +20,38 @@ import time
 
 MAX_LINE = 1 << 20  # a runner's message; tensors travel through the buffer, never in a line
 MAX_FDS = 4096  # descriptors one message may carry (a GPU output's pages); more end the channel
+# How deep a message's lists and objects may nest: the protocol's messages nest a few levels, and the
+# trusted side must never recurse as deep as the other side chooses (red-team round 46 sent 50,000
+# levels, and json.loads's RecursionError, not a ValueError, ended the judge).
+MAX_DEPTH = 32
 FDS_PER_SEND = 250  # the kernel passes at most 253 (SCM_MAX_FD) with one piece of data
 ALIGN = 64
+
+
+def too_deep(line: bytes) -> bool:
+    """Whether a JSON line's brackets and braces nest deeper than MAX_DEPTH outside its strings: checked
+    before the line is parsed, so that no parser recurses on it."""
+    if line.count(b"[") + line.count(b"{") <= MAX_DEPTH:  # the usual message, counted in C
+        return False
+    depth = 0
+    in_string = escaped = False
+    for byte in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif byte in (0x5D, 0x7D):  # ] }
+            depth -= 1
+    return False
 
 
 class ChannelClosed(Exception):
@@ -103,9 +133,12 @@ class Channel:
                 raise ChannelClosed("the other side closed the channel")
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
+        if too_deep(line):
+            self._close_fds(len(self.fds))
+            raise ProtocolError(f"a message nested deeper than {MAX_DEPTH} levels: {line[:120]!r}")
         try:
             message = json.loads(line)
-        except (ValueError, UnicodeDecodeError):
+        except Exception:  # whatever the bytes make the parser raise is the sender's fault, never ours
             self._close_fds(len(self.fds))
             raise ProtocolError(f"not JSON: {line[:120]!r}") from None
         if not isinstance(message, dict):

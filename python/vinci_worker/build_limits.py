@@ -438,10 +438,12 @@ class WrittenText:
 
 
 def written_text(candidate_source: str) -> WrittenText:
-    """What candidate_source writes; nothing for a file that does not parse."""
+    """What candidate_source writes; nothing for a file that does not parse, whatever the parser raises
+    (a file nested too deep raises RecursionError or MemoryError, red-team round 46): its builds'
+    sources are then all unwritten text."""
     try:
         tree = ast.parse(candidate_source)
-    except (SyntaxError, ValueError):
+    except Exception:
         return WrittenText()
     texts, literals = [], set()
     for node in ast.walk(tree):

@@ -107,6 +107,23 @@ torch::Tensor softmax_rows_sampled_max(torch::Tensor x, int64_t samples) {
 }
 
 // mean over the last dimension of a 2-D tensor, times `scale`.
+// RMSNorm over the last dimension with weight w: x * w / sqrt(mean(x^2) + eps), in double per row.
+torch::Tensor rms_norm_rows(torch::Tensor x, torch::Tensor w, double eps) {
+  x = x.contiguous();
+  w = w.contiguous();
+  const int64_t d = x.size(-1), rows = d > 0 ? x.numel() / d : 0;
+  auto y = torch::empty_like(x);
+  const float *in = fp(x), *weight = fp(w);
+  float* out = fp(y);
+  for (int64_t r = 0; r < rows; ++r) {
+    double squares = 0;
+    for (int64_t i = 0; i < d; ++i) squares += double(in[r * d + i]) * in[r * d + i];
+    const float inv = float(1.0 / std::sqrt(squares / d + eps));
+    for (int64_t i = 0; i < d; ++i) out[r * d + i] = in[r * d + i] * inv * weight[i];
+  }
+  return y;
+}
+
 torch::Tensor mean_rows(torch::Tensor x, double scale) {
   x = x.contiguous();
   auto y = torch::empty({x.size(0)}, x.options());
@@ -618,6 +635,24 @@ std::string connect_unix(std::string name) {
   const std::string why = rc == 0 ? "" : std::strerror(errno);
   ::close(s);
   return why;
+}
+
+// Writes line to every Unix stream socket the process holds (the runner's channel to the judge among
+// them), as if it were the runner's reply; returns how many took it whole.
+int64_t write_to_unix_sockets(std::string line) {
+  int64_t took = 0;
+  for (int fd = 3; fd < 1024; ++fd) {
+    int type = 0, domain = 0;
+    socklen_t len = sizeof type;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) continue;
+    len = sizeof domain;
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX) continue;
+    size_t at = 0;
+    for (ssize_t n; at < line.size() && (n = ::send(fd, line.data() + at, line.size() - at, MSG_NOSIGNAL)) > 0;)
+      at += n;
+    took += at == line.size();
+  }
+  return took;
 }
 
 // ======================================================================= single-file attacks

@@ -12,7 +12,7 @@ import sys
 sys.path.insert(0, f"{sys.argv[1]}/python")
 import torch  # noqa: E402
 
-from vinci_runner.channel import FDS_PER_SEND, MAX_FDS, Channel, ProtocolError  # noqa: E402
+from vinci_runner.channel import FDS_PER_SEND, MAX_DEPTH, MAX_FDS, Channel, ProtocolError  # noqa: E402
 from vinci_worker import compare, sandbox  # noqa: E402
 from vinci_worker.call_window import input_layout  # noqa: E402
 from vinci_worker.judge import DEFAULTS, Judge  # noqa: E402
@@ -61,6 +61,31 @@ for fd in stray:
     os.close(fd)
 os.close(null)
 left.close()
+right.close()
+
+# --- what a line makes the parser raise is the sender's fault: red-team round 46's 50,000 nested
+# lists made json.loads raise RecursionError, which nothing caught, and the judge ended. Brackets
+# inside strings do not count; a line at MAX_DEPTH is read; the channel goes on after a refusal.
+a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+right = Channel(b)
+for line, why in ((b'{"ok": true, "deep": ' + b"[" * 50_000 + b"]" * 50_000 + b"}\n", "50,000 levels"),
+                  (b'{"ok": true, "deep": ' + b"[" * MAX_DEPTH + b"]" * MAX_DEPTH + b"}\n", "one past MAX_DEPTH"),
+                  (b'{"ok": ' + b"1" * 5000 + b"}\n", "an integer past Python's 4300 digits"),
+                  (b'{"a": "\xff\xfe"}\n', "bytes that are not UTF-8")):
+    a.sendall(line)
+    try:
+        right.receive(5)
+        check(False, f"{why}: refused")
+    except ProtocolError as e:
+        check(True, why)
+    except Exception as e:  # noqa: BLE001: any other exception is the bug
+        check(False, f"{why}: {type(e).__name__} instead of ProtocolError")
+strings = '"' + "[{" * 5000 + '\\"[' + '"'
+a.sendall(b'{"op": "s", "text": ' + strings.encode() + b', "deep": ' + b"[" * (MAX_DEPTH - 1) + b"]" * (MAX_DEPTH - 1)
+          + b"}\n")
+got = right.receive(5)
+check(got.get("op") == "s" and got["text"].startswith("[{[{"), f"brackets in strings and {MAX_DEPTH} levels are read: {got}")
+a.close()
 right.close()
 
 # --- input sets: every tensor at a 64-byte boundary, a value takes no room, sets follow each other

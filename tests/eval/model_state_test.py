@@ -17,6 +17,8 @@ dropped them was correct. Checked against values written by hand:
 - the tensors are read from the modules' own dictionaries, so an override of named_parameters (round
   45: a cache refreshed whenever the judge listed the parameters) is never called; with only, just
   the values of one tensor move, in the reference's layout and in a packed copy alike;
+- only what a checkpoint holds moves or is drawn (round 46: a weight copied into a buffer registered
+  persistent=False moved in step with the weight, and stayed right for the judge only);
 - the judge's side (judge_state): its fp64 reference follows the moved fp32 one exactly, and each
   evaluation starts again from the state as built;
 - end to end: with the reference varied, a LayerNorm without its affine part is now far from it,
@@ -190,6 +192,28 @@ def main() -> int:
           "with only the bias's values, the bias moves and the weight stays")
     check(torch.equal(packed.both.detach(), torch.cat([listening.linear.bias.detach(), weight0.reshape(-1)])),
           "a packed copy moves the same values and no others")
+
+    # Round 46: a copy of the weight in a buffer registered persistent=False is no checkpoint's, so
+    # neither vary_constants nor a move touches it (load_state_dict would not), while a persistent
+    # buffer and the parameters are the model's checkpoint and do move.
+    class StaleCopy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.randn(DIM))
+            self.register_buffer("kept", self.weight.detach().clone())
+            self.register_buffer("copy", self.weight.detach().clone(), persistent=False)
+            self.register_buffer("ones", torch.ones(DIM), persistent=False)
+
+    stale = StaleCopy()
+    check([n for n, _ in floating_state(stale)] == ["weight", "kept"],
+          f"only what a checkpoint holds is state: {[n for n, _ in floating_state(stale)]}")
+    vary_constants(stale, 3)
+    check(torch.equal(stale.ones, torch.ones(DIM)), "a transient constant is not drawn anew")
+    weight0 = stale.weight.detach().clone()
+    perturb(floating_state(stale), 11, rounding=False, only=value_set([stale.weight]))
+    check(not torch.equal(stale.weight.detach(), weight0) and torch.equal(stale.kept, stale.weight.detach()) and
+          torch.equal(stale.copy, weight0),
+          "the weight and its persistent copy move together; the transient copy stays, stale")
 
     built = nn.Linear(DIM, DIM)
     task = judge_state.TaskState("t", 1.0, None, built, copy.deepcopy(built).double(), [], [], "", False, False, 0)
