@@ -45,6 +45,11 @@ Action add_curriculum_command(CLI::App& app) {
                  "row-wise tasks over many short rows (a fast kernel tiles several rows a program), both splits")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
+  app.add_option("--matmul", config->matmul_tasks,
+                 "Linear layers with an elementwise epilogue (a fast kernel applies it before its one store), both "
+                 "splits")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
   app.add_option("--heldout-share", config->heldout_share, "the share of each family's tasks held out")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 0.95));
@@ -72,6 +77,18 @@ Action add_curriculum_command(CLI::App& app) {
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--short-cols", config->short_cols, "the column counts of short-row tasks (at most 64)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--max-epilogue", config->max_epilogue, "the most elementwise ops after a matmul task's Linear")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 6));
+  app.add_option("--matmul-rows", config->matmul_rows, "the input rows of matmul tasks")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--matmul-cols", config->matmul_cols, "the output columns (out features) of matmul tasks")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--matmul-inner", config->matmul_inner, "the inner size (in features) of matmul tasks")
       ->delimiter(',')
       ->capture_default_str();
   return [config, out] { return run_curriculum(*config, *out); };

@@ -59,6 +59,12 @@ TaskSpec draw_spec(Draw& d, Family family, Rows rows, const CurriculumConfig& c)
   s.family = family;
   if (family == Family::elementwise) {
     s.chain = draw_chain(d, 1 + d.below(static_cast<size_t>(c.max_chain)));
+  } else if (family == Family::matmul) {
+    s.chain = draw_chain(d, 1 + d.below(static_cast<size_t>(c.max_epilogue)));
+    s.rows = d.pick(c.matmul_rows);
+    s.cols = d.pick(c.matmul_cols);
+    s.inner = d.pick(c.matmul_inner);
+    return s;
   } else {
     s.chain = draw_chain(d, d.below(static_cast<size_t>(c.max_prologue) + 1));
     const RowKind& kind = d.pick(row_kinds());
@@ -74,10 +80,11 @@ std::string key_of(const std::vector<std::string>& tokens) { return fmt::format(
 
 void check(const CurriculumConfig& c) {
   const auto bad = [](const std::string& what) { throw core::SetupError(what); };
-  if (c.elementwise_tasks < 0 || c.rowwise_tasks < 0 || c.long_row_tasks < 0 || c.short_row_tasks < 0)
+  if (c.elementwise_tasks < 0 || c.rowwise_tasks < 0 || c.long_row_tasks < 0 || c.short_row_tasks < 0 ||
+      c.matmul_tasks < 0)
     bad("task counts must not be negative");
-  if (c.elementwise_tasks + c.rowwise_tasks + c.long_row_tasks + c.short_row_tasks == 0)
-    bad("no tasks to write: --elementwise, --rowwise, --long-rows and --short-rows are all 0");
+  if (c.elementwise_tasks + c.rowwise_tasks + c.long_row_tasks + c.short_row_tasks + c.matmul_tasks == 0)
+    bad("no tasks to write: --elementwise, --rowwise, --long-rows, --short-rows and --matmul are all 0");
   if (!(c.heldout_share >= 0 && c.heldout_share < 1))
     bad(fmt::format("--heldout-share {} is not in [0, 1)", c.heldout_share));
   if (c.max_chain < 1 || c.max_chain > 12) bad(fmt::format("--max-chain {} is not in [1, 12]", c.max_chain));
@@ -105,6 +112,12 @@ void check(const CurriculumConfig& c) {
     if (v < 1) bad(fmt::format("short-row count {} is not positive", v));
   for (const auto v : c.short_cols)
     if (v < 1 || v > kShortRowCols) bad(fmt::format("short-row column count {} is not in [1, {}]", v, kShortRowCols));
+  if (c.max_epilogue < 1 || c.max_epilogue > 6) bad(fmt::format("--max-epilogue {} is not in [1, 6]", c.max_epilogue));
+  if (c.matmul_tasks > 0 && (c.matmul_rows.empty() || c.matmul_cols.empty() || c.matmul_inner.empty()))
+    bad("matmul tasks need at least one row count, one column count and one inner size");
+  for (const auto* sizes : {&c.matmul_rows, &c.matmul_cols, &c.matmul_inner})
+    for (const auto v : *sizes)
+      if (v < 1) bad(fmt::format("matmul size {} is not positive", v));
 }
 
 }  // namespace
@@ -115,13 +128,16 @@ std::vector<CurriculumTask> generate_curriculum(const CurriculumConfig& c) {
   Draw d(c.seed);
   std::vector<CurriculumTask> out;
   std::map<std::pair<bool, int>, int> numbers;  // (held out, level) -> tasks so far
-  // Long rows, then short rows, come last, so that adding them changes none of the tasks drawn before.
+  // Long rows, short rows, then matmuls come last, so that adding them changes none of the tasks drawn
+  // before.
   for (const auto& [family, rows] :
        {std::pair{Family::elementwise, Rows::any}, std::pair{Family::rowwise, Rows::any},
-        std::pair{Family::rowwise, Rows::long_rows}, std::pair{Family::rowwise, Rows::short_rows}}) {
+        std::pair{Family::rowwise, Rows::long_rows}, std::pair{Family::rowwise, Rows::short_rows},
+        std::pair{Family::matmul, Rows::any}}) {
     const int total = rows == Rows::long_rows         ? c.long_row_tasks
                       : rows == Rows::short_rows      ? c.short_row_tasks
                       : family == Family::elementwise ? c.elementwise_tasks
+                      : family == Family::matmul      ? c.matmul_tasks
                                                       : c.rowwise_tasks;
     const int heldout = static_cast<int>(total * c.heldout_share + 0.5);
     std::set<std::string> seen;

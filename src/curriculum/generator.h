@@ -1,7 +1,8 @@
-// The curriculum's tasks drawn from a seed: elementwise chains and row-wise ops at random shapes.
+// The curriculum's tasks drawn from a seed: elementwise, row-wise and matmul tasks at random shapes.
 //
-// The curriculum's tasks, drawn from a seed: elementwise chains of 1 to max_chain ops, and row-wise
-// reductions and normalizations with a short elementwise prologue, at random shapes. The held-out
+// The curriculum's tasks, drawn from a seed: elementwise chains of 1 to max_chain ops, row-wise
+// reductions and normalizations with a short elementwise prologue, and Linear layers followed by an
+// elementwise epilogue, at random shapes. The held-out
 // tasks compose ops in ways no training task does (composition_split.h), from ops training has.
 #pragma once
 
@@ -37,6 +38,14 @@ struct CurriculumConfig {
   int short_row_tasks = 0;
   std::vector<int64_t> short_rows = {65536, 131072, 262144};
   std::vector<int64_t> short_cols = {16, 32, 64};
+  // Linear layers with an elementwise epilogue of 1 to max_epilogue ops, both splits together, and
+  // their shapes: a short inner dimension, so that the output's extra passes in memory are a large
+  // share of eager's time, which a kernel that applies the epilogue before its one store saves.
+  int matmul_tasks = 0;
+  int max_epilogue = 3;
+  std::vector<int64_t> matmul_rows = {4096, 8192, 16384};
+  std::vector<int64_t> matmul_cols = {512, 1024, 2048};
+  std::vector<int64_t> matmul_inner = {64, 128, 256};
 };
 
 struct CurriculumTask {

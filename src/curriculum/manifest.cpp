@@ -25,6 +25,7 @@ nlohmann::ordered_json manifest_record(const CurriculumTask& t) {
   }
   j["rows"] = t.spec.rows;
   j["cols"] = t.spec.cols;
+  if (t.spec.family == Family::matmul) j["inner"] = t.spec.inner;
   j["tokens"] = t.spec.tokens();
   return j;
 }
@@ -43,9 +44,11 @@ CurriculumTask task_of(const nlohmann::json& j) {
     throw std::invalid_argument(fmt::format("split: '{}' is not train or heldout", split));
   t.held_out = split == "heldout";
   const std::string family = field("family").get<std::string>();
-  if (family != "elementwise" && family != "rowwise")
-    throw std::invalid_argument(fmt::format("family: '{}' is not elementwise or rowwise", family));
-  t.spec.family = family == "elementwise" ? Family::elementwise : Family::rowwise;
+  if (family != "elementwise" && family != "rowwise" && family != "matmul")
+    throw std::invalid_argument(fmt::format("family: '{}' is not elementwise, rowwise or matmul", family));
+  t.spec.family = family == "elementwise" ? Family::elementwise
+                  : family == "rowwise"   ? Family::rowwise
+                                          : Family::matmul;
   for (const auto& step : field("chain")) {
     OpStep s{step.at("op").get<std::string>(), step.value("constant", 0.0)};
     try {
@@ -67,6 +70,10 @@ CurriculumTask task_of(const nlohmann::json& j) {
   t.spec.rows = field("rows").get<int64_t>();
   t.spec.cols = field("cols").get<int64_t>();
   if (t.spec.rows < 1 || t.spec.cols < 1) throw std::invalid_argument("rows, cols: must be positive");
+  if (t.spec.family == Family::matmul) {
+    t.spec.inner = field("inner").get<int64_t>();
+    if (t.spec.inner < 1) throw std::invalid_argument("inner: must be positive");
+  }
   return t;
 }
 

@@ -38,16 +38,48 @@ std::string applied(const OpStep& step, const std::string& inner) {
 }  // namespace
 
 std::string describe(const TaskSpec& spec) {
-  std::string v = "x";
+  std::string v = spec.family == Family::matmul ? "linear(x)" : "x";
   for (const auto& s : spec.chain) v = applied(s, v);
-  if (spec.family == Family::elementwise) return v;
+  if (spec.family != Family::rowwise) return v;
   std::string out = fmt::format("{}({}) over each row", spec.kind, v);
   if (spec.affine == "scale") out += ", times a learned per-column scale";
   if (spec.affine == "scale_bias") out += ", times a learned per-column scale plus a learned bias";
   return out;
 }
 
+namespace {
+
+// A Linear layer and its epilogue: the weight and bias nn.Linear draws, the input (rows, inner).
+std::string matmul_source(const TaskSpec& spec) {
+  std::string forward = "        v = self.linear(x)\n";
+  for (const auto& s : spec.chain) forward += fmt::format("        v = {}\n", expression(s));
+  return fmt::format(
+      "\"\"\"Curriculum task (matmul): {what}.\"\"\"\n"
+      "import torch\n"
+      "import torch.nn as nn\n\n"
+      "ROWS = {rows}\n"
+      "COLS = {cols}\n"
+      "INNER = {inner}\n"
+      "SCALABLE = (\"ROWS\", \"COLS\", \"INNER\")\n\n\n"
+      "class Model(nn.Module):\n"
+      "    def __init__(self, inner, cols):\n"
+      "        super().__init__()\n"
+      "        self.linear = nn.Linear(inner, cols)\n\n"
+      "    def forward(self, x):\n"
+      "{forward}"
+      "        return v\n\n\n"
+      "def get_inputs():\n"
+      "    return [torch.randn(ROWS, INNER)]\n\n\n"
+      "def get_init_inputs():\n"
+      "    return [INNER, COLS]\n",
+      fmt::arg("what", describe(spec)), fmt::arg("rows", spec.rows), fmt::arg("cols", spec.cols),
+      fmt::arg("inner", spec.inner), fmt::arg("forward", forward));
+}
+
+}  // namespace
+
 std::string task_source(const TaskSpec& spec) {
+  if (spec.family == Family::matmul) return matmul_source(spec);
   const bool rowwise = spec.family == Family::rowwise;
   const RowKind* kind = rowwise ? &row_kind(spec.kind) : nullptr;
   const bool norm = kind && kind->takes_affine;

@@ -4,11 +4,13 @@
 
 namespace vinci::curriculum {
 
-std::string_view to_string(Family f) { return f == Family::elementwise ? "elementwise" : "rowwise"; }
+std::string_view to_string(Family f) {
+  return f == Family::elementwise ? "elementwise" : f == Family::rowwise ? "rowwise" : "matmul";
+}
 
 bool TaskSpec::long_rows() const { return family == Family::rowwise && cols > kLongRowCols; }
 
-bool TaskSpec::short_rows() const { return family == Family::rowwise && cols <= kShortRowCols; }
+bool TaskSpec::short_rows() const { return family == Family::rowwise && cols > 0 && cols <= kShortRowCols; }
 
 std::string TaskSpec::family_name() const {
   if (long_rows()) return "long-rows";
@@ -20,6 +22,7 @@ std::vector<std::string> TaskSpec::tokens() const {
   std::vector<std::string> out;
   if (long_rows()) out.push_back("long_rows");
   if (short_rows()) out.push_back("short_rows");
+  if (family == Family::matmul) out.push_back("linear");
   for (const auto& s : chain) out.push_back(s.op);
   if (family == Family::rowwise) {
     out.push_back(kind);
@@ -29,7 +32,7 @@ std::vector<std::string> TaskSpec::tokens() const {
 }
 
 std::string TaskSpec::camel_name() const {
-  std::string out = long_rows() ? "LongRows" : short_rows() ? "ShortRows" : "";
+  std::string out = long_rows() ? "LongRows" : short_rows() ? "ShortRows" : family == Family::matmul ? "Linear" : "";
   for (const auto& s : chain) out += elementwise_op(s.op).camel;
   if (family == Family::rowwise) {
     out += row_kind(kind).camel;
@@ -40,7 +43,7 @@ std::string TaskSpec::camel_name() const {
 }
 
 int TaskSpec::level() const {
-  const size_t ops = chain.size() + (family == Family::rowwise ? 1 : 0) + (affine == "none" ? 0 : 1);
+  const size_t ops = chain.size() + (family == Family::elementwise ? 0 : 1) + (affine == "none" ? 0 : 1);
   return ops <= 1 ? 1 : 2;
 }
 

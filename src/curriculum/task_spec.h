@@ -8,7 +8,9 @@
 
 namespace vinci::curriculum {
 
-enum class Family { elementwise, rowwise };
+// elementwise: a chain of ops; rowwise: a row op after a short chain; matmul: a Linear layer (x times
+// the weight's transpose, plus the bias) and a chain after it, its epilogue.
+enum class Family { elementwise, rowwise, matmul };
 std::string_view to_string(Family f);
 
 // Columns beyond which a row-wise task is one of long rows (TaskSpec::long_rows).
@@ -23,10 +25,11 @@ struct OpStep {
 
 struct TaskSpec {
   Family family = Family::elementwise;
-  std::vector<OpStep> chain;    // elementwise: the chain; rowwise: the prologue before the row op
+  std::vector<OpStep> chain;    // elementwise: the chain; rowwise: the prologue; matmul: the epilogue
   std::string kind;             // rowwise: the row op (ops.h row_kinds)
   std::string affine = "none";  // rowwise normalizations: none, scale, scale_bias
-  int64_t rows = 0, cols = 0;
+  int64_t rows = 0, cols = 0;   // matmul: the output's (the input's rows, the Linear's out features)
+  int64_t inner = 0;            // matmul: the Linear's in features; 0 otherwise
 
   // Rows too long for one tile a program (a row-wise task wider than kLongRowCols): only a kernel
   // that loops over a row in chunks, with an online reduction, is fast there.
@@ -38,11 +41,11 @@ struct TaskSpec {
   // "elementwise", "rowwise", "long-rows" or "short-rows": the family a curriculum counts it in.
   std::string family_name() const;
 
-  // The composition as tokens in order: "long_rows" or "short_rows" where the rows are, the chain's
-  // op names, then (rowwise) the kind and, after a normalization, "affine_<affine>". Constants and
-  // shapes are not part of it otherwise.
+  // The composition as tokens in order: "long_rows" or "short_rows" where the rows are, "linear"
+  // before a matmul's epilogue, the chain's op names, then (rowwise) the kind and, after a
+  // normalization, "affine_<affine>". Constants and shapes are not part of it otherwise.
   std::vector<std::string> tokens() const;
-  std::string camel_name() const;  // "ReluScaleTanh", "GeluSoftmax", "RmsNormScaleBias", "LongRowsSoftmax"
+  std::string camel_name() const;  // "ReluScaleTanh", "GeluSoftmax", "LongRowsSoftmax", "LinearGeluScale"
   int level() const;               // 1: one op; 2: a fusion of several
 };
 

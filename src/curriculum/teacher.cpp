@@ -241,6 +241,50 @@ std::string looped_solution(const TaskSpec& spec, const Strategy& st) {
                      forward);
 }
 
+// A Linear layer as a tiled Triton matmul (fp32 products, no TF32: the judge holds fp32 tasks to fp32),
+// its bias and epilogue applied to the accumulator before the one store (fused), or by a second
+// kernel that reads the stored output back (the strategy an epilogue skill improves on).
+std::string matmul_solution(const TaskSpec& spec, const Strategy& st) {
+  const std::string k_bound = st.defect == Defect::off_by_one ? "K - 1" : "K";
+  std::string kernels = fmt::format(
+      "@triton.jit\ndef _linear(x_ptr, w_ptr, b_ptr, out_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, "
+      "BK: tl.constexpr, EPILOGUE: tl.constexpr):\n"
+      "    rm = tl.program_id(0) * BM + tl.arange(0, BM)\n    rn = tl.program_id(1) * BN + tl.arange(0, BN)\n"
+      "    acc = tl.zeros([BM, BN], dtype=tl.float32)\n"
+      "    for k0 in range(0, K, BK):\n        rk = k0 + tl.arange(0, BK)\n"
+      "        a = tl.load(x_ptr + rm[:, None] * K + rk[None, :], mask=(rm[:, None] < M) & (rk[None, :] < {0}), "
+      "other=0.0)\n"
+      "        w = tl.load(w_ptr + rn[None, :] * K + rk[:, None], mask=(rn[None, :] < N) & (rk[:, None] < {0}), "
+      "other=0.0)\n"
+      "        acc = tl.dot(a, w, acc, input_precision=\"ieee\")\n"
+      "    v = acc\n"
+      "    if EPILOGUE:\n        v = v + tl.load(b_ptr + rn, mask=rn < N, other=0.0)[None, :]\n{1}"
+      "    tl.store(out_ptr + rm[:, None] * N + rn[None, :], v, mask=(rm[:, None] < M) & (rn[None, :] < N))\n\n\n",
+      k_bound, chain_lines(spec.chain, "        "));
+  std::string forward = fmt::format(
+      "        x = x.contiguous()\n        M, K = x.shape\n        N = self.linear.weight.shape[0]\n"
+      "        out = torch.empty(M, N, device=x.device, dtype=x.dtype)\n"
+      "        grid = (triton.cdiv(M, {0}), triton.cdiv(N, {0}))\n"
+      "        _linear[grid](x, self.linear.weight, self.linear.bias, out, M, N, K, BM={0}, BN={0}, BK={1}, "
+      "EPILOGUE={2}, num_warps={3})\n",
+      st.tile, st.tile_k, st.fused ? "True" : "False", st.num_warps);
+  if (!st.fused) {
+    kernels += fmt::format(
+        "@triton.jit\ndef _epilogue(y_ptr, b_ptr, out_ptr, n, N, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    mask = offs < n\n"
+        "    v = tl.load(y_ptr + offs, mask=mask, other=0.0) + tl.load(b_ptr + offs % N, mask=mask, other=0.0)\n"
+        "{}    tl.store(out_ptr + offs, v, mask=mask)\n\n\n",
+        chain_lines(spec.chain, "    "));
+    forward +=
+        "        _epilogue[(triton.cdiv(out.numel(), 1024),)](out, self.linear.bias, out, out.numel(), N, BLOCK=1024, "
+        "num_warps=4)\n";
+  }
+  return fmt::format(
+      "{}{}class ModelNew(nn.Module):\n    def __init__(self, inner, cols):\n        super().__init__()\n"
+      "        self.linear = nn.Linear(inner, cols)\n\n    def forward(self, x):\n{}        return out\n",
+      kHeader, kernels, forward);
+}
+
 }  // namespace
 
 TaskSpec wrong_op_spec(const TaskSpec& spec) {
@@ -274,7 +318,21 @@ TaskSpec wrong_op_spec(const TaskSpec& spec) {
 
 std::vector<Strategy> teacher_strategies(const TaskSpec& spec) {
   std::vector<Strategy> out;
-  if (spec.family == Family::elementwise) {
+  if (spec.family == Family::matmul) {
+    // The epilogue applied before the one store first; a second kernel over the output last.
+    Strategy tiled{"fused_epilogue_t64_w4", true, 1024, 4};
+    tiled.tile = 64;
+    out.push_back(tiled);
+    Strategy wide = tiled;
+    wide.name = "fused_epilogue_t128_w8";
+    wide.tile = 128;
+    wide.num_warps = 8;
+    out.push_back(wide);
+    Strategy separate = tiled;
+    separate.name = "epilogue_kernel";
+    separate.fused = false;
+    out.push_back(separate);
+  } else if (spec.family == Family::elementwise) {
     out.push_back({"fused_b1024_w4", true, 1024, 4});
     out.push_back({"fused_b4096_w8", true, 4096, 8});
     out.push_back({"fused_b256_w2", true, 256, 2});
@@ -311,6 +369,15 @@ std::vector<Strategy> teacher_strategies(const TaskSpec& spec) {
 }
 
 std::string describe_strategy(const TaskSpec& spec, const Strategy& s) {
+  if (spec.family == Family::matmul)
+    return s.fused ? fmt::format(
+                         "one Triton kernel, {0}x{0} output tiles stepping {1} along the inner dimension, the bias and "
+                         "epilogue applied to the accumulator before its one store, {2} warps",
+                         s.tile, s.tile_k, s.num_warps)
+                   : fmt::format(
+                         "a Triton matmul kernel with {0}x{0} output tiles, then the bias and epilogue in a second "
+                         "kernel over the stored output, {1} warps",
+                         s.tile, s.num_warps);
   if (spec.family == Family::elementwise)
     return fmt::format("{}, {}-element blocks, {} warps",
                        s.fused ? "one fused Triton kernel" : "one Triton kernel launch per op", s.block, s.num_warps);
@@ -329,6 +396,7 @@ std::string triton_solution(const TaskSpec& spec, const Strategy& strategy) {
   // What it computes and how, never whether it is wrong: the file is what a student learns from.
   std::string doc = fmt::format("\"\"\"{} with {}.\"\"\"\n", describe(computed), describe_strategy(spec, strategy));
   if (spec.family == Family::elementwise) return doc + elementwise_solution(computed, strategy);
+  if (spec.family == Family::matmul) return doc + matmul_solution(computed, strategy);
   return doc + (strategy.chunk > 0 ? looped_solution(computed, strategy) : rowwise_solution(computed, strategy));
 }
 

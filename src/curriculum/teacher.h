@@ -28,6 +28,10 @@ struct Strategy {
   // online reduction (a running max and rescaled sum for softmax, Welford's for layer norm), then a
   // second pass for the outputs: the strategy of long rows.
   int chunk = 0;
+  // Matmul: the output tile's side (0 elsewhere) and the step along the inner dimension; with fused
+  // false the bias and epilogue run in a second kernel over the stored output.
+  int tile = 0;
+  int tile_k = 32;
 };
 
 // The strategies the teacher writes for this task, correct ones first.

@@ -49,6 +49,15 @@ TEST(TeacherBackbone, SkillsMapToStrategiesTheTeacherWrites) {
   EXPECT_EQ(skills, (std::vector<std::string>{"triton_several_rows_per_program", "triton_several_rows_per_program", "",
                                               "", ""}))
       << "the tiled strategies carry the several-rows skill; a program a short row and the wrong ones none";
+  curriculum::TaskSpec matmul;
+  matmul.family = curriculum::Family::matmul;
+  matmul.chain = {{"relu", 0}};
+  skills.clear();
+  for (const auto& s : curriculum::teacher_strategies(matmul)) skills.push_back(agents::teacher_skill_of(matmul, s));
+  EXPECT_EQ(skills,
+            (std::vector<std::string>{"triton_matmul_fused_epilogue", "triton_matmul_fused_epilogue", "", "", ""}))
+      << "the fused epilogues carry the epilogue skill; a second kernel over the output and the wrong ones none";
+  EXPECT_TRUE(shipped.contains("triton_matmul_fused_epilogue"));
 }
 
 TEST(TeacherBackbone, WrongFirstTurnsAreRepairedAndEveryAnswerParses) {

@@ -157,6 +157,36 @@ TEST(Curriculum, ShortRowTasksComeAfterLongRowsAndChangeNoOtherTask) {
   EXPECT_THROW(generate_curriculum(c), vinci::core::SetupError) << "short rows are at most 64 values";
 }
 
+TEST(Curriculum, MatmulTasksComeLastWithTheirEpilogueAndChangeNoOtherTask) {
+  CurriculumConfig c;
+  c.elementwise_tasks = 12;
+  c.rowwise_tasks = 12;
+  c.short_row_tasks = 8;
+  const auto before = generate_curriculum(c);
+  c.matmul_tasks = 12;
+  c.max_epilogue = 2;
+  c.matmul_rows = {256};
+  c.matmul_cols = {96};
+  c.matmul_inner = {40, 72};
+  const auto after = generate_curriculum(c);
+  ASSERT_EQ(after.size(), before.size() + 12);
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_EQ(after[i].id, before[i].id);
+  size_t held_out = 0;
+  for (size_t i = before.size(); i < after.size(); ++i) {
+    const TaskSpec& s = after[i].spec;
+    EXPECT_EQ(s.family, Family::matmul) << after[i].id;
+    EXPECT_TRUE(s.rows == 256 && s.cols == 96 && (s.inner == 40 || s.inner == 72)) << after[i].id;
+    EXPECT_TRUE(!s.chain.empty() && s.chain.size() <= 2) << after[i].id;
+    EXPECT_EQ(s.tokens().front(), "linear");
+    EXPECT_EQ(after[i].id.rfind("level2/", 0), 0u) << after[i].id;
+    EXPECT_NE(after[i].id.find("_Linear"), std::string::npos) << after[i].id;
+    held_out += after[i].held_out;
+  }
+  EXPECT_EQ(held_out, 3u) << "a quarter of the family is held out";
+  c.max_epilogue = 0;
+  EXPECT_THROW(generate_curriculum(c), vinci::core::SetupError) << "an epilogue has at least one op";
+}
+
 TEST(Curriculum, AskingForMoreThanTheVocabularyHoldsFailsNamingIt) {
   CurriculumConfig c;
   c.max_chain = 1;  // 10 single-op chains exist, and none can be held out (no pairs)

@@ -37,6 +37,41 @@ TEST(TaskSource, AnElementwiseChainInFull) {
             "    return []\n");
 }
 
+TEST(TaskSource, ALinearLayerWithItsEpilogueInFull) {
+  TaskSpec s;
+  s.family = Family::matmul;
+  s.chain = {{"relu", 0}, {"scale", 1.5}};
+  s.rows = 4096;
+  s.cols = 1024;
+  s.inner = 128;
+  EXPECT_EQ(s.tokens(), (std::vector<std::string>{"linear", "relu", "scale"}));
+  EXPECT_EQ(s.camel_name(), "LinearReluScale");
+  EXPECT_EQ(s.family_name(), "matmul");
+  EXPECT_EQ(s.level(), 2);
+  EXPECT_EQ(describe(s), "torch.relu(linear(x)) * 1.5");
+  EXPECT_EQ(task_source(s),
+            "\"\"\"Curriculum task (matmul): torch.relu(linear(x)) * 1.5.\"\"\"\n"
+            "import torch\n"
+            "import torch.nn as nn\n\n"
+            "ROWS = 4096\n"
+            "COLS = 1024\n"
+            "INNER = 128\n"
+            "SCALABLE = (\"ROWS\", \"COLS\", \"INNER\")\n\n\n"
+            "class Model(nn.Module):\n"
+            "    def __init__(self, inner, cols):\n"
+            "        super().__init__()\n"
+            "        self.linear = nn.Linear(inner, cols)\n\n"
+            "    def forward(self, x):\n"
+            "        v = self.linear(x)\n"
+            "        v = torch.relu(v)\n"
+            "        v = v * 1.5\n"
+            "        return v\n\n\n"
+            "def get_inputs():\n"
+            "    return [torch.randn(ROWS, INNER)]\n\n\n"
+            "def get_init_inputs():\n"
+            "    return [INNER, COLS]\n");
+}
+
 TEST(TaskSource, OperandsKeepTheirPrecedence) {
   TaskSpec s;
   s.chain = {{"neg", 0}, {"square", 0}, {"shift", -1}, {"scale", 2}};

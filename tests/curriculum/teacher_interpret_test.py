@@ -4,7 +4,8 @@
 A curriculum of long-row tasks (rows over 16,384 columns, where the teacher loops over a row in
 chunks with an online reduction: a running max and rescaled sum for softmax, Welford's running mean
 and variance for layer norm) and of short-row tasks (rows of at most 64 values, tiled tens of rows a
-program, the row count no multiple of the tile's) is written by `vinci curriculum` at a small size and
+program, the row count no multiple of the tile's) and of Linear layers with an epilogue (tiled tl.dot
+in fp32, the epilogue on the accumulator or in a second kernel, sizes no multiple of a tile's) is written by `vinci curriculum` at a small size and
 taught by `vinci teach`; every strategy the listing calls correct must match the task's Model, and most of the wrong
 ones (wrong op, bound off by one) must not, so the comparison can fail.
 
@@ -37,7 +38,9 @@ def main() -> int:
     curriculum, taught = os.path.join(work, "cur"), os.path.join(work, "teach")
     subprocess.run([VINCI, "curriculum", "--out", curriculum, "--elementwise", "0", "--rowwise", "0",
                     "--long-rows", "8", "--long-row-counts", "2", "--long-cols", "17000,20000",
-                    "--short-rows", "8", "--short-row-counts", "70", "--short-cols", "16,48", "--seed", "3"],
+                    "--short-rows", "8", "--short-row-counts", "70", "--short-cols", "16,48",
+                    "--matmul", "6", "--matmul-rows", "70", "--matmul-cols", "50", "--matmul-inner", "40",
+                    "--seed", "3"],
                    check=True, capture_output=True)
     subprocess.run([VINCI, "teach", "--curriculum", curriculum, "--out", taught], check=True, capture_output=True)
     listing = [json.loads(line) for line in open(os.path.join(taught, "teacher.jsonl"))]
@@ -45,6 +48,8 @@ def main() -> int:
     check({"looped_c4096_w8", "looped_c2048_w4", "row_tile_w8"} <= strategies, f"the long-row menu: {strategies}")
     check({"rows128_w4", "rows256_w8", "rows32_w4", "rows64_w8", "row_block_w4"} <= strategies,
           f"the short-row menu (16 columns: 128 rows a tile; 48: 32): {strategies}")
+    check({"fused_epilogue_t64_w4", "fused_epilogue_t128_w8", "epilogue_kernel"} <= strategies,
+          f"the matmul menu: {strategies}")
     wrong_caught = wrong = 0
     for r in listing:
         task = load(os.path.join(curriculum, r["split"], r["id"] + ".py"), "task")

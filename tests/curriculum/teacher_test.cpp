@@ -100,6 +100,36 @@ TEST(Teacher, ShortRowsAreTiledSeveralRowsAProgramFirst) {
   EXPECT_EQ(teacher_strategies(rows).front().name, "row_block_w4") << "rows past 64 values keep their menu";
 }
 
+// A Linear layer with an epilogue: the epilogue applied before the one store first, a second kernel
+// over the stored output last; fp32 products (no TF32) and nn.Linear's own parameters.
+TEST(Teacher, AMatmulAppliesItsEpilogueBeforeTheStoreFirst) {
+  TaskSpec mm;
+  mm.family = Family::matmul;
+  mm.chain = {{"gelu", 0}, {"scale", 1.5}};
+  mm.rows = 4096;
+  mm.cols = 1024;
+  mm.inner = 128;
+  const auto menu = teacher_strategies(mm);
+  EXPECT_EQ(names(menu), (std::vector<std::string>{"fused_epilogue_t64_w4", "fused_epilogue_t128_w8", "epilogue_kernel",
+                                                   "wrong_op", "off_by_one"}));
+  EXPECT_EQ(describe_strategy(mm, menu[0]),
+            "one Triton kernel, 64x64 output tiles stepping 32 along the inner dimension, the bias and epilogue "
+            "applied to the accumulator before its one store, 4 warps");
+  const std::string fused = triton_solution(mm, menu[0]);
+  for (const char* line :
+       {"        acc = tl.dot(a, w, acc, input_precision=\"ieee\")\n",
+        "        v = v + tl.load(b_ptr + rn, mask=rn < N, other=0.0)[None, :]\n", "        v = v * 1.5\n",
+        "        self.linear = nn.Linear(inner, cols)\n", "EPILOGUE=True, num_warps=4)\n"})
+    EXPECT_NE(fused.find(line), std::string::npos) << line << "\nin\n" << fused;
+  EXPECT_EQ(fused.find("_epilogue["), std::string::npos) << "one kernel";
+  const std::string separate = triton_solution(mm, menu[2]);
+  EXPECT_NE(separate.find("EPILOGUE=False"), std::string::npos);
+  EXPECT_NE(separate.find("        _epilogue[(triton.cdiv(out.numel(), 1024),)]"), std::string::npos) << separate;
+  EXPECT_NE(triton_solution(mm, menu[4]).find("(rk[None, :] < K - 1)"), std::string::npos) << "the bound off by one";
+  EXPECT_NE(triton_solution(mm, menu[3]).find("torch.sigmoid(linear(x)) * 1.5"), std::string::npos)
+      << "the wrong op: gelu swapped for its neighbour";
+}
+
 TEST(Teacher, AWrongOpSwapsTheFirstOpOrTheRowOp) {
   TaskSpec s;
   s.chain = {{"sigmoid", 0}, {"scale", 2}};
