@@ -1,9 +1,10 @@
-"""The procedural teacher's long-row strategies on a GPU: each correct Triton solution of a long-row
-curriculum (`vinci curriculum --long-rows N`, then `vinci teach`) checked against its task's Model on
-the GPU, then timed against PyTorch eager with CUDA events (median of the timed calls, after a warm-up),
-with the memory bandwidth each reaches (the input read once and the output written once).
+"""The procedural teacher's strategies on a GPU: each Triton solution of a curriculum (`vinci curriculum`
+with any families, e.g. `--long-rows N`, `--short-rows N` or `--matmul N`, then `vinci teach`) checked
+against its task's Model on the GPU, then timed against PyTorch eager with CUDA events (median of the
+timed calls, after a warm-up), with the memory bandwidth each reaches (the inputs read once and the
+output written once; a matmul's weight is not counted).
 
-    python3 benchmarks/teacher_long_rows_gpu.py CURRICULUM_DIR TEACH_DIR [--calls 50] [--out FILE.jsonl]
+    python3 benchmarks/teacher_strategies_gpu.py CURRICULUM_DIR TEACH_DIR [--calls 50] [--out FILE.jsonl]
 
 The wrong strategies are checked too (a wrong one may match where its flaw does not show at the shape).
 """
