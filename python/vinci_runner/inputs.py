@@ -206,15 +206,21 @@ def _boundaries(n: int) -> list[int]:
     return list(dict.fromkeys(i for i in picked if 0 <= i < n))
 
 
-def _edges(x: torch.Tensor, m: float) -> torch.Tensor:
+def _edges(x: torch.Tensor, m: float, along: int | str | None = None) -> torch.Tensor:
     """Along each dimension d of 8 or more indices, each fiber whose indices along the other such
     dimensions are all off their boundaries gets +(16m + 128)(1 + u/2) at one boundary index and
-    -(16m + 128)(1 + u/2) at the next, cycling through them fiber by fiber; zeros stay. A peak placed along d has a boundary
-    index there, so it lies in no fiber chosen along another dimension: each chosen fiber's extremes
-    are its own. A shorter dimension gets none (a random draw's extreme sits on any of its few
-    indices often) and limits no other. Left alone, as the specials' bands leave them: draws of few
-    distinct values (masks, integers stored as floats) and symmetric matrices, whose structure a
-    kernel may use."""
+    -(16m + 128)(1 + u/2) at the next, cycling through them fiber by fiber; zeros stay. A peak placed
+    along d has a boundary index there, so it lies in no fiber chosen along another dimension: each
+    chosen fiber's extremes are its own. Fibers on the other dimensions' boundaries (the corners) are
+    chosen in a call that places extremes along one dimension alone, every fiber along it: half the
+    calls where two or more dimensions could take them, the dimension drawn (along names it, or "each"
+    for the other calls' way). Where a
+    dimension's fibers are fewer than its boundary indices, the first fiber takes the likeliest (the
+    last index) and the others a stretch of the cycle from a drawn place, so that calls together reach
+    the inner chunk edges (4 rows of 65,536 columns tried only the first four indices before). A
+    shorter dimension gets none (a random draw's extreme sits on any of its few indices often) and
+    limits no other. Left alone, as the specials' bands leave them: draws of few distinct values
+    (masks, integers stored as floats) and symmetric matrices, whose structure a kernel may use."""
     y = x.clone()
     if few_distinct(value_sample(x)):
         return y
@@ -222,6 +228,10 @@ def _edges(x: torch.Tensor, m: float) -> torch.Tensor:
         return y
     shape, dims = list(x.shape), range(x.dim())
     spots = {d: _boundaries(shape[d]) for d in dims if shape[d] >= 8}
+    if along is None and len(spots) >= 2 and bool(torch.randint(2, ()) == 1):
+        along = list(spots)[int(torch.randint(len(spots), ()))]
+    if isinstance(along, int):
+        spots = {d: picked for d, picked in spots.items() if d == along}
     off = {}
     for d, picked in spots.items():
         off[d] = torch.ones(shape[d], dtype=torch.bool, device=x.device)
@@ -234,6 +244,8 @@ def _edges(x: torch.Tensor, m: float) -> torch.Tensor:
                 chosen = chosen & off[k].reshape([shape[k] if j == k else 1 for j in dims])
         fiber = torch.arange(chosen.numel(), device=x.device).reshape(fiber_shape)
         at = torch.tensor(picked, device=x.device)
+        if int(chosen.sum()) < at.numel():
+            fiber = torch.where(fiber == 0, fiber, fiber + int(torch.randint(at.numel(), ())))
         for shift, sign in ((0, 1.0), (1, -1.0)):
             where = at[(fiber + shift) % at.numel()]
             old = y.gather(d, where)

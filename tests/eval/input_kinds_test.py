@@ -228,8 +228,10 @@ class LongRows:
 for kind in inputs.KINDS[:-1]:
     drawn = inputs.make_inputs(LongRows, 5, kind, torch.device("cpu"))[0]
     check(torch.equal(drawn[:, :-1].amax(1), drawn.amax(1)), f"{kind}: no row's maximum on its last column")
-edges, mask, symmetric = inputs.make_inputs(LongRows, 5, "edges", torch.device("cpu"))
+_, mask, symmetric = inputs.make_inputs(LongRows, 5, "edges", torch.device("cpu"))
 plain = inputs.make_inputs(LongRows, 5, "task", torch.device("cpu"))
+torch.manual_seed(0)
+edges = inputs._edges(plain[0], float(plain[0].abs().max()), along="each")
 check(not torch.equal(edges[:, :-1].amax(1), edges.amax(1)), "edges: a row maximum one column short differs")
 boundary_rows = set(inputs._boundaries(64))
 chosen = [r for r in range(64) if r not in boundary_rows]
@@ -242,6 +244,30 @@ down = inputs._boundaries(64)
 check(all(int(edges[:, c].argmax()) == down[c % len(down)] for c in columns),
       "edges: each chosen column's maximum sits on a boundary row")
 check(edges[40, 7].item() == 0.0, "edges: a zero stays")
+# Corners (round 45's miss, session 36): in half the calls with two such dimensions, one drawn dimension
+# alone takes the extremes, in every fiber, so a row on the other dimension's boundary (row 63, the
+# last) gets its maximum on a boundary column too; both ways occur among the calls' seeds.
+torch.manual_seed(0)
+rows_only = inputs._edges(plain[0], float(plain[0].abs().max()), along=1)
+check(all(int(rows_only[r].argmax()) == spots[r % len(spots)] for r in range(64)),
+      "edges along the rows alone: every row, the boundary rows included, has its maximum on a boundary column")
+check(int(rows_only[:, 100].argmax()) not in set(down) or float(rows_only[:, 100].max()) < 16,
+      "edges along the rows alone: no column gets extremes of its own")
+ways = set()
+for seed in range(16):
+    drawn = inputs.make_inputs(LongRows, seed, "edges", torch.device("cpu"))[0]
+    ways.add((int(drawn[63].argmax()) in set(spots), int(drawn[:, 100].argmax()) in set(down)))
+check({(False, True), (True, False)} <= ways or {(False, True), (True, True)} <= ways,
+      f"edges: calls that place extremes along both dimensions, and along one alone: {ways}")
+# Few fibers (session 36): 4 rows of 300 columns, fewer rows than boundary columns: row 0 always takes
+# the last column, and across calls the others reach every boundary column.
+few, reached = torch.rand(4, 300), set()
+for seed in range(40):
+    torch.manual_seed(seed)
+    e = inputs._edges(few, 1.0)
+    check(int(e[0].argmax()) == 299, "few fibers: the first takes the last index")
+    reached |= {int(e[r].argmax()) for r in range(4)}
+check(set(spots) <= reached, f"few fibers: calls together reach every boundary column: {sorted(set(spots) - reached)}")
 check(torch.equal(mask, plain[1]) and torch.equal(symmetric, plain[2]), "edges: a mask and a symmetric matrix stay")
 
 for f in failures:
