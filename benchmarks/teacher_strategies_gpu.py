@@ -48,6 +48,12 @@ def main() -> int:
     parser.add_argument("--out", default="")
     args = parser.parse_args()
     listing = [json.loads(line) for line in open(os.path.join(args.teach, "teacher.jsonl"))]
+    families = {}  # (split, id) -> the family the curriculum counts it in
+    for line in open(os.path.join(args.curriculum, "curriculum.jsonl")):
+        record = json.loads(line)
+        families[(record["split"], record["id"])] = ("long-rows" if "long_rows" in record["tokens"] else
+                                                     "short-rows" if "short_rows" in record["tokens"] else
+                                                     record["family"])
     rows, eager_ms, failed = [], {}, 0
     for r in listing:
         task = load(os.path.join(args.curriculum, r["split"], r["id"] + ".py"), "task")
@@ -73,7 +79,7 @@ def main() -> int:
                 eager_ms[r["id"]] = median_ms(reference, inputs, args.calls)
             ms = median_ms(candidate, inputs, args.calls) if same else float("nan")
         moved = sum(a.numel() * a.element_size() for a in inputs) + expected.numel() * expected.element_size()
-        row = {"id": r["id"], "strategy": r["strategy"], "listed_correct": r["correct"], "matches": same,
+        row = {"id": r["id"], "family": families[(r["split"], r["id"])], "strategy": r["strategy"], "listed_correct": r["correct"], "matches": same,
                "max_error": error, "shape": list(inputs[0].shape), "eager_ms": eager_ms[r["id"]], "ms": ms,
                "speedup": eager_ms[r["id"]] / ms if same else 0.0, "gbps": moved / ms / 1e6 if same else 0.0}
         rows.append(row)
@@ -86,6 +92,14 @@ def main() -> int:
         if row["listed_correct"]:
             print(f"{row['id']:44} {'x'.join(map(str, row['shape'])):>14} {row['strategy']:18} {row['eager_ms']:9.3f} "
                   f"{row['ms']:8.3f} {row['speedup']:8.2f} {row['gbps']:6.0f}")
+    by_strategy = {}
+    for row in rows:
+        if row["listed_correct"] and row["matches"]:
+            by_strategy.setdefault((row["family"], row["strategy"]), []).append(row["speedup"])
+    print(f"\n{'family':12} {'strategy':24} {'tasks':>5} {'median x eager':>14} {'min':>6} {'max':>6} {'beat eager':>10}")
+    for (family, strategy), speedups in sorted(by_strategy.items()):
+        print(f"{family:12} {strategy:24} {len(speedups):5} {statistics.median(speedups):14.2f} {min(speedups):6.2f} "
+              f"{max(speedups):6.2f} {sum(s > 1 for s in speedups):10}")
     wrong = [row for row in rows if not row["listed_correct"]]
     print(f"{sum(not row['matches'] for row in wrong)} of {len(wrong)} wrong strategies differ from the Model; "
           f"{failed} listed correct that differ or do not load")

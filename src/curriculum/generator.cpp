@@ -149,12 +149,15 @@ std::vector<CurriculumTask> generate_curriculum(const CurriculumConfig& c) {
         if (attempt > 200000)
           throw core::SetupError(fmt::format(
               "found only {} {} {} compositions of the {} asked for: the vocabulary holds no more under this split "
-              "(lower the task count, or change --pair-share or --max-chain)",
+              "(raise or lower the task count, or change --pair-share or {})",
               found, held_out ? "held-out" : "training",
               rows == Rows::long_rows    ? "long-row"
               : rows == Rows::short_rows ? "short-row"
                                          : to_string(family),
-              want));
+              want,
+              family == Family::elementwise ? "--max-chain"
+              : family == Family::matmul    ? "--max-epilogue"
+                                            : "--max-prologue"));
         TaskSpec s = draw_spec(d, family, rows, c);
         const auto tokens = s.tokens();
         if (split.trains(tokens) == held_out || seen.contains(key_of(tokens))) continue;
