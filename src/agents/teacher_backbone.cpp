@@ -18,7 +18,7 @@ using nlohmann::ordered_json;
 
 std::string teacher_skill_of(const curriculum::TaskSpec& spec, const Strategy& s) {
   if (s.defect != Defect::none || !s.fused) return "";
-  if (spec.family == Family::matmul) return "triton_matmul_fused_epilogue";
+  if (spec.family == Family::matmul) return "triton_linear_epilogue_on_the_accumulator";
   if (s.chunk > 0) return "triton_online_reduction_long_rows";
   if (spec.long_rows()) return "";  // a whole long row as one tile: the strategy no skill teaches
   // A program a short row: the strategy no skill teaches there (the several-rows skill's is faster).

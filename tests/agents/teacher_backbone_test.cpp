@@ -54,10 +54,10 @@ TEST(TeacherBackbone, SkillsMapToStrategiesTheTeacherWrites) {
   matmul.chain = {{"relu", 0}};
   skills.clear();
   for (const auto& s : curriculum::teacher_strategies(matmul)) skills.push_back(agents::teacher_skill_of(matmul, s));
-  EXPECT_EQ(skills,
-            (std::vector<std::string>{"triton_matmul_fused_epilogue", "triton_matmul_fused_epilogue", "", "", ""}))
+  EXPECT_EQ(skills, (std::vector<std::string>{"triton_linear_epilogue_on_the_accumulator",
+                                              "triton_linear_epilogue_on_the_accumulator", "", "", ""}))
       << "the fused epilogues carry the epilogue skill; a second kernel over the output and the wrong ones none";
-  EXPECT_TRUE(shipped.contains("triton_matmul_fused_epilogue"));
+  EXPECT_TRUE(shipped.contains("triton_linear_epilogue_on_the_accumulator"));
 }
 
 TEST(TeacherBackbone, WrongFirstTurnsAreRepairedAndEveryAnswerParses) {
