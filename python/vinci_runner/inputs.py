@@ -206,7 +206,7 @@ def _boundaries(n: int) -> list[int]:
     return list(dict.fromkeys(i for i in picked if 0 <= i < n))
 
 
-def _edges(x: torch.Tensor, m: float, along: int | str | None = None) -> torch.Tensor:
+def _edges(x: torch.Tensor, m: float, along: int | str | None = None, signed: bool = False) -> torch.Tensor:
     """Along each dimension d of 8 or more indices, each fiber whose indices along the other such
     dimensions are all off their boundaries gets +(16m + 128)(1 + u/2) at one boundary index and
     -(16m + 128)(1 + u/2) at the next, cycling through them fiber by fiber; zeros stay. A peak placed
@@ -220,12 +220,13 @@ def _edges(x: torch.Tensor, m: float, along: int | str | None = None) -> torch.T
     the inner chunk edges (4 rows of 65,536 columns tried only the first four indices before). A
     shorter dimension gets none (a random draw's extreme sits on any of its few indices often) and
     limits no other. Left alone, as the specials' bands leave them: draws of few distinct values
-    (masks, integers stored as floats) and symmetric matrices, whose structure a kernel may use."""
-    y = x.clone()
+    (masks, integers stored as floats) and symmetric matrices, whose structure a kernel may use. With
+    signed, the rest is first spread over [-m, m] (2x - m), as the signed kind spreads it."""
     if few_distinct(value_sample(x)):
-        return y
+        return x.clone()
     if x.dim() >= 2 and x.shape[-1] == x.shape[-2] and torch.equal(x, x.transpose(-1, -2)):
-        return y
+        return x.clone()
+    y = x.mul(2).sub_(m) if signed else x.clone()
     shape, dims = list(x.shape), range(x.dim())
     spots = {d: _boundaries(shape[d]) for d in dims if shape[d] >= 8}
     if along is None and len(spots) >= 2 and bool(torch.randint(2, ()) == 1):
@@ -273,7 +274,11 @@ def _transform(x: torch.Tensor, kind: str) -> torch.Tensor:
     elif kind == "scaled":
         y = wide.mul(128)
     elif kind == "edges":
-        y = _edges(wide, m)
+        # Over signed values where the task draws one sign: a row of small values of both signs with
+        # an outlier is what a user's randn rows look like, and red-team round 47 took a fast path
+        # (a Taylor series for erf, softmax without its max) only on rows whose samples were small
+        # and of both signs, which every other kind's signed rows are throughout.
+        y = _edges(wide, m, signed=float(low) >= 0)
     else:
         y = wide.clone()
         # Value bands pick the positions, so equal inputs get equal specials; a draw of few distinct

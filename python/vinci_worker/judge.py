@@ -609,10 +609,12 @@ def serve(device: str, cache_dir: str, sandbox_binary: str, limits: dict) -> int
                          "message": f"{type(e).__name__}: {e}\n{traceback.format_exc()[-2000:]}", "fatal": True}
             try:
                 reply = protocol.judge_reply(op, finite(reply))
-            except protocol.MalformedMessage as e:  # the judge's own reply out of shape: a bug, as above
+            except protocol.MalformedMessage as e:
+                # The judge's own reply out of shape: a bug, reported as one, but not an end: what went
+                # into it may have come from the runner (red-team round 47 ended the judge through a
+                # profile entry the signals' check let pass), and this request's answer is the only casualty.
                 reply = protocol.judge_reply(None, {"ok": False, "class": "runtime_error", "reason": "worker_error",
-                                                    "message": f"the judge's {op} reply is out of protocol: {e}",
-                                                    "fatal": True})
+                                                    "message": f"the judge's {op} reply is out of protocol: {e}"})
             proto.write(json.dumps(reply, default=str, allow_nan=False) + "\n")
             if reply.get("fatal"):
                 break

@@ -244,6 +244,12 @@ down = inputs._boundaries(64)
 check(all(int(edges[:, c].argmax()) == down[c % len(down)] for c in columns),
       "edges: each chosen column's maximum sits on a boundary row")
 check(edges[40, 7].item() == 0.0, "edges: a zero stays")
+# Over a draw of one sign the rest of an edges input is spread over both signs first (red-team round 47:
+# a fast path taken only where a row's sample was small and of both signs, as user's randn rows are).
+made = inputs.make_inputs(LongRows, 5, "edges", torch.device("cpu"))[0]
+rest = made[made.abs() <= float(plain[0].abs().max()) * 1.01]
+check(bool((rest < 0).any()) and bool((rest > 0).any()) and rest.numel() > 0.9 * made.numel(),
+      "edges over a one-sign draw: the values besides the extremes are of both signs")
 # Corners (round 45's miss, session 36): in half the calls with two such dimensions, one drawn dimension
 # alone takes the extremes, in every fiber, so a row on the other dimension's boundary (row 63, the
 # last) gets its maximum on a boundary column too; both ways occur among the calls' seeds.

@@ -34,6 +34,11 @@ BENT = [
     ("reference_called", 0, "'reference_called' is malformed"),
     ("profile", [{"name": 5}], "'profile' is malformed"),
     ("profile", {"name": "k"}, "'profile' is malformed"),
+    # Red-team round 47: an entry every field of which was left to its default passed here and failed the
+    # judge's own reply later, which ended the judge; what passes must be a whole protocol.KernelTime.
+    ("profile", [{}], "'profile' is malformed"),
+    ("profile", [{"name": "k", "calls": 1}], "'profile' is malformed"),
+    ("profile", [{"name": "k", "calls": 1, "total_us": float("inf")}], "'profile' is malformed"),
     ("whatever", 1, "unknown signal 'whatever'"),
 ]
 
