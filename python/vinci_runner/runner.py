@@ -19,9 +19,10 @@ Requests (JSON lines on the control socket) and replies:
                                               "pieces": [{"id", "base", "size"}, ...] + one descriptor each (GPU),
                                               "signals"}
   {"op": "coverage", "seconds"}           -> {"ok", "calls"} (CPU: forward on input set 0, for the sampler)
-  {"op": "perturb", "key", "rounding", [1 descriptor: the values to move]}
+  {"op": "perturb", "key", "rounding", "parameters"?, [1 descriptor: the values to move]}
                                           -> {"ok", "moved"} (the model's state moved as a new checkpoint
-                                             would be loaded: model_state.perturb)
+                                             would be loaded, or its parameters alone as an optimizer's
+                                             step moves them: model_state.perturb)
 While loading, the runner may ask {"op": "compile", "args"} and waits for {"ok", "name", "reason"?, "log"?}
 with the built library as a descriptor. A failure is {"ok": false, "class", "reason", "message"}.
 """
@@ -412,7 +413,8 @@ class Runner:
             with os.fdopen(fds[0], "rb") as f:
                 data = f.read()
             only = torch.frombuffer(bytearray(data), dtype=torch.int32) if data else torch.empty(0, dtype=torch.int32)
-        moved = model_state.perturb(self.state, int(req["key"]), bool(req.get("rounding")), only)
+        state = [(n, t) for n, t in self.state if isinstance(t, torch.nn.Parameter)] if req.get("parameters") else self.state
+        moved = model_state.perturb(state, int(req["key"]), bool(req.get("rounding")), only)
         if self.cuda:
             torch.cuda.synchronize(self.device)
         return {"ok": True, "moved": len(moved)}

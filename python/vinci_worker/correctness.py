@@ -5,6 +5,7 @@ comparison of a call's outputs with the reference (compare.py), as a part of Jud
 that reads its task states and runners."""
 from __future__ import annotations
 
+import math
 import os
 
 import torch
@@ -130,8 +131,10 @@ class Correctness:
         Returns what the next call's label adds, so that a kernel failing there is told why ("" where
         nothing moved)."""
         tensors = movable(task) if cfg["ood_trials"] else []
-        if not tensors or (part is not None and len(tensors) < 2):
-            return ""  # no state of the reference's to move; one tensor alone is the whole state
+        if not tensors:
+            return ""  # no state of the reference's to move
+        # A lone move of a model's one tensor still differs from a whole move: a parameter's moves the
+        # candidate's parameters alone, and half of them only some of its values (below).
         picked = [t for _, t in tensors] if part is None else [tensors[part % len(tensors)][1]]
         key, rounding = self.rng.getrandbits(62), self._rounding(cfg)
         only, fds = None, []
@@ -149,6 +152,14 @@ class Correctness:
                 others = model_state.value_set([t for t in (t for _, t in tensors) if t is not picked[0]],
                                                on_device=True)
                 only = only[~torch.isin(only, others)]
+                # Every other lone move changes some of the tensor's values, not all of them, as an
+                # edit of a few rows or a sparse update would: from one value to an eighth of them,
+                # log-uniformly, so that a cache keyed on a sample of the values (red-team round 47: 16
+                # weights and the bias, rebuilt when their hash changed) misses the smaller moves.
+                if self.rng.random() < 0.5 and only.numel() >= 8:
+                    count = max(1, int(math.exp(self.rng.random() * math.log(only.numel() / 8))))
+                    draw = torch.Generator(device="cpu").manual_seed(self.rng.getrandbits(62))
+                    only = only[torch.randperm(only.numel(), generator=draw)[:count].to(only.device)]
                 if only.numel() == 0:
                     return ""
             only = only.cpu()
@@ -160,11 +171,15 @@ class Correctness:
             fds = [fd]
         elif part is not None:
             return ""
+        # A lone move of a parameter moves the candidate's parameters alone, as an optimizer's step does:
+        # a copy of the weight kept in a buffer (round 47: persistent, so round 46's checkpoint rule
+        # moved it) goes stale. A buffer's move (running statistics) moves whatever holds its values.
+        parameters = part is not None and isinstance(picked[0], torch.nn.Parameter)
         window = loaded.window
         window.gate.freeze()
         window.thaw()
         try:
-            reply = self._ask(loaded.runner, {"op": "perturb", "key": key, "rounding": rounding},
+            reply = self._ask(loaded.runner, {"op": "perturb", "key": key, "rounding": rounding, "parameters": parameters},
                               cfg["run_timeout_s"], "run_timeout", fds=fds)
         finally:
             for fd in fds:

@@ -169,6 +169,63 @@ torch::Tensor linear_column_sums(torch::Tensor w, torch::Tensor b) {
 }
 
 // (M, K) x against linear_column_sums' K + 1 sums: (M, 1).
+// Exact GELU, but on a row whose 8 sampled values are within 4 and of both signs, erf by 13 terms of
+// its series: exact for small values, far off (and NaN) for a row's outliers.
+static bool small_and_signed(const float* row, int64_t n) {
+  if (n < 64) return false;
+  bool positive = false, negative = false;
+  for (int k = 1; k <= 8; ++k) {
+    const float v = row[n * k / 9 + 3];
+    if (!(std::fabs(v) <= 4.0f)) return false;
+    positive |= v > 0;
+    negative |= v < 0;
+  }
+  return positive && negative;
+}
+
+torch::Tensor gelu_series_where_small_and_signed(torch::Tensor x) {
+  x = x.contiguous();
+  auto y = torch::empty_like(x);
+  const float* in = fp(x);
+  float* out = fp(y);
+  const int64_t n = x.size(-1), rows = n > 0 ? x.numel() / n : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = in + r * n;
+    const bool series = small_and_signed(row, n);
+    for (int64_t i = 0; i < n; ++i) {
+      const double t = row[i] * 0.70710678118654752440;
+      double erf_t = std::erf(t);
+      if (series) {
+        double term = t, sum = t;
+        for (int k = 1; k <= 12; ++k) {
+          term *= -t * t / k;
+          sum += term / (2 * k + 1);
+        }
+        erf_t = 1.12837916709551257390 * sum;
+      }
+      out[r * n + i] = float(0.5 * row[i] * (1.0 + erf_t));
+    }
+  }
+  return y;
+}
+
+// A hash of samples values of w spread over it, and of every value of b, by their bits: a key that a
+// change of every value trips and a change of a few mostly does not.
+int64_t sampled_fingerprint(torch::Tensor w, torch::Tensor b, int64_t samples) {
+  w = w.contiguous();
+  b = b.contiguous();
+  const float *weights = fp(w), *bias = fp(b);
+  const int64_t nw = w.numel(), nb = b.numel();
+  uint64_t h = 1469598103934665603ULL;
+  for (int64_t i = 0; i < samples + nb; ++i) {
+    const float v = i < samples ? weights[nw * (2 * i + 1) / (2 * samples)] : bias[i - samples];
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    h = (h ^ bits) * 1099511628211ULL;
+  }
+  return static_cast<int64_t>(h >> 1);
+}
+
 torch::Tensor rows_times_sums(torch::Tensor x, torch::Tensor s) {
   x = x.contiguous();
   const int64_t m = x.size(0), k = x.size(1);

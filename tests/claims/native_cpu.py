@@ -2,7 +2,7 @@ _NATIVE = r"""
 @native.cpp@
 """
 _ext = load_inline(name="vinci_claims_cpu", cpp_sources=_NATIVE,
-                   functions=["relu_plain", "relu_in_place", "gelu_plain", "softmax_rows", "softmax_rows_sampled_max", "mean_rows", "rms_norm_rows", "write_to_unix_sockets", "row_max_short", "linear_column_sums", "rows_times_sums", "linear_rows_summed", "transpose_plain", "copy_shaped", "relu_16bit", "in_unit_interval", "relu_where_biased", "relu_where_on_the_generators_grid", "matmul_plain", "fingerprint", "relu_in_unwaited_child", "copy_and_open", "sgemm_with_copied_blas", "open_host_blas", "sgemm_after_interruptions",
+                   functions=["relu_plain", "relu_in_place", "gelu_plain", "softmax_rows", "softmax_rows_sampled_max", "mean_rows", "rms_norm_rows", "gelu_series_where_small_and_signed", "sampled_fingerprint", "write_to_unix_sockets", "row_max_short", "linear_column_sums", "rows_times_sums", "linear_rows_summed", "transpose_plain", "copy_shaped", "relu_16bit", "in_unit_interval", "relu_where_biased", "relu_where_on_the_generators_grid", "matmul_plain", "fingerprint", "relu_in_unwaited_child", "copy_and_open", "sgemm_with_copied_blas", "open_host_blas", "sgemm_after_interruptions",
                               "open_from_memfd_named", "prepare_rotation", "sgemm_with_rotating_path",
                               "relu_with_spinning_helpers", "relu_then_spin", "spin_cpu", "relu_after_return", "set_attribute",
                               "import_attribute", "read_text", "list_folder", "connect_unix",
