@@ -149,8 +149,10 @@ class Correctness:
                 # move the weight's elements of equal value (a rounding-biased fp32 draw has 2^15
                 # values a binade, so a Linear's weight shares values with its bias) and a cache
                 # keyed on the weight alone would see it move.
+                # (A model of one tensor has no others: an empty set on the CPU, so moved to the values'
+                # device, or a lone move of a CUDA model's one tensor failed the judge.)
                 others = model_state.value_set([t for t in (t for _, t in tensors) if t is not picked[0]],
-                                               on_device=True)
+                                               on_device=True).to(only.device)
                 only = only[~torch.isin(only, others)]
                 # Every other lone move changes some of the tensor's values, not all of them, as an
                 # edit of a few rows or a sparse update would: from one value to an eighth of them,
