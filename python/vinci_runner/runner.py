@@ -35,7 +35,7 @@ import traceback
 
 import torch
 
-from . import device_memory, loader, monitors, outputs
+from . import device_memory, loader, model_state, monitors, outputs, unobserved
 from .channel import Channel, SharedBuffer
 from .logs import trim_log
 
@@ -79,7 +79,7 @@ def warm_up_interpreter(cuda: bool) -> None:
 
 
 class Runner:
-    def __init__(self, channel: Channel, buffer_fd: int, inputs_fd: int, device: str):
+    def __init__(self, channel: Channel, buffer_fd: int, inputs_fd: int, device: str, refuse=None):
         self.channel = channel
         self.buffer_fds = (buffer_fd, inputs_fd)
         self.output_buffer = self.input_buffer = None
@@ -101,6 +101,8 @@ class Runner:
         self.shared: set[tuple[int, int]] = set()  # (ptr, nbytes) of outputs whose pages were exported
         self.staging: dict[tuple[int, int], torch.Tensor] = {}  # by (call, output)
         self._warm_up()
+        # Taken before any candidate code exists: what could watch the judge's moves (unobserved.py).
+        self.watchers = unobserved.Watchers(self.device, (refuse,) if refuse else ())
 
     def _warm_up(self):
         """Done on start, before any load: the CUDA context costs seconds that would otherwise sit
@@ -162,7 +164,6 @@ class Runner:
         else:
             cls = self.task.Model
         from . import inputs as inputs_mod
-        from . import model_state
         inputs_mod.seed_everything(int(req.get("seed", 42)))
         try:
             # Parameters are created where they live, from rounding-biased draws where the judge's are.
@@ -405,18 +406,25 @@ class Runner:
         """Moves the model's floating state in place between calls, as the judge moves its reference's
         with the same key (model_state.perturb): state derived from the weights and kept goes stale.
         The tensors are the ones taken at load; a descriptor, where one comes, holds the int32 bit
-        patterns of the only values to move."""
-        from . import model_state
+        patterns of the only values to move. Nothing the candidate installed may watch it happen
+        (unobserved.py): the checks come before any of the move runs."""
         fds = req.get("fds") or []
-        only = None
-        if fds:
-            with os.fdopen(fds[0], "rb") as f:
-                data = f.read()
-            only = torch.frombuffer(bytearray(data), dtype=torch.int32) if data else torch.empty(0, dtype=torch.int32)
-        state = [(n, t) for n, t in self.state if isinstance(t, torch.nn.Parameter)] if req.get("parameters") else self.state
-        moved = model_state.perturb(state, int(req["key"]), bool(req.get("rounding")), only)
-        if self.cuda:
-            torch.cuda.synchronize(self.device)
+        problems = self.watchers.problems(self.state)
+        if problems:
+            for fd in fds:
+                os.close(fd)
+            raise Failure("rejected", problems[0][0], "before the judge moved the model's state: "
+                          + "; ".join(message for _, message in problems))
+        with self.watchers.quiet():
+            only = None
+            if fds:
+                with os.fdopen(fds[0], "rb") as f:
+                    data = f.read()
+                only = torch.frombuffer(bytearray(data), dtype=torch.int32) if data else torch.empty(0, dtype=torch.int32)
+            state = [(n, t) for n, t in self.state if type(t) is torch.nn.Parameter] if req.get("parameters") else self.state
+            moved = model_state.perturb(state, int(req["key"]), bool(req.get("rounding")), only)
+            if self.cuda:
+                torch.cuda.synchronize(self.device)
         return {"ok": True, "moved": len(moved)}
 
 
@@ -501,8 +509,9 @@ OPS = ("load", "call", "coverage", "perturb")
 def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
     os.dup2(2, 1)  # whatever the candidate prints goes to the log, never anywhere else
     sys.stdout = sys.stderr
+    refuse = unobserved.refuse_watchers()  # first: no candidate code may add a watcher before it
     channel = Channel.from_fd(control_fd)
-    runner = Runner(channel, buffer_fd, inputs_fd, device)
+    runner = Runner(channel, buffer_fd, inputs_fd, device, refuse)
     while True:
         try:
             req = channel.receive()
@@ -515,7 +524,7 @@ def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
         try:
             if op not in OPS:
                 raise Failure("runtime_error", "protocol", f"unknown op {op!r}")
-            reply = getattr(runner, op)(req)
+            reply = getattr(Runner, op)(runner, req)  # the class's: an instance attribute is the candidate's
             if isinstance(reply, tuple):
                 reply, fds = reply
         except Failure as f:
