@@ -1,6 +1,7 @@
 """The procedural teacher's strategies on a GPU: each Triton solution of a curriculum (`vinci curriculum`
 with any families, e.g. `--long-rows N`, `--short-rows N` or `--matmul N`, then `vinci teach`) checked
-against its task's Model on the GPU, then timed against PyTorch eager with CUDA events (median of the
+against its task's Model on the GPU (as the judge compares: its tolerances, widened by the task
+reference's own error against an fp64 reference), then timed against PyTorch eager with CUDA events (median of the
 timed calls, after a warm-up), with the memory bandwidth each reaches (the inputs read once and the
 output written once; a matmul's weight is not counted).
 
@@ -9,6 +10,7 @@ output written once; a matmul's weight is not counted).
 The wrong strategies are checked too (a wrong one may match where its flaw does not show at the shape).
 """
 import argparse
+import copy
 import importlib.util
 import json
 import os
@@ -16,6 +18,10 @@ import statistics
 import sys
 
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from vinci_worker import compare  # noqa: E402
+from vinci_worker.judge import DEFAULTS  # noqa: E402
 
 
 def load(path: str, name: str):
@@ -70,8 +76,9 @@ def main() -> int:
         inputs = [(torch.randn_like(a) * 3).cuda() for a in task.get_inputs()]
         with torch.no_grad():
             expected = reference(*inputs)
+            exact = copy.deepcopy(reference).double()(*[a.double() for a in inputs])
             got = candidate(*inputs)
-            same = got.shape == expected.shape and torch.allclose(got, expected, rtol=1e-4, atol=1e-4)
+            same = compare.compare([got], [expected], DEFAULTS["tolerances"], finite_only=True, exact=[exact])["ok"]
             error = (got - expected).abs().max().item() if got.shape == expected.shape else float("inf")
             if r["correct"] and not same:
                 failed += 1

@@ -34,18 +34,22 @@ struct CurriculumConfig {
   std::vector<int64_t> long_rows = {256, 512, 1024};
   std::vector<int64_t> long_cols = {32768, 65536, 131072};
   // Row-wise tasks over short rows (TaskSpec::short_rows), both splits together, and their shapes:
-  // many rows, so that a program a row is hundreds of thousands of tiny programs.
+  // many rows, so that a program a row is millions of tiny programs. On an H200 (docs/learning.md,
+  // 2026-12-01) 65,536-262,144 rows took eager 27-52 us, launch-bound, and tiling rows lost at 16 and
+  // 32 columns; at 1-4 million rows it won 1.6-36x.
   int short_row_tasks = 0;
-  std::vector<int64_t> short_rows = {65536, 131072, 262144};
+  std::vector<int64_t> short_rows = {1048576, 2097152, 4194304};
   std::vector<int64_t> short_cols = {16, 32, 64};
   // Linear layers with an elementwise epilogue of 1 to max_epilogue ops, both splits together, and
   // their shapes: a short inner dimension, so that the output's extra passes in memory are a large
   // share of eager's time, which a kernel that applies the epilogue before its one store saves.
+  // Below 16,384 rows and an inner size of 256 eager took under 0.1-0.6 ms on an H200, where a Triton
+  // launch's own cost is a large share.
   int matmul_tasks = 0;
   int max_epilogue = 3;
-  std::vector<int64_t> matmul_rows = {4096, 8192, 16384};
-  std::vector<int64_t> matmul_cols = {512, 1024, 2048};
-  std::vector<int64_t> matmul_inner = {64, 128, 256};
+  std::vector<int64_t> matmul_rows = {16384, 32768};
+  std::vector<int64_t> matmul_cols = {1024, 2048};
+  std::vector<int64_t> matmul_inner = {256, 512};
 };
 
 struct CurriculumTask {

@@ -256,11 +256,11 @@ std::string matmul_solution(const TaskSpec& spec, const Strategy& st) {
       "other=0.0)\n"
       "        w = tl.load(w_ptr + rn[None, :] * K + rk[:, None], mask=(rn[None, :] < N) & (rk[:, None] < {0}), "
       "other=0.0)\n"
-      "        acc = tl.dot(a, w, acc, input_precision=\"ieee\")\n"
+      "        acc = tl.dot(a, w, acc, input_precision=\"{2}\")\n"
       "    v = acc\n"
       "    if EPILOGUE:\n        v = v + tl.load(b_ptr + rn, mask=rn < N, other=0.0)[None, :]\n{1}"
       "    tl.store(out_ptr + rm[:, None] * N + rn[None, :], v, mask=(rm[:, None] < M) & (rn[None, :] < N))\n\n\n",
-      k_bound, chain_lines(spec.chain, "        "));
+      k_bound, chain_lines(spec.chain, "        "), st.split_tf32 ? "tf32x3" : "ieee");
   std::string forward = fmt::format(
       "        x = x.contiguous()\n        M, K = x.shape\n        N = self.linear.weight.shape[0]\n"
       "        out = torch.empty(M, N, device=x.device, dtype=x.dtype)\n"
@@ -328,6 +328,10 @@ std::vector<Strategy> teacher_strategies(const TaskSpec& spec) {
     wide.tile = 128;
     wide.num_warps = 8;
     out.push_back(wide);
+    Strategy split = wide;
+    split.name = "fused_epilogue_t128_w8_tf32x3";
+    split.split_tf32 = true;
+    out.push_back(split);
     Strategy separate = tiled;
     separate.name = "epilogue_kernel";
     separate.fused = false;
@@ -371,9 +375,10 @@ std::vector<Strategy> teacher_strategies(const TaskSpec& spec) {
 std::string describe_strategy(const TaskSpec& spec, const Strategy& s) {
   if (spec.family == Family::matmul)
     return s.fused ? fmt::format(
-                         "one Triton kernel, {0}x{0} output tiles stepping {1} along the inner dimension, the bias and "
-                         "epilogue applied to the accumulator before its one store, {2} warps",
-                         s.tile, s.tile_k, s.num_warps)
+                         "one Triton kernel, {0}x{0} output tiles stepping {1} along the inner dimension{3}, the bias "
+                         "and epilogue applied to the accumulator before its one store, {2} warps",
+                         s.tile, s.tile_k, s.num_warps,
+                         s.split_tf32 ? " in three TF32 products of each operand's high and low halves" : "")
                    : fmt::format(
                          "a Triton matmul kernel with {0}x{0} output tiles, then the bias and epilogue in a second "
                          "kernel over the stored output, {1} warps",

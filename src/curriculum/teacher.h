@@ -32,6 +32,9 @@ struct Strategy {
   // false the bias and epilogue run in a second kernel over the stored output.
   int tile = 0;
   int tile_k = 32;
+  // Matmul: products as three TF32 tensor-core products of each operand's high and low halves
+  // (Triton's "tf32x3"), about fp32's accuracy at tensor-core speed; false is fp32 FMA ("ieee").
+  bool split_tf32 = false;
 };
 
 // The strategies the teacher writes for this task, correct ones first.

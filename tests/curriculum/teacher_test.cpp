@@ -110,11 +110,17 @@ TEST(Teacher, AMatmulAppliesItsEpilogueBeforeTheStoreFirst) {
   mm.cols = 1024;
   mm.inner = 128;
   const auto menu = teacher_strategies(mm);
-  EXPECT_EQ(names(menu), (std::vector<std::string>{"fused_epilogue_t64_w4", "fused_epilogue_t128_w8", "epilogue_kernel",
-                                                   "wrong_op", "off_by_one"}));
+  EXPECT_EQ(names(menu), (std::vector<std::string>{"fused_epilogue_t64_w4", "fused_epilogue_t128_w8",
+                                                   "fused_epilogue_t128_w8_tf32x3", "epilogue_kernel", "wrong_op",
+                                                   "off_by_one"}));
   EXPECT_EQ(describe_strategy(mm, menu[0]),
             "one Triton kernel, 64x64 output tiles stepping 32 along the inner dimension, the bias and epilogue "
             "applied to the accumulator before its one store, 4 warps");
+  EXPECT_EQ(describe_strategy(mm, menu[2]),
+            "one Triton kernel, 128x128 output tiles stepping 32 along the inner dimension in three TF32 products of "
+            "each operand's high and low halves, the bias and epilogue applied to the accumulator before its one "
+            "store, 8 warps");
+  EXPECT_NE(triton_solution(mm, menu[2]).find("input_precision=\"tf32x3\""), std::string::npos);
   const std::string fused = triton_solution(mm, menu[0]);
   for (const char* line :
        {"        acc = tl.dot(a, w, acc, input_precision=\"ieee\")\n",
@@ -122,11 +128,11 @@ TEST(Teacher, AMatmulAppliesItsEpilogueBeforeTheStoreFirst) {
         "        self.linear = nn.Linear(inner, cols)\n", "EPILOGUE=True, num_warps=4)\n"})
     EXPECT_NE(fused.find(line), std::string::npos) << line << "\nin\n" << fused;
   EXPECT_EQ(fused.find("_epilogue["), std::string::npos) << "one kernel";
-  const std::string separate = triton_solution(mm, menu[2]);
+  const std::string separate = triton_solution(mm, menu[3]);
   EXPECT_NE(separate.find("EPILOGUE=False"), std::string::npos);
   EXPECT_NE(separate.find("        _epilogue[(triton.cdiv(out.numel(), 1024),)]"), std::string::npos) << separate;
-  EXPECT_NE(triton_solution(mm, menu[4]).find("(rk[None, :] < K - 1)"), std::string::npos) << "the bound off by one";
-  EXPECT_NE(triton_solution(mm, menu[3]).find("torch.sigmoid(linear(x)) * 1.5"), std::string::npos)
+  EXPECT_NE(triton_solution(mm, menu[5]).find("(rk[None, :] < K - 1)"), std::string::npos) << "the bound off by one";
+  EXPECT_NE(triton_solution(mm, menu[4]).find("torch.sigmoid(linear(x)) * 1.5"), std::string::npos)
       << "the wrong op: gelu swapped for its neighbour";
 }
 
