@@ -110,9 +110,9 @@ TEST(Teacher, AMatmulAppliesItsEpilogueBeforeTheStoreFirst) {
   mm.cols = 1024;
   mm.inner = 128;
   const auto menu = teacher_strategies(mm);
-  EXPECT_EQ(names(menu), (std::vector<std::string>{"fused_epilogue_t64_w4", "fused_epilogue_t128_w8",
-                                                   "fused_epilogue_t128_w8_tf32x3", "epilogue_kernel", "wrong_op",
-                                                   "off_by_one"}));
+  EXPECT_EQ(names(menu),
+            (std::vector<std::string>{"fused_epilogue_t64_w4", "fused_epilogue_t128_w8",
+                                      "fused_epilogue_t128_w8_tf32x3", "epilogue_kernel", "wrong_op", "off_by_one"}));
   EXPECT_EQ(describe_strategy(mm, menu[0]),
             "one Triton kernel, 64x64 output tiles stepping 32 along the inner dimension, the bias and epilogue "
             "applied to the accumulator before its one store, 4 warps");
