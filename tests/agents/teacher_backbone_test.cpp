@@ -55,6 +55,7 @@ TEST(TeacherBackbone, SkillsMapToStrategiesTheTeacherWrites) {
   skills.clear();
   for (const auto& s : curriculum::teacher_strategies(matmul)) skills.push_back(agents::teacher_skill_of(matmul, s));
   EXPECT_EQ(skills, (std::vector<std::string>{"triton_linear_epilogue_on_the_accumulator",
+                                              "triton_linear_epilogue_on_the_accumulator",
                                               "triton_linear_epilogue_on_the_accumulator", "", "", ""}))
       << "the fused epilogues carry the epilogue skill; a second kernel over the output and the wrong ones none";
   EXPECT_TRUE(shipped.contains("triton_linear_epilogue_on_the_accumulator"));
