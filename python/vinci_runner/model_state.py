@@ -79,6 +79,47 @@ def named_state(model: torch.nn.Module, checkpointed: bool = False) -> list[tupl
     return state
 
 
+def _module_dicts(model: torch.nn.Module) -> list[dict]:
+    """Every module's own dictionary, read as named_state reads them (no method of the candidate's)."""
+    found, stack, seen = [], [model], set()
+    while stack:
+        module = stack.pop(0)
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        fields = object.__getattribute__(module, "__dict__")
+        found.append(fields)
+        children = fields.get("_modules") or {}
+        stack += [child for child in dict.values(children) if child is not None]
+    return found
+
+
+def assign_moved(model: torch.nn.Module, state: list, key: int, rounding: bool,
+                 only: torch.Tensor | None = None) -> list:
+    """Moves state (floating_state) as perturb does, but into new tensors put where the old ones sat,
+    as load_state_dict(..., assign=True) or a meta-device load does; the old tensors keep their
+    values. Red-team round 47: a kernel that read the Parameter objects it took in __init__ was right
+    under moves in place and stale after such a load. Returns the new state, in state's order."""
+    new_state, replaced = [], {}
+    with torch.no_grad():
+        for name, t in state:
+            fresh = t.detach().clone()
+            perturb([(name, fresh)], key, rounding, only)
+            fresh = fresh.clone()  # version 0, as a tensor a checkpoint was loaded into: a version alone keys nothing
+            if isinstance(t, torch.nn.Parameter):
+                fresh = torch.nn.Parameter(fresh, requires_grad=t.requires_grad)
+            replaced[id(t)] = fresh
+            new_state.append((name, fresh))
+    for fields in _module_dicts(model):
+        for slot in ("_parameters", "_buffers"):
+            tensors = fields.get(slot)
+            if isinstance(tensors, dict):
+                for k, v in list(dict.items(tensors)):
+                    if id(v) in replaced:
+                        dict.__setitem__(tensors, k, replaced[id(v)])
+    return new_state
+
+
 def floating_state(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
     """The floating tensors of two or more elements that a checkpoint holds (parameters and persistent
     buffers): what vary_constants fills and perturb moves, as load_state_dict would. A buffer registered

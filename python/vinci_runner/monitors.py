@@ -110,7 +110,8 @@ def _watched_objects():
         mod = sys.modules.get(name)
         if mod is not None:
             objs.append((name, mod))
-    objs += [("torch.Tensor", torch.Tensor), ("torch.nn.Module", torch.nn.Module)]
+    objs += [("torch.Tensor", torch.Tensor), ("torch.nn.Module", torch.nn.Module),
+             ("torch.nn.Parameter", torch.nn.Parameter)]  # round 49: its methods patched to see a move
     if torch.cuda.is_available():
         objs += [("torch.cuda.Event", torch.cuda.Event), ("torch.cuda.Stream", torch.cuda.Stream)]
     return objs

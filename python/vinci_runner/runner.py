@@ -19,10 +19,12 @@ Requests (JSON lines on the control socket) and replies:
                                               "pieces": [{"id", "base", "size"}, ...] + one descriptor each (GPU),
                                               "signals"}
   {"op": "coverage", "seconds"}           -> {"ok", "calls"} (CPU: forward on input set 0, for the sampler)
-  {"op": "perturb", "key", "rounding", "parameters"?, [1 descriptor: the values to move]}
+  {"op": "perturb", "key", "rounding", "parameters"?, "assign"?, [1 descriptor: the values to move]}
                                           -> {"ok", "moved"} (the model's state moved as a new checkpoint
                                              would be loaded, or its parameters alone as an optimizer's
-                                             step moves them: model_state.perturb)
+                                             step moves them: model_state.perturb; with assign, into
+                                             new tensors put in the old ones' places, as a load with
+                                             assign=True does: model_state.assign_moved)
 While loading, the runner may ask {"op": "compile", "args"} and waits for {"ok", "name", "reason"?, "log"?}
 with the built library as a descriptor. A failure is {"ok": false, "class", "reason", "message"}.
 """
@@ -103,6 +105,7 @@ class Runner:
         self._warm_up()
         # Taken before any candidate code exists: what could watch the judge's moves (unobserved.py).
         self.watchers = unobserved.Watchers(self.device, (refuse,) if refuse else ())
+        self.watchers.guard(("runner", self, ("channel", "watchers", "calls")), ("channel", channel, ()))
 
     def _warm_up(self):
         """Done on start, before any load: the CUDA context costs seconds that would otherwise sit
@@ -402,27 +405,35 @@ class Runner:
                 calls += 1
         return {"ok": True, "calls": calls}
 
-    def perturb(self, req):
+    def perturb(self, req, watchers: unobserved.Watchers):
         """Moves the model's floating state in place between calls, as the judge moves its reference's
         with the same key (model_state.perturb): state derived from the weights and kept goes stale.
         The tensors are the ones taken at load; a descriptor, where one comes, holds the int32 bit
         patterns of the only values to move. Nothing the candidate installed may watch it happen
         (unobserved.py): the checks come before any of the move runs."""
         fds = req.get("fds") or []
-        problems = self.watchers.problems(self.state)
+        problems = watchers.problems(self.state)
+        patched = self.snapshot.changes() if self.snapshot else []
+        if patched:
+            problems.append(("monkey_patch", f"the candidate changed {', '.join(patched[:5])}"))
         if problems:
             for fd in fds:
                 os.close(fd)
             raise Failure("rejected", problems[0][0], "before the judge moved the model's state: "
                           + "; ".join(message for _, message in problems))
-        with self.watchers.quiet():
+        with watchers.quiet():
             only = None
             if fds:
                 with os.fdopen(fds[0], "rb") as f:
                     data = f.read()
                 only = torch.frombuffer(bytearray(data), dtype=torch.int32) if data else torch.empty(0, dtype=torch.int32)
-            state = [(n, t) for n, t in self.state if type(t) is torch.nn.Parameter] if req.get("parameters") else self.state
-            moved = model_state.perturb(state, int(req["key"]), bool(req.get("rounding")), only)
+            if req.get("assign"):
+                self.state = model_state.assign_moved(self.model, self.state, int(req["key"]), bool(req.get("rounding")),
+                                                      only)
+                moved = self.state
+            else:
+                state = [(n, t) for n, t in self.state if type(t) is torch.nn.Parameter] if req.get("parameters") else self.state
+                moved = model_state.perturb(state, int(req["key"]), bool(req.get("rounding")), only)
             if self.cuda:
                 torch.cuda.synchronize(self.device)
         return {"ok": True, "moved": len(moved)}
@@ -512,6 +523,7 @@ def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
     refuse = unobserved.refuse_watchers()  # first: no candidate code may add a watcher before it
     channel = Channel.from_fd(control_fd)
     runner = Runner(channel, buffer_fd, inputs_fd, device, refuse)
+    watchers = runner.watchers  # this frame's: the runner's attribute is where a candidate would swap it
     while True:
         try:
             req = channel.receive()
@@ -524,7 +536,8 @@ def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
         try:
             if op not in OPS:
                 raise Failure("runtime_error", "protocol", f"unknown op {op!r}")
-            reply = getattr(Runner, op)(runner, req)  # the class's: an instance attribute is the candidate's
+            # The class's methods: an instance attribute is the candidate's.
+            reply = Runner.perturb(runner, req, watchers) if op == "perturb" else getattr(Runner, op)(runner, req)
             if isinstance(reply, tuple):
                 reply, fds = reply
         except Failure as f:

@@ -6,10 +6,13 @@ every judged call and stale after every change a user makes. Red-team round 48 d
 8_MatmulRowSum (`correct` at 2.6-3.4x, 31.9 off after a user's load_state_dict): by replacing
 model_state.perturb from ModelNew.__init__, and with weights of an nn.Parameter subclass whose
 __torch_function__ saw the move's widening copy. So a move must look to the candidate like any other
-change of its weights. Before each one the runner checks every way Python offers to watch it, against
-what held before the candidate was imported (Watchers):
+change of its weights. Before each one the runner checks the ways to watch it that rounds 48 and 49
+used and their neighbours, against what held before the candidate was imported (Watchers; round 49
+reached the move through a module global, an instance's own method, the checker itself and
+nn.Parameter's class, so all four are recorded, and nn.Parameter is in monitors.PatchSnapshot):
 
-  the runner's code      its modules' functions and classes, and their code objects, as imported
+  the runner's code      its modules' globals, functions and classes, their code objects, and its own
+                         objects (the Runner, its Channel, this checker), as they were
   the state's tensors    plain torch.Tensor or nn.Parameter: a subclass intercepts every op on them
   torch's hooks          no torch function or dispatch mode on the stacks, and the kernels of every
                          ATen op a move runs registered as before (no torch.library override)
@@ -21,8 +24,9 @@ torch function handling disabled. refuse_watchers(), installed first when a runn
 audit hook that refuses new audit hooks (which see a move's reads), trace and profile functions, and
 other threads' frames, from Python and from an extension's C alike.
 
-What is left is native: an extension's own thread reading the control socket, or code rewritten in
-memory. A move written by the judge from outside while the runner is frozen closes that too, at the
+What is left: a thread started natively (an extension's, or through ctypes) reading the control
+socket, code or this checker's record rewritten in memory, and whatever Python object the move
+reaches that is not recorded yet. A move written by the judge from outside while the runner is frozen closes that too, at the
 price of caches keyed on `_version` (docs/threat_model.md, round 48).
 """
 from __future__ import annotations
@@ -59,9 +63,11 @@ def refuse_watchers() -> types.FunctionType:
     return refuse
 
 
-def _runner_code(extra: tuple) -> dict:
-    """Identity of every function and class of vinci_runner's modules, of their methods, and of each
-    one's code, defaults and closure."""
+def _runner_code(extra: tuple, objects: tuple = ()) -> dict:
+    """Identity of every global of vinci_runner's modules (a module, a function, a constant: round 49
+    swapped the runner's global `model_state` for a proxy), of their functions' and classes' methods,
+    of each one's code, defaults and closure, and of every attribute of the runner's own objects
+    (round 49 set an instance's `receive`, and replaced the runner's Watchers)."""
     found = {}
 
     def record(label, value):
@@ -79,10 +85,21 @@ def _runner_code(extra: tuple) -> dict:
         if name != "vinci_runner" and not name.startswith("vinci_runner."):
             continue
         for k, v in list(vars(module).items()):
+            if k.startswith("__"):
+                continue
             if isinstance(v, (types.FunctionType, type)) and getattr(v, "__module__", "") == name:
                 record(f"{name}.{k}", v)
+            elif v is not None:  # a global set lazily (device_memory's driver) starts as None
+                found[f"{name}.{k}"] = (id(v),)
     for i, f in enumerate(extra):
         record(f"<runner function {i}>", f)
+    for label, obj, names in objects:
+        found[label] = (id(type(obj)),)
+        fields = object.__getattribute__(obj, "__dict__")
+        shadowing = sorted(k for k in fields if hasattr(type(obj), k))  # an instance's own `receive`
+        found[f"{label} (its own methods)"] = tuple(shadowing)
+        for k in set(names) | set(shadowing):
+            found[f"{label}.{k}"] = (id(fields.get(k)),)
     return found
 
 
@@ -125,17 +142,29 @@ def _handlers() -> dict:
 class Watchers:
     """What could watch a move, as it was before the candidate was imported."""
 
-    def __init__(self, device: torch.device, runner_functions: tuple = ()):
+    def __init__(self, device: torch.device, runner_functions: tuple = (), runner_objects: tuple = ()):
+        """runner_objects: (label, object, attribute names) of the runner's own objects whose named
+        attributes must stay the ones they are now."""
         self.extra = tuple(runner_functions)
-        self.code = _runner_code(self.extra)
         self.threads = {t.ident for t in threading.enumerate()}
         self.handlers = _handlers()
         self.kernels = {name: torch._C._dispatch_dump(name) for name in _move_ops(device)}
+        self.objects = tuple(runner_objects) + (("watchers", self, ("extra", "threads", "handlers", "kernels",
+                                                                    "objects")),)
+        self.code = _runner_code(self.extra, self.objects)
+        self.code["watchers.code"] = (id(self.code),)
+
+    def guard(self, *runner_objects) -> None:
+        """Records more of the runner's objects, (label, object, attribute names), as they are now."""
+        self.objects = tuple(runner_objects) + self.objects
+        self.code = _runner_code(self.extra, self.objects)
+        self.code["watchers.code"] = (id(self.code),)
 
     def problems(self, state: list) -> list[tuple[str, str]]:
         """(reason, message) for each way the move about to run could be watched."""
         found = []
-        now = _runner_code(self.extra)
+        now = _runner_code(self.extra, self.objects)
+        now["watchers.code"] = (id(self.code),)
         changed = sorted(k for k in self.code if now.get(k) != self.code[k])
         if changed:
             found.append(("monkey_patch", f"the runner's own code changed: {', '.join(changed[:5])}"))

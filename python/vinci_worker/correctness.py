@@ -120,7 +120,8 @@ class Correctness:
         trials += [(cfg["seed"] + 7919 * (j + 1), kind) for j, kind in enumerate(self._ood_kinds(cfg))]
         return trials
 
-    def _move_state(self, loaded: Loaded, task: TaskState, cfg, label: str, part: int | None = None) -> str:
+    def _move_state(self, loaded: Loaded, task: TaskState, cfg, label: str, part: int | None = None,
+                    assign: bool = False) -> str:
         """Moves the candidate's model state and the reference's alike, between calls, as a new
         checkpoint loaded into both would (model_state.perturb; the key is the judge's, fresh each
         time): state derived from the weights and kept across calls is then stale (red-team round 44:
@@ -128,8 +129,10 @@ class Correctness:
         index into the reference's movable tensors), only that tensor's values move, wherever the
         candidate holds them: a cache keyed on part of the state (round 45: the weight's version, not
         the bias's) goes stale too. Under the vinci protocol; KernelBench's keeps the state as built.
-        Returns what the next call's label adds, so that a kernel failing there is told why ("" where
-        nothing moved)."""
+        With assign (a whole move), the runner puts the moved values into new tensors in the old ones'
+        places, as load_state_dict(..., assign=True) does: a kernel that reads the Parameter objects it
+        took in __init__ reads stale values (round 47). Returns what the next call's label adds, so that
+        a kernel failing there is told why ("" where nothing moved)."""
         tensors = movable(task) if cfg["ood_trials"] else []
         if not tensors:
             return ""  # no state of the reference's to move
@@ -181,7 +184,8 @@ class Correctness:
         window.gate.freeze()
         window.thaw()
         try:
-            reply = self._ask(loaded.runner, {"op": "perturb", "key": key, "rounding": rounding, "parameters": parameters},
+            reply = self._ask(loaded.runner, {"op": "perturb", "key": key, "rounding": rounding, "parameters": parameters,
+                                              "assign": assign and part is None},
                               cfg["run_timeout_s"], "run_timeout", fds=fds)
         finally:
             for fd in fds:
@@ -189,6 +193,9 @@ class Correctness:
         window.gate.freeze()
         self._accept(reply, "moving the model's state", label)
         perturb_state(task, key, rounding, only)
+        if assign and part is None:
+            return (", after the model's parameters were replaced by new ones holding new values (as a "
+                    "checkpoint load with assign=True does; state kept from earlier calls must follow)")
         return (", after the model's parameters changed in place (as a checkpoint load or a training step "
                 "changes them; state kept from earlier calls must follow)")
 
@@ -215,7 +222,8 @@ class Correctness:
                 counted += 1
             if t + 1 < len(trials):
                 part = order[(t - 1) % len(order)] if t > 0 and order else None
-                moved = self._move_state(loaded, task, cfg, f"after trial {t}", part)
+                # The first move, of all the state, puts it in new tensors, as a load with assign=True.
+                moved = self._move_state(loaded, task, cfg, f"after trial {t}", part, assign=t == 0)
         signals = dict(first.get("signals", {}))
         if cfg["torch_ops"] != "allow" and not self._samples_timed_windows(loaded):
             share, note = self._host_coverage(loaded, task, cfg)

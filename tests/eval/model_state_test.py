@@ -19,6 +19,9 @@ dropped them was correct. Checked against values written by hand:
   the values of one tensor move, in the reference's layout and in a packed copy alike;
 - only what a checkpoint holds moves or is drawn (round 46: a weight copied into a buffer registered
   persistent=False moved in step with the weight, and stayed right for the judge only);
+- assign_moved (round 47's Parameter objects kept from __init__): the moved values in new tensors
+  where the old ones sat, tied ones in every place, version 0, the old tensors untouched, the values
+  an in-place move's, and with only just those values;
 - the judge's side (judge_state): its fp64 reference follows the moved fp32 one exactly, and each
   evaluation starts again from the state as built;
 - end to end: with the reference varied, a LayerNorm without its affine part is now far from it,
@@ -38,7 +41,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from checks import check, failures  # noqa: E402
 from vinci_runner import inputs  # noqa: E402
-from vinci_runner.model_state import floating_state, perturb, value_set, vary_constants  # noqa: E402
+from vinci_runner.model_state import assign_moved, floating_state, perturb, value_set, vary_constants  # noqa: E402
 from vinci_worker import judge_state  # noqa: E402
 
 DIM = 64
@@ -226,6 +229,31 @@ def main() -> int:
     judge_state.reset_state(task)
     check(torch.equal(built.weight.detach(), as_built) and torch.equal(task.ref64.weight.detach(), as_built.double()),
           "an evaluation starts again from the state as built")
+
+    # assign_moved: the moved values in new tensors put where the old ones sat (a tied weight in both
+    # places), version 0; the old objects keep their values; the values equal an in-place move's.
+    tied = nn.Sequential(nn.Linear(DIM, DIM), nn.Linear(DIM, DIM))
+    tied[1].weight = tied[0].weight
+    tied.register_buffer("table", torch.randn(DIM))
+    inplace = copy.deepcopy(tied)
+    old_state = floating_state(tied)
+    old_values = [t.detach().clone() for _, t in old_state]
+    new_state = assign_moved(tied, old_state, 11, rounding=True)
+    perturb(floating_state(inplace), 11, rounding=True)
+    check(tied[0].weight is new_state[0][1] and tied[1].weight is tied[0].weight
+          and type(tied[0].weight) is nn.Parameter and tied.table is new_state[-1][1],
+          "the new tensors sit where the old ones did, a tied weight in both places, Parameters as Parameters")
+    check(all(torch.equal(t.detach(), v) for (_, t), v in zip(old_state, old_values)),
+          "the old tensors keep their values")
+    check(all(torch.equal(a.detach(), b.detach()) for (_, a), (_, b) in zip(new_state, floating_state(inplace))),
+          "the new values are an in-place move's")
+    check(all(t._version == 0 for _, t in new_state), "version 0, as a tensor a checkpoint was loaded into")
+    only = value_set([tied[0].bias])
+    kept = tied[0].weight.detach().clone()
+    bias = tied[0].bias.detach().clone()
+    assign_moved(tied, floating_state(tied), 12, rounding=False, only=only)
+    check(torch.equal(tied[0].weight.detach(), kept) and not torch.equal(tied[0].bias.detach(), bias),
+          "with only, just those values move")
 
     x = torch.rand(8, DIM)
     with torch.no_grad():

@@ -4,7 +4,8 @@ Red-team round 48 refreshed a cache exactly when the judge's move ran in the can
 Each way Python offers to watch a move is set up here, one at a time, and must be named by
 Watchers.problems with its reason; undone, nothing is named:
 - the runner's code: a function replaced in a module's dictionary, a function's __code__ swapped, a
-  method of a runner class replaced;
+  method of a runner class replaced, a method set on one of the runner's objects (round 49: the
+  channel's own `receive`);
 - the state: an nn.Parameter subclass (its __torch_function__ sees the move), while plain tensors,
   nn.Parameters and buffers pass;
 - a dispatch mode left active; a torch.library kernel registered anew for an operator a move runs
@@ -58,6 +59,18 @@ code = original.__code__
 original.__code__ = code.replace(co_name="perturb")  # an equal code object, yet another one
 expect("a function's code swapped", watchers.problems(plain), "monkey_patch")
 original.__code__ = code
+
+class Served:
+    def receive(self):
+        return {}
+
+
+served = Served()
+watchers.guard(("channel", served, ()))
+served.receive = lambda: {"op": "perturb"}
+expect("an object's own method set", watchers.problems(plain), "monkey_patch")
+del served.receive
+expect("its own method removed", watchers.problems(plain), None)
 
 method = runner.Runner.perturb
 runner.Runner.perturb = lambda self, req: method(self, req)
