@@ -12,6 +12,10 @@ if [ -f .device-deps/setup-gpu-host.sh ]; then
   [ -x /tmp/device-deps-root/usr/bin/bwrap ] && ! command -v bwrap >/dev/null && cp /tmp/device-deps-root/usr/bin/bwrap /usr/local/bin/
   [ -e $L/libseccomp.so ] || { [ -e $L/libseccomp.so.2 ] && ln -s $L/libseccomp.so.2 $L/libseccomp.so; }
 fi
+# The sandbox's build needs seccomp.h; a carry without it fails in CMake with a less helpful line.
+if [ ! -e /usr/include/seccomp.h ] && [ ! -e /tmp/device-deps-root/usr/include/seccomp.h ]; then
+  echo "gpu_host_setup: seccomp.h is missing: run EXTRA_DEBS=\"bubblewrap libseccomp-dev\" bash ../shared/device/fetch-debs.sh here and carry .device-deps" >&2
+fi
 
 # Configures and builds vinci in $BUILD (Release, Ninja) with the given -D options and targets (none:
 # everything), the log in $OUT/cmake.log, whose tail is shown before the script exits on a failure;

@@ -214,14 +214,14 @@ def _edges(x: torch.Tensor, m: float, along: int | str | None = None, signed: bo
     chosen fiber's extremes are its own. Fibers on the other dimensions' boundaries (the corners) are
     chosen in a call that places extremes along one dimension alone, every fiber along it: half the
     calls where two or more dimensions could take them, the dimension drawn (along names it, or "each"
-    for the other calls' way). Where a
-    dimension's fibers are fewer than its boundary indices, the first fiber takes the likeliest (the
-    last index) and the others a stretch of the cycle from a drawn place, so that calls together reach
-    the inner chunk edges (4 rows of 65,536 columns tried only the first four indices before). A
-    shorter dimension gets none (a random draw's extreme sits on any of its few indices often) and
-    limits no other. Left alone, as the specials' bands leave them: draws of few distinct values
-    (masks, integers stored as floats) and symmetric matrices, whose structure a kernel may use. With
-    signed, the rest is first spread over [-m, m] (2x - m), as the signed kind spreads it."""
+    for the other calls' way). Where a dimension's fibers are fewer than its boundary indices, the
+    first fiber takes the likeliest (the last index) and the others a stretch of the cycle from a
+    drawn place, so that calls together reach the inner chunk edges (4 rows of 65,536 columns tried
+    only the first four indices before). A shorter dimension gets none (a random draw's extreme sits
+    on any of its few indices often) and limits no other. Left alone, as the specials' bands leave
+    them: draws of few distinct values (masks, integers stored as floats) and symmetric matrices,
+    whose structure a kernel may use. With signed, the rest is first spread over [-m, m] (2x - m), as
+    the signed kind spreads it."""
     if few_distinct(value_sample(x)):
         return x.clone()
     if x.dim() >= 2 and x.shape[-1] == x.shape[-2] and torch.equal(x, x.transpose(-1, -2)):
