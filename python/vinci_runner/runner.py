@@ -11,7 +11,7 @@ decides anything: the judge does all of that from outside.
 Requests (JSON lines on the control socket) and replies:
   {"op": "load", "task_name", "task_source", "scale", "candidate_name", "candidate_source"|null, "specs",
    "input_specs", "seed", "numerics", "kernel_names", "library_kernels", "low_precision", "compile", "protocol",
-   "rounding",
+   "rounding", "threads" (the CPU's intra-op threads: 1 but in the plain trials' runner),
    "input_sets", "input_offsets", "input_bytes", "deliver", ["input_mapping_size" + 1 descriptor]}
                                           -> {"ok", "load_s"} | a failure
   {"op": "call", "id", "sets", "values", "monitor", "profile"}
@@ -141,6 +141,8 @@ class Runner:
         torch.backends.cuda.matmul.allow_tf32 = bool(numerics.get("allow_tf32_matmul", False))
         torch.backends.cudnn.allow_tf32 = bool(numerics.get("allow_tf32_cudnn", False))
         torch.set_float32_matmul_precision("high" if numerics.get("allow_tf32_matmul") else "highest")
+        if not self.cuda:
+            torch.set_num_threads(max(1, int(req.get("threads", 1))))
         self._attach_inputs(req)
         task = self._materialize("task", req["task_name"], req["task_source"])
         try:

@@ -22,6 +22,11 @@ from .outcome import Outcome
 MOVED_VALUES_SENT = 1 << 26
 
 
+# The plain trials' intra-op threads on the CPU: more than the CI machine's 2 cores, so that
+# at::parallel_for and OpenMP split every range worth splitting into several chunks, and a data race
+# between two of them can show.
+PLAIN_THREADS = 4
+
 class Correctness:
     """Judge's correctness checks (a mixin: self is the Judge)."""
 
@@ -290,10 +295,13 @@ class Correctness:
         speed. A fresh process has seen no biased draw to remember, and these draws are what a user's
         data looks like, so a kernel right only on the judge's values fails here. Narrowing on plain
         draws still passes the bounds where its errors average out, as it would on any plain random
-        draw, and gains nothing on the clock: every timed call stays biased."""
+        draw, and gains nothing on the clock: every timed call stays biased. On the CPU this runner
+        also computes with PLAIN_THREADS intra-op threads, as a user's process does, where every other
+        runner has one (red-team round 50: a ReLU whose at::parallel_for chunks indexed from 0, and a
+        cumsum whose chunks carried nothing over, were exact on one thread and 4.7 and 107 off on two)."""
         if not self._rounding(cfg):
             return  # every draw is plain already
-        plain = {**cfg, "plain_draws": True}
+        plain = {**cfg, "plain_draws": True, "threads": 1 if self.cuda else PLAIN_THREADS}
         task = self._task(req, plain)
         reset_state(task)
         runner = self._candidate_process(plain)

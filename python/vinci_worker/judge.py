@@ -448,7 +448,8 @@ class Judge(Correctness, Timing, TrustedSampling):
                    "numerics": cfg["numerics"], "kernel_names": static.get("kernel_names", []),
                    "library_kernels": [n for n in (req or {}).get("reference_kernels") or [] if isinstance(n, str)],
                    "low_precision": task.low_precision, "compile": compiled,
-                   "protocol": "vinci" if cfg["strict_layout"] else "kernelbench", "rounding": self._rounding(cfg)}
+                   "protocol": "vinci" if cfg["strict_layout"] else "kernelbench", "rounding": self._rounding(cfg),
+                   "threads": int(cfg.get("threads", 1))}
         if req is not None:
             with open(req["candidate"], encoding="utf-8", errors="replace") as f:
                 message.update(candidate_name=os.path.basename(req["candidate"]), candidate_source=f.read())

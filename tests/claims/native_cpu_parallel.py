@@ -1,0 +1,6 @@
+_PARALLEL = r"""
+@native_parallel.cpp@
+"""
+_parallel = load_inline(name="vinci_claims_cpu_parallel", cpp_sources=_PARALLEL,
+                        functions=["relu_chunks", "cumsum_chunks_without_carry"],
+                        extra_cflags=["-O2", "-fopenmp"], extra_ldflags=["-fopenmp"], verbose=False)
