@@ -56,19 +56,10 @@ def named_state(model: torch.nn.Module, checkpointed: bool = False) -> list[tupl
     dictionaries' methods is not called (red-team round 45 refreshed a cache whenever the judge listed
     the parameters, the moment of each move, and so was right for the judge only). With checkpointed,
     only what a checkpoint holds: buffers registered persistent=False are left out."""
-    modules, stack, seen = [], [("", model)], set()
-    while stack:
-        prefix, module = stack.pop(0)
-        if id(module) in seen:
-            continue
-        seen.add(id(module))
-        modules.append((prefix, module))
-        children = object.__getattribute__(module, "__dict__").get("_modules") or {}
-        stack += [(prefix + name + ".", child) for name, child in dict.items(children) if child is not None]
+    modules = _module_fields(model)
     state, taken = [], set()
     for slot in ("_parameters", "_buffers"):
-        for prefix, module in modules:
-            fields = object.__getattribute__(module, "__dict__")
+        for prefix, fields in modules:
             transient = fields.get("_non_persistent_buffers_set") if checkpointed and slot == "_buffers" else None
             for name, t in dict.items(fields.get(slot) or {}):
                 if isinstance(transient, (set, frozenset)) and name in transient:
@@ -79,18 +70,19 @@ def named_state(model: torch.nn.Module, checkpointed: bool = False) -> list[tupl
     return state
 
 
-def _module_dicts(model: torch.nn.Module) -> list[dict]:
-    """Every module's own dictionary, read as named_state reads them (no method of the candidate's)."""
-    found, stack, seen = [], [model], set()
+def _module_fields(model: torch.nn.Module) -> list[tuple[str, dict]]:
+    """(prefix, the module's own __dict__) for each module once, in model order, read without calling
+    any method of the candidate's (a module's __getattr__ or its dictionaries' overrides)."""
+    found, stack, seen = [], [("", model)], set()
     while stack:
-        module = stack.pop(0)
+        prefix, module = stack.pop(0)
         if id(module) in seen:
             continue
         seen.add(id(module))
         fields = object.__getattribute__(module, "__dict__")
-        found.append(fields)
+        found.append((prefix, fields))
         children = fields.get("_modules") or {}
-        stack += [child for child in dict.values(children) if child is not None]
+        stack += [(prefix + name + ".", child) for name, child in dict.items(children) if child is not None]
     return found
 
 
@@ -110,7 +102,7 @@ def assign_moved(model: torch.nn.Module, state: list, key: int, rounding: bool,
                 fresh = torch.nn.Parameter(fresh, requires_grad=t.requires_grad)
             replaced[id(t)] = fresh
             new_state.append((name, fresh))
-    for fields in _module_dicts(model):
+    for _, fields in _module_fields(model):
         for slot in ("_parameters", "_buffers"):
             tensors = fields.get(slot)
             if isinstance(tensors, dict):

@@ -142,15 +142,12 @@ def _handlers() -> dict:
 class Watchers:
     """What could watch a move, as it was before the candidate was imported."""
 
-    def __init__(self, device: torch.device, runner_functions: tuple = (), runner_objects: tuple = ()):
-        """runner_objects: (label, object, attribute names) of the runner's own objects whose named
-        attributes must stay the ones they are now."""
+    def __init__(self, device: torch.device, runner_functions: tuple = ()):
         self.extra = tuple(runner_functions)
         self.threads = {t.ident for t in threading.enumerate()}
         self.handlers = _handlers()
         self.kernels = {name: torch._C._dispatch_dump(name) for name in _move_ops(device)}
-        self.objects = tuple(runner_objects) + (("watchers", self, ("extra", "threads", "handlers", "kernels",
-                                                                    "objects")),)
+        self.objects = (("watchers", self, ("extra", "threads", "handlers", "kernels", "objects")),)
         self.code = _runner_code(self.extra, self.objects)
         self.code["watchers.code"] = (id(self.code),)
 
