@@ -109,25 +109,33 @@ def import_file(path: str, module_name: str) -> types.ModuleType:
     return module
 
 
-def apply_scale(module: types.ModuleType, scale: float) -> dict:
-    """Multiplies the size constants a task lists in SCALABLE (each at least its minimum); returns what
-    changed."""
-    spec = getattr(module, "SCALABLE", None)
-    if scale == 1.0 or not spec:
+def scalable_minimums(module: types.ModuleType) -> dict:
+    """The size constants a task lists in SCALABLE, each with the least value it may be scaled to."""
+    spec = getattr(module, "SCALABLE", None) or {}
+    return dict(spec) if isinstance(spec, dict) else {name: 1 for name in spec}
+
+
+def apply_scale(module: types.ModuleType, scale: float, sizes: dict | None = None) -> dict:
+    """Multiplies the size constants a task lists in SCALABLE (each at least its minimum), then sets
+    the ones sizes names to its values (the judge's second shape); returns what changed, each as
+    [the file's value, the new one]."""
+    minimums = scalable_minimums(module)
+    if (scale == 1.0 and not sizes) or not minimums:
         return {}
-    minimums = spec if isinstance(spec, dict) else {name: 1 for name in spec}
     changed = {}
     for name, minimum in minimums.items():
         value = getattr(module, name, None)
         if not isinstance(value, int) or isinstance(value, bool):
             raise TaskError("bad_scalable", f"SCALABLE names {name!r}, which is not an integer constant of the file")
         new = max(int(minimum), int(round(value * scale)))
+        if sizes and name in sizes:
+            new = max(int(minimum), int(sizes[name]))
         setattr(module, name, new)
         changed[name] = [value, new]
     return changed
 
 
-def load_task(path: str, scale: float, module_name: str) -> tuple[types.ModuleType, dict]:
+def load_task(path: str, scale: float, module_name: str, sizes: dict | None = None) -> tuple[types.ModuleType, dict]:
     try:
         with open(path, "rb") as f:
             source = f.read().decode("utf-8")
@@ -145,7 +153,7 @@ def load_task(path: str, scale: float, module_name: str) -> tuple[types.ModuleTy
             raise TaskError("task_missing_symbol", f"{path}: defines no {symbol}")
     if not isinstance(module.Model, type) or not issubclass(module.Model, torch.nn.Module):
         raise TaskError("task_missing_symbol", f"{path}: Model is not an nn.Module subclass")
-    return module, apply_scale(module, scale)
+    return module, apply_scale(module, scale, sizes)
 
 
 def candidate_module_name(path: str) -> str:

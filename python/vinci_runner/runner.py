@@ -12,6 +12,7 @@ Requests (JSON lines on the control socket) and replies:
   {"op": "load", "task_name", "task_source", "scale", "candidate_name", "candidate_source"|null, "specs",
    "input_specs", "seed", "numerics", "kernel_names", "library_kernels", "low_precision", "compile", "protocol",
    "rounding", "threads" (the CPU's intra-op threads: 1 but in the plain trials' runner),
+   "sizes"? (SCALABLE constants set after the scale: the plain trials' second shape),
    "input_sets", "input_offsets", "input_bytes", "deliver", ["input_mapping_size" + 1 descriptor]}
                                           -> {"ok", "load_s"} | a failure
   {"op": "call", "id", "sets", "values", "monitor", "profile"}
@@ -146,7 +147,7 @@ class Runner:
         self._attach_inputs(req)
         task = self._materialize("task", req["task_name"], req["task_source"])
         try:
-            self.task, _ = loader.load_task(task, float(req["scale"]), "vinci_task")
+            self.task, _ = loader.load_task(task, float(req["scale"]), "vinci_task", req.get("sizes"))
         except loader.TaskError as e:
             raise Failure("invalid_task", e.reason, str(e)) from None
         self.kernel_names = set(req.get("kernel_names", []))

@@ -323,15 +323,16 @@ class Judge(Correctness, Timing, TrustedSampling):
         self._numerics(cfg)
         path, scale = req["path"], float(req.get("scale", protocol.TASK_SIZES))
         wide = cfg["ood_trials"] or cfg["relative_error"]
+        sizes = cfg.get("sizes") or None
         key = (path, scale, cfg["seed"], json.dumps(cfg["numerics"], sort_keys=True), cfg["precision_gate"], wide,
-               self._rounding(cfg), bool(cfg["ood_trials"]))
+               self._rounding(cfg), bool(cfg["ood_trials"]), json.dumps(sizes, sort_keys=True))
         if key in self.tasks:
             self.tasks.move_to_end(key)
             return self.tasks[key]
         while len(self.tasks) >= 4:  # a task's biased and plain states (_plain_trials), for two tasks
             self.tasks.popitem(last=False)
         try:
-            module, _ = loader.load_task(path, scale, f"vinci_task_{abs(hash(key))}")
+            module, scaled = loader.load_task(path, scale, f"vinci_task_{abs(hash(key))}", sizes)
         except loader.TaskError as e:
             raise Outcome("invalid_task", e.reason, str(e)) from None
         inputs_mod.seed_everything(cfg["seed"])
@@ -363,7 +364,7 @@ class Judge(Correctness, Timing, TrustedSampling):
         if (low and cfg["precision_gate"]) or wide:
             ref64 = copy.deepcopy(ref).double()
         state = TaskState(path, scale, module, ref, ref64, outputs.specs_of(out), outputs.specs_of(first), source, low,
-                          _aliases(out, first), _nbytes(first) + _nbytes(out))
+                          _aliases(out, first), _nbytes(first) + _nbytes(out), scaled=scaled, sizes=sizes)
         keep_pristine(state)
         if cfg["ood_trials"]:
             state.timed_kind = timed_kind(module, lambda args: self._expected(state, args, exact_too=False)[0],
@@ -449,7 +450,7 @@ class Judge(Correctness, Timing, TrustedSampling):
                    "library_kernels": [n for n in (req or {}).get("reference_kernels") or [] if isinstance(n, str)],
                    "low_precision": task.low_precision, "compile": compiled,
                    "protocol": "vinci" if cfg["strict_layout"] else "kernelbench", "rounding": self._rounding(cfg),
-                   "threads": int(cfg.get("threads", 1))}
+                   "threads": int(cfg.get("threads", 1)), "sizes": task.sizes}
         if req is not None:
             with open(req["candidate"], encoding="utf-8", errors="replace") as f:
                 message.update(candidate_name=os.path.basename(req["candidate"]), candidate_source=f.read())

@@ -37,6 +37,8 @@ class TaskState:
     ref_aliases: bool
     moved_bytes: int
     timed_kind: str = "task"  # the inputs every timed call draws (Judge._timed_kind)
+    scaled: dict | None = None  # {size: [the file's value, this state's]} (loader.apply_scale)
+    sizes: dict | None = None  # sizes set past the scale (shapes.grown_sizes), sent to its runners
     pristine: list | None = None  # ref's state as built: each evaluation starts from it (reset_state)
 
 

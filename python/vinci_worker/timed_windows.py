@@ -10,7 +10,7 @@ import statistics
 import time
 
 from . import runner_signals
-from .judge_state import Loaded, ReferenceFailed, TaskState
+from .judge_state import Loaded, ReferenceFailed, TaskState, movable
 from .openings import Openings
 from .outcome import Outcome
 from .timing import speedup_interval, summarize
@@ -26,6 +26,16 @@ LAUNCH_BOUND_BUSY_SHARE = 0.5
 
 # The share of timed windows preceded by a window of out-of-distribution inputs, untimed and opened.
 OOD_WINDOW_SHARE = 0.1
+
+
+# The share of timed windows preceded by a move of the model's state and a window like the timed ones,
+# untimed and opened (a moved window), and the fewest moved windows a timing holds (more are run
+# after the timed windows where chance left fewer). Red-team round 51 told the trials (monitored)
+# from every other call by a native probe, and kept a Linear's column sums from its first unmonitored
+# call on: the state stopped moving once the trials ended, so 8_MatmulRowSum scored 5.46x for a
+# cache that a user's load_state_dict leaves 340 off. A move can come before any window now.
+MOVED_WINDOW_SHARE = 0.1
+MOVED_WINDOWS_MIN = 2
 
 
 # A profiled call whose kernels alone kept the GPU busy longer than this multiple of the median timed
@@ -307,7 +317,8 @@ class Timing:
         # GPU: the sampled windows' samples (TrustedSampling._gpu_library_calls)
         shadows: dict = {"windows": 0, "library": 0, "total": 0, "library_names": {}, "error": None}
 
-        checks = {"ood": 0, "kinds": set()}
+        checks = {"ood": 0, "kinds": set(), "moved": 0}
+        movable_state = bool(cfg["ood_trials"] and movable(task))
         untimed: list[tuple[int, int]] = []  # the check windows' spans, whose samples do not count
         watched: list[tuple[int, int, float, int]] = []  # the current sampler's timed windows (claimed_windows)
 
@@ -343,6 +354,20 @@ class Timing:
                 opened(reply, calls, args_of, label, "rejected", k)
                 checks["kinds"].add(kind)
 
+        def moved_window() -> None:
+            # A move of the model's state (of a kind drawn at random), then a window of the timed
+            # calls' kind and count, untimed and opened: a cache that a move leaves stale is found
+            # in the windows it is timed among. The trials passed after such moves, so a wrong answer
+            # is timed_output, as in an opened timed window.
+            label = f"moved window {checks['moved']}"
+            started = time.monotonic_ns()
+            moved = self._any_move(loaded, task, cfg, f"before {label}")
+            calls = self._fresh(r, task.timed_kind)
+            reply, _, args_of = self._window(loaded, task, cfg, calls, label)
+            untimed.append((started, time.monotonic_ns()))
+            checks["moved"] += 1
+            opened(reply, calls, args_of, label + moved, "rejected")
+
         def sampled_window() -> None:
             # GPU: a window like the timed ones (their kind of inputs, their count of calls) under the
             # trusted sampler, its time unused: sampling at this rate slows a call by up to a third
@@ -372,6 +397,8 @@ class Timing:
         def window(i: int, extra: bool = False) -> None:
             if cfg["ood_trials"] and self.rng.random() < OOD_WINDOW_SHARE:
                 check_window()
+            if movable_state and self.rng.random() < MOVED_WINDOW_SHARE:
+                moved_window()
             if sampled and self.cuda and not shadows["error"] and self.rng.random() < GPU_SAMPLED_WINDOW_SHARE:
                 sampled_window()
             calls = self._fresh(r, task.timed_kind)
@@ -458,6 +485,8 @@ class Timing:
                         break
             while checks["kinds"] != set(self._ood_kinds(cfg)):
                 check_window()
+            while movable_state and checks["moved"] < MOVED_WINDOWS_MIN:
+                moved_window()
             while sampled and self.cuda and not shadows["error"] and shadows["windows"] < GPU_SAMPLED_WINDOWS_MIN:
                 sampled_window()
         finally:
@@ -469,7 +498,8 @@ class Timing:
         req = dict(req, **paired_baseline(paired_per_call, req))
         external = {"clock": self._clock_name(), "timed_inputs": task.timed_kind, "calls_per_window": r,
                     "windows": len(per_call), "planned_windows": planned,
-                    "opened": openings.opened, "check_windows": checks["ood"], "flush_bytes": loaded.window.flush.nbytes}
+                    "opened": openings.opened, "check_windows": checks["ood"], "moved_windows": checks["moved"],
+                    "flush_bytes": loaded.window.flush.nbytes}
         reply = {"timing": stats, "external": external, "flags": [], "times": per_call,
                  "eager_paired": summarize(paired_per_call)}
         if sampled and self.cuda:

@@ -4,7 +4,9 @@ in either side, with and without the fp64 reference and per-element slack, finit
 chunks of 7 elements and in the default chunks: the unmasked path (everything finite) and the
 masked one must give the rule's verdict, reason and differences. Then the second look at an
 ill-conditioned output: another rounding of a near-tie softmax fails the plain comparison and
-passes with the reference's sensitivity, and a 1%-off one fails both.
+passes with the reference's sensitivity, and a 1%-off one fails both; a sum of signed values beside
+large peaks, summed in phases as the suite's CUDA kernel does, fails the plain comparison and passes
+with the rounding slack, and the same sums rounded to fp16 fail with it.
 
     python3 tests/eval/compare_test.py REPO_ROOT
 """
@@ -186,6 +188,44 @@ for case in range(300):
 check(plain_failed >= 5, f"near-tie softmax: only {plain_failed} of 300 honest roundings failed the plain comparison")
 check(second_failed == 0, f"near-tie softmax: {second_failed} of 300 honest roundings failed with the sensitivity")
 check(off_passed == 0, f"near-tie softmax: {off_passed} of 300 outputs 1% off passed with the sensitivity")
+
+# rounding_slack by hand: sqrt(fan-in) fp32 unit roundoffs of the magnitude, never below the sensitivity.
+slack = compare.rounding_slack([torch.tensor([1e-9, 1.0], dtype=torch.float64), None],
+                               [torch.tensor([2.0**24, 2.0**24]), torch.tensor([5.0])], 16.0)
+check(slack[0].tolist() == [4.0, 4.0] and slack[1] is None, f"rounding slack by hand: {slack}")
+check(compare.rounding_slack([torch.zeros(2, dtype=torch.float64)], [torch.tensor([1.0, math.inf])], 1.0)[0].tolist()
+      == [2.0**-24, 0.0], "an infinite magnitude allows nothing")
+
+# A sum over 4,096 rows of signed values whose columns each hold a maximum near +200 and a minimum near
+# -200 (the edges kind's peaks), summed as the suite's CUDA kernel does: eight phases of strided
+# sequential fp32 sums, then the eight added. The outputs cancel to tens while the partial sums hold
+# the peaks, so its rounding fails the element-wise rule against fp64 in some draws, and passes with the
+# rounding slack (the reference on |x|, fan-in 4,096); the same sums rounded to fp16 fail with it.
+def phased_sum(x: torch.Tensor) -> torch.Tensor:
+    acc = torch.zeros(8, x.shape[1])
+    for i in range(x.shape[0] // 8):
+        acc = acc + x[8 * i:8 * i + 8]
+    total = torch.zeros(x.shape[1])
+    for j in range(8):
+        total = total + acc[j]
+    return total
+
+
+tol = {"float32": (1e-4, 1e-4)}
+plain_failed = slack_failed = narrow_passed = 0
+for draw in range(6):
+    g = torch.Generator().manual_seed(draw)
+    x = torch.rand(4096, 256, generator=g) * 2 - 1
+    x[0] = 200 * (1 + torch.rand(256, generator=g) / 2)
+    x[1] = -200 * (1 + torch.rand(256, generator=g) / 2)
+    e, r, honest = x.double().sum(0), x.sum(0), phased_sum(x)
+    local = compare.rounding_slack([torch.zeros(256, dtype=torch.float64)], [x.abs().sum(0)], x.numel() / 256)
+    plain_failed += not compare.compare([honest], [r], tol, finite_only=True, exact=[e])["ok"]
+    slack_failed += not compare.compare([honest], [r], tol, finite_only=True, exact=[e], local=local)["ok"]
+    narrow_passed += compare.compare([r.half().float()], [r], tol, finite_only=True, exact=[e], local=local)["ok"]
+check(plain_failed >= 1, f"phased sums: none of 6 draws failed the element-wise rule (the case is not exercised)")
+check(slack_failed == 0, f"phased sums: {slack_failed} of 6 draws failed with the rounding slack")
+check(narrow_passed == 0, f"phased sums: {narrow_passed} of 6 fp16-rounded sums passed with the rounding slack")
 
 for f in failures[:20]:
     print("FAILED:", f)
