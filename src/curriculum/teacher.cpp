@@ -319,19 +319,21 @@ TaskSpec wrong_op_spec(const TaskSpec& spec) {
 std::vector<Strategy> teacher_strategies(const TaskSpec& spec) {
   std::vector<Strategy> out;
   if (spec.family == Family::matmul) {
-    // The epilogue applied before the one store first; a second kernel over the output last.
+    // The epilogue applied before the one store, on tf32x3 tensor-core products, first: on an H200 the
+    // judge credited it at 1.27-1.32x eager under the fp32 rules, where the FMA ("ieee") kernels
+    // reached 0.56-0.62x (docs/learning.md, session 38). A second kernel over the output last.
     Strategy tiled{"fused_epilogue_t64_w4", true, 1024, 4};
     tiled.tile = 64;
-    out.push_back(tiled);
     Strategy wide = tiled;
     wide.name = "fused_epilogue_t128_w8";
     wide.tile = 128;
     wide.num_warps = 8;
-    out.push_back(wide);
     Strategy split = wide;
     split.name = "fused_epilogue_t128_w8_tf32x3";
     split.split_tf32 = true;
     out.push_back(split);
+    out.push_back(tiled);
+    out.push_back(wide);
     Strategy separate = tiled;
     separate.name = "epilogue_kernel";
     separate.fused = false;
