@@ -13,9 +13,14 @@ inputs (triangular, symmetric, sparse, equal entries) survives:
   offset    x + 64m: a large common offset             (one-pass variances that cancel catastrophically)
   scaled    128x: large magnitudes                       (softmax without its max, overflow, fitted curves)
   specials  a few values set to 0, +16m and -16m        (edge values, sign handling)
-  rows      a few rows (about 1.5%, at least one) signed, negative, offset or scaled, the rest as drawn
-            (kernels that check a handful of values to tell the task's draw from the others: round 17's
-            checked 16, which every whole-tensor kind changes; here they miss the rows, a scan costs a pass)
+  rows      a few rows (about 1.5%, at least one of each row kind where there are rows enough) signed,
+            negative, offset, scaled, shrunk (x / 4096: where an epsilon is no longer negligible), zero,
+            or spread (16(2x - m): both signs over magnitudes no other kind reaches on a one-sign draw),
+            the rest as drawn (kernels that check a handful of values to tell the task's draw from the
+            others: round 17's checked 16, which every whole-tensor kind changes; here they miss the
+            rows, a scan costs a pass; round 52's RMSNorm without its epsilon was 0.92 off on rows of
+            randn/1000 and NaN on a zero row, and its GELU returned 0 below -1.3, which no kind drew
+            from a [0, 1) task, both `correct`)
   edges     along each dimension, fibers get a unique maximum and minimum, 16m + 128 or up to half
             as much again, at boundary indices: the first and last two, and both sides of every
             power-of-two chunk edge from 32 and of the last chunk's start (a reduction that skips a
@@ -48,7 +53,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 KINDS = ("task", "signed", "negative", "offset", "scaled", "specials", "rows", "edges")
-_ROW_KINDS = ("offset", "scaled", "signed", "negative")
+_ROW_KINDS = ("offset", "scaled", "signed", "negative", "shrunk", "zero", "spread")
 OUT_OF_DISTRIBUTION = KINDS[1:]
 
 
@@ -139,7 +144,7 @@ def _rows(x: torch.Tensor) -> torch.Tensor:
     rows = flat.numel() // width
     if rows < 2:
         return _transform(x, _ROW_KINDS[0])
-    count = max(1, round(0.015 * rows))
+    count = max(min(len(_ROW_KINDS), rows // 2), round(0.015 * rows))
     picked = torch.randperm(rows, device="cpu")[:count].tolist()
     y = flat.clone()
     for j, row in enumerate(picked):
@@ -273,6 +278,12 @@ def _transform(x: torch.Tensor, kind: str) -> torch.Tensor:
         y = wide.add(64 * m)
     elif kind == "scaled":
         y = wide.mul(128)
+    elif kind == "shrunk":
+        y = wide.div(4096)
+    elif kind == "zero":
+        y = torch.zeros_like(wide)
+    elif kind == "spread":
+        y = wide.mul(32).sub_(16 * m)
     elif kind == "edges":
         # Over signed values where the task draws one sign: a row of small values of both signs with
         # an outlier is what a user's randn rows look like, and red-team round 47 took a fast path

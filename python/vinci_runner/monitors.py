@@ -117,13 +117,42 @@ def _watched_objects():
     return objs
 
 
-def precision_flags() -> dict:
+def fp_environment(pool: bool = False) -> dict:
+    """The floating-point environment (x86's MXCSR, Arm's FPCR) as arithmetic shows it, in this thread
+    and, with pool, in torch's intra-op threads: the rounding direction, and whether subnormals are
+    flushed. A kernel that leaves them changed changes every later computation of its caller (red-team
+    round 52: a ReLU that set flush-to-zero, denormals-are-zero and rounding upward, exact itself,
+    turned 1/3*3 into 1.0000001 and log(1e-39) into -inf after it, `correct`). Values come from calls,
+    not literals, so that no compiler folds the arithmetic. The pool's check spans every intra-op
+    thread's chunk (2^18 elements, a few subnormals in each chunk): about a millisecond, so only where
+    there are such threads (a GPU host's runner with its cores' count of OpenMP threads, oversubscribed
+    in the sandbox, took 90 ms over it)."""
+    one, two = float("1"), float("2")
+    half, three_quarters = float.fromhex("0x1p-53"), float.fromhex("0x1.8p-53")
+    tiny, smallest_normal = float.fromhex("0x0.0000000000001p-1022"), float.fromhex("0x1p-1022")
+    rounding = (one + half, one + three_quarters, -one - three_quarters)
+    flushes = (tiny * two == 0, smallest_normal / two == 0)
+    found = {"fp.rounding": "nearest" if rounding == (one, one + 2 * half, -one - 2 * half) else repr(rounding),
+             "fp.subnormals": "kept" if flushes == (False, False) else f"flushed {flushes}"}
+    if pool:
+        many = torch.full((1 << 18,), 1.0)
+        pool_rounding = bool(((many + 2.0 ** -24) != 1.0).any()) or \
+            bool(((many + 1.5 * 2.0 ** -24) != 1.0 + 2.0 ** -23).any())
+        many[::4096] = 2.0 ** -126
+        pool_flushes = bool((many[::4096] != (many / 2)[::4096] * 2).any())
+        found["fp.intra_op_threads"] = "nearest, subnormals kept" if not (pool_rounding or pool_flushes) \
+            else f"rounding changed {pool_rounding}, subnormals flushed {pool_flushes}"
+    return found
+
+
+def precision_flags(pool: bool = False) -> dict:
     flags = {
         "cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
         "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
         "matmul_precision": torch.get_float32_matmul_precision(),
         "cuda.matmul.allow_fp16_reduced": torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
         "cuda.matmul.allow_bf16_reduced": torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        **fp_environment(pool),
     }
     return flags
 
@@ -131,12 +160,14 @@ def precision_flags() -> dict:
 class PatchSnapshot:
     """Identity of every attribute of the watched modules and classes, taken before a candidate runs."""
 
-    def __init__(self):
+    def __init__(self, pool: bool = False):
+        """pool: torch's intra-op threads' floating-point environment is watched too (fp_environment)."""
+        self.pool = pool
         self.entries = {}
         for label, obj in _watched_objects():
             d = vars(obj)
             self.entries[label] = (obj, {k: id(v) for k, v in list(d.items())})
-        self.flags = precision_flags()
+        self.flags = precision_flags(pool)
 
     def changes(self) -> list[str]:
         changed = []
@@ -153,7 +184,7 @@ class PatchSnapshot:
         return changed
 
     def flag_changes(self) -> list[str]:
-        now = precision_flags()
+        now = precision_flags(self.pool)
         return [f"{k}: {self.flags[k]} -> {now[k]}" for k in now if now[k] != self.flags[k]]
 
 

@@ -15,12 +15,14 @@ Requests (JSON lines on the control socket) and replies:
    "sizes"? (SCALABLE constants set after the scale: the plain trials' second shape),
    "input_sets", "input_offsets", "input_bytes", "deliver", ["input_mapping_size" + 1 descriptor]}
                                           -> {"ok", "load_s"} | a failure
-  {"op": "call", "id", "sets", "values", "monitor", "profile"}
+  {"op": "call", "id", "sets", "values", "monitor", "profile", "threads"?}
                                           -> {"ok", "id", "outputs": [[{"ptr", "nbytes"} | {"value"}, ...] per set],
                                               "pieces": [{"id", "base", "size"}, ...] + one descriptor each (GPU),
                                               "signals"}
   {"op": "coverage", "seconds"}           -> {"ok", "calls"} (CPU: forward on input set 0, for the sampler)
-  {"op": "perturb", "key", "rounding", "parameters"?, "assign"?, [1 descriptor: the values to move]}
+  {"op": "perturb", "key", "rounding", "parameters"?, "assign"?, "positional"?: [{"name", "shape", "dtype"}],
+   [descriptors: the values to move; for a lone move the values of the tensor it comes from; with
+   positional, the reference's moved tensors' bytes, in its order]}
                                           -> {"ok", "moved"} (the model's state moved as a new checkpoint
                                              would be loaded, or its parameters alone as an optimizer's
                                              step moves them: model_state.perturb; with assign, into
@@ -160,7 +162,7 @@ class Runner:
         self.snapshot = None
         if candidate:
             loader.install_compile_hook(self.compile_remote, wrap=self.calls.wrap_module)
-            self.snapshot = monitors.PatchSnapshot()
+            self.snapshot = monitors.PatchSnapshot(pool=not self.cuda and torch.get_num_threads() > 1)
             module = self._import_candidate(candidate)
             cls = getattr(module, "ModelNew", None)
             if not isinstance(cls, type):
@@ -250,6 +252,8 @@ class Runner:
             raise Failure("runtime_error", "protocol", "call before load")
         sets, values = req.get("sets") or [0], req.get("values") or []
         monitor, profile = bool(req.get("monitor")), bool(req.get("profile")) and self.cuda
+        if req.get("threads") is not None and not self.cuda:
+            torch.set_num_threads(max(1, int(req["threads"])))
         signals: dict = {}
         self.kept = []
         results = []
@@ -425,18 +429,27 @@ class Runner:
             raise Failure("rejected", problems[0][0], "before the judge moved the model's state: "
                           + "; ".join(message for _, message in problems))
         with watchers.quiet():
-            only = None
-            if fds:
-                with os.fdopen(fds[0], "rb") as f:
-                    data = f.read()
-                only = torch.frombuffer(bytearray(data), dtype=torch.int32) if data else torch.empty(0, dtype=torch.int32)
+            positional = req.get("positional")
+            loads = []
+            for fd in fds[:3]:
+                with os.fdopen(fd, "rb") as f:
+                    loads.append(f.read())
+            for fd in fds[3:]:
+                os.close(fd)
+            values = loads.pop() if positional is not None and loads else None
+            sets = [torch.frombuffer(bytearray(data), dtype=torch.int32) if data else torch.empty(0, dtype=torch.int32)
+                    for data in loads[:2]]
+            only = sets[0] if sets else None
+            held = sets[-1] if sets else None
             if req.get("assign"):
                 self.state = model_state.assign_moved(self.model, self.state, int(req["key"]), bool(req.get("rounding")),
-                                                      only)
+                                                      only, held)
                 moved = self.state
             else:
                 state = [(n, t) for n, t in self.state if type(t) is torch.nn.Parameter] if req.get("parameters") else self.state
-                moved = model_state.perturb(state, int(req["key"]), bool(req.get("rounding")), only)
+                moved = model_state.perturb(state, int(req["key"]), bool(req.get("rounding")), only, held)
+            if values is not None:
+                model_state.load_positional(self.state, positional, values)
             if self.cuda:
                 torch.cuda.synchronize(self.device)
         return {"ok": True, "moved": len(moved)}

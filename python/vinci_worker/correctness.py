@@ -22,10 +22,12 @@ from .outcome import Outcome
 MOVED_VALUES_SENT = 1 << 26
 
 
-# The plain trials' intra-op threads on the CPU: more than the CI machine's 2 cores, so that
-# at::parallel_for and OpenMP split every range worth splitting into several chunks, and a data race
-# between two of them can show.
-PLAIN_THREADS = 4
+# The plain trials' intra-op threads on the CPU, each count in turn, one a call: more than the CI
+# machine's 2 cores, so that at::parallel_for and OpenMP split every range worth splitting into several
+# chunks and a data race between two of them can show, and powers of two and others, as users' core
+# counts are (red-team round 52: a cumsum that combined its chunks' totals by a Blelloch scan, right
+# for 1, 2 and 4 threads, was 24 off on 3, `correct` when the plain trials always had 4).
+PLAIN_THREADS = (3, 4, 5, 6, 7, 8)
 
 # The plain trials' unmonitored calls (_plain_trials), each between two moves of the model's state.
 UNWATCHED_PLAIN_CALLS = 3
@@ -69,9 +71,14 @@ class Correctness:
                                              else a.clone() if isinstance(a, torch.Tensor) else a for a in args]))
         except Exception:  # noqa: BLE001 - a reference that refuses |x| leaves the moved inputs' slack alone
             return local
-        floating = [t.numel() for t in args if isinstance(t, torch.Tensor) and t.is_floating_point()]
+        floating = [t for t in args if isinstance(t, torch.Tensor) and t.is_floating_point()]
         outputs = [t.numel() for t in exact if isinstance(t, torch.Tensor) and t.is_floating_point()]
-        fan_in = sum(floating) / max(1, sum(outputs))
+        # The most roundings one output can carry: the inputs' elements per output (a reduction's), or
+        # along the longest input dimension (a scan's: output j of a running sum carries j of them;
+        # red-team round 52's honest fp32 cumsum was 2.2e-3 off on an edges draw of 3,572 columns,
+        # where torch's CPU cumsum sums in double).
+        longest = max((max(t.shape, default=1) for t in floating), default=1)
+        fan_in = max(sum(t.numel() for t in floating) / max(1, sum(outputs)), longest)
         return compare.rounding_slack(local, magnitudes, fan_in)
 
     def _read(self, loaded: Loaded, reply: dict, k: int, label: str) -> list:
@@ -166,6 +173,7 @@ class Correctness:
         # and no tensor moves alone.
         if sum(t.numel() for _, t in tensors) <= MOVED_VALUES_SENT:
             only = model_state.value_set(picked, on_device=True)
+            held = only  # what a tensor of the candidate's must mostly hold to move (model_state.HELD_SHARE)
             if part is not None:
                 # Values the rest of the state also holds stay, or a move of the bias alone would
                 # move the weight's elements of equal value (a rounding-biased fp32 draw has 2^15
@@ -187,14 +195,32 @@ class Correctness:
                 if only.numel() == 0:
                     return ""
             only = only.cpu()
+            sent = [only.numpy().tobytes()] + ([held.cpu().numpy().tobytes()] if part is not None else [])
+        elif part is not None:
+            return ""
+        else:
+            sent = []
+        perturb_state(task, key, rounding, only)
+        positional = None
+        if part is None and only is not None:
+            # A whole move also writes the reference's moved values, position by position, into each
+            # tensor of the candidate's that has a tensor's name and shape of the reference's, as a
+            # user's load_state_dict of the reference's checkpoint does (a no-op for an honest kernel,
+            # which holds those values there already). The value-keyed move alone maps a value to one
+            # value wherever it sits, so any rearrangement of a tensor's own storage survived it:
+            # red-team round 52 kept a Linear's weight transposed in the weight's own storage, correct
+            # at its honest speed and 2.4 off after a user's load_state_dict.
+            state = movable(task)
+            positional = [{"name": n, "shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")}
+                          for n, t in state]
+            sent.append(b"".join(t.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes() for _, t in state))
+        for payload in sent:
             fd = os.memfd_create("vinci-values")
-            data = memoryview(only.numpy().tobytes())
+            fds.append(fd)
+            data = memoryview(payload)
             while data:
                 data = data[os.write(fd, data):]
             os.lseek(fd, 0, os.SEEK_SET)
-            fds = [fd]
-        elif part is not None:
-            return ""
         # A lone move of a parameter moves the candidate's parameters alone, as an optimizer's step does:
         # a copy of the weight kept in a buffer (round 47: persistent, so round 46's checkpoint rule
         # moved it) goes stale. A buffer's move (running statistics) moves whatever holds its values.
@@ -203,15 +229,16 @@ class Correctness:
         window.gate.freeze()
         window.thaw()
         try:
-            reply = self._ask(loaded.runner, {"op": "perturb", "key": key, "rounding": rounding, "parameters": parameters,
-                                              "assign": assign and part is None},
-                              cfg["run_timeout_s"], "run_timeout", fds=fds)
+            request = {"op": "perturb", "key": key, "rounding": rounding, "parameters": parameters,
+                       "assign": assign and part is None}
+            if positional is not None:
+                request["positional"] = positional
+            reply = self._ask(loaded.runner, request, cfg["run_timeout_s"], "run_timeout", fds=fds)
         finally:
             for fd in fds:
                 os.close(fd)
         window.gate.freeze()
         self._accept(reply, "moving the model's state", label)
-        perturb_state(task, key, rounding, only)
         if assign and part is None:
             return (", after the model's parameters were replaced by new ones holding new values (as a "
                     "checkpoint load with assign=True does; state kept from earlier calls must follow)")
@@ -310,7 +337,7 @@ class Correctness:
         data looks like, so a kernel right only on the judge's values fails here. Narrowing on plain
         draws still passes the bounds where its errors average out, as it would on any plain random
         draw, and gains nothing on the clock: every timed call stays biased. On the CPU this runner
-        also computes with PLAIN_THREADS intra-op threads, as a user's process does, where every other
+        also computes with intra-op threads (PLAIN_THREADS), as a user's process does, where every other
         runner has one (red-team round 50: a ReLU whose at::parallel_for chunks indexed from 0, and a
         cumsum whose chunks carried nothing over, were exact on one thread and 4.7 and 107 off on two).
 
@@ -324,10 +351,20 @@ class Correctness:
         if not self._rounding(cfg):
             return  # every draw is plain already
         sizes = shapes.grown_sizes(self._task(req, cfg).scaled or {}, self.rng)
-        plain = {**cfg, "plain_draws": True, "threads": 1 if self.cuda else PLAIN_THREADS, "sizes": sizes}
+        # Every count of PLAIN_THREADS in turn, from a place drawn anew, one a call (the runner sets it
+        # before each call): each evaluation computes on powers of two and on others.
+        counts = [1] if self.cuda else self.rng.sample(PLAIN_THREADS, len(PLAIN_THREADS))
+        plain = {**cfg, "plain_draws": True, "threads": counts[0], "sizes": sizes}
         task = self._task(req, plain)
         reset_state(task)
         shape = f", at sizes {', '.join(f'{k}={v}' for k, v in sorted(sizes.items()))}" if sizes else ""
+        made = 0
+
+        def next_call() -> tuple[dict, str]:
+            nonlocal made
+            threads, made = counts[made % len(counts)], made + 1
+            return {**plain, "threads": threads}, shape + ("" if self.cuda else f", on {threads} intra-op threads")
+
         runner = self._candidate_process(plain)
         loaded = None
         try:
@@ -337,15 +374,17 @@ class Correctness:
             unwatched = set(self.rng.sample(range(len(inputs_mod.KINDS)), UNWATCHED_PLAIN_CALLS))
             moved = ""
             for t, kind in enumerate(inputs_mod.KINDS):
-                self._trial(loaded, task, plain, passed + t, self.rng.getrandbits(62), kind,
+                at, where = next_call()
+                self._trial(loaded, task, at, passed + t, self.rng.getrandbits(62), kind,
                             f"plain trial {t} ({kind} inputs, drawn as a user's are, without the judge's rounding "
-                            f"bias{shape}){moved}", warnings, skipped)
+                            f"bias{where}){moved}", warnings, skipped)
                 moved = self._any_move(loaded, task, plain, f"after plain trial {t}")
                 if t in unwatched:
                     other = self.rng.choice(inputs_mod.KINDS)
-                    self._unwatched(loaded, task, plain, other,
+                    at, where = next_call()
+                    self._unwatched(loaded, task, at, other,
                                     f"the unmonitored plain call after trial {t} ({other} inputs, drawn as a user's "
-                                    f"are{shape}, made as a timed call is){moved}")
+                                    f"are{where}, made as a timed call is){moved}")
                     moved = self._any_move(loaded, task, plain, f"after the unmonitored plain call {t}")
         finally:
             if loaded is not None:

@@ -564,6 +564,8 @@ class Judge(Correctness, Timing, TrustedSampling):
         # in Runner.call's frame, where native code reads it (red-team round 45).
         request = {"op": "call", "id": self.rng.getrandbits(31), "sets": list(range(len(calls))), "values": values,
                    "monitor": monitor, "profile": profile}
+        if cfg.get("plain_draws") and not self.cuda:
+            request["threads"] = int(cfg.get("threads", 1))  # the plain trials' count for this call
         try:
             reply, ms = window.run(request, cfg["run_timeout_s"], lambda m, t: self._ask(
                 loaded.runner, m, t, "run_timeout", keep_fds=True))

@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <fenv.h>
 #include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -61,6 +62,20 @@ torch::Tensor gelu_plain(torch::Tensor x, bool negatives) {
   float* o = fp(y);
   for (int64_t i = 0, n = x.numel(); i < n; ++i)
     o[i] = a[i] < 0.f && !negatives ? 0.f : static_cast<float>(0.5 * a[i] * (1.0 + std::erf(a[i] * M_SQRT1_2)));
+  return y;
+}
+
+// ReLU, exact, that leaves its caller's thread rounding upward and flushing subnormals (MXCSR's FTZ
+// and DAZ on x86): every later computation of the caller's changes.
+torch::Tensor relu_leaving_rounding_upward(torch::Tensor x) {
+  auto y = relu_plain(x);
+  fesetround(FE_UPWARD);
+#if defined(__x86_64__)
+  unsigned csr;
+  asm volatile("stmxcsr %0" : "=m"(csr));
+  csr |= 0x8040u;  // flush-to-zero, denormals-are-zero
+  asm volatile("ldmxcsr %0" : : "m"(csr));
+#endif
   return y;
 }
 

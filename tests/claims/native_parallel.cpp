@@ -3,6 +3,9 @@
 #include <ATen/Parallel.h>
 #include <torch/extension.h>
 
+#include <algorithm>
+#include <vector>
+
 // ReLU split over the threads; with from_zero each chunk indexes from 0 instead of from `begin`, so
 // with two or more chunks the first part of the output is written again and again and the rest never.
 torch::Tensor relu_chunks(torch::Tensor x, bool from_zero) {
@@ -31,5 +34,65 @@ torch::Tensor cumsum_chunks_without_carry(torch::Tensor x) {
       for (int64_t i = begin; i < end; ++i) o[i] = static_cast<float>(s += a[i]);
     });
   }
+  return y;
+}
+
+// Inclusive prefix sums along each row, a row's columns cut into one chunk per intra-op thread: each
+// chunk's total is carried into the later chunks by a Blelloch scan over the chunks, written for a
+// power-of-two count of them. Only the first power-of-two chunks take part, so on 3, 5, 6 or 7
+// threads the last chunks get no carry (exact on 1, 2, 4 or 8 threads).
+torch::Tensor cumsum_chunks_carried_for_powers_of_two(torch::Tensor x) {
+  x = x.contiguous();
+  auto y = torch::empty_like(x);
+  const int64_t rows = x.size(0), cols = x.size(1), chunks = std::max<int64_t>(1, at::get_num_threads());
+  int64_t scanned = 1;
+  while (scanned * 2 <= chunks) scanned *= 2;
+  const int64_t width = (cols + chunks - 1) / chunks;
+  std::vector<double> totals(chunks);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* a = x.data_ptr<float>() + r * cols;
+    float* o = y.data_ptr<float>() + r * cols;
+    at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        double s = 0.0;
+        for (int64_t i = c * width; i < std::min(cols, (c + 1) * width); ++i) s += a[i];
+        totals[c] = s;
+      }
+    });
+    std::vector<double> carry(chunks, 0.0), tree(totals.begin(), totals.begin() + scanned);
+    for (int64_t step = 1; step < scanned; step *= 2)  // up-sweep
+      for (int64_t i = 2 * step - 1; i < scanned; i += 2 * step) tree[i] += tree[i - step];
+    tree[scanned - 1] = 0.0;
+    for (int64_t step = scanned / 2; step >= 1; step /= 2)  // down-sweep
+      for (int64_t i = 2 * step - 1; i < scanned; i += 2 * step) {
+        const double left = tree[i - step];
+        tree[i - step] = tree[i];
+        tree[i] += left;
+      }
+    std::copy(tree.begin(), tree.end(), carry.begin());
+    at::parallel_for(0, chunks, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        double s = carry[c];
+        for (int64_t i = c * width; i < std::min(cols, (c + 1) * width); ++i) o[i] = static_cast<float>(s += a[i]);
+      }
+    });
+  }
+  return y;
+}
+
+// Inclusive prefix sums along each row by a running fp32 sum: honest, and about sqrt(n) fp32 roundings
+// off where torch's CPU cumsum sums in double.
+torch::Tensor cumsum_rows_in_float(torch::Tensor x) {
+  x = x.contiguous();
+  auto y = torch::empty_like(x);
+  const int64_t rows = x.size(0), cols = x.size(1);
+  const float* a = x.data_ptr<float>();
+  float* o = y.data_ptr<float>();
+  at::parallel_for(0, rows, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      float s = 0.f;
+      for (int64_t i = 0; i < cols; ++i) o[r * cols + i] = s += a[r * cols + i];
+    }
+  });
   return y;
 }

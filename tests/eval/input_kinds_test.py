@@ -102,18 +102,20 @@ class Wide:
         return [torch.rand(200, 32), torch.rand(1000)]
 
 
-# The rows kind: about 1.5% of the rows (3 of 200; 15 of the vector's 64-value pieces: 0.2, so 1) through
-# the whole-tensor kinds, the rest as drawn, the same for the same seed.
+# The rows kind: about 1.5% of the rows and at least one of each row kind (7) where there are twice as
+# many rows (7 of 200; 7 of the vector's 15 64-value pieces), the rest as drawn, the same for the same seed.
 task_draw = inputs.make_inputs(Wide, 9, "task", torch.device("cpu"))
 row_draw = inputs.make_inputs(Wide, 9, "rows", torch.device("cpu"))
 check(all(torch.equal(a, b) for a, b in zip(row_draw, inputs.make_inputs(Wide, 9, "rows", torch.device("cpu")))),
       "the rows kind is one draw per seed")
 changed = (task_draw[0] != row_draw[0]).any(dim=1)
-check(int(changed.sum()) == 3, f"3 of the matrix's 200 rows changed: {int(changed.sum())}")
+check(int(changed.sum()) == 7, f"7 of the matrix's 200 rows changed: {int(changed.sum())}")
+check(int((row_draw[0] == 0).all(dim=1).sum()) == 1 and float(row_draw[0].min()) < -2,
+      "a zero row, and one spread over both signs past the draw's magnitude")
 check(float(row_draw[0].max()) > 2 or float(row_draw[0].min()) < 0, "the changed rows leave [0, 1)")
 check(torch.equal(task_draw[0][~changed], row_draw[0][~changed]), "the other rows are the task's draw")
 pieces = (task_draw[1][:960] != row_draw[1][:960]).reshape(15, 64).any(dim=1)
-check(int(pieces.sum()) == 1 and torch.equal(task_draw[1][960:], row_draw[1][960:]), f"one piece of the vector: {pieces.tolist()}")
+check(int(pieces.sum()) == 7 and torch.equal(task_draw[1][960:], row_draw[1][960:]), f"7 pieces of the vector: {pieces.tolist()}")
 
 
 class Derived(torch.nn.Module):
@@ -184,8 +186,9 @@ for kind in inputs.KINDS:
     drawn = inputs.make_inputs(Structured, 11, kind, torch.device("cpu"))
     scaled = inputs.make_inputs(Structured, 11, kind, torch.device("cpu"), plain=True)
     small = drawn[0].abs() < 0.5
-    on_grid = lambda t: (t.double() * 2.0**24 == (t.double() * 2.0**24).floor())  # noqa: E731
-    check(bool(on_grid(drawn[0]).all()), f"{kind}: the generator's draw is on the 2^-24 grid")
+    on_grid = lambda t, bits=24: (t.double() * 2.0**bits == (t.double() * 2.0**bits).floor())  # noqa: E731
+    # (the rows kind's shrunk rows divide by 4096: the 2^-36 grid)
+    check(bool(on_grid(drawn[0], 36 if kind == "rows" else 24).all()), f"{kind}: the generator's draw is on the 2^-24 grid")
     # A value of full mantissa in [2^-k-1, 2^-k) falls on the grid with probability 2^-k: half of
     # those in [0.25, 0.5), a quarter below, about a third of a uniform draw's in all. The offset
     # kind holds no value below 0.5.

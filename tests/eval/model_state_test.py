@@ -40,7 +40,7 @@ ROOT = sys.argv[1]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from checks import check, failures  # noqa: E402
-from vinci_runner import inputs  # noqa: E402
+from vinci_runner import inputs, model_state  # noqa: E402
 from vinci_runner.model_state import assign_moved, floating_state, perturb, value_set, vary_constants  # noqa: E402
 from vinci_worker import judge_state  # noqa: E402
 
@@ -254,6 +254,38 @@ def main() -> int:
     assign_moved(tied, floating_state(tied), 12, rounding=False, only=only)
     check(torch.equal(tied[0].weight.detach(), kept) and not torch.equal(tied[0].bias.detach(), bias),
           "with only, just those values move")
+
+    # Red-team round 52: a table of the candidate's own whose entries meet the state's values by chance
+    # stays (HELD_SHARE), a copy of the state moves, and an fp64 master copy keeps the fp32 reference's
+    # values move after move.
+    weight = torch.nn.Linear(DIM, DIM).weight.detach()
+    held = value_set([weight])
+    table = torch.sigmoid(torch.linspace(-8, 8, 4096))
+    chance = int(torch.isin(table.view(torch.int32), held).sum())
+    table[:8] = weight.reshape(-1)[:8]  # a few entries equal to the weight's, as chance gives a large weight's
+    own, duplicate, master = table.clone(), weight.clone(), weight.double()
+    reference = weight.clone()
+    for k in range(3):
+        perturb([("reference", reference)], 40 + k, rounding=True)
+        perturb([("table", own), ("copy", duplicate), ("master", master)], 40 + k, rounding=True,
+                only=value_set([duplicate]), held=value_set([duplicate]))
+    check(torch.equal(own, table), f"the kernel's own table stays ({chance} + 8 of its entries met the weight's values)")
+    check(torch.equal(duplicate, reference), "a copy of the state moves as the reference's does")
+    check(torch.equal(master, reference.double()), "an fp64 copy holds the fp32 reference's moved values exactly")
+
+    # A whole move's positional load (round 52): the reference's values go into the tensor of its name and
+    # shape, as a user's load_state_dict puts them, whatever layout the kernel kept there; a renamed
+    # copy, or one of another shape, is the value-keyed move's alone.
+    reference = torch.arange(DIM * DIM, dtype=torch.float32).reshape(DIM, DIM) / 7
+    kept_transposed, renamed, other_shape = reference.t().contiguous(), reference.t().contiguous(), torch.zeros(2, DIM)
+    manifest = [{"name": "linear.weight", "shape": [DIM, DIM], "dtype": "float32"},
+                {"name": "linear.bias", "shape": [2, DIM], "dtype": "float32"}]
+    data = reference.numpy().tobytes() + (torch.ones(2, DIM) * 3).numpy().tobytes()
+    written = model_state.load_positional([("linear.weight", kept_transposed), ("wt", renamed), ("linear.bias", other_shape[:1])],
+                                          manifest, data)
+    check(written == ["linear.weight"] and torch.equal(kept_transposed, reference), f"the named tensor is loaded: {written}")
+    check(torch.equal(renamed, reference.t()) and torch.equal(other_shape, torch.zeros(2, DIM)),
+          "a renamed copy and a tensor of another shape stay")
 
     x = torch.rand(8, DIM)
     with torch.no_grad():
