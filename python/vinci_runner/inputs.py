@@ -96,7 +96,9 @@ def make_inputs(task, seed: int, kind: str, device: torch.device, rounding: bool
     for x in raw:
         if isinstance(x, torch.Tensor):
             x = x.to(device)
-            if kind != "task" and x.is_floating_point() and x.numel() > 0:
+            if kind == "rows" and x.is_floating_point() and x.numel() > 0:
+                x = _rows(x, seed)
+            elif kind != "task" and x.is_floating_point() and x.numel() > 0:
                 x = _transform(x, kind)
             if plain and x.is_floating_point() and x.numel() > 0:
                 x = (x.to(torch.float64) * factor).to(x.dtype)
@@ -136,16 +138,20 @@ def _rounding(x: torch.Tensor) -> torch.Tensor:
     return torch.where(torch.isfinite(x).logical_and_(x != 0), moved, x)
 
 
-def _rows(x: torch.Tensor) -> torch.Tensor:
+def _rows(x: torch.Tensor, seed: int) -> torch.Tensor:
     """A few rows of x (its last dimension; 64-value pieces of a vector) through the whole-tensor
-    kinds in turn, the rows picked by torch's generator, which make_inputs seeded."""
+    kinds in turn, the rows picked from the call's seed alone, so that inputs of one row count get the
+    same rows and the same kinds there: a sum of inputs (a residual add before a norm) then has its zero
+    and shrunk rows too (red-team round 53: RMSNorm without its epsilon after a residual add was
+    `correct`, its zero row of x beside an ordinary row of the residual)."""
     flat = x.reshape(-1)
     width = x.shape[-1] if x.dim() >= 2 else min(64, flat.numel())
     rows = flat.numel() // width
     if rows < 2:
         return _transform(x, _ROW_KINDS[0])
     count = max(min(len(_ROW_KINDS), rows // 2), round(0.015 * rows))
-    picked = torch.randperm(rows, device="cpu")[:count].tolist()
+    picks = torch.Generator().manual_seed((seed ^ 0x20115) & ((1 << 63) - 1))
+    picked = torch.randperm(rows, generator=picks)[:count].tolist()
     y = flat.clone()
     for j, row in enumerate(picked):
         piece = y[row * width:(row + 1) * width]
@@ -263,8 +269,6 @@ def _edges(x: torch.Tensor, m: float, along: int | str | None = None, signed: bo
 def _transform(x: torch.Tensor, kind: str) -> torch.Tensor:
     # Every timed call's inputs come through here (the signed kind): passes without temporaries where
     # they can be, and a mask of the zeros only where there are zeros.
-    if kind == "rows":
-        return _rows(x)
     wide = x.to(torch.float64 if x.dtype == torch.float64 else torch.float32)
     low, high = torch.aminmax(wide)
     m = max(-float(low), float(high))  # the largest magnitude; NaN where a value is

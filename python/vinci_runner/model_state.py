@@ -168,7 +168,7 @@ def left_alone(t: torch.Tensor) -> bool:
 
 
 # A candidate's tensor moves with the reference's values only where at least this share of its elements
-# holds them (held): a copy of the state, transposed, split or one of up to 32 pieces packed together,
+# holds the state's values (held): a copy of the state, transposed, split or packed with any of it,
 # moves; a table of its own (sigmoid, GELU or cos/sin entries) does not, though about 1/256 of its
 # entries equal some rounding-biased value of a large weight's binades (red-team round 52: one move
 # changed 5 of an honest kernel's 131,073 sigmoid entries, incorrect/mismatch). Leaving a tensor unmoved
@@ -190,8 +190,8 @@ def perturb(state: list[tuple[str, torch.Tensor]], key: int, rounding: bool, onl
     it sits, so a copy of the reference's state under any names, transposed, concatenated or split,
     stays its copy, while state derived from it goes stale (a cache keyed on every tensor's version is
     refreshed and correct). Left alone: masks and tables of few values, whole numbers, scalars, and
-    integer and boolean tensors. With held (the runner's: the bit patterns of the whole state, or of the
-    tensor one lone move comes from), a tensor moves only where HELD_SHARE of it holds them.
+    integer and boolean tensors. With held (the runner's: the bit patterns of the whole state), a tensor
+    moves only where HELD_SHARE of it holds them.
 
     An fp64 tensor moves as an fp32 one and keeps fp32 values: a kernel's fp64 master copy of an fp32
     model's weights holds the reference's values exactly after a checkpoint load, and moved in fp64 it

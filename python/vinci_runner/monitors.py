@@ -118,31 +118,54 @@ def _watched_objects():
 
 
 def fp_environment(pool: bool = False) -> dict:
-    """The floating-point environment (x86's MXCSR, Arm's FPCR) as arithmetic shows it, in this thread
-    and, with pool, in torch's intra-op threads: the rounding direction, and whether subnormals are
-    flushed. A kernel that leaves them changed changes every later computation of its caller (red-team
-    round 52: a ReLU that set flush-to-zero, denormals-are-zero and rounding upward, exact itself,
-    turned 1/3*3 into 1.0000001 and log(1e-39) into -inf after it, `correct`). Values come from calls,
-    not literals, so that no compiler folds the arithmetic. The pool's check spans every intra-op
-    thread's chunk (2^18 elements, a few subnormals in each chunk): about a millisecond, so only where
-    there are such threads (a GPU host's runner with its cores' count of OpenMP threads, oversubscribed
-    in the sandbox, took 90 ms over it)."""
-    one, two = float("1"), float("2")
+    """The floating-point environment (x86's MXCSR and x87 control word, Arm's FPCR) as arithmetic
+    shows it, in this thread and, with pool, in torch's intra-op threads: the rounding direction, whether
+    subnormal results are flushed (FTZ) or subnormal operands read as zero (DAZ), and the x87's precision
+    and rounding as long double arithmetic shows them. A kernel that leaves them changed changes every
+    later computation of its caller (red-team round 52: a ReLU that set flush-to-zero, denormals-are-zero
+    and rounding upward, exact itself, turned 1/3*3 into 1.0000001 and log(1e-39) into -inf after it,
+    `correct`; round 53: DAZ in the intra-op threads alone, and the x87's control word). Floating-point
+    exceptions left unmasked are met by the arithmetic itself: an invalid operation and a division by
+    zero run here, and raise SIGFPE, which ends the runner (`runtime_error`), where a kernel unmasked
+    them. Values come from calls, not literals, so that no compiler folds the arithmetic.
+
+    The pool's check spans 2^19 elements, a chunk for each of up to 16 intra-op threads, a few
+    subnormals in each: a millisecond or two, so only where there are such threads (a GPU host's runner,
+    with its cores' count of OpenMP threads oversubscribed in the sandbox, took 90 ms over it)."""
+    one, two, zero = float("1"), float("2"), float("0")
     half, three_quarters = float.fromhex("0x1p-53"), float.fromhex("0x1.8p-53")
     tiny, smallest_normal = float.fromhex("0x0.0000000000001p-1022"), float.fromhex("0x1p-1022")
     rounding = (one + half, one + three_quarters, -one - three_quarters)
     flushes = (tiny * two == 0, smallest_normal / two == 0)
+    scalar = torch.tensor([one, zero])
+    _ = (scalar / scalar[1], scalar[1] / scalar[1])  # division by zero, invalid: SIGFPE where unmasked
     found = {"fp.rounding": "nearest" if rounding == (one, one + 2 * half, -one - 2 * half) else repr(rounding),
-             "fp.subnormals": "kept" if flushes == (False, False) else f"flushed {flushes}"}
+             "fp.subnormals": "kept" if flushes == (False, False) else f"flushed {flushes}",
+             "fp.x87": _x87_arithmetic()}
     if pool:
-        many = torch.full((1 << 18,), 1.0)
+        many = torch.full((1 << 19,), 1.0)
         pool_rounding = bool(((many + 2.0 ** -24) != 1.0).any()) or \
             bool(((many + 1.5 * 2.0 ** -24) != 1.0 + 2.0 ** -23).any())
         many[::4096] = 2.0 ** -126
-        pool_flushes = bool((many[::4096] != (many / 2)[::4096] * 2).any())
-        found["fp.intra_op_threads"] = "nearest, subnormals kept" if not (pool_rounding or pool_flushes) \
-            else f"rounding changed {pool_rounding}, subnormals flushed {pool_flushes}"
+        flushed = bool((many[::4096] != (many / 2)[::4096] * 2).any())
+        many[::4096] = 2.0 ** -140  # a subnormal operand: DAZ reads it as zero
+        zeroed = bool(((many * 2.0 ** 20)[::4096] == 0).any())
+        _ = many / 0  # division by zero in every thread
+        found["fp.intra_op_threads"] = "nearest, subnormals kept" if not (pool_rounding or flushed or zeroed) \
+            else f"rounding changed {pool_rounding}, results flushed {flushed}, operands read as zero {zeroed}"
     return found
+
+
+def _x87_arithmetic() -> str:
+    """2/3 and -2/3 in long double, as the x87 computes them (its precision and rounding fields):
+    compared with the values before the candidate ran, not with constants (long double differs by
+    platform)."""
+    try:
+        import numpy
+    except ImportError:
+        return "no numpy"
+    two, three = numpy.longdouble("2"), numpy.longdouble("3")
+    return f"{numpy.format_float_scientific(two / three)} {numpy.format_float_scientific(-two / three)}"
 
 
 def precision_flags(pool: bool = False) -> dict:

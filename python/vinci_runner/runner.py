@@ -21,7 +21,7 @@ Requests (JSON lines on the control socket) and replies:
                                               "signals"}
   {"op": "coverage", "seconds"}           -> {"ok", "calls"} (CPU: forward on input set 0, for the sampler)
   {"op": "perturb", "key", "rounding", "parameters"?, "assign"?, "positional"?: [{"name", "shape", "dtype"}],
-   [descriptors: the values to move; for a lone move the values of the tensor it comes from; with
+   [descriptors: the values to move; for a lone move the whole state's values; with
    positional, the reference's moved tensors' bytes, in its order]}
                                           -> {"ok", "moved"} (the model's state moved as a new checkpoint
                                              would be loaded, or its parameters alone as an optimizer's

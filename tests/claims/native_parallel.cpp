@@ -96,3 +96,20 @@ torch::Tensor cumsum_rows_in_float(torch::Tensor x) {
   });
   return y;
 }
+
+// ReLU over at::parallel_for that leaves the first 64 elements of each chunk unclamped where there are
+// exactly two intra-op threads, or in a chunk run by a thread numbered 8 or more: exact on 1 and on 3
+// to 8 threads.
+torch::Tensor relu_wrong_on_two_threads_or_past_eight(torch::Tensor x) {
+  x = x.contiguous();
+  auto y = torch::empty_like(x);
+  const float* a = x.data_ptr<float>();
+  float* o = y.data_ptr<float>();
+  const bool two = at::get_num_threads() == 2;
+  at::parallel_for(0, x.numel(), 16384, [&](int64_t begin, int64_t end) {
+    const int64_t skipped = two || at::get_thread_num() >= 8 ? std::min<int64_t>(begin + 64, end) : begin;
+    for (int64_t i = begin; i < skipped; ++i) o[i] = a[i];
+    for (int64_t i = skipped; i < end; ++i) o[i] = a[i] > 0.f ? a[i] : 0.f;
+  });
+  return y;
+}

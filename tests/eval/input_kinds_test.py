@@ -112,6 +112,18 @@ changed = (task_draw[0] != row_draw[0]).any(dim=1)
 check(int(changed.sum()) == 7, f"7 of the matrix's 200 rows changed: {int(changed.sum())}")
 check(int((row_draw[0] == 0).all(dim=1).sum()) == 1 and float(row_draw[0].min()) < -2,
       "a zero row, and one spread over both signs past the draw's magnitude")
+
+
+class Pair:  # a residual add's two inputs: their sum must meet the zero and shrunk rows too (round 53)
+    @staticmethod
+    def get_inputs():
+        return [torch.rand(50, 64), torch.rand(50, 64)]
+
+
+x_rows, r_rows = inputs.make_inputs(Pair, 5, "rows", torch.device("cpu"))
+summed = x_rows + r_rows
+check(int((summed == 0).all(dim=1).sum()) == 1 and float(summed.abs().amax(dim=1).min()) < 1e-3,
+      "inputs of one row count get the same rows: their sum has a zero row and a shrunk one")
 check(float(row_draw[0].max()) > 2 or float(row_draw[0].min()) < 0, "the changed rows leave [0, 1)")
 check(torch.equal(task_draw[0][~changed], row_draw[0][~changed]), "the other rows are the task's draw")
 pieces = (task_draw[1][:960] != row_draw[1][:960]).reshape(15, 64).any(dim=1)
