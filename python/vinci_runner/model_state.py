@@ -124,24 +124,42 @@ def floating_state(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
     return [(name, t) for name, t in named_state(model, checkpointed=True) if t.is_floating_point() and t.numel() >= 2]
 
 
-def vary_constants(model: torch.nn.Module, seed: int) -> list[str]:
+def vary_constants(model: torch.nn.Module, seed: int, allowed: dict | None = None,
+                   counted: dict | None = None) -> list[str]:
     """Fills model's constant floating parameters and buffers with draws around their value, in place;
-    returns their names."""
-    counts, varied = {}, []
+    returns their names. counted, where given, receives each key's count ({(numel, dtype, value): n}):
+    the reference's, which the candidate's runner gets as allowed. With allowed, a constant is drawn only
+    while its key has come fewer times than the reference's model has it: a constant of the candidate's
+    own (a zero bias buffer the reference has no tensor for) keeps its value, as a checkpoint of the
+    reference's would leave it (red-team round 54: an exact RMSNorm with a persistent zero bias of its
+    own was incorrect, the bias drawn to U(-0.5, 0.5))."""
+    counts, varied = {} if counted is None else counted, []
     with torch.no_grad():
         for name, t in floating_state(model):
-            pieces = _constant_pieces(t)
-            for piece in pieces:
+            drawn = False
+            for piece in _constant_pieces(t):
                 value = float(piece.reshape(-1)[0])
                 key = (piece.numel(), str(t.dtype), value)
                 occurrence = counts.get(key, 0)
+                if allowed is not None and occurrence >= allowed.get(key, 0):
+                    continue  # the candidate's own constant: as a checkpoint of the reference's leaves it
                 counts[key] = occurrence + 1
                 u = _draws(seed, key, occurrence, piece.shape)
                 new = u * SPREAD if value == 0 else value * (1 + SPREAD * u)
                 piece.copy_(new.to(device=t.device, dtype=t.dtype))
-            if pieces:
+                drawn = True
+            if drawn:
                 varied.append(name)
     return varied
+
+
+def constant_counts_to_wire(counts: dict) -> list:
+    """[[numel, dtype, value as a string, count], ...]: JSON-safe for any value (inf, -inf)."""
+    return [[int(n), str(d), repr(float(v)), int(c)] for (n, d, v), c in counts.items()]
+
+
+def constant_counts_from_wire(rows) -> dict:
+    return {(int(n), str(d), float(v)): int(c) for n, d, v, c in rows or []}
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:

@@ -339,7 +339,8 @@ class Judge(Correctness, Timing, TrustedSampling):
         try:
             with self.device, inputs_mod.rounding_draws(self._rounding(cfg)):
                 ref = module.Model(*module.get_init_inputs()).to(self.device).eval()
-            model_state.vary_constants(ref, cfg["seed"])  # as each runner does with its model
+            constants: dict = {}
+            model_state.vary_constants(ref, cfg["seed"], counted=constants)  # as each runner does with its model
         except Exception as e:
             raise Outcome("invalid_task", "reference_failed", f"building Model failed: {type(e).__name__}: {e}") from None
         try:
@@ -364,7 +365,8 @@ class Judge(Correctness, Timing, TrustedSampling):
         if (low and cfg["precision_gate"]) or wide:
             ref64 = copy.deepcopy(ref).double()
         state = TaskState(path, scale, module, ref, ref64, outputs.specs_of(out), outputs.specs_of(first), source, low,
-                          _aliases(out, first), _nbytes(first) + _nbytes(out), scaled=scaled, sizes=sizes)
+                          _aliases(out, first), _nbytes(first) + _nbytes(out), scaled=scaled, sizes=sizes,
+                          constants=constants)
         keep_pristine(state)
         if cfg["ood_trials"]:
             state.timed_kind = timed_kind(module, lambda args: self._expected(state, args, exact_too=False)[0],
@@ -450,7 +452,8 @@ class Judge(Correctness, Timing, TrustedSampling):
                    "library_kernels": [n for n in (req or {}).get("reference_kernels") or [] if isinstance(n, str)],
                    "low_precision": task.low_precision, "compile": compiled,
                    "protocol": "vinci" if cfg["strict_layout"] else "kernelbench", "rounding": self._rounding(cfg),
-                   "threads": int(cfg.get("threads", 1)), "sizes": task.sizes}
+                   "threads": int(cfg.get("threads", 1)), "sizes": task.sizes,
+                   "constants": model_state.constant_counts_to_wire(task.constants or {})}
         if req is not None:
             with open(req["candidate"], encoding="utf-8", errors="replace") as f:
                 message.update(candidate_name=os.path.basename(req["candidate"]), candidate_source=f.read())

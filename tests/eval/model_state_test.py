@@ -30,6 +30,7 @@ dropped them was correct. Checked against values written by hand:
     python3 tests/eval/model_state_test.py REPO_ROOT
 """
 import copy
+import json
 import os
 import sys
 
@@ -272,6 +273,34 @@ def main() -> int:
     check(torch.equal(own, table), f"the kernel's own table stays ({chance} + 8 of its entries met the weight's values)")
     check(torch.equal(duplicate, reference), "a copy of the state moves as the reference's does")
     check(torch.equal(master, reference.double()), "an fp64 copy holds the fp32 reference's moved values exactly")
+
+    # The reference's constants, counted, bound the candidate's (round 54): its own zero bias buffer, a
+    # key the reference has no tensor for, keeps its zeros; the reference's LayerNorm constants are drawn
+    # as the reference's are; the counts cross the wire intact, infinities included.
+    class RefNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln = nn.LayerNorm(DIM)
+
+    class OwnBias(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln = nn.LayerNorm(DIM)
+            self.register_buffer("own_bias", torch.zeros(DIM + 1))
+
+    counted = {}
+    reference_norm = RefNorm()
+    vary_constants(reference_norm, 42, counted=counted)
+    check(counted == {(DIM, "torch.float32", 1.0): 1, (DIM, "torch.float32", 0.0): 1}, f"the reference's keys: {counted}")
+    wire = model_state.constant_counts_to_wire({**counted, (4, "torch.float32", float("-inf")): 2})
+    check(model_state.constant_counts_from_wire(json.loads(json.dumps(wire))) ==
+          {**counted, (4, "torch.float32", float("-inf")): 2}, f"the counts cross the wire: {wire}")
+    candidate_norm = OwnBias()
+    varied_names = vary_constants(candidate_norm, 42, allowed=counted)
+    check(varied_names == ["ln.weight", "ln.bias"] and torch.equal(candidate_norm.own_bias, torch.zeros(DIM + 1)),
+          f"the candidate's own zero buffer keeps its zeros: {varied_names}")
+    check(torch.equal(candidate_norm.ln.weight.detach(), reference_norm.ln.weight.detach()),
+          "the reference's constants are drawn alike")
 
     # A whole move's positional load (round 52): the reference's values go into the tensor of its name and
     # shape, as a user's load_state_dict puts them, whatever layout the kernel kept there; a renamed
