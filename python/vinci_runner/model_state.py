@@ -6,10 +6,11 @@ trained model (red-team round 42: 5_LayerNorm without its affine part `correct`,
 honest 0.202x). The reference and the candidate are built from one seed, each in its own runner, and
 each runner calls vary_constants on its model with the judge's seed: a floating tensor of two or more
 elements that all hold one value v is filled with draws around v (v * U(0.5, 1.5), or U(-0.5, 0.5)
-for v = 0). The draws of a tensor follow from the seed, its shape, dtype and value, and how many
-such tensors came before it in the model's order, so the two models' tensors agree wherever the
-candidate holds the reference's state under any names; a candidate that holds none of it (or bakes
-its value in) is then judged against state it ignores. Scalars, integer and boolean tensors stay.
+for v = 0). The draws of a tensor follow from the seed, its size, dtype and value, and its place
+among the reference's tensors of that key: the candidate's tensor of the reference's name takes that
+one's draws, and its others take those left in model order, so the two models' tensors agree
+wherever the candidate holds the reference's state, under any names and in any order of modules; a
+candidate that holds none of it (or bakes its value in) is then judged against state it ignores. Scalars, integer and boolean tensors stay.
 
 A tensor that packs several such pieces (LayerNorm's weight and bias as the rows of one (2, dim)
 parameter, or as its columns) is varied piece by piece: each row, or else each column, that holds one
@@ -33,15 +34,16 @@ def _holds_one_value(t: torch.Tensor) -> bool:
     return bool((t == t.reshape(-1)[0]).all())
 
 
-def _constant_pieces(t: torch.Tensor) -> list[torch.Tensor]:
-    """Views of t that each hold one value: t itself, or else all its rows, or else all its columns."""
+def _constant_pieces(name: str, t: torch.Tensor) -> list[tuple[str, torch.Tensor]]:
+    """Views of t that each hold one value, each named as a checkpoint reaches it: t itself under its
+    name, or else all its rows, or else all its columns, as name[axis:i]."""
     if _holds_one_value(t):
-        return [t]
+        return [(name, t)]
     if t.dim() < 2:
         return []
     for axis in (0, t.dim() - 1):
         if t.numel() // t.shape[axis] >= 2 and all(_holds_one_value(t.select(axis, i)) for i in range(t.shape[axis])):
-            return [t.select(axis, i) for i in range(t.shape[axis])]
+            return [(f"{name}[{axis}:{i}]", t.select(axis, i)) for i in range(t.shape[axis])]
     return []
 
 
@@ -127,39 +129,66 @@ def floating_state(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
 def vary_constants(model: torch.nn.Module, seed: int, allowed: dict | None = None,
                    counted: dict | None = None) -> list[str]:
     """Fills model's constant floating parameters and buffers with draws around their value, in place;
-    returns their names. counted, where given, receives each key's count ({(numel, dtype, value): n}):
-    the reference's, which the candidate's runner gets as allowed. With allowed, a constant is drawn only
-    while its key has come fewer times than the reference's model has it: a constant of the candidate's
-    own (a zero bias buffer the reference has no tensor for) keeps its value, as a checkpoint of the
-    reference's would leave it (red-team round 54: an exact RMSNorm with a persistent zero bias of its
-    own was incorrect, the bias drawn to U(-0.5, 0.5))."""
-    counts, varied = {} if counted is None else counted, []
+    returns their names. counted, where given, receives each key's pieces by name in the order they were
+    drawn ({(numel, dtype, value): [name, ...]}): the reference's, which the candidate's runner gets as
+    allowed. With allowed, a candidate's piece of a name the reference drew under that key takes that
+    name's draw, and its other pieces of the key take the draws left, in order (red-team round 54: an
+    exact TransformerBlock that registered its MLP before its attention got ln2's draws in ln1, keyed on
+    order alone); a piece past the reference's count is the candidate's own constant (a zero bias buffer
+    the reference has no tensor for) and keeps its value, as a checkpoint of the reference's would leave
+    it (round 54: an exact RMSNorm with a persistent zero bias of its own was incorrect)."""
+    drawn, varied = {} if counted is None else counted, []
     with torch.no_grad():
-        for name, t in floating_state(model):
-            drawn = False
-            for piece in _constant_pieces(t):
-                value = float(piece.reshape(-1)[0])
-                key = (piece.numel(), str(t.dtype), value)
-                occurrence = counts.get(key, 0)
-                if allowed is not None and occurrence >= allowed.get(key, 0):
-                    continue  # the candidate's own constant: as a checkpoint of the reference's leaves it
-                counts[key] = occurrence + 1
-                u = _draws(seed, key, occurrence, piece.shape)
-                new = u * SPREAD if value == 0 else value * (1 + SPREAD * u)
-                piece.copy_(new.to(device=t.device, dtype=t.dtype))
-                drawn = True
-            if drawn:
+        pieces = [(name, label, t, piece, (piece.numel(), str(t.dtype), float(piece.reshape(-1)[0])))
+                  for name, t in floating_state(model) for label, piece in _constant_pieces(name, t)]
+        occurrences = _occurrences(pieces, allowed)
+        for (name, label, t, piece, key), occurrence in zip(pieces, occurrences):
+            if occurrence is None:
+                continue  # the candidate's own constant: as a checkpoint of the reference's leaves it
+            drawn.setdefault(key, []).append(label)
+            value = key[2]
+            u = _draws(seed, key, occurrence, piece.shape)
+            new = u * SPREAD if value == 0 else value * (1 + SPREAD * u)
+            piece.copy_(new.to(device=t.device, dtype=t.dtype))
+            if name not in varied:
                 varied.append(name)
     return varied
 
 
-def constant_counts_to_wire(counts: dict) -> list:
-    """[[numel, dtype, value as a string, count], ...]: JSON-safe for any value (inf, -inf)."""
-    return [[int(n), str(d), repr(float(v)), int(c)] for (n, d, v), c in counts.items()]
+def _occurrences(pieces: list, allowed: dict | None) -> list[int | None]:
+    """Each piece's draw index within its key: in model order without allowed; with it, a piece named as
+    one of the reference's takes that one's index, the others take the indices left in order, and a piece
+    with none left is None (not drawn)."""
+    if allowed is None:
+        counts: dict = {}
+        in_order = []
+        for *_, key in pieces:
+            in_order.append(counts.get(key, 0))
+            counts[key] = in_order[-1] + 1
+        return in_order
+    found: list[int | None] = [None] * len(pieces)
+    taken: dict = {}
+    for i, (_, label, _, _, key) in enumerate(pieces):
+        names = allowed.get(key, [])
+        if label in names and names.index(label) not in taken.setdefault(key, set()):
+            found[i] = names.index(label)
+            taken[key].add(found[i])
+    for i, (_, _, _, _, key) in enumerate(pieces):
+        if found[i] is None:
+            left = [k for k in range(len(allowed.get(key, []))) if k not in taken.setdefault(key, set())]
+            if left:
+                found[i] = left[0]
+                taken[key].add(left[0])
+    return found
+
+
+def constant_counts_to_wire(drawn: dict) -> list:
+    """[[numel, dtype, value as a string, [name, ...]], ...]: JSON-safe for any value (inf, -inf)."""
+    return [[int(n), str(d), repr(float(v)), [str(x) for x in names]] for (n, d, v), names in drawn.items()]
 
 
 def constant_counts_from_wire(rows) -> dict:
-    return {(int(n), str(d), float(v)): int(c) for n, d, v, c in rows or []}
+    return {(int(n), str(d), float(v)): [str(x) for x in names] for n, d, v, names in rows or []}
 
 
 def _bits(t: torch.Tensor) -> torch.Tensor:
@@ -220,20 +249,22 @@ def perturb(state: list[tuple[str, torch.Tensor]], key: int, rounding: bool, onl
         for name, t in state:
             if left_alone(t):
                 continue
+            picked = None
+            if only is not None:
+                bits = _bits(t)
+                picked = torch.isin(bits, only.to(t.device))
+                if held is not None:
+                    in_held = picked if held is only else torch.isin(bits, held.to(t.device))
+                    if float(in_held.float().mean()) < HELD_SHARE:
+                        continue
+                if not bool(picked.any()):
+                    continue
             work = t.to(torch.float32) if t.dtype == torch.float64 else t
             new = (work.to(torch.float64) * (1 + _value_hash(work, key) / 2)).to(work.dtype)
             if rounding and new.dtype in (torch.float32, torch.float16, torch.bfloat16):
                 new = inputs._rounding(new)
             new = new.to(t.dtype)
-            if only is not None:
-                bits = _bits(t)
-                if held is not None and float(torch.isin(bits, held.to(t.device)).float().mean()) < HELD_SHARE:
-                    continue
-                picked = torch.isin(bits, only.to(t.device))
-                if not bool(picked.any()):
-                    continue
-                new = torch.where(picked, new, t)
-            t.copy_(new)
+            t.copy_(new if picked is None else torch.where(picked, new, t))
             moved.append(name)
     return moved
 

@@ -13,7 +13,7 @@ Requests (JSON lines on the control socket) and replies:
    "input_specs", "seed", "numerics", "kernel_names", "library_kernels", "low_precision", "compile", "protocol",
    "rounding", "threads" (the CPU's intra-op threads: 1 but in the plain trials' runner),
    "sizes"? (SCALABLE constants set after the scale: the plain trials' second shape), "constants"
-   (the reference's constant tensors' keys and counts: model_state.vary_constants),
+   (the reference's constant tensors' keys, each with its pieces' names: model_state.vary_constants),
    "input_sets", "input_offsets", "input_bytes", "deliver", ["input_mapping_size" + 1 descriptor]}
                                           -> {"ok", "load_s"} | a failure
   {"op": "call", "id", "sets", "values", "monitor", "profile", "threads"?}
@@ -178,7 +178,7 @@ class Runner:
             # Parameters are created where they live, from rounding-biased draws where the judge's are.
             with self.device, inputs_mod.rounding_draws(bool(req.get("rounding"))):
                 model = cls(*self.task.get_init_inputs()).to(self.device).eval()
-            # A candidate's constants are drawn only where the reference has them (its keys and counts).
+            # A candidate's constants are drawn only where the reference has them (its keys and names).
             allowed = model_state.constant_counts_from_wire(req.get("constants")) if candidate else None
             model_state.vary_constants(model, int(req.get("seed", 42)), allowed)
             self.state = model_state.floating_state(model)

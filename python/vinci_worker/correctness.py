@@ -179,7 +179,7 @@ class Correctness:
             # whole state's values, so that a flat parameter packing the bias beside the weight moves
             # on a lone move of the bias, a small share of it (red-team round 53: an honest flat
             # parameter was incorrect after one, the bias 0.6% of it).
-            held = only if part is None else model_state.value_set([t for _, t in tensors], on_device=True)
+            held = only
             if part is not None:
                 # Values the rest of the state also holds stay, or a move of the bias alone would
                 # move the weight's elements of equal value (a rounding-biased fp32 draw has 2^15
@@ -189,6 +189,7 @@ class Correctness:
                 # device, or a lone move of a CUDA model's one tensor failed the judge.)
                 others = model_state.value_set([t for t in (t for _, t in tensors) if t is not picked[0]],
                                                on_device=True).to(only.device)
+                held = torch.unique(torch.cat([only, others]))
                 only = only[~torch.isin(only, others)]
                 # Every other lone move changes some of the tensor's values, not all of them, as an
                 # edit of a few rows or a sparse update would: from one value to an eighth of them,
@@ -216,10 +217,9 @@ class Correctness:
             # value wherever it sits, so any rearrangement of a tensor's own storage survived it:
             # red-team round 52 kept a Linear's weight transposed in the weight's own storage, correct
             # at its honest speed and 2.4 off after a user's load_state_dict.
-            state = movable(task)
             positional = [{"name": n, "shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")}
-                          for n, t in state]
-            sent.append(b"".join(t.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes() for _, t in state))
+                          for n, t in tensors]
+            sent.append(b"".join(t.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes() for _, t in tensors))
         for payload in sent:
             fd = os.memfd_create("vinci-values")
             fds.append(fd)

@@ -40,7 +40,7 @@ class TaskState:
     scaled: dict | None = None  # {size: [the file's value, this state's]} (loader.apply_scale)
     sizes: dict | None = None  # sizes set past the scale (shapes.grown_sizes), sent to its runners
     pristine: list | None = None  # ref's state as built: each evaluation starts from it (reset_state)
-    constants: dict | None = None  # the reference's constant keys and counts (model_state.vary_constants)
+    constants: dict | None = None  # the reference's constant keys, each with its pieces' names (model_state.vary_constants)
 
 
 def _state(model: torch.nn.Module) -> list[torch.Tensor]:

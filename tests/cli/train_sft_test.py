@@ -29,7 +29,7 @@ VINCI, FIXTURES = sys.argv[1], pathlib.Path(sys.argv[2])
 QWEN2, TEMPLATE = FIXTURES / "models" / "qwen2", FIXTURES / "templates" / "qwen2_5.jinja"
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
 from checkpoint_files import checkpoint_bytes, checkpoint_tensors  # noqa: E402
-from checks import check, failures  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 
 def conversation(task, role, user, answer, skills=(), tool_calls=None):
@@ -164,6 +164,4 @@ try:
 finally:
     shutil.rmtree(work, ignore_errors=True)
 
-if failures:
-    sys.exit(f"{len(failures)} checks failed")
-print("vinci train sft: every check passed")
+sys.exit(finish("vinci train sft: every check passed"))

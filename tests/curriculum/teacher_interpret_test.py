@@ -21,7 +21,7 @@ import tempfile
 os.environ["TRITON_INTERPRET"] = "1"
 ROOT, VINCI = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from checks import check, failures  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 import torch  # noqa: E402
 
@@ -71,11 +71,7 @@ def main() -> int:
             wrong_caught += not same
     check(wrong > 0 and wrong_caught * 2 >= wrong,
           f"only {wrong_caught} of {wrong} wrong solutions differ from the Model: the comparison cannot fail")
-    if failures:
-        print(f"{len(failures)} failed", file=sys.stderr)
-        return 1
-    print(f"ok: {len(listing)} solutions, {wrong_caught} of {wrong} wrong ones caught")
-    return 0
+    return finish(f"ok: {len(listing)} solutions, {wrong_caught} of {wrong} wrong ones caught")
 
 
 if __name__ == "__main__":

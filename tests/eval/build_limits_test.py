@@ -35,19 +35,14 @@ import time
 
 REPO = sys.argv[1]
 sys.path.insert(0, f"{REPO}/python")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import check_equal, failures, finish  # noqa: E402
 
 from vinci_worker import build_failures  # noqa: E402
 from vinci_worker.build_limits import (BuildLimits, failure_reason, refusal, unwritten_source,  # noqa: E402
                                         written_text)
 from vinci_worker.precompiled_headers import COMMON_FLAG  # noqa: E402
 from vinci_runner.logs import trim_log  # noqa: E402
-
-failures = []
-
-
-def check(label, got, want):
-    if got != want:
-        failures.append(f"{label}: got {got!r}, want {want!r}")
 
 
 def arguments(**extra):
@@ -84,17 +79,17 @@ ALLOWED = {
 }
 for key, lists in ALLOWED.items():
     for flags in lists:
-        check(f"{key}={flags} allowed", refusal(arguments(**{key: flags})), None)
+        check_equal(f"{key}={flags} allowed", refusal(arguments(**{key: flags})), None)
 for flag in ("-O", "-O0", "-O3", "-Os", "-Og", "-Ofast", "-march=native", "-mtune=native", "-ffast-math",
              "-funroll-loops", "-fopenmp", "-g", "-DNDEBUG", "-w", "-Wall", "-Wextra", "-std=c++17", "-std=c++20"):
-    check(f"{flag}: a common option of the precompiled header",
-          (bool(COMMON_FLAG.fullmatch(flag)), refusal(arguments(extra_cflags=[flag]))), (True, None))
-check("load_inline's defaults, as the loader sends them",
-      refusal({"name": "m", "cpp_sources": "x", "cuda_sources": None, "sycl_sources": None, "functions": ["f"],
-               "extra_cflags": None, "extra_cuda_cflags": None, "extra_sycl_cflags": None, "extra_ldflags": None,
-               "extra_include_paths": None, "with_cuda": None, "with_sycl": None, "is_python_module": True,
-               "with_pytorch_error_handling": True, "use_pch": False, "no_implicit_headers": False}), None)
-check("functions as a dict", refusal(arguments(functions={"f": "doc"}, cuda_sources=["a", "b"])), None)
+    check_equal(f"{flag}: a common option of the precompiled header",
+                (bool(COMMON_FLAG.fullmatch(flag)), refusal(arguments(extra_cflags=[flag]))), (True, None))
+check_equal("load_inline's defaults, as the loader sends them",
+            refusal({"name": "m", "cpp_sources": "x", "cuda_sources": None, "sycl_sources": None, "functions": ["f"],
+                     "extra_cflags": None, "extra_cuda_cflags": None, "extra_sycl_cflags": None, "extra_ldflags": None,
+                     "extra_include_paths": None, "with_cuda": None, "with_sycl": None, "is_python_module": True,
+                     "with_pytorch_error_handling": True, "use_pch": False, "no_implicit_headers": False}), None)
+check_equal("functions as a dict", refusal(arguments(functions={"f": "doc"}, cuda_sources=["a", "b"])), None)
 
 # --- the allow-list: refused, (argument, flags) -> the start of the one line that names it ---
 REFUSED = [
@@ -161,7 +156,7 @@ REFUSED = [
 ]
 for key, flags, line in REFUSED:
     got = refusal(arguments(**{key: flags}))
-    check(f"{key}={flags} refused", (got or ("", ""))[0], "forbidden_flag")
+    check_equal(f"{key}={flags} refused", (got or ("", ""))[0], "forbidden_flag")
     if got and not got[1].startswith(line):
         failures.append(f"{key}={flags}: the line {got[1]!r} does not start with {line!r}")
 # --- what the library is made of: code compiled from the sources ---
@@ -169,13 +164,13 @@ EMBEDS = ['#embed "/usr/lib/x86_64-linux-gnu/libblas.so.3"\n', '  #  embed <x>\n
           '#/*\n*/embed "x"\n', '%:embed "x"\n', '??=embed "x"\n', '#em\\\nbed "x"\n', '#\\  \n embed "x"\n',
           'const char* s = "/*";\n#/**/embed "x"\n', '#if __has_embed("x")\n#endif\n']
 for text in EMBEDS:
-    check(f"#embed refused: {text!r}", (refusal(arguments(cpp_sources=["int f();", text])) or ("",))[0],
-          "forbidden_source")
-check("#embed in CUDA sources", (refusal(arguments(cuda_sources=EMBEDS[0])) or ("",))[0], "forbidden_source")
-check("#embed pasted into main.cpp by a docstring: a docstring that is code is refused first",
-      (refusal(arguments(functions={"f": 'doc");\n#embed "x"\n//'})) or ("",))[0], "bad_arguments")
+    check_equal(f"#embed refused: {text!r}", (refusal(arguments(cpp_sources=["int f();", text])) or ("",))[0],
+                "forbidden_source")
+check_equal("#embed in CUDA sources", (refusal(arguments(cuda_sources=EMBEDS[0])) or ("",))[0], "forbidden_source")
+check_equal("#embed pasted into main.cpp by a docstring: a docstring that is code is refused first",
+            (refusal(arguments(functions={"f": 'doc");\n#embed "x"\n//'})) or ("",))[0], "bad_arguments")
 for text in ("int embed = 1;\n", "#define EMBED 1\n", "# include <embed.h>\n", "#embedding\n", "int embed_dim;\n"):
-    check(f"no #embed: {text!r}", refusal(arguments(cpp_sources=text)), None)
+    check_equal(f"no #embed: {text!r}", refusal(arguments(cpp_sources=text)), None)
 ARCHIVES = tempfile.mkdtemp(prefix="vinci-build-limits-archives-")
 for name, body in (("libblasstatic.a", b"!<arch>\n" + b"x" * 64), ("libempty.a", b"!<arch>\n"),
                    ("libboth.a", b"!<arch>\n" + b"x" * 64), ("libboth.so", b"\x7fELF")):
@@ -187,30 +182,30 @@ for flags, dirs, want in ((["-lblasstatic"], [ARCHIVES], "forbidden_flag"),
                           (["-L", ARCHIVES, "-lblasstatic"], [], "forbidden_flag"),
                           (["-lempty"], [ARCHIVES], ""), (["-lboth"], [ARCHIVES], ""), (["-lblasstatic"], [], "")):
     got = refusal(arguments(extra_ldflags=flags), dirs)
-    check(f"extra_ldflags={flags} in {dirs}", (got or ("",))[0], want)
+    check_equal(f"extra_ldflags={flags} in {dirs}", (got or ("",))[0], want)
     if got and "libblasstatic.a is a static archive" not in got[1]:
         failures.append(f"a static archive's refusal does not name it: {got[1]!r}")
 shutil.rmtree(ARCHIVES)
-check("the guard's refusal in a build's log", failure_reason(
-    "vinci-as-guard: refused: /tmp/cc1.s holds the assembler directive .incbin (only code ...)", BuildLimits(), True),
-    ("forbidden_source", "[the assembler guard refused a source of the build: the library must hold only code "
-                         "compiled from the sources (forbidden_source)]"))
+check_equal("the guard's refusal in a build's log", failure_reason(
+          "vinci-as-guard: refused: /tmp/cc1.s holds the assembler directive .incbin (only code ...)", BuildLimits(), True),
+          ("forbidden_source", "[the assembler guard refused a source of the build: the library must hold only code "
+                               "compiled from the sources (forbidden_source)]"))
 
-check("a header of torch's kernel folders, which builds see empty", failure_reason(
-    "In file included from main.cpp:2:\n.../torch/include/c10/util/Half.h:8:10: fatal error: ATen/cpu/vec/vec_half.h: "
-    "No such file or directory\ncompilation terminated.", BuildLimits(), True),
-    ("forbidden_source", "[ATen/cpu/vec/vec_half.h: torch's kernel implementations are not the extension API, and "
-                         "builds do not see them: the library must hold only code compiled from the candidate's own "
-                         "sources (forbidden_source)]"))
-check("another header that is missing", failure_reason("main.cpp:2:10: fatal error: nothere.h: No such file or directory",
-                                                       BuildLimits(), True), ("build_failed", ""))
-check("the build's verdict leads its trimmed log", trim_log(
-    "main.cpp:9: error: one\n" * 50 + "[ATen/native/x.h: hidden (forbidden_source)]").splitlines()[0],
-    "[ATen/native/x.h: hidden (forbidden_source)]")
+check_equal("a header of torch's kernel folders, which builds see empty", failure_reason(
+          "In file included from main.cpp:2:\n.../torch/include/c10/util/Half.h:8:10: fatal error: ATen/cpu/vec/vec_half.h: "
+          "No such file or directory\ncompilation terminated.", BuildLimits(), True),
+          ("forbidden_source", "[ATen/cpu/vec/vec_half.h: torch's kernel implementations are not the extension API, and "
+                               "builds do not see them: the library must hold only code compiled from the candidate's own "
+                               "sources (forbidden_source)]"))
+check_equal("another header that is missing", failure_reason("main.cpp:2:10: fatal error: nothere.h: No such file or directory",
+                                                             BuildLimits(), True), ("build_failed", ""))
+check_equal("the build's verdict leads its trimmed log", trim_log(
+          "main.cpp:9: error: one\n" * 50 + "[ATen/native/x.h: hidden (forbidden_source)]").splitlines()[0],
+          "[ATen/native/x.h: hidden (forbidden_source)]")
 
-check("use_pch=True", refusal(arguments(use_pch=True)),
-      ("forbidden_flag", "use_pch=True: torch would build its own header into torch's folder"))
-check("65 flags", refusal(arguments(extra_cflags=["-O2"] * 65))[0], "forbidden_flag")
+check_equal("use_pch=True", refusal(arguments(use_pch=True)),
+            ("forbidden_flag", "use_pch=True: torch would build its own header into torch's folder"))
+check_equal("65 flags", refusal(arguments(extra_cflags=["-O2"] * 65))[0], "forbidden_flag")
 
 # --- the arguments' types ---
 for label, args in (("not a mapping", ["m"]), ("no name", {"cpp_sources": "x"}),
@@ -225,25 +220,25 @@ for label, args in (("not a mapping", ["m"]), ("no name", {"cpp_sources": "x"}),
                     ("SYCL sources", arguments(sycl_sources="x")), ("SYCL flags", arguments(extra_sycl_cflags=["-O3"])),
                     ("build_directory", arguments(build_directory="/tmp/x")),
                     ("an argument load_inline lacks", arguments(wrapper="/bin/sh"))):
-    check(f"{label}: bad_arguments", (refusal(args) or ("",))[0], "bad_arguments")
+    check_equal(f"{label}: bad_arguments", (refusal(args) or ("",))[0], "bad_arguments")
 
 # --- what a failed build's log says about the limit it met ---
 LIMITS = BuildLimits(memory_bytes=1 << 30, address_space_bytes=4 << 30, cpu_seconds=9, scratch_bytes=48 << 20,
                      output_bytes=64 << 20)
-check("as killed by RLIMIT_FSIZE", failure_reason(
-    "c++: internal compiler error: File size limit exceeded signal terminated program as", LIMITS, True),
-    ("build_output_size", "[a tool of the build ran out of room: it has 67108864 bytes for any one file it writes "
-                          "(build_output_size)]"))
-check("a full tmpfs", failure_reason("/usr/bin/ld: final link failed: No space left on device", LIMITS, True),
-      ("build_disk", "[a tool of the build ran out of room: it has a private tmpfs of 50331648 bytes to work in "
-                     "(build_disk)]"))
-check("cc1plus at RLIMIT_AS", failure_reason(
-    "cc1plus: out of memory allocating 1073741840 bytes after a total of 610304 bytes", LIMITS, True),
-    ("build_memory", "[a tool of the build ran out of room: it has 4294967296 bytes of address space per process "
-                     "(build_memory)]"))
-check("out of memory where no RLIMIT_AS applies", failure_reason("virtual memory exhausted", LIMITS, False)[1],
-      "[a tool of the build ran out of room: it has the machine's memory (build_memory)]")
-check("a compile error", failure_reason("main.cpp:1:10: error: expected ';'", LIMITS, True), ("build_failed", ""))
+check_equal("as killed by RLIMIT_FSIZE", failure_reason(
+          "c++: internal compiler error: File size limit exceeded signal terminated program as", LIMITS, True),
+          ("build_output_size", "[a tool of the build ran out of room: it has 67108864 bytes for any one file it writes "
+                                "(build_output_size)]"))
+check_equal("a full tmpfs", failure_reason("/usr/bin/ld: final link failed: No space left on device", LIMITS, True),
+            ("build_disk", "[a tool of the build ran out of room: it has a private tmpfs of 50331648 bytes to work in "
+                           "(build_disk)]"))
+check_equal("cc1plus at RLIMIT_AS", failure_reason(
+          "cc1plus: out of memory allocating 1073741840 bytes after a total of 610304 bytes", LIMITS, True),
+          ("build_memory", "[a tool of the build ran out of room: it has 4294967296 bytes of address space per process "
+                           "(build_memory)]"))
+check_equal("out of memory where no RLIMIT_AS applies", failure_reason("virtual memory exhausted", LIMITS, False)[1],
+            "[a tool of the build ran out of room: it has the machine's memory (build_memory)]")
+check_equal("a compile error", failure_reason("main.cpp:1:10: error: expected ';'", LIMITS, True), ("build_failed", ""))
 
 # --- real sandboxed builds ---
 SANDBOX = sys.argv[2] if len(sys.argv) > 2 else os.path.join(REPO, "build", "src", "eval", "vinci-sandbox")
@@ -269,43 +264,43 @@ FILE = ('K = """\n#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x)
 # A file too deep for Python's parser writes nothing, however the parser fails (red-team round 46:
 # RecursionError from 3,000 terms, which the judge did not catch): its sources are all unwritten.
 DEEP = written_text("x = " + "+".join(["1"] * 100_000) + "  # '1+1'\n")
-check("a file the parser cannot take writes nothing", (DEEP.literals, DEEP.lines.pieces(["1+1"])),
-      (frozenset(), written_text("def f(:\n").lines.pieces(["1+1"])))
+check_equal("a file the parser cannot take writes nothing", (DEEP.literals, DEEP.lines.pieces(["1+1"])),
+            (frozenset(), written_text("def f(:\n").lines.pieces(["1+1"])))
 WRITTEN = written_text(FILE)
-check("written: the literal's lines are one piece, whitespace collapsed",
-      WRITTEN.lines.pieces(["#include <torch/extension.h>", "torch::Tensor f(torch::Tensor x) {", "return x;", "}"]),
-      (1, 0, None))
-check("written: every literal whole, stripped, an f-string's parts too", WRITTEN.literals >= {
-    "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n  return x;\n}", "#define BLOCK"}, True)
-check("written: a file that does not parse writes nothing",
-      written_text("def f(:\n").lines.pieces(["}"]) + (written_text("def f(:\n").literals,), (0, 1, "}", frozenset()))
+check_equal("written: the literal's lines are one piece, whitespace collapsed",
+            WRITTEN.lines.pieces(["#include <torch/extension.h>", "torch::Tensor f(torch::Tensor x) {", "return x;", "}"]),
+            (1, 0, None))
+check_equal("written: every literal whole, stripped, an f-string's parts too", WRITTEN.literals >= {
+          "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n  return x;\n}", "#define BLOCK"}, True)
+check_equal("written: a file that does not parse writes nothing",
+            written_text("def f(:\n").lines.pieces(["}"]) + (written_text("def f(:\n").literals,), (0, 1, "}", frozenset()))
 source = "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) {\n    return   x;\n}\n#define BLOCK 64\n"
-check("unwritten: the file's own lines, reindented, and one formatted line (16 characters)",
-      unwritten_source({"name": "m", "cpp_sources": [source]}, WRITTEN), (None, 16))
+check_equal("unwritten: the file's own lines, reindented, and one formatted line (16 characters)",
+            unwritten_source({"name": "m", "cpp_sources": [source]}, WRITTEN), (None, 16))
 pasted = "".join(f"static const int table_{i} = {i * 7919 % 1000};\n" for i in range(100))  # 3,176 characters
-check("unwritten: 100 generated lines are refused, counted with the formatted one (3,176 + 16)",
-      why({"name": "m", "cpp_sources": source + pasted}, WRITTEN).startswith("cpp_sources: 3192 characters"), True)
+check_equal("unwritten: 100 generated lines are refused, counted with the formatted one (3,176 + 16)",
+            why({"name": "m", "cpp_sources": source + pasted}, WRITTEN).startswith("cpp_sources: 3192 characters"), True)
 byte_lines = "".join(f'asm(".byte 0x{i % 256:02x}");\n' for i in range(120))  # 120 lines of 18 characters
-check("unwritten: .byte lines made at import (2,160 characters)",
-      "characters of sources and flags" in why({"name": "m", "cuda_sources": byte_lines}, WRITTEN), True)
-check("unwritten: under the bound (113 such lines, 2,034 characters) passes",
-      why({"name": "m", "cuda_sources": byte_lines[:113 * 19]}, WRITTEN), "")
-check("unwritten: the bound is the file's: a second build of 1,800 after one of 256 is refused",
-      why({"name": "m", "cuda_sources": byte_lines[:100 * 19]}, WRITTEN, spent=256).startswith("cuda_sources: 2056"),
-      True)
+check_equal("unwritten: .byte lines made at import (2,160 characters)",
+            "characters of sources and flags" in why({"name": "m", "cuda_sources": byte_lines}, WRITTEN), True)
+check_equal("unwritten: under the bound (113 such lines, 2,034 characters) passes",
+            why({"name": "m", "cuda_sources": byte_lines[:113 * 19]}, WRITTEN), "")
+check_equal("unwritten: the bound is the file's: a second build of 1,800 after one of 256 is refused",
+            why({"name": "m", "cuda_sources": byte_lines[:100 * 19]}, WRITTEN, spent=256).startswith("cuda_sources: 2056"),
+            True)
 # Round 40's dictionaries: every line the source uses is in the file, but not in the file's order.
 words = [f"word_{i:04d} +" for i in range(300)]  # 300 lines of 11 characters, 3,300 in all
 DICTIONARY = "W = " + repr("\n".join(words)) + "\n"
 shuffled = "\n".join(words[(i * 7) % 300] for i in range(300))
-check("unwritten: the file's own lines in its own order pass",
-      why({"name": "m", "cpp_sources": "\n".join(words)}, written_text(DICTIONARY)), "")
-check("unwritten: the same lines, one a line, reordered: 300 pieces, 299 x 16 = 4,784 characters",
-      why({"name": "m", "cpp_sources": shuffled}, written_text(DICTIONARY)).startswith("cpp_sources: 4784 characters"),
-      True)
+check_equal("unwritten: the file's own lines in its own order pass",
+            why({"name": "m", "cpp_sources": "\n".join(words)}, written_text(DICTIONARY)), "")
+check_equal("unwritten: the same lines, one a line, reordered: 300 pieces, 299 x 16 = 4,784 characters",
+            why({"name": "m", "cpp_sources": shuffled}, written_text(DICTIONARY)).startswith("cpp_sources: 4784 characters"),
+            True)
 pieces = "P = " + repr("\n".join(f"{c}\\" for c in "abcdefghijklmnopqrstuvwxyz_ ;(){}=+*0123456789")) + "\n"
 spelled = "".join(f"{c}\\\n" for c in "int table_0 = 1;\n" * 150)  # a logical line of 2,400 characters
-check("unwritten: characters joined by continuations are read as the compiler reads them",
-      why({"name": "m", "cpp_sources": spelled}, written_text(pieces)).startswith("cpp_sources: "), True)
+check_equal("unwritten: characters joined by continuations are read as the compiler reads them",
+            why({"name": "m", "cpp_sources": spelled}, written_text(pieces)).startswith("cpp_sources: "), True)
 
 
 def de_bruijn(k: int, n: int) -> list[int]:
@@ -330,34 +325,34 @@ def de_bruijn(k: int, n: int) -> list[int]:
 # line of a source made of those kinds stood in a written run of 3; the source's order is its content.
 COVERING = "C = " + repr("\n".join(f"H{x}+" for x in de_bruijn(16, 3))) + "\n"
 drawn = random.Random(0).choices(range(16), k=1200)
-check("unwritten: a source chained from runs of 3 of a covering literal is refused by its pieces",
-      why({"name": "m", "cpp_sources": "\n".join(f"H{x}+" for x in drawn)}, written_text(COVERING)).startswith(
-          "cpp_sources: "), True)
-check("unwritten: ... while a stretch of the literal, copied whole, is one piece",
-      why({"name": "m", "cpp_sources": "\n".join(f"H{x}+" for x in de_bruijn(16, 3)[100:1300])},
-          written_text(COVERING)), "")
+check_equal("unwritten: a source chained from runs of 3 of a covering literal is refused by its pieces",
+            why({"name": "m", "cpp_sources": "\n".join(f"H{x}+" for x in drawn)}, written_text(COVERING)).startswith(
+                "cpp_sources: "), True)
+check_equal("unwritten: ... while a stretch of the literal, copied whole, is one piece",
+            why({"name": "m", "cpp_sources": "\n".join(f"H{x}+" for x in de_bruijn(16, 3)[100:1300])},
+                written_text(COVERING)), "")
 # Flags too (red-team round 41: 10.7 KB of a library's machine code in 60 -D values read at import):
 # a flag that is no literal of the file counts its characters with the unwritten source lines.
 FLAGGED = written_text('F = ["-O3", "-march=native"]\nN = 64\nG = f"-DBLOCK={N}"\n')
-check("flags: the file's own literals pass", why(
-    {"name": "m", "cpp_sources": "", "extra_cflags": ["-O3", " -march=native"]}, FLAGGED), "")
-check("flags: a formatted -D (11 characters) passes within the bound", unwritten_source(
-    {"name": "m", "cpp_sources": "", "extra_cflags": ["-O3", "-DBLOCK=64"]}, FLAGGED), (None, 10))
+check_equal("flags: the file's own literals pass", why(
+          {"name": "m", "cpp_sources": "", "extra_cflags": ["-O3", " -march=native"]}, FLAGGED), "")
+check_equal("flags: a formatted -D (11 characters) passes within the bound", unwritten_source(
+          {"name": "m", "cpp_sources": "", "extra_cflags": ["-O3", "-DBLOCK=64"]}, FLAGGED), (None, 10))
 carried = [f"-DVK{i:02d}=0" + "Ab9_" * 62 for i in range(9)]  # 9 flags of 256 characters: 2,304
 refused_flags = why({"name": "m", "cpp_sources": "", "extra_cflags": carried}, FLAGGED)
-check("flags: -D values made at import are refused (2,304 characters), the first named",
-      refused_flags.startswith("extra_cflags: 2304 characters") and "-DVK00=0Ab9_" in refused_flags, True)
-check("flags: ... in nvcc's flags, link flags and include paths alike", all(
-    why({"name": "m", "cpp_sources": "", key: carried}, FLAGGED).startswith(f"{key}: 2304")
-    for key in ("extra_cuda_cflags", "extra_ldflags", "extra_include_paths")), True)
-check("flags: counted with the unwritten source lines (1,800 + 256 > 2,048)", why(
-    {"name": "m", "cpp_sources": byte_lines[:100 * 19], "extra_cflags": carried[:1]}, FLAGGED).startswith(
-        "cpp_sources: 2"), True)
-check("functions: a docstring that closes torch's string is refused",
-      refusal(arguments(functions={"f": 'x");\n}\nstatic void g() {(void)("'}))[0], "bad_arguments")
-check("functions: a name that is no identifier is refused",
-      refusal(arguments(functions=["f(); int x"]))[0], "bad_arguments")
-check("functions: plain docstrings pass", refusal(arguments(functions={"f": "adds two tensors"})), None)
+check_equal("flags: -D values made at import are refused (2,304 characters), the first named",
+            refused_flags.startswith("extra_cflags: 2304 characters") and "-DVK00=0Ab9_" in refused_flags, True)
+check_equal("flags: ... in nvcc's flags, link flags and include paths alike", all(
+          why({"name": "m", "cpp_sources": "", key: carried}, FLAGGED).startswith(f"{key}: 2304")
+          for key in ("extra_cuda_cflags", "extra_ldflags", "extra_include_paths")), True)
+check_equal("flags: counted with the unwritten source lines (1,800 + 256 > 2,048)", why(
+          {"name": "m", "cpp_sources": byte_lines[:100 * 19], "extra_cflags": carried[:1]}, FLAGGED).startswith(
+              "cpp_sources: 2"), True)
+check_equal("functions: a docstring that closes torch's string is refused",
+            refusal(arguments(functions={"f": 'x");\n}\nstatic void g() {(void)("'}))[0], "bad_arguments")
+check_equal("functions: a name that is no identifier is refused",
+            refusal(arguments(functions=["f(); int x"]))[0], "bad_arguments")
+check_equal("functions: plain docstrings pass", refusal(arguments(functions={"f": "adds two tensors"})), None)
 
 
 def sandboxed_builds_possible() -> str:
@@ -398,7 +393,7 @@ def build(service, label: str, name: str, source: str, bound_s: float) -> dict:
     print(f"{label}: {result.get('reason') or 'built'} in {seconds:.1f} s")
     if seconds > bound_s:
         failures.append(f"{label}: took {seconds:.1f} s, more than {bound_s} s")
-    check(f"{label}: processes left", processes_naming(ROOT), [])
+    check_equal(f"{label}: processes left", processes_naming(ROOT), [])
     left = bytes_under(ROOT)
     if left > (1 << 20) + (os.path.getsize(result["path"]) if result.get("ok") else 0):
         failures.append(f"{label}: {left} bytes left under {ROOT} (the library aside)")
@@ -407,7 +402,7 @@ def build(service, label: str, name: str, source: str, bound_s: float) -> dict:
 
 def expect_failure(service, label, name, source, reason, limit_text, bound_s):
     result = build(service, label, name, source, bound_s)
-    check(f"{label}: reason", (result["ok"], result.get("reason")), (False, reason))
+    check_equal(f"{label}: reason", (result["ok"], result.get("reason")), (False, reason))
     if limit_text not in result.get("log", ""):
         failures.append(f"{label}: the log does not name the limit ({limit_text!r}): {result.get('log', '')[-400:]!r}")
 
@@ -437,17 +432,17 @@ else:
     t0 = time.monotonic()
     cached = roomy_disk.compile({"name": "big", "cpp_sources": BIG, "functions": None, "no_implicit_headers": True,
                                  "extra_cflags": ["-O1"]})
-    check("output-size bomb, third time: cached", (cached["ok"], cached["reason"], time.monotonic() - t0 < 2),
-          (False, "build_output_size", True))
+    check_equal("output-size bomb, third time: cached", (cached["ok"], cached["reason"], time.monotonic() - t0 < 2),
+                (False, "build_output_size", True))
     record = os.path.join(ROOT, "ext", cached["key"])
-    check("the record names the limits it met", build_failures.read(record)["limits"]["output_bytes"], 64 << 20)
+    check_equal("the record names the limits it met", build_failures.read(record)["limits"]["output_bytes"], 64 << 20)
     # The same arguments in a tmpfs smaller than the array: the record, made under other limits, is
     # not trusted, and the build fails on the disk instead.
     disk = CompileService(launcher, os.path.join(ROOT, "ext"), 120,
                           BuildLimits(memory_bytes=1536 << 20, cpu_seconds=8, scratch_bytes=48 << 20,
                                       output_bytes=512 << 20))
     expect_failure(disk, "disk bomb", "big", BIG, "build_disk", "a private tmpfs of 50331648 bytes", 60)
-    check("the record restarts under other limits", build_failures.read(record)["attempts"], 1)
+    check_equal("the record restarts under other limits", build_failures.read(record)["attempts"], 1)
     expect_failure(service, "CPU-time bomb", "spin", SPIN, "build_cpu_time", "its limit is 8 s per process", 60)
     slow = CompileService(launcher, os.path.join(ROOT, "ext"), 6,
                           BuildLimits(memory_bytes=1536 << 20, cpu_seconds=100, scratch_bytes=48 << 20))
@@ -457,42 +452,42 @@ else:
     unloaded = build(service, "never loaded", "never_loaded",
                      SMALL.replace("NAME", "never_loaded") + '#include <unistd.h>\n'
                      "__attribute__((constructor)) static void at_load() { _exit(3); }\n", 60)
-    check("never loaded: built", (unloaded["ok"], unloaded.get("reason")), (True, None))
+    check_equal("never loaded: built", (unloaded["ok"], unloaded.get("reason")), (True, None))
     # A host file's bytes in the library's own text (the interpreter's, which the sandbox shows), as
     # red team round 4 put OpenBLAS there; the directive is split in two C strings.
     incbin = build(service, "incbin", "incbin", SMALL.replace("NAME", "incbin") +
                    'asm(".pushsection .text.blas,\\"ax\\",@progbits\\n"\n'
                    f'    ".inc" "bin \\"{os.path.realpath(sys.executable)}\\"\\n.popsection\\n");\n', 60)
-    check("incbin: refused by the assembler guard", (incbin["ok"], incbin.get("reason")), (False, "forbidden_source"))
+    check_equal("incbin: refused by the assembler guard", (incbin["ok"], incbin.get("reason")), (False, "forbidden_source"))
     if "holds the assembler directive .incbin" not in incbin.get("log", ""):
         failures.append(f"incbin: the log does not name the directive: {incbin.get('log', '')[-400:]!r}")
     embedded = service.compile({"name": "embedded", "cpp_sources": SMALL.replace("NAME", "embedded") +
                                 f'static const char blas[] = {{\n#embed "{sys.executable}"\n}};\n', "functions": None,
                                 "no_implicit_headers": True})
-    check("#embed: refused before a build", (embedded["ok"], embedded.get("reason")), (False, "forbidden_source"))
+    check_equal("#embed: refused before a build", (embedded["ok"], embedded.get("reason")), (False, "forbidden_source"))
     archive_dir = os.path.join(ROOT, "archives")
     os.makedirs(archive_dir)
     with open(os.path.join(archive_dir, "libblasstatic.a"), "wb") as f:
         f.write(b"!<arch>\n" + b"x" * 64)
     archived = service.compile({"name": "archived", "cpp_sources": SMALL.replace("NAME", "archived"), "functions": None,
                                 "no_implicit_headers": True, "extra_ldflags": [f"-L{archive_dir}", "-lblasstatic"]})
-    check("a static archive: refused before a build", (archived["ok"], archived.get("reason")),
-          (False, "forbidden_flag"))
+    check_equal("a static archive: refused before a build", (archived["ok"], archived.get("reason")),
+                (False, "forbidden_flag"))
     shutil.rmtree(archive_dir)
 
     small = build(service, "small extension", "small", SMALL.replace("NAME", "small"), 60)
-    check("small extension: built", (small["ok"], small.get("reason")), (True, None))
+    check_equal("small extension: built", (small["ok"], small.get("reason")), (True, None))
     if small["ok"]:
         folder = os.path.dirname(small["path"])
-        check("small extension: only the library came back",
-              sorted(f if not f.endswith(".so") else "NAME.so" for f in os.listdir(folder)),
-              ["NAME.so", "arguments.json", "build.log", "library"])
+        check_equal("small extension: only the library came back",
+                    sorted(f if not f.endswith(".so") else "NAME.so" for f in os.listdir(folder)),
+                    ["NAME.so", "arguments.json", "build.log", "library"])
         # Delivered as the judge delivers it, and loaded as the runner loads it.
         from vinci_runner import loader
         from vinci_worker.sandbox import SEALS, sealed_copy
 
         fd = sealed_copy(small["path"])
-        check("delivered: sealed", fcntl.fcntl(fd, fcntl.F_GET_SEALS) & SEALS, SEALS)
+        check_equal("delivered: sealed", fcntl.fcntl(fd, fcntl.F_GET_SEALS) & SEALS, SEALS)
         writable = os.open(f"/proc/self/fd/{fd}", os.O_RDWR)
         for label, attempt in (("write", lambda: os.write(fd, b"x")), ("pwrite", lambda: os.pwrite(fd, b"x", 0)),
                                ("write through a new descriptor", lambda: os.write(writable, b"x")),
@@ -503,17 +498,14 @@ else:
                 attempt()
                 failures.append(f"delivered: {label} succeeded")
             except OSError as e:
-                check(f"delivered: {label}", errno.errorcode.get(e.errno), "EPERM")
+                check_equal(f"delivered: {label}", errno.errorcode.get(e.errno), "EPERM")
         os.close(writable)
         path = loader._receive_library({"fds": [fd]}, "small")
         module = loader._import_library("small", path)
-        check("small extension: loads in place from its memfd", (module.__name__, module.__file__),
-              ("small", f"/proc/self/fd/{fd}"))
+        check_equal("small extension: loads in place from its memfd", (module.__name__, module.__file__),
+                    ("small", f"/proc/self/fd/{fd}"))
         mapped = [line.split(None, 5)[-1].strip() for line in open("/proc/self/maps") if "/memfd:small.so" in line]
-        check("small extension: mapped from the memfd", bool(mapped), True)
+        check_equal("small extension: mapped from the memfd", bool(mapped), True)
     shutil.rmtree(ROOT, ignore_errors=True)
 
-if failures:
-    print("\n".join(failures))
-    sys.exit(1)
-print("build limits: the flag allow-list, and bounded builds that run only the toolchain")
+sys.exit(finish("build limits: the flag allow-list, and bounded builds that run only the toolchain"))

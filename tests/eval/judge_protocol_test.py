@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
-from checks import check, failures  # noqa: E402
+from checks import check, finish  # noqa: E402
 from vinci_worker import protocol  # noqa: E402
 
 FIXTURES = pathlib.Path(sys.argv[1]) / "tests" / "fixtures" / "judge_protocol"
@@ -96,6 +96,4 @@ bent = [
 for cls, message, field in bent:
     check(refused(cls, message, field), f"{cls.__name__} with a bent '{field}' was not refused by name")
 
-if failures:
-    sys.exit(f"{len(failures)} checks failed")
-print("judge protocol: every fixture round-trips; bent messages are named")
+sys.exit(finish("judge protocol: every fixture round-trips; bent messages are named"))

@@ -25,6 +25,8 @@ import types
 
 REPO = sys.argv[1]
 sys.path.insert(0, f"{REPO}/python")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import check_equal, failures, finish  # noqa: E402
 SCRATCH = tempfile.mkdtemp(prefix="vinci-lean-cuda-test-")
 CUDA_HOME = os.path.join(SCRATCH, "cuda")
 os.makedirs(os.path.join(CUDA_HOME, "include"))
@@ -33,40 +35,33 @@ LOG = os.path.join(SCRATCH, "compilers.log")
 
 from vinci_runner.compile import RETRY_NOTE, build, lean_arguments, worth_retrying  # noqa: E402
 
-failures = []
-
-
-def check(label, got, want):
-    if got != want:
-        failures.append(f"{label}: got {got!r}, want {want!r}")
-
 
 # --- the rewrite ---
 FULL = "#include <torch/extension.h>\n#include <cuda_runtime.h>\n__global__ void k() {}\n"
-check("angle brackets", lean_arguments({"cuda_sources": FULL})["cuda_sources"],
-      "\n#include <cuda_runtime.h>\n__global__ void k() {}\n")
-check("quotes and spaces", lean_arguments({"cuda_sources": '  # include "torch/extension.h"  // all\nint x;'}),
-      {"cuda_sources": "\nint x;"})
-check("a list of sources", lean_arguments({"cuda_sources": ["int a;", FULL]})["cuda_sources"],
-      ["int a;", "\n#include <cuda_runtime.h>\n__global__ void k() {}\n"])
-check("nothing to take out", lean_arguments({"cuda_sources": "#include <torch/types.h>\nint x;"}), None)
-check("a commented-out include", lean_arguments({"cuda_sources": "// #include <torch/extension.h>\n"}), None)
-check("another header of that name", lean_arguments({"cuda_sources": "#include <my/torch/extension.h>\n"}), None)
-check("C++ sources are left alone", lean_arguments({"cpp_sources": FULL}), None)
-check("sources not text", lean_arguments({"cuda_sources": [FULL, 3]}), None)
+check_equal("angle brackets", lean_arguments({"cuda_sources": FULL})["cuda_sources"],
+            "\n#include <cuda_runtime.h>\n__global__ void k() {}\n")
+check_equal("quotes and spaces", lean_arguments({"cuda_sources": '  # include "torch/extension.h"  // all\nint x;'}),
+            {"cuda_sources": "\nint x;"})
+check_equal("a list of sources", lean_arguments({"cuda_sources": ["int a;", FULL]})["cuda_sources"],
+            ["int a;", "\n#include <cuda_runtime.h>\n__global__ void k() {}\n"])
+check_equal("nothing to take out", lean_arguments({"cuda_sources": "#include <torch/types.h>\nint x;"}), None)
+check_equal("a commented-out include", lean_arguments({"cuda_sources": "// #include <torch/extension.h>\n"}), None)
+check_equal("another header of that name", lean_arguments({"cuda_sources": "#include <my/torch/extension.h>\n"}), None)
+check_equal("C++ sources are left alone", lean_arguments({"cpp_sources": FULL}), None)
+check_equal("sources not text", lean_arguments({"cuda_sources": [FULL, 3]}), None)
 untouched = {"name": "m", "cpp_sources": FULL, "cuda_sources": FULL, "extra_cflags": ["-O3"]}
 lean = lean_arguments(untouched)
-check("everything else is kept", {k: v for k, v in lean.items() if k != "cuda_sources"},
-      {"name": "m", "cpp_sources": FULL, "extra_cflags": ["-O3"]})
-check("the caller's arguments are not changed", untouched["cuda_sources"], FULL)
+check_equal("everything else is kept", {k: v for k, v in lean.items() if k != "cuda_sources"},
+            {"name": "m", "cpp_sources": FULL, "extra_cflags": ["-O3"]})
+check_equal("the caller's arguments are not changed", untouched["cuda_sources"], FULL)
 
 # --- when a failed lean build is retried ---
-check("main.cpp failed", worth_retrying("ninja: build stopped\nFAILED: main.o \ng++ ..."), False)
-check("main.cpp failed, ninja 1.12", worth_retrying("FAILED: [code=1] main.o \n"), False)
-check("the .cu failed", worth_retrying("FAILED: cuda.cuda.o \n/usr/local/cuda/bin/nvcc ..."), True)
-check("both failed", worth_retrying("FAILED: main.o \nFAILED: cuda.cuda.o \n"), True)
-check("the link failed", worth_retrying("FAILED: m.so \n"), True)
-check("the module did not load", worth_retrying("undefined symbol: _ZN2at6Tensor4fooEv"), True)
+check_equal("main.cpp failed", worth_retrying("ninja: build stopped\nFAILED: main.o \ng++ ..."), False)
+check_equal("main.cpp failed, ninja 1.12", worth_retrying("FAILED: [code=1] main.o \n"), False)
+check_equal("the .cu failed", worth_retrying("FAILED: cuda.cuda.o \n/usr/local/cuda/bin/nvcc ..."), True)
+check_equal("both failed", worth_retrying("FAILED: main.o \nFAILED: cuda.cuda.o \n"), True)
+check_equal("the link failed", worth_retrying("FAILED: m.so \n"), True)
+check_equal("the module did not load", worth_retrying("undefined symbol: _ZN2at6Tensor4fooEv"), True)
 
 
 # --- build() with a scripted load_inline ---
@@ -94,25 +89,25 @@ ARGS = {"name": "m", "cuda_sources": FULL}
 LEAN = lean_arguments(ARGS)["cuda_sources"]
 s = Scripted("ok")
 build(ARGS, s)
-check("lean builds: one build", s.calls, [(LEAN, 0)])
+check_equal("lean builds: one build", s.calls, [(LEAN, 0)])
 s = Scripted("Error building extension 'm': FAILED: cuda.cuda.o \nerror: identifier torch::nn is undefined", "ok")
 build(ARGS, s)
-check("lean fails in the .cu: built again as written, as version 0", s.calls, [(LEAN, 0), (FULL, 0)])
+check_equal("lean fails in the .cu: built again as written, as version 0", s.calls, [(LEAN, 0), (FULL, 0)])
 s = Scripted("FAILED: main.o \nerror in main.cpp")
 try:
     build(ARGS, s)
     failures.append("a main.cpp failure did not raise")
 except RuntimeError as e:
-    check("main.cpp fails: not retried", (len(s.calls), str(e)), (1, "FAILED: main.o \nerror in main.cpp"))
+    check_equal("main.cpp fails: not retried", (len(s.calls), str(e)), (1, "FAILED: main.o \nerror in main.cpp"))
 s = Scripted("FAILED: cuda.cuda.o \nlean error", "FAILED: cuda.cuda.o \nthe source's own error")
 try:
     build(ARGS, s)
     failures.append("two failures did not raise")
 except RuntimeError as e:
-    check("both fail: the error is the second build's", str(e), "FAILED: cuda.cuda.o \nthe source's own error")
+    check_equal("both fail: the error is the second build's", str(e), "FAILED: cuda.cuda.o \nthe source's own error")
 s = Scripted("ok")
 build({"name": "m", "cuda_sources": "int x;"}, s)
-check("nothing to take out: built once as written", s.calls, [("int x;", 0)])
+check_equal("nothing to take out: built once as written", s.calls, [("int x;", 0)])
 
 # --- whole builds through torch's load_inline, with stand-in compilers ---
 NVCC = os.path.join(CUDA_HOME, "bin", "nvcc")
@@ -182,30 +177,27 @@ def imports_as(name, path):
 
 
 rc, err, log, library = compile_("plain", "#include <torch/extension.h>\nint g() { return 1; }\n")
-check("plain: exit", rc, 0)
-check("plain: compilers", sorted(log), ["g++ main.o", "link plain", "nvcc lean"])
-check("plain: library", os.path.basename(library or ""), "plain.so")
-check("plain: no retry in the log", RETRY_NOTE in err, False)
+check_equal("plain: exit", rc, 0)
+check_equal("plain: compilers", sorted(log), ["g++ main.o", "link plain", "nvcc lean"])
+check_equal("plain: library", os.path.basename(library or ""), "plain.so")
+check_equal("plain: no retry in the log", RETRY_NOTE in err, False)
 
 rc, err, log, library = compile_("needs_full", "#include <torch/extension.h>\nint g() { return NEEDS_FULL; }\n")
-check("needs_full: exit", (rc, err[-600:] if rc else ""), (0, ""))
-check("needs_full: lean first, then as written, main.cpp once",
-      [line for line in log if line.startswith(("nvcc", "g++"))], ["g++ main.o", "nvcc lean", "nvcc full"])
-check("needs_full: library", os.path.basename(library or ""), "needs_full.so")
-check("needs_full: the log says it was built again", RETRY_NOTE in err, True)
+check_equal("needs_full: exit", (rc, err[-600:] if rc else ""), (0, ""))
+check_equal("needs_full: lean first, then as written, main.cpp once",
+            [line for line in log if line.startswith(("nvcc", "g++"))], ["g++ main.o", "nvcc lean", "nvcc full"])
+check_equal("needs_full: library", os.path.basename(library or ""), "needs_full.so")
+check_equal("needs_full: the log says it was built again", RETRY_NOTE in err, True)
 if library:
-    check("needs_full: imports under its name", imports_as("needs_full", library), True)
+    check_equal("needs_full: imports under its name", imports_as("needs_full", library), True)
 
 rc, err, log, library = compile_("broken", "#include <torch/extension.h>\nint g() { return BROKEN }\n")
-check("broken: fails", (rc != 0, library), (True, None))
-check("broken: reports the build as written", "NEEDS_FULL" not in err and "expected a ';'" in err, True)
-check("broken: both builds ran", [line for line in log if line.startswith("nvcc")], ["nvcc lean", "nvcc full"])
+check_equal("broken: fails", (rc != 0, library), (True, None))
+check_equal("broken: reports the build as written", "NEEDS_FULL" not in err and "expected a ';'" in err, True)
+check_equal("broken: both builds ran", [line for line in log if line.startswith("nvcc")], ["nvcc lean", "nvcc full"])
 
 rc, err, log, library = compile_("as_written", "#include <torch/extension.h>\nint g() { return 1; }\n", "--as-written")
-check("--as-written: nvcc", [line for line in log if line.startswith("nvcc")], ["nvcc full"])
-check("--as-written: exit", rc, 0)
+check_equal("--as-written: nvcc", [line for line in log if line.startswith("nvcc")], ["nvcc full"])
+check_equal("--as-written: exit", rc, 0)
 
-if failures:
-    print("\n".join(failures))
-    sys.exit(1)
-print("lean CUDA headers: rewrite, retry rule and builds through load_inline as expected")
+sys.exit(finish("lean CUDA headers: rewrite, retry rule and builds through load_inline as expected"))

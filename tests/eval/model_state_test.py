@@ -40,7 +40,7 @@ import torch.nn as nn
 ROOT = sys.argv[1]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
-from checks import check, failures  # noqa: E402
+from checks import check, finish  # noqa: E402
 from vinci_runner import inputs, model_state  # noqa: E402
 from vinci_runner.model_state import assign_moved, floating_state, perturb, value_set, vary_constants  # noqa: E402
 from vinci_worker import judge_state  # noqa: E402
@@ -291,16 +291,53 @@ def main() -> int:
     counted = {}
     reference_norm = RefNorm()
     vary_constants(reference_norm, 42, counted=counted)
-    check(counted == {(DIM, "torch.float32", 1.0): 1, (DIM, "torch.float32", 0.0): 1}, f"the reference's keys: {counted}")
-    wire = model_state.constant_counts_to_wire({**counted, (4, "torch.float32", float("-inf")): 2})
-    check(model_state.constant_counts_from_wire(json.loads(json.dumps(wire))) ==
-          {**counted, (4, "torch.float32", float("-inf")): 2}, f"the counts cross the wire: {wire}")
+    check(counted == {(DIM, "torch.float32", 1.0): ["ln.weight"], (DIM, "torch.float32", 0.0): ["ln.bias"]},
+          f"the reference's keys, with their pieces' names: {counted}")
+    infinite = {**counted, (4, "torch.float32", float("-inf")): ["mask[0:0]", "mask[0:1]"]}
+    wire = model_state.constant_counts_to_wire(infinite)
+    check(model_state.constant_counts_from_wire(json.loads(json.dumps(wire))) == infinite,
+          f"the keys and names cross the wire: {wire}")
     candidate_norm = OwnBias()
     varied_names = vary_constants(candidate_norm, 42, allowed=counted)
     check(varied_names == ["ln.weight", "ln.bias"] and torch.equal(candidate_norm.own_bias, torch.zeros(DIM + 1)),
           f"the candidate's own zero buffer keeps its zeros: {varied_names}")
     check(torch.equal(candidate_norm.ln.weight.detach(), reference_norm.ln.weight.detach()),
           "the reference's constants are drawn alike")
+
+    # Modules of equal constants in another order (round 54: an exact TransformerBlock that registered its
+    # MLP first got ln2's draws in ln1): a tensor of the reference's name takes that name's draws, and the
+    # others take those left in order, so renamed pieces still line up by order.
+    class Block(nn.Module):
+        def __init__(self, first_ln1: bool = True, names: tuple = ("ln1", "ln2")):
+            super().__init__()
+            for name in (names if first_ln1 else names[::-1]):
+                setattr(self, name, nn.LayerNorm(DIM))
+
+    block_drawn = {}
+    block = Block()
+    vary_constants(block, 42, counted=block_drawn)
+    check(block_drawn[(DIM, "torch.float32", 1.0)] == ["ln1.weight", "ln2.weight"], f"drawn in order: {block_drawn}")
+    swapped = Block(first_ln1=False)
+    vary_constants(swapped, 42, allowed=block_drawn)
+    check(all(torch.equal(getattr(swapped, n).weight.detach(), getattr(block, n).weight.detach()) and
+              torch.equal(getattr(swapped, n).bias.detach(), getattr(block, n).bias.detach()) for n in ("ln1", "ln2")),
+          "modules registered in the other order get their own names' draws")
+    renamed_block = Block(names=("norm_a", "norm_b"))
+    vary_constants(renamed_block, 42, allowed=block_drawn)
+    check(torch.equal(renamed_block.norm_a.weight.detach(), block.ln1.weight.detach()) and
+          torch.equal(renamed_block.norm_b.bias.detach(), block.ln2.bias.detach()),
+          "renamed modules take the draws in the reference's order")
+    half_named = Block(first_ln1=False, names=("ln1", "other"))
+    vary_constants(half_named, 42, allowed=block_drawn)
+    check(torch.equal(half_named.ln1.weight.detach(), block.ln1.weight.detach()) and
+          torch.equal(half_named.other.weight.detach(), block.ln2.weight.detach()),
+          "a named piece keeps its name's draw, an unnamed one takes the draw left")
+    packed_block = nn.Module()
+    packed_block.affine = nn.Parameter(torch.stack([torch.ones(DIM), torch.zeros(DIM)]))
+    packed_drawn = {}
+    vary_constants(packed_block, 42, counted=packed_drawn)
+    check(packed_drawn == {(DIM, "torch.float32", 1.0): ["affine[0:0]"], (DIM, "torch.float32", 0.0): ["affine[0:1]"]},
+          f"a packed tensor's rows are named by row: {packed_drawn}")
 
     # A whole move's positional load (round 52): the reference's values go into the tensor of its name and
     # shape, as a user's load_state_dict puts them, whatever layout the kernel kept there; a renamed
@@ -324,11 +361,7 @@ def main() -> int:
     check(torch.allclose(honest, expected, atol=1e-5), "the honest kernel with the state matches the varied reference")
     check((dropped - expected).abs().max().item() > 0.1,
           f"the kernel without the affine part is far from it: {(dropped - expected).abs().max().item():.3f}")
-    if failures:
-        print(f"{len(failures)} failed", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    return finish("ok")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import check_equal, finish  # noqa: E402
 SCRATCH = tempfile.mkdtemp(prefix="vinci-pch-test-")
 # torch resolves CUDA_HOME when cpp_extension is imported; a folder of our own makes the CUDA
 # flavour's include path the same on every machine, with or without a toolkit.
@@ -34,26 +36,19 @@ os.environ["CXX"] = STAND_IN
 from vinci_runner.precompiled_header import load_inline_flags  # noqa: E402
 from vinci_worker.precompiled_headers import PrecompiledHeaders, flavour  # noqa: E402
 
-failures = []
-
-
-def check(label, got, want):
-    if got != want:
-        failures.append(f"{label}: got {got!r}, want {want!r}")
-
 
 # Which builds get one, and which flavour.
-check("CPU sources", flavour({"cpp_sources": "x", "extra_cflags": ["-O3"]}), "cpu")
-check("CUDA sources", flavour({"cpp_sources": "x", "cuda_sources": "y", "extra_cflags": ["-O2"]}), "cuda")
-check("with_cuda=True, no .cu", flavour({"cpp_sources": "x", "with_cuda": True}), "cuda")
-check("with_cuda=False beside a .cu", flavour({"cpp_sources": "x", "cuda_sources": "y", "with_cuda": False}), "cpu")
-check("a candidate's own -D", flavour({"cpp_sources": "x", "extra_cflags": ["-DX=1"]}), None)
-check("-include", flavour({"cpp_sources": "x", "extra_cflags": ["-include", "/etc/passwd"]}), None)
-check("its own include folder", flavour({"cpp_sources": "x", "extra_include_paths": ["/tmp"]}), None)
-check("no implicit headers", flavour({"cpp_sources": "x", "no_implicit_headers": True}), None)
-check("flags not a list", flavour({"cpp_sources": "x", "extra_cflags": "-O3"}), None)
-check("with_cuda not a bool", flavour({"cpp_sources": "x", "with_cuda": "yes"}), None)
-check("extra_cuda_cflags are nvcc's alone", flavour({"cuda_sources": "y", "extra_cuda_cflags": ["-DX"]}), "cuda")
+check_equal("CPU sources", flavour({"cpp_sources": "x", "extra_cflags": ["-O3"]}), "cpu")
+check_equal("CUDA sources", flavour({"cpp_sources": "x", "cuda_sources": "y", "extra_cflags": ["-O2"]}), "cuda")
+check_equal("with_cuda=True, no .cu", flavour({"cpp_sources": "x", "with_cuda": True}), "cuda")
+check_equal("with_cuda=False beside a .cu", flavour({"cpp_sources": "x", "cuda_sources": "y", "with_cuda": False}), "cpu")
+check_equal("a candidate's own -D", flavour({"cpp_sources": "x", "extra_cflags": ["-DX=1"]}), None)
+check_equal("-include", flavour({"cpp_sources": "x", "extra_cflags": ["-include", "/etc/passwd"]}), None)
+check_equal("its own include folder", flavour({"cpp_sources": "x", "extra_include_paths": ["/tmp"]}), None)
+check_equal("no implicit headers", flavour({"cpp_sources": "x", "no_implicit_headers": True}), None)
+check_equal("flags not a list", flavour({"cpp_sources": "x", "extra_cflags": "-O3"}), None)
+check_equal("with_cuda not a bool", flavour({"cpp_sources": "x", "with_cuda": "yes"}), None)
+check_equal("extra_cuda_cflags are nvcc's alone", flavour({"cuda_sources": "y", "extra_cuda_cflags": ["-DX"]}), "cuda")
 
 
 class HeadersBuiltInPlace(PrecompiledHeaders):
@@ -76,10 +71,10 @@ asks = []
 for flags in (["-O2"], ["-O3"], ["-O2"], ["-O2"], ["-O3"]):
     with headers.folder({"cpp_sources": "x", "extra_cflags": flags}) as folder:
         asks.append(folder is not None)
-check("which builds found a header", asks, [False, False, True, True, True])
-check("headers made", headers.built, [["-O2"], ["-O3"]])
+check_equal("which builds found a header", asks, [False, False, True, True, True])
+check_equal("headers made", headers.built, [["-O2"], ["-O3"]])
 with headers.folder({"cpp_sources": "x", "extra_cflags": ["-DX=1"]}) as folder:
-    check("a candidate's own flags never get one", folder, None)
+    check_equal("a candidate's own flags never get one", folder, None)
 
 
 def ninja_cflags(build_dir: str) -> list[str]:
@@ -107,12 +102,9 @@ for label, cuda, extra in (("cpu", False, ["-O2"]), ("cuda", True, ["-O3", "-DND
     work = os.path.join(SCRATCH, f"ours-{label}")
     os.makedirs(work)
     _, ours = load_inline_flags(extra, cuda, work)
-    check(f"{label} flags", ours, ninja_cflags(build))
+    check_equal(f"{label} flags", ours, ninja_cflags(build))
     cuda_include = f"-isystem {CUDA_HOME}/include"
     joined = " ".join(ours)
-    check(f"{label} flags name CUDA's include folder", cuda_include in joined, cuda)
+    check_equal(f"{label} flags name CUDA's include folder", cuda_include in joined, cuda)
 
-if failures:
-    print("\n".join(failures))
-    sys.exit(1)
-print("precompiled headers: flavours and flags as load_inline builds them")
+sys.exit(finish("precompiled headers: flavours and flags as load_inline builds them"))

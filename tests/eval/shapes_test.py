@@ -6,20 +6,16 @@ bounds are worked by hand from the task file's constants (4_Softmax: BATCH 16384
     python3 tests/eval/shapes_test.py REPO_ROOT
 """
 import math
+import os
 import random
 import sys
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import check, finish  # noqa: E402
 
 from vinci_runner import loader  # noqa: E402
 from vinci_worker import shapes  # noqa: E402
-
-failures = []
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(what)
 
 
 root = sys.argv[1]
@@ -52,7 +48,4 @@ again, second = loader.load_task(f"{root}/tasks/level1/4_Softmax.py", 0.05, "sha
 check(again.DIM == 5000 and again.BATCH == 819 and second["DIM"] == [32768, 5000], f"sizes past the scale: {second}")
 check(math.prod(a.shape[0] * a.shape[1] for a in again.get_inputs()) == 819 * 5000, "inputs drawn at the sizes")
 
-if failures:
-    print("\n".join(failures))
-    sys.exit(1)
-print("shapes: ok")
+sys.exit(finish("shapes: ok"))

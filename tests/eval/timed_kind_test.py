@@ -14,18 +14,13 @@ import sys
 import tempfile
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from checks import check, finish  # noqa: E402
 import torch  # noqa: E402
 
 from vinci_runner import inputs, loader  # noqa: E402
 from vinci_worker import compare  # noqa: E402
 from vinci_worker.judge import timed_kind  # noqa: E402
-
-failures = []
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(what)
 
 
 def task_with(forward: str) -> object:
@@ -97,7 +92,4 @@ honest, narrowed = narrowed_verdict("signed")
 check(honest is None and narrowed is not None,
       f"on signed values they fail it, and fp32 passes: honest {honest}, narrowed {narrowed}")
 
-if failures:
-    print("\n".join(failures))
-    sys.exit(1)
-print("timed kinds: ok")
+sys.exit(finish("timed kinds: ok"))

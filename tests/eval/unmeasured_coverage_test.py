@@ -17,7 +17,7 @@ import tempfile
 
 ROOT, SANDBOX, CACHE = sys.argv[1], sys.argv[2], sys.argv[3]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from checks import check, failures  # noqa: E402
+from checks import check, failures, finish  # noqa: E402
 from judge_process import JudgeProcess  # noqa: E402
 TASK = os.path.join(ROOT, "tasks", "level1", "13_ReLU.py")
 SOLUTION = os.path.join(ROOT, "tasks", "solutions", "cpu", "level1", "13_ReLU.py")
@@ -68,10 +68,7 @@ def main() -> int:
     check(sleepy_reply.get("class") == "rejected" and sleepy_reply.get("reason") == "library_compute"
           and "unmeasured" in (sleepy_reply.get("message") or ""),
           f"a share left unmeasured passed under forbid: {verdict(sleepy_reply)}")
-    if failures:
-        return 1
-    print(f"honest: correct, coverage {honest_reply['coverage']:.2f}; asleep: {verdict(sleepy_reply)[:160]}")
-    return 0
+    return finish(f"honest: correct, coverage {honest_reply['coverage']:.2f}; asleep: {verdict(sleepy_reply)[:160]}")
 
 
 if __name__ == "__main__":

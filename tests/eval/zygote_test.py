@@ -22,7 +22,7 @@ import tempfile
 
 ROOT, SANDBOX = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from checks import check, failures  # noqa: E402
+from checks import check, finish  # noqa: E402
 from judge_process import JudgeProcess  # noqa: E402
 TASK = os.path.join(ROOT, "tasks", "level1", "13_ReLU.py")
 MARKER = "vinci-zygote-marker"
@@ -128,10 +128,7 @@ def main() -> int:
         check("FOUND " in report and not report.split("FOUND ", 1)[1].strip(),
               f"the second runner found what it should not: {report}")
         check(report.split()[0] != "0", "the second runner's /proc listed no other process: the probe checked nothing")
-    if failures:
-        return 1
-    print("zygote: runners keep nothing from each other and read nothing of the zygote's")
-    return 0
+    return finish("zygote: runners keep nothing from each other and read nothing of the zygote's")
 
 
 if __name__ == "__main__":
