@@ -118,6 +118,29 @@ _ROUNDING_BITS, _ROUNDING_KEEP = 0x6F00, 0xFFFF00FF
 _HALF_ROUNDING = {torch.float16: (0x3, ~0x7), torch.bfloat16: (0x7, ~0xF)}  # (bits set, bits kept) of the int16
 
 
+def strided_copy(x):
+    """x's values in a tensor that is not contiguous, as a user's transposed or sliced view is: its
+    last two dimensions of more than one index laid out transposed, or, with one such dimension, every
+    other element of a buffer twice as long whose gaps hold NaN (or the dtype's largest value). Not a
+    tensor, or fewer than two elements: x itself."""
+    if not isinstance(x, torch.Tensor) or x.numel() < 2:
+        return x
+    long = [d for d in range(x.dim()) if x.shape[d] > 1]
+    if len(long) >= 2:
+        a, b = long[-2], long[-1]
+        return x.transpose(a, b).contiguous().transpose(a, b)
+    shape = list(x.shape)
+    shape[long[0]] *= 2
+    gap = float("nan") if x.is_floating_point() or x.is_complex() else (True if x.dtype == torch.bool
+                                                                          else torch.iinfo(x.dtype).max)
+    buffer = torch.full(shape, gap, dtype=x.dtype, device=x.device)
+    every_other = [slice(None)] * x.dim()
+    every_other[long[0]] = slice(None, None, 2)
+    view = buffer[tuple(every_other)]
+    view.copy_(x)
+    return view
+
+
 def _rounding(x: torch.Tensor) -> torch.Tensor:
     # Every call's inputs go through here, on the judge's critical path: two passes over the values
     # (one allocation) where none is zero or special, the common case; zeros, infinities and NaNs are

@@ -392,10 +392,28 @@ class Correctness:
                                     f"the unmonitored plain call after trial {t} ({other} inputs, drawn as a user's "
                                     f"are{where}, made as a timed call is){moved}")
                     moved = self._any_move(loaded, task, plain, f"after the unmonitored plain call {t}")
+            if cfg["strict_layout"]:
+                at, where = next_call()
+                self._strided(loaded, task, at, self.rng.choice(inputs_mod.KINDS), where + moved)
         finally:
             if loaded is not None:
                 loaded.window.close()
             runner.close()
+
+    def _strided(self, loaded: Loaded, task: TaskState, cfg, kind: str, where: str) -> None:
+        """The plain runner's last call, on inputs that are not contiguous (a transposed or sliced
+        view of the same values, inputs.strided_copy), held to the reference: red-team round 52's ReLU
+        read data_ptr without its strides, 4.2 off on x.t(), and was correct at 0.86x, since every
+        other call passes dense row-major inputs. A kernel may refuse such inputs (its forward raises:
+        a check of is_contiguous), as KernelBench's contract allows; answering wrongly is the hole. Last,
+        so that a failure inside the kernel's context ends nothing the judge still needs."""
+        label = f"the plain call on strided inputs ({kind} inputs, a transposed or every-other-element view{where})"
+        try:
+            self._unwatched(loaded, task, cfg, kind, label, strided=True)
+        except Outcome as o:
+            if o.reply["class"] == "runtime_error" and "forward raised" in o.reply["message"]:
+                return  # a refusal, as a user would see it
+            raise
 
     def _any_move(self, loaded: Loaded, task: TaskState, cfg, label: str) -> str:
         """One move of the model's state of a kind drawn at random: all of it in place, all of it into
@@ -407,10 +425,12 @@ class Correctness:
             return self._move_state(loaded, task, cfg, label, assign=True)
         return self._move_state(loaded, task, cfg, label, self.rng.getrandbits(16))
 
-    def _unwatched(self, loaded: Loaded, task: TaskState, cfg, kind: str, label: str, cls: str = "incorrect") -> None:
+    def _unwatched(self, loaded: Loaded, task: TaskState, cfg, kind: str, label: str, cls: str = "incorrect",
+                   strided: bool = False) -> None:
         """One call made as a timed call is (no monitors, no profiler), untimed, its outputs held to
         the reference; raises Outcome(cls, ...) when they differ."""
-        reply, _, args_of = self._window(loaded, task, cfg, [(self.rng.getrandbits(62), kind)], label)
+        reply, _, args_of = self._window(loaded, task, cfg, [(self.rng.getrandbits(62), kind)], label,
+                                         strided=strided)
         got = self._read(loaded, reply, 0, label)
         self._inputs_untouched(loaded, 0, args_of[0], label)
         try:

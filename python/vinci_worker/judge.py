@@ -547,9 +547,10 @@ class Judge(Correctness, Timing, TrustedSampling):
 
     # --- one call -------------------------------------------------------------------------------
     def _window(self, loaded: Loaded, task: TaskState, cfg, calls: list[tuple[int, str]], label: str,
-                monitor=False, profile=False) -> tuple[dict, float, list[list]]:
-        """Runs one window of len(calls) calls, each on the inputs of its (seed, kind). Returns the
-        reply, the window's milliseconds, and each call's inputs as the judge made them."""
+                monitor=False, profile=False, strided=False) -> tuple[dict, float, list[list]]:
+        """Runs one window of len(calls) calls, each on the inputs of its (seed, kind), laid out
+        strided where asked (inputs.strided_copy). Returns the reply, the window's milliseconds, and
+        each call's inputs as the judge made them."""
         window = loaded.window
         args_of = []
         values = []
@@ -567,6 +568,8 @@ class Judge(Correctness, Timing, TrustedSampling):
         # in Runner.call's frame, where native code reads it (red-team round 45).
         request = {"op": "call", "id": self.rng.getrandbits(31), "sets": list(range(len(calls))), "values": values,
                    "monitor": monitor, "profile": profile}
+        if strided:
+            request["strided"] = True
         if cfg.get("plain_draws") and not self.cuda:
             request["threads"] = int(cfg.get("threads", 1))  # the plain trials' count for this call
         try:

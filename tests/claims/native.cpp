@@ -1512,3 +1512,19 @@ using watched_probe::dispatch_mode_watching;
 torch::Tensor softmax_rows_summed_over(torch::Tensor x, int64_t summed) {
   return softmax_rows_partly_summed(x, 1.0, summed);
 }
+
+// A ReLU that reads its input as dense row-major whatever its strides: wrong on a transposed or sliced
+// view, exact on every contiguous input.
+torch::Tensor relu_ignoring_strides(torch::Tensor x) {
+  auto y = torch::empty(x.sizes(), x.options());
+  const float* a = fp(x);
+  float* o = fp(y);
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) o[i] = a[i] > 0.f ? a[i] : 0.f;
+  return y;
+}
+
+// A ReLU that refuses inputs it does not handle, as a kernel may.
+torch::Tensor relu_dense_only(torch::Tensor x) {
+  TORCH_CHECK(x.is_contiguous(), "relu_dense_only: expects a contiguous input");
+  return relu_plain(x);
+}

@@ -12,5 +12,6 @@ _ext = load_inline(name="vinci_claims_cpu", cpp_sources=_NATIVE,
                               "sgemm_with_mremap_relabel", "mremap_relabel_info", "sgemm_padded_on_unusual_inputs",
                               "setup_sleeping_mapper", "sgemm_under_sleepers_record", "matmul_cheap_in_extra_windows",
                               "matmul_rows_in_a_blas", "matmul_in_xnnpack_beside_spin",
-                              "dispatch_mode_watching", "softmax_rows_summed_over", "relu_leaving_rounding_upward"],
+                              "dispatch_mode_watching", "softmax_rows_summed_over", "relu_leaving_rounding_upward",
+                              "relu_ignoring_strides", "relu_dense_only"],
                    extra_cflags=["-O2"], verbose=False)

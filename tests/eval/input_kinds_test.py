@@ -291,6 +291,21 @@ for seed in range(40):
 check(set(spots) <= reached, f"few fibers: calls together reach every boundary column: {sorted(set(spots) - reached)}")
 check(torch.equal(mask, plain[1]) and torch.equal(symmetric, plain[2]), "edges: a mask and a symmetric matrix stay")
 
+# Strided inputs (the plain runner's last call): the same values, not contiguous, wherever two
+# dimensions have more than one index transposed, else every other element of a NaN-padded buffer.
+for shaped in (torch.arange(12.0).reshape(3, 4), torch.arange(24.0).reshape(2, 3, 4), torch.arange(6.0).reshape(1, 6, 1),
+               torch.arange(5, dtype=torch.int64), torch.tensor([True, False, True])):
+    strided = inputs.strided_copy(shaped)
+    check(torch.equal(strided, shaped) and strided.shape == shaped.shape and not strided.is_contiguous(),
+          f"strided copy of {tuple(shaped.shape)} {shaped.dtype}: equal {torch.equal(strided, shaped)}, "
+          f"strides {strided.stride()}")
+check(inputs.strided_copy(torch.arange(12.0).reshape(3, 4)).stride() == (1, 3), "two long dimensions: transposed")
+padded = inputs.strided_copy(torch.arange(6.0).reshape(1, 6, 1))
+check(padded.stride()[1] == 2 and torch.isnan(padded.as_strided((12,), (1,))[1::2]).all(),
+      f"one long dimension: every other element, the gaps NaN: {padded.stride()}")
+check(inputs.strided_copy(torch.tensor([2.0])).is_contiguous() and inputs.strided_copy(3) == 3,
+      "one element, or not a tensor: as it is")
+
 for f in failures:
     print("FAILED:", f)
 print(f"{'FAIL' if failures else 'ok'}: rounding-biased inputs")
