@@ -62,6 +62,12 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _DEFINE = _NAME + r"(=[A-Za-z0-9_.+-]*)?"
 _PATH = r"[A-Za-z0-9_./][A-Za-z0-9_.+/-]*"  # never starts with '-': it is an option's value
 _WORD = r"[A-Za-z0-9_.+-]+"
+# A library folder is absolute: the linker resolves a relative one from the build folder, where the
+# static-archive check cannot follow it (red-team round 55 linked NumPy's libnpymath.a through
+# -L../../.., its code then counted as the candidate's own).
+_FOLDER = r"/[A-Za-z0-9_.+/-]*"
+_RELATIVE_FOLDER = ("names a library folder by a relative path, which the linker resolves from the build folder: "
+                    "give it as an absolute path")
 _STD = r"(c|gnu)\+\+(98|03|0x|11|1y|14|1z|17|2a|20|2b|23|2c|26)"
 _CODE = r"(sm|compute)_[0-9]+[af]?"
 _F_FLAGS = ("align-functions", "align-jumps", "align-labels", "align-loops", "associative-math",
@@ -89,7 +95,7 @@ _HOST = re.compile("|".join([
     r"-m(no-)?(?!llvm)[a-z0-9][a-z0-9_.+-]*(=[A-Za-z0-9_.+-]+)?",
     r"-W(no-)?[a-z][a-z0-9+-]+(=[a-z0-9_+-]+)?",  # two letters at least and no comma: never -Wl, -Wa, -Wp,
 ]))
-_LINK = re.compile(rf"-l{_WORD}|-L{_PATH}|-pthread|-fopenmp|-O[0-3]|"
+_LINK = re.compile(rf"-l{_WORD}|-L{_FOLDER}|-pthread|-fopenmp|-O[0-3]|"
                    rf"-Wl,(--as-needed|--no-as-needed|-O[0-3]|--gc-sections|-rpath,{_PATH}|-rpath={_PATH})")
 _PTXAS = re.compile(r"-v|--verbose|-O[0-3]|--?maxrregcount=[0-9]{1,4}|--warn-on-spills|-warn-spills|"
                     r"--warn-on-local-memory-usage|-warn-lmem-usage|--?allow-expensive-optimizations(=(true|false))?|"
@@ -124,6 +130,8 @@ def _why(flag: str) -> str:
     for start, why in _DANGEROUS:
         if flag.startswith(start):
             return why
+    if flag.startswith("-L") and len(flag) > 2 and re.fullmatch(_PATH, flag[2:]):
+        return _RELATIVE_FOLDER
     if not _SHELL_SAFE.fullmatch(flag):
         bad = next(c for c in flag if not _SHELL_SAFE.fullmatch(c))
         return (f"contains {bad!r}: torch writes flags unquoted into a ninja file that /bin/sh runs, so only "
@@ -151,7 +159,9 @@ def _each(pattern: re.Pattern, tool: str):
 
 
 _HOST_VALUED = {"-D": _matching(_DEFINE), "-U": _matching(_NAME), "-I": _matching(_PATH), "-isystem": _matching(_PATH)}
-_LINK_VALUED = {"-l": _matching(_WORD), "-L": _matching(_PATH)}
+_LINK_VALUED = {"-l": _matching(_WORD),
+                "-L": lambda v: None if re.fullmatch(_FOLDER, v) else
+                f"{v!r} {_RELATIVE_FOLDER if re.fullmatch(_PATH, v) else _bad_value(v)}"}
 _NVCC_VALUED = {name: check for names, check in (
         (("-arch", "--gpu-architecture"), _matching(rf"{_CODE}|lto_[0-9]+[af]?|native|all|all-major")),
         (("-code", "--gpu-code"), _matching(rf"{_CODE}(,{_CODE})*")),
@@ -512,7 +522,7 @@ def _static_archive_refusal(flags: list[str], library_dirs: Sequence[str]) -> st
                 into.append(flag[len(option):])
         i += 1
     for name in names:
-        for folder in [f for f in folders if os.path.isabs(f)] + list(library_dirs):
+        for folder in folders + list(library_dirs):  # absolute, as the allow-list has them
             archive = os.path.join(folder, f"lib{name}.a")
             if (os.path.isfile(archive) and os.path.getsize(archive) > len(b"!<arch>\n")
                     and not os.path.exists(os.path.join(folder, f"lib{name}.so"))):

@@ -342,7 +342,8 @@ class Correctness:
         speed. A fresh process has seen no biased draw to remember, and these draws are what a user's
         data looks like, so a kernel right only on the judge's values fails here. Narrowing on plain
         draws still passes the bounds where its errors average out, as it would on any plain random
-        draw, and gains nothing on the clock: every timed call stays biased. On the CPU this runner
+        draw, and gains nothing on the clock: half the timed windows stay biased, and the speed is the
+        slower kind's (timed_windows). On the CPU this runner
         also computes with intra-op threads (PLAIN_THREADS), as a user's process does, where every other
         runner has one (red-team round 50: a ReLU whose at::parallel_for chunks indexed from 0, and a
         cumsum whose chunks carried nothing over, were exact on one thread and 4.7 and 107 off on two).

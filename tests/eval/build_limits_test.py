@@ -151,6 +151,10 @@ REFUSED = [
     ("extra_ldflags", ["-fuse-ld=/tmp/ld"], "extra_ldflags: -fuse-ld=/tmp/ld: is not on"),
     ("extra_ldflags", ["-T", "/tmp/script.ld"], "extra_ldflags: -T: is not on"),
     ("extra_ldflags", ["-o", "/tmp/x.so"], "extra_ldflags: -o: names an output path"),
+    # Round 55: NumPy's libnpymath.a linked through a relative folder the archive check could not follow.
+    ("extra_ldflags", ["-L../../usr/lib/python3/dist-packages/numpy/_core/lib", "-lnpymath"],
+     "extra_ldflags: -L../../usr/lib/python3/dist-packages/numpy/_core/lib: names a library folder by a relative"),
+    ("extra_ldflags", ["-L", "lib", "-lnpymath"], "extra_ldflags: -L lib: 'lib' names a library folder by a relative"),
     ("extra_include_paths", ["/usr/include;id"], "extra_include_paths: '/usr/include;id' contains ';'"),
     ("extra_include_paths", ["-wrapper"], "extra_include_paths: '-wrapper' is not on"),
 ]
