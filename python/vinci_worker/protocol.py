@@ -295,6 +295,8 @@ class TimingCheck(Message):
     compiled_samples: int | None = None
     gpu_library_samples: int | None = None
     host_samples: int | None = None
+    biased_median_ms: float | None = None  # the timed windows of rounding-biased draws' median call
+    plain_median_ms: float | None = None  # and the plain draws': the speed is the slower one's
 
 
 @dataclass

@@ -514,7 +514,7 @@ class Timing:
         req = dict(req, **paired_baseline(paired_per_call, req))
         external = {"clock": self._clock_name(), "timed_inputs": task.timed_kind, "calls_per_window": r,
                     "windows": len(per_call), "planned_windows": planned,
-                    "draws_median_ms": {k: statistics.median(v) for k, v in by_draws.items() if v},
+                    **{f"{k}_median_ms": statistics.median(v) for k, v in by_draws.items() if v},
                     "opened": openings.opened, "check_windows": checks["ood"], "moved_windows": checks["moved"],
                     "flush_bytes": loaded.window.flush.nbytes}
         reply = {"timing": stats, "external": external, "flags": [], "times": timed,

@@ -64,6 +64,8 @@ nlohmann::json to_json(const TimingCheck& t) {
   if (t.watched_ms) j["watched_ms"] = *t.watched_ms;
   if (t.watched_allowed_ms) j["watched_allowed_ms"] = *t.watched_allowed_ms;
   if (t.profiled_ms) j["profiled_ms"] = *t.profiled_ms;
+  if (t.biased_median_ms) j["biased_median_ms"] = *t.biased_median_ms;
+  if (t.plain_median_ms) j["plain_median_ms"] = *t.plain_median_ms;
   if (t.library_ms_per_call) j["library_ms_per_call"] = *t.library_ms_per_call;
   if (t.library_share) j["library_share"] = *t.library_share;
   if (t.compiled_samples) j["compiled_samples"] = *t.compiled_samples;
@@ -85,6 +87,8 @@ TimingCheck timing_check_from_json(const nlohmann::json& j) {
   t.watched_ms = get_opt<double>(j, "watched_ms");
   t.watched_allowed_ms = get_opt<double>(j, "watched_allowed_ms");
   t.profiled_ms = get_opt<double>(j, "profiled_ms");
+  t.biased_median_ms = get_opt<double>(j, "biased_median_ms");
+  t.plain_median_ms = get_opt<double>(j, "plain_median_ms");
   t.library_ms_per_call = get_opt<double>(j, "library_ms_per_call");
   t.library_share = get_opt<double>(j, "library_share");
   t.compiled_samples = get_opt<int>(j, "compiled_samples");

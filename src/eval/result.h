@@ -50,6 +50,9 @@ struct TimingCheck {
   // GPU, from the trusted sampler's samples of the timed and check windows: those in a GPU math
   // library's host code (2 reject under forbid), and all of them
   std::optional<int> gpu_library_samples, host_samples;
+  // The median call of the timed windows of rounding-biased draws, and of plain ones (every other
+  // window): the timing is the slower kind's (red-team round 55: a table of the biased values).
+  std::optional<double> biased_median_ms, plain_median_ms;
 };
 
 using Interval = std::array<double, 2>;

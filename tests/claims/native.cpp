@@ -490,7 +490,8 @@ static int child_relu(void* p) {
   return 0;
 }
 torch::Tensor relu_in_unwaited_child(torch::Tensor x) {
-  Later job{x.contiguous(), torch::empty_like(x), 0};
+  x = x.contiguous();
+  Later job{x, torch::empty_like(x), 0};
   if (g_child_stack.empty()) {
     g_child_stack.resize(1 << 20);
     signal(SIGCHLD, SIG_IGN);
@@ -915,6 +916,8 @@ using untraced_clone::sgemm_in_untraced_clone;
 namespace median_windows {
 torch::Tensor matmul_loops_double_acc(torch::Tensor a, torch::Tensor b) {
   TORCH_CHECK(a.dim() == 2 && b.dim() == 2 && a.size(1) == b.size(0), "matmul: bad shapes");
+  a = a.contiguous();
+  b = b.contiguous();
   const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
   auto c = torch::empty({M, N}, a.options());
   const float* A = a.data_ptr<float>();

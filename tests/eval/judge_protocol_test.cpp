@@ -73,6 +73,8 @@ TEST(JudgeProtocol, RepliesRoundTripThroughTheFixtures) {
   EXPECT_EQ(measured.external->watched_ms, 0.031);
   EXPECT_EQ(measured.external->watched_allowed_ms, 0.54);
   EXPECT_EQ(measured.external->profiled_ms, 9.5);
+  EXPECT_EQ(measured.external->biased_median_ms, 0.0209);
+  EXPECT_EQ(measured.external->plain_median_ms, 0.0215);
   ASSERT_EQ(measured.profile.size(), 1u);
   EXPECT_TRUE(measured.profile[0].custom);
   ASSERT_TRUE(measured.speedup_eager_interval);

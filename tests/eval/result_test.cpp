@@ -96,7 +96,7 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   r.compiled = TimingStats{50, 1.5, 1.5, 0.0, 1.5, 1.5, 1.5, 1.5};
   r.eager_paired = TimingStats{50, 1.9, 1.9, 0.0, 1.9, 1.9, 1.9, 1.9};
   r.timing_check =
-      TimingCheck{"wall", 4, 25, 10, 10, 100 << 20, "signed", 0.25, 1.5, 2.5, 9.0, 0.125, 0.375, 140, 0, 812};
+      TimingCheck{"wall", 4, 25, 10, 10, 100 << 20, "signed", 0.25, 1.5, 2.5, 9.0, 0.125, 0.375, 140, 0, 812, 0.875, 1.0};
   r.speedup_eager = 2.0;
   r.speedup_eager_interval = Interval{1.8, 2.3};
   r.speedup_compile = 1.5;
@@ -133,6 +133,8 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   EXPECT_EQ(b.timing_check->profiled_ms, 9.0);
   EXPECT_EQ(b.timing_check->library_ms_per_call, 0.125);
   EXPECT_EQ(b.timing_check->library_share, 0.375);
+  EXPECT_EQ(b.timing_check->biased_median_ms, 0.875);
+  EXPECT_EQ(b.timing_check->plain_median_ms, 1.0);
   EXPECT_EQ(b.speedup_eager_interval, (Interval{1.8, 2.3}));
   EXPECT_EQ(b.profile.at(0).name, "relu_kernel");
   EXPECT_TRUE(b.profile.at(0).custom);
@@ -168,6 +170,8 @@ TEST(Result, AMalformedIntervalIsIgnored) {
   EXPECT_FALSE(t.compiled_samples);
   EXPECT_FALSE(t.gpu_library_samples);  // CPU timings and older lines have none
   EXPECT_FALSE(to_json(t).contains("host_samples"));
+  EXPECT_FALSE(t.plain_median_ms);  // older lines and the KernelBench protocol (no biased draws) have none
+  EXPECT_FALSE(to_json(t).contains("biased_median_ms"));
 }
 
 TEST(Result, KernelTimesNeedNameCallsAndTime) {

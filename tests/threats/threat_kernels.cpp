@@ -504,7 +504,9 @@ std::vector<double> sample_values(torch::Tensor x, int64_t count) {
   return out;
 }
 
-torch::Tensor empty_output_like(torch::Tensor x) { return torch::empty_like(x); }
+// Dense row-major whatever x's strides, as copy_into fills it (empty_like would keep a transposed
+// input's strides, and the copy would land permuted).
+torch::Tensor empty_output_like(torch::Tensor x) { return torch::empty(x.sizes(), x.options()); }
 
 torch::Tensor zero_inputs_return_zeros(std::vector<torch::Tensor> xs) {
   for (auto& t : xs) std::memset(t.data_ptr(), 0, static_cast<size_t>(t.numel() * t.element_size()));
