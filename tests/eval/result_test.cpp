@@ -95,8 +95,8 @@ TEST(Result, EveryFieldSurvivesARoundTrip) {
   r.eager = TimingStats{100, 2.0, 2.0, 0.0, 2.0, 2.0, 2.0, 2.0};
   r.compiled = TimingStats{50, 1.5, 1.5, 0.0, 1.5, 1.5, 1.5, 1.5};
   r.eager_paired = TimingStats{50, 1.9, 1.9, 0.0, 1.9, 1.9, 1.9, 1.9};
-  r.timing_check =
-      TimingCheck{"wall", 4, 25, 10, 10, 100 << 20, "signed", 0.25, 1.5, 2.5, 9.0, 0.125, 0.375, 140, 0, 812, 0.875, 1.0};
+  r.timing_check = TimingCheck{"wall", 4,   25,    10,    10,  100 << 20, "signed", 0.25,  1.5,
+                               2.5,    9.0, 0.125, 0.375, 140, 0,         812,      0.875, 1.0};
   r.speedup_eager = 2.0;
   r.speedup_eager_interval = Interval{1.8, 2.3};
   r.speedup_compile = 1.5;
