@@ -16,8 +16,8 @@ Requests (JSON lines on the control socket) and replies:
    (the reference's constant tensors' keys, each with its pieces' names: model_state.vary_constants),
    "input_sets", "input_offsets", "input_bytes", "deliver", ["input_mapping_size" + 1 descriptor]}
                                           -> {"ok", "load_s"} | a failure
-  {"op": "call", "id", "sets", "values", "monitor", "profile", "threads"?, "strided"? (inputs as
-   inputs.strided_copy lays them out, outputs of any layout)}
+  {"op": "call", "id", "sets", "values", "monitor", "profile", "threads"?, "strided"? ("transposed",
+   "padded" or "offset": inputs as inputs.strided_copy lays them out, outputs of any layout)}
                                           -> {"ok", "id", "outputs": [[{"ptr", "nbytes"} | {"value"}, ...] per set],
                                               "pieces": [{"id", "base", "size"}, ...] + one descriptor each (GPU),
                                               "signals"}
@@ -257,7 +257,8 @@ class Runner:
             raise Failure("runtime_error", "protocol", "call before load")
         sets, values = req.get("sets") or [0], req.get("values") or []
         monitor, profile = bool(req.get("monitor")), bool(req.get("profile")) and self.cuda
-        strided = self.strided_call = bool(req.get("strided"))
+        strided = req.get("strided") if req.get("strided") in ("transposed", "padded", "offset") else None
+        self.strided_call = strided is not None
         if req.get("threads") is not None and not self.cuda:
             torch.set_num_threads(max(1, int(req["threads"])))
         signals: dict = {}
@@ -269,7 +270,7 @@ class Runner:
                     args = self._arguments(k, values[j] if j < len(values) else [None] * len(self.input_views[0]))
                     if strided:
                         from .inputs import strided_copy
-                        args = [strided_copy(a) for a in args]
+                        args = [strided_copy(a, strided) for a in args]
                     if monitor and j == 0:
                         out, signals = self._monitored(args, profile)
                     else:

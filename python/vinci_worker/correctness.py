@@ -34,6 +34,11 @@ PLAIN_THREADS = (2, 3, 4, 5, 6, 7, 8, 9, 12, 16)
 # The plain trials' unmonitored calls (_plain_trials), each between two moves of the model's state.
 UNWATCHED_PLAIN_CALLS = 3
 
+# The plain runner's last calls' inputs, as the labels describe them (inputs.strided_copy).
+STRIDED_VIEWS = {"transposed": "a transposed or every-other-element view",
+                 "padded": "rows 3 elements longer than the row, from one element past a 256-byte boundary",
+                 "offset": "contiguous, from one element past a 256-byte boundary"}
+
 class Correctness:
     """Judge's correctness checks (a mixin: self is the Judge)."""
 
@@ -394,27 +399,31 @@ class Correctness:
                                     f"are{where}, made as a timed call is){moved}")
                     moved = self._any_move(loaded, task, plain, f"after the unmonitored plain call {t}")
             if cfg["strict_layout"]:
-                at, where = next_call()
-                self._strided(loaded, task, at, where + moved)
+                for layout in inputs_mod.STRIDED_LAYOUTS:
+                    at, where = next_call()
+                    self._strided(loaded, task, at, layout, where + moved)
+                    moved = ""
         finally:
             if loaded is not None:
                 loaded.window.close()
             runner.close()
 
-    def _strided(self, loaded: Loaded, task: TaskState, cfg, where: str) -> None:
-        """The plain runner's last call, on inputs that are not contiguous (a transposed or sliced
-        view of the same values, inputs.strided_copy), held to the reference: red-team round 52's ReLU
-        read data_ptr without its strides, 4.2 off on x.t(), and was correct at 0.86x, since every
-        other call passes dense row-major inputs. A kernel may refuse such inputs (its forward raises:
-        a check of is_contiguous), as KernelBench's contract allows; answering wrongly is the hole. Last,
-        so that a failure inside the kernel's context ends nothing the judge still needs."""
+    def _strided(self, loaded: Loaded, task: TaskState, cfg, layout: str, where: str) -> None:
+        """One of the plain runner's last calls, on inputs laid out as a user's views may be (layout:
+        transposed, padded rows, or contiguous from a misaligned start; inputs.strided_copy), held to the
+        reference: red-team round 52's ReLU read data_ptr without its strides, 4.2 off on x.t(), and
+        round 56's read the storage's base, peeled a misaligned head wrongly or checked stride(-1) alone,
+        each correct since every other call passes dense inputs at an aligned start. A kernel may
+        refuse such inputs (its forward raises: a check of is_contiguous, a misaligned address), as
+        KernelBench's contract allows; answering wrongly is the hole. Last, so that a failure inside the
+        kernel's context ends nothing the judge still needs."""
         # The timed calls' kind (signed wherever the reference is finite): values that vary as much as
         # their size, so a permutation of them is no answer (offset inputs, 1,000 plus a little,
         # passed a transposed read within the tolerance).
         kind = task.timed_kind
-        label = f"the plain call on strided inputs ({kind} inputs, a transposed or every-other-element view{where})"
+        label = f"the plain call on {layout} inputs ({kind} inputs, {STRIDED_VIEWS[layout]}{where})"
         try:
-            self._unwatched(loaded, task, cfg, kind, label, strided=True)
+            self._unwatched(loaded, task, cfg, kind, label, strided=layout)
         except Outcome as o:
             if o.reply["class"] == "runtime_error" and "forward raised" in o.reply["message"]:
                 return  # a refusal, as a user would see it
@@ -431,7 +440,7 @@ class Correctness:
         return self._move_state(loaded, task, cfg, label, self.rng.getrandbits(16))
 
     def _unwatched(self, loaded: Loaded, task: TaskState, cfg, kind: str, label: str, cls: str = "incorrect",
-                   strided: bool = False) -> None:
+                   strided: str | None = None) -> None:
         """One call made as a timed call is (no monitors, no profiler), untimed, its outputs held to
         the reference; raises Outcome(cls, ...) when they differ."""
         reply, _, args_of = self._window(loaded, task, cfg, [(self.rng.getrandbits(62), kind)], label,

@@ -547,7 +547,7 @@ class Judge(Correctness, Timing, TrustedSampling):
 
     # --- one call -------------------------------------------------------------------------------
     def _window(self, loaded: Loaded, task: TaskState, cfg, calls: list[tuple[int, str]], label: str,
-                monitor=False, profile=False, strided=False) -> tuple[dict, float, list[list]]:
+                monitor=False, profile=False, strided: str | None = None) -> tuple[dict, float, list[list]]:
         """Runs one window of len(calls) calls, each on the inputs of its (seed, kind), laid out
         strided where asked (inputs.strided_copy). Returns the reply, the window's milliseconds, and
         each call's inputs as the judge made them."""
@@ -569,7 +569,7 @@ class Judge(Correctness, Timing, TrustedSampling):
         request = {"op": "call", "id": self.rng.getrandbits(31), "sets": list(range(len(calls))), "values": values,
                    "monitor": monitor, "profile": profile}
         if strided:
-            request["strided"] = True
+            request["strided"] = strided
         if cfg.get("plain_draws") and not self.cuda:
             request["threads"] = int(cfg.get("threads", 1))  # the plain trials' count for this call
         try:

@@ -14,7 +14,7 @@ from .judge_state import Loaded, ReferenceFailed, TaskState, movable
 from .openings import Openings
 from .outcome import Outcome
 from .timing import speedup_interval, summarize
-from .trusted_sampling import claimed_windows, counted_rounds, extra_windows
+from .trusted_sampling import counted_rounds, extra_windows, speed_windows
 
 # A timing whose kernels kept the GPU busy for under this share of the timed window is flagged
 # launch_bound. The window starts on an idle GPU (nothing may overlap it), so the rest of it the GPU
@@ -320,7 +320,7 @@ class Timing:
         checks = {"ood": 0, "kinds": set(), "moved": 0}
         movable_state = bool(cfg["ood_trials"] and movable(task))
         untimed: list[tuple[int, int]] = []  # the check windows' spans, whose samples do not count
-        watched: list[tuple[int, int, float, int]] = []  # the current sampler's timed windows (claimed_windows)
+        watched: list[tuple[int, int, float, int, str]] = []  # the current sampler's timed windows (speed_windows)
 
         # Every other timed window draws its inputs plain (as the plain trials do: what a user's values
         # look like), the others rounding-biased, and the speed is the slower kind's median. The
@@ -420,7 +420,7 @@ class Timing:
             started = time.monotonic_ns()
             reply, ms, args_of = self._window(loaded, task, at, calls, label)
             if sampler is not None:
-                watched.append((started, time.monotonic_ns(), ms / r, r))
+                watched.append((started, time.monotonic_ns(), ms / r, r, draws))
             per_call.append(ms / r)
             by_draws[draws].append(ms / r)
             if openings.open_extra(i) if extra else openings.open_call(i, time.monotonic() - start):
@@ -467,11 +467,13 @@ class Timing:
             # (honest 0.2-0.3x).
             planned = len(per_call)
             sampled_before = 0
-            rounds: list[tuple[float, dict]] = []  # each sampler round's median of all windows, and its counts
+            # each sampler round's median of the speed kind's windows, and its counts (of that kind's windows)
+            rounds: list[tuple[float, dict]] = []
             sampling_start = time.monotonic()
             while sampled and not self.cuda:
-                median_ms = statistics.median(per_call)
-                slow, claimed_calls = claimed_windows(watched, median_ms)
+                medians = {k: statistics.median(v) for k, v in by_draws.items() if v}
+                kind, slow, claimed_calls = speed_windows(watched, medians)
+                median_ms = medians[kind]
                 watched.clear()
                 found = self._stop_sampler(sampler, loaded, untimed + slow)
                 round_windows = len(per_call) - sampled_before
@@ -482,8 +484,8 @@ class Timing:
                 if found.get("error"):
                     rounds.append((0.0, {"error": found["error"]}))
                     break
-                rounds.append((median_ms, dict(found, calls=claimed_calls)))
-                counted = counted_rounds(rounds, median_ms)
+                rounds.append((median_ms, dict(found, calls=claimed_calls, draws=kind)))
+                counted = counted_rounds(rounds, median_ms, kind)
                 seen = counted["own"] + counted["library"]
                 if seen >= self.COVERAGE["cpu"]["enough"] or time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:
                     break
@@ -507,9 +509,10 @@ class Timing:
         finally:
             if sampler is not None:
                 self._stop_sampler(sampler, loaded)
+        speed_kind = max((k for k, times in by_draws.items() if times), key=lambda k: statistics.median(by_draws[k]))
+        timed = by_draws[speed_kind]
         if sampled and not self.cuda:
-            counts = counted_rounds(rounds, statistics.median(per_call))
-        timed = max((times for times in by_draws.values() if times), key=statistics.median)
+            counts = counted_rounds(rounds, statistics.median(timed), speed_kind)
         stats = summarize(timed)
         req = dict(req, **paired_baseline(paired_per_call, req))
         external = {"clock": self._clock_name(), "timed_inputs": task.timed_kind, "calls_per_window": r,

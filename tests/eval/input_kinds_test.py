@@ -305,6 +305,18 @@ check(padded.stride()[1] == 2 and torch.isnan(padded.as_strided((12,), (1,))[1::
       f"one long dimension: every other element, the gaps NaN: {padded.stride()}")
 check(inputs.strided_copy(torch.tensor([2.0])).is_contiguous() and inputs.strided_copy(3) == 3,
       "one element, or not a tensor: as it is")
+# Padded rows and a contiguous view from a misaligned start (round 56): the same values, the last
+# dimension dense, the data one element past a 256-byte boundary.
+for shaped in (torch.arange(12.0).reshape(3, 4), torch.arange(24.0).reshape(2, 3, 4), torch.arange(5.0),
+               torch.arange(6, dtype=torch.int16).reshape(2, 3)):
+    for layout in ("padded", "offset"):
+        moved = inputs.strided_copy(shaped, layout)
+        check(torch.equal(moved, shaped) and moved.stride()[-1] == 1 and moved.storage_offset() > 0
+              and moved.data_ptr() % inputs.MISALIGNED_BY == moved.element_size(),
+              f"{layout} copy of {tuple(shaped.shape)} {shaped.dtype}: strides {moved.stride()}, "
+              f"offset {moved.storage_offset()}, address mod {inputs.MISALIGNED_BY} {moved.data_ptr() % inputs.MISALIGNED_BY}")
+check(inputs.strided_copy(torch.arange(12.0).reshape(3, 4), "padded").stride() == (7, 1), "padded: rows 3 apart")
+check(inputs.strided_copy(torch.arange(12.0).reshape(3, 4), "offset").is_contiguous(), "offset: contiguous")
 
 for f in failures:
     print("FAILED:", f)

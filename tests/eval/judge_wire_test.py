@@ -21,7 +21,8 @@ from vinci_worker.timed_windows import calls_per_window, paired_baseline, sampli
 from vinci_worker.outcome import Outcome  # noqa: E402
 from vinci_worker.trusted_sampling import (FOREIGN_EAGER_SHARE, FOREIGN_GLUE_SAMPLES,  # noqa: E402
                                            LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, MAX_EXTRA_WINDOWS,
-                                           claimed_windows, computing_part, counted_rounds, extra_windows)
+                                           claimed_windows, computing_part, counted_rounds, extra_windows,
+                                           speed_windows)
 from vinci_worker.library_symbols import LibrarySymbols, glue_function  # noqa: E402
 from vinci_worker.timing import speedup_interval  # noqa: E402
 
@@ -221,6 +222,20 @@ check((got["own"], got["library"], got["own_ns"], got["library_ns"], got["unseen
       (40, 60, 10, 14, 1, 100), f"the slow planned round is left out: {got}")
 check(counted_rounds(rounds, 160.0)["own"] == 128, "a final median at the slowest round's counts them all")
 check(counted_rounds(rounds + [(0.0, {"error": "refused"})], 2.1).get("error") == "refused", "a failed round fails all")
+
+# Round 56: own code on the biased draws, a library on the plain ones, which are slower and make the speed.
+# Only the plain windows count, those at or below their own median: every biased window is left out.
+watched = [(0, 10, 0.5, 4, "biased"), (20, 30, 2.0, 4, "plain"), (40, 50, 0.5, 4, "biased"), (60, 70, 2.2, 4, "plain"),
+           (80, 90, 1.9, 4, "plain")]
+kind, slow, calls = speed_windows(watched, {"biased": 0.5, "plain": 2.0})
+check((kind, sorted(slow), calls) == ("plain", [(0, 10), (40, 50), (60, 70)], 8),
+      f"the slower kind's windows at or below its median count: {kind} {sorted(slow)} {calls}")
+kind, slow, calls = speed_windows(watched[:1], {"biased": 0.5})
+check((kind, slow, calls) == ("biased", [], 4), f"one kind alone counts as before: {kind} {slow} {calls}")
+# A round counts only where it counted the final speed's kind: the biased round's own code is left out.
+kinds = [(2.0, dict(rounds[1][1], draws="plain")), (0.5, dict(rounds[2][1], draws="biased"))]
+check(counted_rounds(kinds, 2.0, "plain")["own"] == 10 and counted_rounds(kinds, 2.0)["own"] == 40,
+      "rounds of the other kind are left out, given the kind")
 
 # Round 28: the speedups are against the reference timed beside the candidate. A cached eager median of
 # 4 ms against a paired one of 2 halves the cached torch.compile times; a paired run slower than the
