@@ -15,6 +15,8 @@ SOURCE = r"""
 #include <unistd.h>
 
 torch::Tensor vadd(torch::Tensor a, torch::Tensor b) {
+  a = a.contiguous();
+  b = b.contiguous();
   auto out = torch::empty_like(a);
   const float* x = a.data_ptr<float>();
   const float* y = b.data_ptr<float>();

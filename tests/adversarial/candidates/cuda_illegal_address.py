@@ -21,6 +21,8 @@ __global__ void wild_store_kernel(float* z, int64_t n) {
   if (i < n) z[i + (int64_t(1) << 40)] = 1.0f;
 }
 torch::Tensor vadd(torch::Tensor a, torch::Tensor b) {
+  a = a.contiguous();
+  b = b.contiguous();
   auto out = torch::empty_like(a);
   const int64_t n = a.numel();
   vadd_kernel<<<(n + 255) / 256, 256, 0, at::cuda::getCurrentCUDAStream()>>>(

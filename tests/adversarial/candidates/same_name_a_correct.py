@@ -11,6 +11,8 @@ from torch.utils.cpp_extension import load_inline
 
 SOURCE = r"""
 torch::Tensor run(torch::Tensor a, torch::Tensor b) {
+  a = a.contiguous();
+  b = b.contiguous();
   auto out = torch::empty_like(a);
   const float* x = a.data_ptr<float>();
   const float* y = b.data_ptr<float>();
