@@ -137,12 +137,10 @@ def strided_copy(x, layout: str = "transposed"):
     gap = float("nan") if x.is_floating_point() or x.is_complex() else (True if x.dtype == torch.bool
                                                                           else torch.iinfo(x.dtype).max)
     if layout in ("offset", "padded"):
+        pad = 3 if layout == "padded" else 0
         strides = [1] * x.dim()
-        if layout == "padded":
-            for d in range(x.dim() - 2, -1, -1):
-                strides[d] = strides[d + 1] * (x.shape[d + 1] + 3 if d == x.dim() - 2 else x.shape[d + 1])
-        else:
-            strides = list(x.contiguous().stride())
+        for d in range(x.dim() - 2, -1, -1):
+            strides[d] = strides[d + 1] * (x.shape[d + 1] + pad if d == x.dim() - 2 else x.shape[d + 1])
         span = 1 + sum((n - 1) * s for n, s in zip(x.shape, strides))
         size = x.element_size()
         buffer = torch.full((span + MISALIGNED_BY // size + 1,), gap, dtype=x.dtype, device=x.device)

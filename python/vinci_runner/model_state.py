@@ -10,7 +10,8 @@ for v = 0). The draws of a tensor follow from the seed, its size, dtype and valu
 among the reference's tensors of that key: the candidate's tensor of the reference's name takes that
 one's draws, and its others take those left in model order, so the two models' tensors agree
 wherever the candidate holds the reference's state, under any names and in any order of modules; a
-candidate that holds none of it (or bakes its value in) is then judged against state it ignores. Scalars, integer and boolean tensors stay.
+candidate that holds none of it (or bakes its value in) is then judged against state it ignores.
+Scalars, integer and boolean tensors stay.
 
 A tensor that packs several such pieces (LayerNorm's weight and bias as the rows of one (2, dim)
 parameter, or as its columns) is varied piece by piece: each row, or else each column, that holds one

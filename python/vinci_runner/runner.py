@@ -257,7 +257,8 @@ class Runner:
             raise Failure("runtime_error", "protocol", "call before load")
         sets, values = req.get("sets") or [0], req.get("values") or []
         monitor, profile = bool(req.get("monitor")), bool(req.get("profile")) and self.cuda
-        strided = req.get("strided") if req.get("strided") in ("transposed", "padded", "offset") else None
+        from .inputs import STRIDED_LAYOUTS, strided_copy
+        strided = req.get("strided") if req.get("strided") in STRIDED_LAYOUTS else None
         self.strided_call = strided is not None
         if req.get("threads") is not None and not self.cuda:
             torch.set_num_threads(max(1, int(req["threads"])))
@@ -269,7 +270,6 @@ class Runner:
                 for j, k in enumerate(sets):
                     args = self._arguments(k, values[j] if j < len(values) else [None] * len(self.input_views[0]))
                     if strided:
-                        from .inputs import strided_copy
                         args = [strided_copy(a, strided) for a in args]
                     if monitor and j == 0:
                         out, signals = self._monitored(args, profile)

@@ -36,8 +36,10 @@ UNWATCHED_PLAIN_CALLS = 3
 
 # The plain runner's last calls' inputs, as the labels describe them (inputs.strided_copy).
 STRIDED_VIEWS = {"transposed": "a transposed or every-other-element view",
-                 "padded": "rows 3 elements longer than the row, from one element past a 256-byte boundary",
-                 "offset": "contiguous, from one element past a 256-byte boundary"}
+                 "padded": f"rows 3 elements longer than the row, from one element past a "
+                           f"{inputs_mod.MISALIGNED_BY}-byte boundary",
+                 "offset": f"contiguous, from one element past a {inputs_mod.MISALIGNED_BY}-byte boundary"}
+
 
 class Correctness:
     """Judge's correctness checks (a mixin: self is the Judge)."""

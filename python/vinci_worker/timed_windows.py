@@ -14,7 +14,7 @@ from .judge_state import Loaded, ReferenceFailed, TaskState, movable
 from .openings import Openings
 from .outcome import Outcome
 from .timing import speedup_interval, summarize
-from .trusted_sampling import counted_rounds, extra_windows, speed_windows
+from .trusted_sampling import counted_rounds, extra_windows, slower_draws, speed_windows
 
 # A timing whose kernels kept the GPU busy for under this share of the timed window is flagged
 # launch_bound. The window starts on an idle GPU (nothing may overlap it), so the rest of it the GPU
@@ -333,6 +333,9 @@ class Timing:
         plain_cfg = {**cfg, "plain_draws": True} if self._rounding(cfg) else None
         by_draws: dict[str, list[float]] = {"biased": [], "plain": []}
 
+        def draws_medians() -> dict[str, float]:
+            return {k: statistics.median(v) for k, v in by_draws.items() if v}
+
         def opened(reply: dict, calls: list, args_of: list, label: str, cls: str, k: int | None = None,
                    at: dict | None = None) -> None:
             k = self.rng.randrange(len(calls)) if k is None else k
@@ -471,7 +474,7 @@ class Timing:
             rounds: list[tuple[float, dict]] = []
             sampling_start = time.monotonic()
             while sampled and not self.cuda:
-                medians = {k: statistics.median(v) for k, v in by_draws.items() if v}
+                medians = draws_medians()
                 kind, slow, claimed_calls = speed_windows(watched, medians)
                 median_ms = medians[kind]
                 watched.clear()
@@ -509,15 +512,16 @@ class Timing:
         finally:
             if sampler is not None:
                 self._stop_sampler(sampler, loaded)
-        speed_kind = max((k for k, times in by_draws.items() if times), key=lambda k: statistics.median(by_draws[k]))
+        medians = draws_medians()
+        speed_kind = slower_draws(medians)
         timed = by_draws[speed_kind]
         if sampled and not self.cuda:
-            counts = counted_rounds(rounds, statistics.median(timed), speed_kind)
+            counts = counted_rounds(rounds, medians[speed_kind], speed_kind)
         stats = summarize(timed)
         req = dict(req, **paired_baseline(paired_per_call, req))
         external = {"clock": self._clock_name(), "timed_inputs": task.timed_kind, "calls_per_window": r,
                     "windows": len(per_call), "planned_windows": planned,
-                    **{f"{k}_median_ms": statistics.median(v) for k, v in by_draws.items() if v},
+                    **{f"{k}_median_ms": ms for k, ms in medians.items()},
                     "opened": openings.opened, "check_windows": checks["ood"], "moved_windows": checks["moved"],
                     "flush_bytes": loaded.window.flush.nbytes}
         reply = {"timing": stats, "external": external, "flags": [], "times": timed,

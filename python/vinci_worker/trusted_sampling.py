@@ -116,6 +116,11 @@ def claimed_windows(watched: list[tuple[int, int, float, int]], median_ms: float
     return slow, sum(calls for _, _, ms, calls in watched if ms <= median_ms)
 
 
+def slower_draws(medians: dict[str, float]) -> str:
+    """The draws kind whose median call is slower: the one the speed is made of (timed_windows)."""
+    return max(medians, key=medians.__getitem__)
+
+
 def speed_windows(watched: list[tuple[int, int, float, int, str]], medians: dict[str, float]) \
         -> tuple[str, list[tuple[int, int]], int]:
     """Of timed windows watched, each (start ns, end ns, time a call, calls, draws kind), the kind whose
@@ -124,7 +129,7 @@ def speed_windows(watched: list[tuple[int, int, float, int, str]], medians: dict
     round 56 ran its own table kernel on the biased draws and ATen's tanh natively on the plain ones,
     which made the speed: every plain window sat above the median of all windows, so only own code was
     counted, and library speed scored 0.95x where its own code's honest speed is 0.17x."""
-    kind = max(medians, key=medians.__getitem__)
+    kind = slower_draws(medians)
     others = [(start, end) for start, end, _, _, draws in watched if draws != kind]
     slow, calls = claimed_windows([w[:4] for w in watched if w[4] == kind], medians[kind])
     return kind, others + slow, calls
