@@ -14,7 +14,7 @@ from .judge_state import Loaded, ReferenceFailed, TaskState, movable
 from .openings import Openings
 from .outcome import Outcome
 from .timing import speedup_interval, summarize
-from .trusted_sampling import counted_rounds, extra_windows, slower_draws, speed_windows
+from .trusted_sampling import counted_rounds, extra_windows, kind_windows, slower_draws
 
 # A timing whose kernels kept the GPU busy for under this share of the timed window is flagged
 # launch_bound. The window starts on an idle GPU (nothing may overlap it), so the rest of it the GPU
@@ -320,7 +320,7 @@ class Timing:
         checks = {"ood": 0, "kinds": set(), "moved": 0}
         movable_state = bool(cfg["ood_trials"] and movable(task))
         untimed: list[tuple[int, int]] = []  # the check windows' spans, whose samples do not count
-        watched: list[tuple[int, int, float, int, str]] = []  # the current sampler's timed windows (speed_windows)
+        watched: list[tuple[int, int, float, int, str]] = []  # the current sampler's timed windows (kind_windows)
 
         # Every other timed window draws its inputs plain (as the plain trials do: what a user's values
         # look like), the others rounding-biased, and the speed is the slower kind's median. The
@@ -396,7 +396,7 @@ class Timing:
             except BaseException:
                 self._discard_sampler(watcher)
                 raise
-            found = self._stop_sampler(watcher, loaded)
+            found = self._stop_sampler(watcher, loaded)[0]
             shadows["windows"] += 1
             if found.get("unanswered"):
                 self._unanswered(cfg, "sampled windows")
@@ -470,25 +470,27 @@ class Timing:
             # (honest 0.2-0.3x).
             planned = len(per_call)
             sampled_before = 0
-            # each sampler round's median of the speed kind's windows, and its counts (of that kind's windows)
-            rounds: list[tuple[float, dict]] = []
+            # each sampler round's medians of each kind's windows when it ended, and its counts by kind
+            rounds: list[tuple[dict[str, float], dict]] = []
             sampling_start = time.monotonic()
             while sampled and not self.cuda:
                 medians = draws_medians()
-                kind, slow, claimed_calls = speed_windows(watched, medians)
-                median_ms = medians[kind]
+                tallies = kind_windows(watched, medians)
+                kinds = sorted(tallies)
                 watched.clear()
-                found = self._stop_sampler(sampler, loaded, untimed + slow)
+                founds = self._stop_sampler(sampler, loaded, [untimed + tallies[k][0] for k in kinds])
                 round_windows = len(per_call) - sampled_before
                 sampled_before = len(per_call)
                 sampler = None
-                if found.get("unanswered"):
+                if founds[0].get("unanswered"):
                     self._unanswered(cfg, "timed calls")
-                if found.get("error"):
-                    rounds.append((0.0, {"error": found["error"]}))
+                if founds[0].get("error"):
+                    rounds.append((medians, {"error": founds[0]["error"]}))
                     break
-                rounds.append((median_ms, dict(found, calls=claimed_calls, draws=kind)))
-                counted = counted_rounds(rounds, median_ms, kind)
+                rounds.append((medians, {k: dict(f, calls=tallies[k][1]) for k, f in zip(kinds, founds)}))
+                kind = slower_draws(medians)
+                found = rounds[-1][1][kind]
+                counted = counted_rounds(rounds, medians, kind)
                 seen = counted["own"] + counted["library"]
                 if seen >= self.COVERAGE["cpu"]["enough"] or time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:
                     break
@@ -516,7 +518,7 @@ class Timing:
         speed_kind = slower_draws(medians)
         timed = by_draws[speed_kind]
         if sampled and not self.cuda:
-            counts = counted_rounds(rounds, medians[speed_kind], speed_kind)
+            counts = counted_rounds(rounds, medians, speed_kind)
         stats = summarize(timed)
         req = dict(req, **paired_baseline(paired_per_call, req))
         external = {"clock": self._clock_name(), "timed_inputs": task.timed_kind, "calls_per_window": r,

@@ -6,7 +6,7 @@ a mixin: they use its launcher, device, sampler binary and runner helpers (_ask,
 _signal_policy).
 
 On the CPU the samples of the timed windows themselves decide, counted only in the windows the speed
-is made of (claimed_windows), with more windows where they are few (extra_windows); a share they leave
+is made of (kind_windows, claimed_windows), with more windows where they are few (extra_windows); a share they leave
 unmeasured is a rejection under --torch-ops forbid. Where the timed windows cannot be watched, a phase
 of coverage calls of the sampler's own may only reject. On a GPU the sampler looks for host code of GPU math libraries.
 """
@@ -121,34 +121,40 @@ def slower_draws(medians: dict[str, float]) -> str:
     return max(medians, key=medians.__getitem__)
 
 
-def speed_windows(watched: list[tuple[int, int, float, int, str]], medians: dict[str, float]) \
-        -> tuple[str, list[tuple[int, int]], int]:
-    """Of timed windows watched, each (start ns, end ns, time a call, calls, draws kind), the kind whose
-    median is the speed (the slower: timed_windows), the spans whose samples do not count (every window
-    of the other kind, and claimed_windows' of the speed's kind), and the calls of the rest. Red-team
-    round 56 ran its own table kernel on the biased draws and ATen's tanh natively on the plain ones,
-    which made the speed: every plain window sat above the median of all windows, so only own code was
-    counted, and library speed scored 0.95x where its own code's honest speed is 0.17x."""
-    kind = slower_draws(medians)
-    others = [(start, end) for start, end, _, _, draws in watched if draws != kind]
-    slow, calls = claimed_windows([w[:4] for w in watched if w[4] == kind], medians[kind])
-    return kind, others + slow, calls
+def kind_windows(watched: list[tuple[int, int, float, int, str]], medians: dict[str, float]) \
+        -> dict[str, tuple[list[tuple[int, int]], int]]:
+    """Of timed windows watched, each (start ns, end ns, time a call, calls, draws kind), for each draws
+    kind of medians: the spans whose samples do not count for it (every window of another kind, and
+    claimed_windows' of its own) and the calls of the rest. One sampling is tallied once per kind
+    (vinci-cpu-sampler's sets of spans), and the speed's kind (slower_draws) is judged on its own
+    windows' samples alone. Red-team round 56 ran its own table kernel on the biased draws and ATen's
+    tanh natively on the plain ones, which made the speed: every plain window sat above the median of
+    all windows, so only own code was counted, and library speed scored 0.95x where its own code's
+    honest speed is 0.17x."""
+    tallies = {}
+    for kind, median_ms in medians.items():
+        others = [(start, end) for start, end, _, _, draws in watched if draws != kind]
+        slow, calls = claimed_windows([w[:4] for w in watched if w[4] == kind], median_ms)
+        tallies[kind] = (others + slow, calls)
+    return tallies
 
 
-
-def counted_rounds(rounds: list[tuple[float, dict]], median_ms: float, draws: str | None = None) -> dict:
-    """The samples that count, of sampler rounds each given as (the median of all timed windows when it
-    ended, its counts; claimed_windows left out its windows slower than that median): those of the rounds
-    whose median is at most the final one, median_ms, so that no window slower than the speed counts
-    (red-team round 29: one planned window judged against its own median, slow and own, beside library
-    windows that made the speed), and, given draws, whose counts are of that draws kind (speed_windows:
-    the kind the final speed is made of). A round that failed makes the whole an error."""
+def counted_rounds(rounds: list[tuple[dict[str, float], dict]], medians: dict[str, float], draws: str) -> dict:
+    """The samples that count for the draws kind, of sampler rounds each given as (the medians of each
+    kind's timed windows when it ended, its counts by kind; kind_windows left out the windows slower
+    than their kind's median then): that kind's counts of the rounds whose median of it is at most the
+    final one, medians[draws], so that no window slower than the speed counts (red-team round 29: one
+    planned window judged against its own median, slow and own, beside library windows that made the
+    speed). Each round holds every kind's counts, so the speed's kind turning from one to the other, as
+    an honest kernel's equal medians do from round to round, discards none of them. A round that failed
+    makes the whole an error."""
     keys = SAMPLE_COUNTS + ("calls",)
     counts: dict = dict(dict.fromkeys(keys, 0), foreign_names={})
-    for ended_median, found in rounds:
-        if found.get("error"):
-            return dict(counts, error=found["error"])
-        if ended_median <= median_ms and (draws is None or found.get("draws", draws) == draws):
+    for ended, by_kind in rounds:
+        if by_kind.get("error"):
+            return dict(counts, error=by_kind["error"])
+        found = by_kind.get(draws)
+        if found is not None and ended[draws] <= medians[draws]:
             for key in keys:
                 counts[key] += found.get(key, 0)
             for name, ns in found.get("foreign_names", {}).items():
@@ -220,7 +226,8 @@ class TrustedSampling:
                 sampler = self._start_sampler(loaded, cfg, ms=plan["ms"], hz=plan["hz"])
                 reply = self._ask(runner, {"op": "coverage", "seconds": plan["seconds"], "values": values},
                                   cfg["run_timeout_s"], "run_timeout")
-                samples = self._sampler_answer(sampler, "coverage calls")
+                answer = self._sampler_answer(sampler, "coverage calls")
+                samples = answer[0] if answer else None
                 if samples is None:
                     self._unanswered(cfg, "coverage calls")
                     return None, "library sampling unavailable: the sampler did not answer"
@@ -335,17 +342,19 @@ class TrustedSampling:
             sampler.wait()
         return sampler
 
-    def _stop_sampler(self, sampler: subprocess.Popen, loaded: Loaded, untimed: list | None = None) -> dict:
-        """The samples of a sampler that watched timed windows (_count_samples), less those taken in the
-        untimed spans (time.monotonic_ns() pairs: the check windows among them, where a candidate
-        could pad its own share at no cost to its time). It ends on SIGTERM and leaves its threads for
-        the kernel to detach (the runner is frozen: a detach would wait for it)."""
+    def _stop_sampler(self, sampler: subprocess.Popen, loaded: Loaded, excluded: list[list] | None = None) -> list[dict]:
+        """The samples of a sampler that watched timed windows (_count_samples), once for each set of
+        untimed spans given (time.monotonic_ns() pairs: the check windows among them, where a candidate
+        could pad its own share at no cost to its time), less those taken in its spans. It ends on
+        SIGTERM and leaves its threads for the kernel to detach (the runner is frozen: a detach would
+        wait for it)."""
         sampler.terminate()
-        samples = self._sampler_answer(sampler, "timed calls", "".join(f"{a} {b}\n" for a, b in untimed or []))
-        if samples is None:
-            return {"error": "the sampler did not answer", "unanswered": True}
-        return dict(self._count_samples(samples, loaded), error=samples.get("error"), method=samples.get("lookup"),
-                    total=samples.get("total", 0))
+        sets = excluded or [[]]
+        answers = self._sampler_answer(sampler, "timed calls", sets)
+        if answers is None:
+            return [{"error": "the sampler did not answer", "unanswered": True}] * len(sets)
+        return [dict(self._count_samples(samples, loaded), error=samples.get("error"), method=samples.get("lookup"),
+                     total=samples.get("total", 0)) for samples in answers]
 
     @staticmethod
     def _discard_sampler(sampler: subprocess.Popen) -> None:
@@ -370,23 +379,26 @@ class TrustedSampling:
                           "time); under --torch-ops forbid a sampling the runner prevents is never 'unmeasured'")
 
     @staticmethod
-    def _sampler_answer(sampler: subprocess.Popen, calls: str, spans: str = "") -> dict | None:
-        """A sampler's answer (its last line), given the spans it is not to count; None when it did not
-        answer (it is killed). A sampling the candidate evaded (a thread that escaped its events) is a
-        rejection, never "unmeasured"."""
+    def _sampler_answer(sampler: subprocess.Popen, calls: str, excluded: list[list] | None = None) -> list[dict] | None:
+        """A sampler's answers (its last lines, one for each set of spans it is not to count, in order);
+        None when it did not answer (it is killed). A sampling the candidate evaded (a thread that
+        escaped its events) is a rejection, never "unmeasured"."""
+        sets = excluded or [[]]
+        spans = "--\n".join("".join(f"{a} {b}\n" for a, b in spans) for spans in sets)
         try:
             out, _ = sampler.communicate(input=spans, timeout=30)
-            samples = json.loads(out.splitlines()[-1])
-        except (subprocess.TimeoutExpired, ValueError, IndexError):
+            answers = [json.loads(line) for line in out.splitlines()[-len(sets):]]
+        except (subprocess.TimeoutExpired, ValueError):
             sampler.kill()
             sampler.wait()
             return None
-        if not isinstance(samples, dict):
+        if len(answers) != len(sets) or not all(isinstance(a, dict) for a in answers):
             return None
-        if samples.get("evaded") is True:
-            raise Outcome("rejected", "library_compute",
-                          f"{calls}: the trusted sampler lost sight of the runner ({samples.get('error')})")
-        return samples
+        for samples in answers:
+            if samples.get("evaded") is True:
+                raise Outcome("rejected", "library_compute",
+                              f"{calls}: the trusted sampler lost sight of the runner ({samples.get('error')})")
+        return answers
 
     def _count_samples(self, samples: dict, loaded: Loaded) -> dict:
         """The samples of a sampler's answer in own code and in libraries, and the CPU time they weigh:

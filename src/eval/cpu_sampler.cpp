@@ -191,21 +191,10 @@ class Sampler {
   }
 
  public:
-  // The samples outside the excluded spans, by mapping.
-  void tally(const Spans& excluded) {
-    for (Taken& sample : taken_) {
-      if (within(excluded, sample.time)) continue;
-      ObjectTime& t = out_.by_object[sample.object];
-      ++t.samples;
-      t.cpu_ns += sample.ns;
-      if (sample.file_offset) {
-        OffsetTime& at = t.by_offset[*sample.file_offset];
-        ++at.samples;
-        at.cpu_ns += sample.ns;
-      }
-      ++out_.total;
-      out_.cpu_ns += sample.ns;
-    }
+  // The samples outside each set's excluded spans, by mapping.
+  void tally(const std::vector<Spans>& sets) {
+    for (const Taken& sample : taken_)
+      count_sample(out_, sets, sample.time, sample.object, sample.file_offset, sample.ns);
     taken_.clear();
   }
 
@@ -275,6 +264,40 @@ class Sampler {
 
 }  // namespace
 
+void count_sample(CpuSamples& out, const std::vector<Spans>& sets, uint64_t time, const MappedObject& m,
+                  std::optional<uint64_t> file_offset, uint64_t ns) {
+  for (size_t i = 0; i < sets.size(); ++i) {
+    if (within(sets[i], time)) continue;
+    CpuSamples& into = i == 0 ? out : out.further_sets[i - 1];
+    ObjectTime& t = into.by_object[m];
+    ++t.samples;
+    t.cpu_ns += ns;
+    if (file_offset) {
+      OffsetTime& at = t.by_offset[*file_offset];
+      ++at.samples;
+      at.cpu_ns += ns;
+    }
+    ++into.total;
+    into.cpu_ns += ns;
+  }
+}
+
+std::vector<Spans> tallies_for(CpuSamples& out, const ExcludedSpans& excluded) {
+  std::vector<Spans> sets = excluded ? excluded() : std::vector<Spans>{};
+  if (sets.empty()) sets.emplace_back();
+  out.further_sets.assign(sets.size() - 1, CpuSamples{});
+  return sets;
+}
+
+void share_sampling_state(CpuSamples& out) {
+  for (CpuSamples& set : out.further_sets) {
+    set.unseen_ns = out.unseen_ns;
+    set.error = out.error;
+    set.evaded = out.evaded;
+    set.lookup = out.lookup;
+  }
+}
+
 CpuSamples sample_cpu(pid_t root, std::chrono::milliseconds duration, int hz, const volatile sig_atomic_t* stop,
                       const std::function<void()>& attached, const ExcludedSpans& excluded) {
   if (auto perf = sample_cpu_perf(root, duration, hz, stop, attached, excluded)) return *perf;
@@ -305,7 +328,8 @@ CpuSamples sample_cpu_ptrace(pid_t root, std::chrono::milliseconds duration, int
     std::this_thread::sleep_for(std::chrono::duration_cast<std::chrono::nanoseconds>(
         jitter(rng) * std::max<std::chrono::nanoseconds>(period, 19 * stopped)));
   }
-  sampler.tally(excluded ? excluded() : Spans{});
+  sampler.tally(tallies_for(out, excluded));
+  share_sampling_state(out);
   if (stop && *stop) sampler.leave_to_exit();  // the caller exits right after printing
   return out;
 }

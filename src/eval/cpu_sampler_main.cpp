@@ -8,6 +8,8 @@
 
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <csignal>
@@ -37,7 +39,8 @@ int main(int argc, char** argv) {
   bool exclusions_on_stdin = false;
   app.add_flag("--exclusions-on-stdin", exclusions_on_stdin,
                "once the sampling ends, read lines \"FROM TO\" (CLOCK_MONOTONIC, ns) from stdin until its end: "
-               "samples taken within those spans are not counted");
+               "samples taken within those spans are not counted; a line \"--\" starts another set of spans, "
+               "tallied apart and printed on a line of its own after the first set's");
   bool perf_only = false;
   app.add_flag("--perf-only", perf_only,
                "never fall back to ptrace stops, which the sampled threads can notice and which a host that stops its "
@@ -53,10 +56,16 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   };
   const auto excluded = [&] {
-    vinci::eval::Spans spans;
+    std::vector<vinci::eval::Spans> sets(1);
     if (exclusions_on_stdin)
-      for (uint64_t from = 0, to = 0; std::cin >> from >> to;) spans.emplace_back(from, to);
-    return spans;
+      for (std::string from, to; std::cin >> from;) {
+        if (from == "--") {
+          sets.emplace_back();
+        } else if (std::cin >> to) {
+          sets.back().emplace_back(std::stoull(from), std::stoull(to));
+        }
+      }
+    return sets;
   };
   vinci::eval::CpuSamples s;
   if (!perf_only) {
@@ -71,31 +80,37 @@ int main(int argc, char** argv) {
         "process), and --perf-only allows no ptrace stops",
         pid);
     s.lookup = "none";
+    vinci::eval::tallies_for(s, excluded);
+    vinci::eval::share_sampling_state(s);
   }
-  nlohmann::json objects = nlohmann::json::array();
-  for (const auto& [m, t] : s.by_object) {
-    nlohmann::json offsets = nlohmann::json::array();
-    for (const auto& [offset, at] : t.by_offset) offsets.push_back({offset, at.samples, at.cpu_ns});
-    objects.push_back({{"pid", m.pid},
-                       {"low", m.low},
-                       {"high", m.high},
-                       {"offset", m.offset},
-                       {"dev_major", m.dev_major},
-                       {"dev_minor", m.dev_minor},
-                       {"inode", m.inode},
-                       {"path", m.path},
-                       {"private_copy", m.private_copy},
-                       {"samples", t.samples},
-                       {"cpu_ns", t.cpu_ns},
-                       {"offsets", offsets}});
-  }
-  fmt::print("{}\n", nlohmann::json{{"total", s.total},
-                                    {"cpu_ns", s.cpu_ns},
-                                    {"unseen_ns", s.unseen_ns},
-                                    {"by_object", objects},
-                                    {"error", s.error},
-                                    {"evaded", s.evaded},
-                                    {"lookup", s.lookup}}
-                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  const auto print = [](const vinci::eval::CpuSamples& set) {
+    nlohmann::json objects = nlohmann::json::array();
+    for (const auto& [m, t] : set.by_object) {
+      nlohmann::json offsets = nlohmann::json::array();
+      for (const auto& [offset, at] : t.by_offset) offsets.push_back({offset, at.samples, at.cpu_ns});
+      objects.push_back({{"pid", m.pid},
+                         {"low", m.low},
+                         {"high", m.high},
+                         {"offset", m.offset},
+                         {"dev_major", m.dev_major},
+                         {"dev_minor", m.dev_minor},
+                         {"inode", m.inode},
+                         {"path", m.path},
+                         {"private_copy", m.private_copy},
+                         {"samples", t.samples},
+                         {"cpu_ns", t.cpu_ns},
+                         {"offsets", offsets}});
+    }
+    fmt::print("{}\n", nlohmann::json{{"total", set.total},
+                                      {"cpu_ns", set.cpu_ns},
+                                      {"unseen_ns", set.unseen_ns},
+                                      {"by_object", objects},
+                                      {"error", set.error},
+                                      {"evaded", set.evaded},
+                                      {"lookup", set.lookup}}
+                           .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  };
+  print(s);
+  for (const auto& set : s.further_sets) print(set);
   return 0;
 }

@@ -245,7 +245,7 @@ class PerfSampler {
 
   // Weighs each sample, and counts the time each thread went unseen: from the sample that left none of
   // its events armed to the next arming (wall time, so at least the CPU time it may have run unseen).
-  void tally(const Spans& excluded) {
+  void tally(const std::vector<Spans>& sets) {
     // Each thread's records arrive when its ring is drained, which a thread that seldom runs delays to
     // the end: a process's records are put in the kernel's time order before any sample is looked up
     // (red-team round 16 had a sleeping thread's mapping of own code, drained last, name the library
@@ -280,7 +280,7 @@ class PerfSampler {
         const size_t n = armed.size() + (armed.count(s->event) ? 0 : 1);
         armed.erase(s->event);
         if (armed.empty() && !unarmed_since) unarmed_since = s->time;
-        if (!within(excluded, s->time)) record(*s, mean_period_ns_ / n);
+        record(*s, mean_period_ns_ / n, sets);
       }
       arm_until(next, UINT64_MAX);
       if (unarmed_since && end_ns_ > *unarmed_since) out_.unseen_ns += end_ns_ - *unarmed_since;
@@ -644,7 +644,7 @@ class PerfSampler {
     return {std::nullopt, image};
   }
 
-  void record(const Sample& s, uint64_t weight) {
+  void record(const Sample& s, uint64_t weight, const std::vector<Spans>& sets) {
     MappedObject m;
     std::optional<uint64_t> file_offset;
     if (s.ip >= kKernelAddresses) {
@@ -664,16 +664,7 @@ class PerfSampler {
         m.path = "[unmapped]";
       }
     }
-    ObjectTime& t = out_.by_object[m];
-    ++t.samples;
-    t.cpu_ns += weight;
-    if (file_offset) {
-      OffsetTime& at = t.by_offset[*file_offset];
-      ++at.samples;
-      at.cpu_ns += weight;
-    }
-    ++out_.total;
-    out_.cpu_ns += weight;
+    count_sample(out_, sets, s.time, m, file_offset, weight);
   }
 
   pid_t root_;
@@ -722,7 +713,8 @@ std::optional<CpuSamples> sample_cpu_perf(pid_t root, std::chrono::milliseconds 
   // A caller that stops the sampling has frozen the tree, whose threads would never answer a detach;
   // the kernel detaches the tracees of a tracer that exits.
   if (!(stop && *stop)) sampler.detach();
-  sampler.tally(excluded ? excluded() : Spans{});
+  sampler.tally(tallies_for(out, excluded));
+  share_sampling_state(out);
   if (reprioritised) ::setpriority(PRIO_PROCESS, 0, priority);
   return out;
 }

@@ -22,7 +22,7 @@ from vinci_worker.outcome import Outcome  # noqa: E402
 from vinci_worker.trusted_sampling import (FOREIGN_EAGER_SHARE, FOREIGN_GLUE_SAMPLES,  # noqa: E402
                                            LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, MAX_EXTRA_WINDOWS,
                                            claimed_windows, computing_part, counted_rounds, extra_windows,
-                                           speed_windows)
+                                           kind_windows)
 from vinci_worker.library_symbols import LibrarySymbols, glue_function  # noqa: E402
 from vinci_worker.timing import speedup_interval  # noqa: E402
 
@@ -214,28 +214,37 @@ check(extra_windows(1, 100, 100, 5) == 400, "a sample a hundred windows: capped 
 # Round 29: a round counts only where the median of all windows when it ended is at most the final one.
 # One planned window of 160 ms a call (own loops, 88 samples) judged against itself, then two rounds of
 # library windows at about 2 ms: the first round is left out, the other two summed.
-rounds = [(160.0, {"own": 88, "library": 0, "own_ns": 22, "library_ns": 0, "unseen_ns": 0, "calls": 1}),
-          (2.0, {"own": 10, "library": 20, "own_ns": 3, "library_ns": 5, "unseen_ns": 1, "calls": 40}),
-          (2.1, {"own": 30, "library": 40, "own_ns": 7, "library_ns": 9, "unseen_ns": 0, "calls": 60})]
-got = counted_rounds(rounds, 2.1)
+one = "biased"
+rounds = [({one: 160.0}, {one: {"own": 88, "library": 0, "own_ns": 22, "library_ns": 0, "unseen_ns": 0, "calls": 1}}),
+          ({one: 2.0}, {one: {"own": 10, "library": 20, "own_ns": 3, "library_ns": 5, "unseen_ns": 1, "calls": 40}}),
+          ({one: 2.1}, {one: {"own": 30, "library": 40, "own_ns": 7, "library_ns": 9, "unseen_ns": 0, "calls": 60}})]
+got = counted_rounds(rounds, {one: 2.1}, one)
 check((got["own"], got["library"], got["own_ns"], got["library_ns"], got["unseen_ns"], got["calls"]) ==
       (40, 60, 10, 14, 1, 100), f"the slow planned round is left out: {got}")
-check(counted_rounds(rounds, 160.0)["own"] == 128, "a final median at the slowest round's counts them all")
-check(counted_rounds(rounds + [(0.0, {"error": "refused"})], 2.1).get("error") == "refused", "a failed round fails all")
+check(counted_rounds(rounds, {one: 160.0}, one)["own"] == 128, "a final median at the slowest round's counts them all")
+check(counted_rounds(rounds + [({}, {"error": "refused"})], {one: 2.1}, one).get("error") == "refused",
+      "a failed round fails all")
 
 # Round 56: own code on the biased draws, a library on the plain ones, which are slower and make the speed.
-# Only the plain windows count, those at or below their own median: every biased window is left out.
+# Each kind is tallied on its own windows at or below its own median: for the plain kind every biased
+# window is left out, and the plain one above 2.0; for the biased kind every plain window.
 watched = [(0, 10, 0.5, 4, "biased"), (20, 30, 2.0, 4, "plain"), (40, 50, 0.5, 4, "biased"), (60, 70, 2.2, 4, "plain"),
            (80, 90, 1.9, 4, "plain")]
-kind, slow, calls = speed_windows(watched, {"biased": 0.5, "plain": 2.0})
-check((kind, sorted(slow), calls) == ("plain", [(0, 10), (40, 50), (60, 70)], 8),
-      f"the slower kind's windows at or below its median count: {kind} {sorted(slow)} {calls}")
-kind, slow, calls = speed_windows(watched[:1], {"biased": 0.5})
-check((kind, slow, calls) == ("biased", [], 4), f"one kind alone counts as before: {kind} {slow} {calls}")
-# A round counts only where it counted the final speed's kind: the biased round's own code is left out.
-kinds = [(2.0, dict(rounds[1][1], draws="plain")), (0.5, dict(rounds[2][1], draws="biased"))]
-check(counted_rounds(kinds, 2.0, "plain")["own"] == 10 and counted_rounds(kinds, 2.0)["own"] == 40,
-      "rounds of the other kind are left out, given the kind")
+tallies = kind_windows(watched, {"biased": 0.5, "plain": 2.0})
+check({k: (sorted(spans), calls) for k, (spans, calls) in tallies.items()} ==
+      {"plain": ([(0, 10), (40, 50), (60, 70)], 8), "biased": ([(20, 30), (60, 70), (80, 90)], 8)},
+      f"each kind's windows at or below its median count for it alone: {tallies}")
+check(kind_windows(watched[:1], {"biased": 0.5}) == {"biased": ([], 4)}, "one kind alone counts as before")
+# The speed's kind flips between rounds (an honest kernel's medians are equal) and no round is lost: each
+# round holds both kinds' counts, and the final kind's are summed where its median then was at most the
+# final one. The library's plain counts are never mixed with the own code's biased ones.
+ten_own, thirty_own = rounds[1][1][one], rounds[2][1][one]
+kinds = [({"plain": 2.0, "biased": 2.1}, {"plain": thirty_own, "biased": ten_own}),
+         ({"plain": 2.0, "biased": 1.9}, {"plain": thirty_own, "biased": ten_own})]
+check(counted_rounds(kinds, {"plain": 2.0, "biased": 1.95}, "plain")["own"] == 60,
+      "both rounds count for the plain kind, whichever kind was slower when each ended")
+check(counted_rounds(kinds, {"plain": 2.0, "biased": 1.95}, "biased")["own"] == 10,
+      "the biased round that ended above the final biased median is left out of the biased counts")
 
 # Round 28: the speedups are against the reference timed beside the candidate. A cached eager median of
 # 4 ms against a paired one of 2 halves the cached torch.compile times; a paired run slower than the

@@ -4,6 +4,7 @@ Red-team round 38 left a gap: a candidate that told the sampler's coverage calls
 apart ran its own kernel there and cuBLAS (dlsym) in the trials and the timed calls. Now a GPU host that
 allows perf events samples windows like the timed ones (timed_windows.py), and samples in a GPU math
 library's host code reject. Checked here without a GPU, against counts written by hand:
+- vinci-cpu-sampler answers once for each set of excluded spans it is given;
 - vinci-cpu-sampler --perf-only never falls back to ptrace stops (a GPU runner is stopped by signals),
   and the judge's probe of perf agrees with it;
 - no library sample passes and records the count; GPU_LIBRARY_SAMPLES reject under forbid, naming the
@@ -69,6 +70,20 @@ def main() -> int:
           f"--perf-only samples through perf or says perf is refused, never ptrace: {answer}")
     check(GpuJudge((None, ""))._perf_allowed() == (answer["lookup"] == "perf"),
           "the judge's probe agrees with the sampler on whether perf events are allowed")
+
+    # The judge tallies its draws kinds apart from one sampling: a set of spans a kind, "--" between
+    # them, one answer a set in their order (tests/eval/cpu_sampler_test.cpp checks the tallies).
+    sleeper = subprocess.Popen(["sleep", "10"])
+    try:
+        sampler = subprocess.Popen([SAMPLER, "--pid", str(sleeper.pid), "--ms", "50", "--exclusions-on-stdin"],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        lines = sampler.communicate("1 2\n--\n3 4\n5 6\n--\n", timeout=30)[0].splitlines()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    answers = [json.loads(line) for line in lines[1:]]
+    check(len(answers) == 3 and all(a["lookup"] == answers[0]["lookup"] for a in answers),
+          f"three sets of spans, three answers of one sampling: {lines}")
 
     reply, outcome, asked = verdict(counts(0), "forbid")
     check(outcome is None and reply["external"]["gpu_library_samples"] == 0 and asked == 0,
