@@ -21,7 +21,10 @@ any row and any column of mixed values (a causal mask, an identity) stays.
 """
 from __future__ import annotations
 
+import contextlib
+import inspect
 import math
+import re
 import zlib
 
 import torch
@@ -300,3 +303,43 @@ def value_set(tensors: list[torch.Tensor], on_device: bool = False) -> torch.Ten
     device = tensors[0].device
     values = torch.unique(torch.cat([_bits(t).reshape(-1).to(device) for t in tensors]))
     return values if on_device else values.cpu()
+
+
+# The calls a user makes that the judge's own do not: the judge builds every model in eval mode and
+# calls it under no_grad, while a model as constructed is in training mode and a plain call records
+# gradients. Red-team round 59 read at::GradMode::is_enabled() in a ReLU's C++ (0.5 x where gradients
+# are on) and passed self.training to a GELU's (0.9 times the tanh form in training mode): both
+# correct, wrong on a user's first call. The plain runner's last calls are made in these modes.
+CALL_MODES = ("train", "grad", "train_grad")
+MODE_VIEWS = {"train": "in training mode, as a model is built, under no_grad",
+              "grad": "in eval mode with gradients recorded",
+              "train_grad": "in training mode with gradients recorded, as a freshly built model is called"}
+
+
+@contextlib.contextmanager
+def called_in(model: torch.nn.Module, mode: str | None):
+    """A call in one of CALL_MODES, the model back in eval mode after it; None: eval mode under
+    no_grad, as the judge's other calls are made."""
+    train, grad = mode in ("train", "train_grad"), mode in ("grad", "train_grad")
+    if train:
+        model.train()
+    try:
+        with torch.set_grad_enabled(grad):
+            yield
+    finally:
+        if train:
+            model.eval()
+
+
+def reads_training_flag(model: torch.nn.Module) -> bool:
+    """Whether a module of model reads its training flag in forward (dropout, batch norm's batch
+    statistics, a recurrent layer's dropout): its outputs in training mode are not its eval outputs,
+    so no call in training mode can be held to them. A forward whose source cannot be read counts."""
+    for m in model.modules():
+        try:
+            source = inspect.getsource(type(m).forward)
+        except (OSError, TypeError):
+            return True
+        if re.search(r"\btraining\b", source):
+            return True
+    return False

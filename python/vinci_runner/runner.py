@@ -17,7 +17,8 @@ Requests (JSON lines on the control socket) and replies:
    "input_sets", "input_offsets", "input_bytes", "deliver", ["input_mapping_size" + 1 descriptor]}
                                           -> {"ok", "load_s"} | a failure
   {"op": "call", "id", "sets", "values", "monitor", "profile", "threads"?, "strided"? ("transposed",
-   "padded" or "offset": inputs as inputs.strided_copy lays them out, outputs of any layout)}
+   "padded" or "offset": inputs as inputs.strided_copy lays them out, outputs of any layout), "mode"?
+   (model_state.CALL_MODES: training mode, gradients recorded, or both)}
                                           -> {"ok", "id", "outputs": [[{"ptr", "nbytes"} | {"value"}, ...] per set],
                                               "pieces": [{"id", "base", "size"}, ...] + one descriptor each (GPU),
                                               "signals"}
@@ -265,8 +266,9 @@ class Runner:
         signals: dict = {}
         self.kept = []
         results = []
+        mode = req.get("mode") if req.get("mode") in model_state.CALL_MODES else None
         try:
-            with torch.no_grad():
+            with model_state.called_in(self.model, mode):
                 for j, k in enumerate(sets):
                     args = self._arguments(k, values[j] if j < len(values) else [None] * len(self.input_views[0]))
                     if strided:
@@ -275,7 +277,7 @@ class Runner:
                         out, signals = self._monitored(args, profile)
                     else:
                         out = self.model(*args)
-                    results.append(outputs.flatten(out))
+                    results.append([o.detach() if isinstance(o, torch.Tensor) else o for o in outputs.flatten(out)])
             if self.cuda:
                 torch.cuda.synchronize(self.device)
         except Failure:

@@ -403,29 +403,39 @@ class Correctness:
             if cfg["strict_layout"]:
                 for layout in inputs_mod.STRIDED_LAYOUTS:
                     at, where = next_call()
-                    self._strided(loaded, task, at, layout, where + moved)
+                    self._last_call(loaded, task, at, f"on {layout} inputs", STRIDED_VIEWS[layout], where + moved,
+                                    strided=layout)
                     moved = ""
+            for mode in model_state.CALL_MODES:
+                if mode != "grad" and task.reads_training_flag:
+                    continue  # its training mode's outputs are not the eval outputs the reference gives
+                at, where = next_call()
+                self._last_call(loaded, task, at, model_state.MODE_VIEWS[mode], "", where + moved, mode=mode)
+                moved = ""
         finally:
             if loaded is not None:
                 loaded.window.close()
             runner.close()
 
-    def _strided(self, loaded: Loaded, task: TaskState, cfg, layout: str, where: str) -> None:
-        """One of the plain runner's last calls, on inputs laid out as a user's views may be (layout:
-        transposed, padded rows, or contiguous from a misaligned start; inputs.strided_copy), held to the
-        reference: red-team round 52's ReLU read data_ptr without its strides, 4.2 off on x.t(), and
-        round 56's read the storage's base, peeled a misaligned head wrongly or checked stride(-1) alone,
-        each correct since every other call passes dense inputs at an aligned start. A kernel may
-        refuse such inputs (its forward raises: a check of is_contiguous, a misaligned address), as
-        KernelBench's contract allows; answering wrongly is the hole. Last, so that a failure inside the
-        kernel's context ends nothing the judge still needs."""
+    def _last_call(self, loaded: Loaded, task: TaskState, cfg, what: str, view: str, where: str,
+                   strided: str | None = None, mode: str | None = None) -> None:
+        """One of the plain runner's last calls, made as a user's may be and held to the reference: on
+        inputs laid out as a user's views may be (strided: transposed, padded rows, or contiguous from a
+        misaligned start; inputs.strided_copy), or in a user's mode (model_state.CALL_MODES: training
+        mode, gradients recorded). Red-team round 52's ReLU read data_ptr without its strides, 4.2 off
+        on x.t(), and round 56's read the storage's base, peeled a misaligned head wrongly or checked
+        stride(-1) alone, each correct since every other call passes dense inputs at an aligned start;
+        round 59's were wrong with gradients on or in training mode, which no other call is made in. A
+        kernel may refuse such a call (its forward raises: a check of is_contiguous, of the grad
+        mode), as KernelBench's contract allows; answering wrongly is the hole. Last, so that a failure
+        inside the kernel's context ends nothing the judge still needs."""
         # The timed calls' kind (signed wherever the reference is finite): values that vary as much as
         # their size, so a permutation of them is no answer (offset inputs, 1,000 plus a little,
         # passed a transposed read within the tolerance).
         kind = task.timed_kind
-        label = f"the plain call on {layout} inputs ({kind} inputs, {STRIDED_VIEWS[layout]}{where})"
+        label = f"the plain call {what} ({kind} inputs{', ' + view if view else ''}{where})"
         try:
-            self._unwatched(loaded, task, cfg, kind, label, strided=layout)
+            self._unwatched(loaded, task, cfg, kind, label, strided=strided, mode=mode)
         except Outcome as o:
             if o.reply["class"] == "runtime_error" and "forward raised" in o.reply["message"]:
                 return  # a refusal, as a user would see it
@@ -442,11 +452,11 @@ class Correctness:
         return self._move_state(loaded, task, cfg, label, self.rng.getrandbits(16))
 
     def _unwatched(self, loaded: Loaded, task: TaskState, cfg, kind: str, label: str, cls: str = "incorrect",
-                   strided: str | None = None) -> None:
+                   strided: str | None = None, mode: str | None = None) -> None:
         """One call made as a timed call is (no monitors, no profiler), untimed, its outputs held to
         the reference; raises Outcome(cls, ...) when they differ."""
         reply, _, args_of = self._window(loaded, task, cfg, [(self.rng.getrandbits(62), kind)], label,
-                                         strided=strided)
+                                         strided=strided, mode=mode)
         got = self._read(loaded, reply, 0, label)
         self._inputs_untouched(loaded, 0, args_of[0], label)
         try:

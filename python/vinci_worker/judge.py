@@ -366,7 +366,7 @@ class Judge(Correctness, Timing, TrustedSampling):
             ref64 = copy.deepcopy(ref).double()
         state = TaskState(path, scale, module, ref, ref64, outputs.specs_of(out), outputs.specs_of(first), source, low,
                           _aliases(out, first), _nbytes(first) + _nbytes(out), scaled=scaled, sizes=sizes,
-                          constants=constants)
+                          constants=constants, reads_training_flag=model_state.reads_training_flag(ref))
         keep_pristine(state)
         if cfg["ood_trials"]:
             state.timed_kind = timed_kind(module, lambda args: self._expected(state, args, exact_too=False)[0],
@@ -547,9 +547,11 @@ class Judge(Correctness, Timing, TrustedSampling):
 
     # --- one call -------------------------------------------------------------------------------
     def _window(self, loaded: Loaded, task: TaskState, cfg, calls: list[tuple[int, str]], label: str,
-                monitor=False, profile=False, strided: str | None = None) -> tuple[dict, float, list[list]]:
+                monitor=False, profile=False, strided: str | None = None,
+                mode: str | None = None) -> tuple[dict, float, list[list]]:
         """Runs one window of len(calls) calls, each on the inputs of its (seed, kind), laid out
-        strided where asked (inputs.strided_copy). Returns the reply, the window's milliseconds, and
+        strided where asked (inputs.strided_copy), in a user's mode where asked (model_state.CALL_MODES).
+        Returns the reply, the window's milliseconds, and
         each call's inputs as the judge made them."""
         window = loaded.window
         args_of = []
@@ -570,6 +572,8 @@ class Judge(Correctness, Timing, TrustedSampling):
                    "monitor": monitor, "profile": profile}
         if strided:
             request["strided"] = strided
+        if mode:
+            request["mode"] = mode
         if cfg.get("plain_draws") and not self.cuda:
             request["threads"] = int(cfg.get("threads", 1))  # the plain trials' count for this call
         try:

@@ -41,6 +41,7 @@ class TaskState:
     sizes: dict | None = None  # sizes set past the scale (shapes.grown_sizes), sent to its runners
     pristine: list | None = None  # ref's state as built: each evaluation starts from it (reset_state)
     constants: dict | None = None  # the reference's constant keys, each with its pieces' names (model_state.vary_constants)
+    reads_training_flag: bool = True  # the reference's forward reads its training flag (model_state.reads_training_flag)
 
 
 def _state(model: torch.nn.Module) -> list[torch.Tensor]:
