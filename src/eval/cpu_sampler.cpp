@@ -289,9 +289,28 @@ std::vector<Spans> tallies_for(CpuSamples& out, const ExcludedSpans& excluded) {
   return sets;
 }
 
+uint64_t outside(const Spans& spans, const Spans& excluded) {
+  uint64_t total = 0;
+  for (const auto& [from, to] : spans) {
+    if (to <= from) continue;
+    // The excluded parts of [from, to), merged so that overlapping exclusions count once.
+    Spans cut;
+    for (const auto& [a, b] : excluded)
+      if (b > from && a < to) cut.emplace_back(std::max(a, from), std::min(b, to));
+    std::sort(cut.begin(), cut.end());
+    uint64_t covered = 0, reached = from;
+    for (const auto& [a, b] : cut) {
+      const uint64_t start = std::max(a, reached);
+      if (b > start) covered += b - start;
+      reached = std::max(reached, b);
+    }
+    total += (to - from) - covered;
+  }
+  return total;
+}
+
 void share_sampling_state(CpuSamples& out) {
   for (CpuSamples& set : out.further_sets) {
-    set.unseen_ns = out.unseen_ns;
     set.error = out.error;
     set.evaded = out.evaded;
     set.lookup = out.lookup;

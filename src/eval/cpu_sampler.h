@@ -73,7 +73,7 @@ struct CpuSamples {
   std::string lookup;   // how samples were taken and resolved: "perf" (perf_sampler.h), else ptrace stops with
                         // addresses looked up by "query" (PROCMAP_QUERY) or in "maps"
   // The same sampling tallied under the caller's second and further sets of excluded spans (total,
-  // cpu_ns and by_object their own; unseen_ns, error, evaded and lookup this one's).
+  // cpu_ns, by_object and unseen_ns their own; error, evaded and lookup this one's).
   std::vector<CpuSamples> further_sets;
 };
 
@@ -98,7 +98,9 @@ void count_sample(CpuSamples& out, const std::vector<Spans>& sets, uint64_t time
 // The exclusion sets asked of excluded (one empty set where there is none), with out.further_sets
 // sized to them.
 std::vector<Spans> tallies_for(CpuSamples& out, const ExcludedSpans& excluded);
-// Gives the further sets' tallies the sampling's own unseen_ns, error, evaded and lookup.
+// The nanoseconds of spans outside every span of excluded (spans may overlap one another).
+uint64_t outside(const Spans& spans, const Spans& excluded);
+// Gives the further sets' tallies the sampling's own error, evaded and lookup.
 void share_sampling_state(CpuSamples& out);
 
 // Samples every running thread of root and its descendants about hz times a second for duration, or

@@ -255,6 +255,7 @@ class PerfSampler {
                        [](const auto& a, const auto& b) { return a.first < b.first; });
     std::map<pid_t, std::vector<const Sample*>> by_thread;
     for (const Sample& s : samples_) by_thread[s.tid].push_back(&s);
+    Spans unseen;  // every thread's spans with none of its events armed
     for (auto& [tid, list] : by_thread) {
       std::vector<Arming> armings = std::move(armings_of_[tid]);
       std::sort(armings.begin(), armings.end(), [](const Arming& a, const Arming& b) { return a.time < b.time; });
@@ -268,7 +269,7 @@ class PerfSampler {
             if (!unarmed_since) unarmed_since = armings[next].time;
             continue;
           }
-          if (unarmed_since) out_.unseen_ns += armings[next].time - std::min(*unarmed_since, armings[next].time);
+          if (unarmed_since) unseen.emplace_back(std::min(*unarmed_since, armings[next].time), armings[next].time);
           unarmed_since.reset();
           armed.insert(armings[next].event);
         }
@@ -283,8 +284,13 @@ class PerfSampler {
         record(*s, mean_period_ns_ / n, sets);
       }
       arm_until(next, UINT64_MAX);
-      if (unarmed_since && end_ns_ > *unarmed_since) out_.unseen_ns += end_ns_ - *unarmed_since;
+      if (unarmed_since && end_ns_ > *unarmed_since) unseen.emplace_back(*unarmed_since, end_ns_);
     }
+    // Each set is charged the unseen time outside its own excluded spans (the samples it counts come
+    // from there alone), and every set the samples lost to full rings, whose times are unknown.
+    const uint64_t lost_ns = out_.unseen_ns;
+    for (size_t i = 0; i < sets.size(); ++i)
+      (i == 0 ? out_ : out_.further_sets[i - 1]).unseen_ns = lost_ns + outside(unseen, sets[i]);
     out_.lookup = "perf";
   }
 
