@@ -290,22 +290,31 @@ std::vector<Spans> tallies_for(CpuSamples& out, const ExcludedSpans& excluded) {
 }
 
 uint64_t outside(const Spans& spans, const Spans& excluded) {
-  uint64_t total = 0;
-  for (const auto& [from, to] : spans) {
-    if (to <= from) continue;
-    // The excluded parts of [from, to), merged so that overlapping exclusions count once.
-    Spans cut;
-    for (const auto& [a, b] : excluded)
-      if (b > from && a < to) cut.emplace_back(std::max(a, from), std::min(b, to));
-    std::sort(cut.begin(), cut.end());
-    uint64_t covered = 0, reached = from;
-    for (const auto& [a, b] : cut) {
-      const uint64_t start = std::max(a, reached);
-      if (b > start) covered += b - start;
-      reached = std::max(reached, b);
-    }
-    total += (to - from) - covered;
+  // The exclusions merged into disjoint sorted spans with the running total of their lengths, so that
+  // each span's covered part is two binary searches: a round holds as many unarmed spans as samples.
+  Spans merged;
+  Spans sorted(excluded);
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& [a, b] : sorted) {
+    if (b <= a) continue;
+    if (!merged.empty() && a <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, b);
+    else
+      merged.emplace_back(a, b);
   }
+  std::vector<uint64_t> before(merged.size() + 1, 0);
+  for (size_t i = 0; i < merged.size(); ++i) before[i + 1] = before[i] + (merged[i].second - merged[i].first);
+  // The excluded length below t.
+  const auto covered_below = [&](uint64_t t) {
+    const size_t k = static_cast<size_t>(
+        std::upper_bound(merged.begin(), merged.end(), t, [](uint64_t x, const auto& m) { return x < m.first; }) -
+        merged.begin());
+    if (k == 0) return uint64_t{0};
+    return before[k] - (merged[k - 1].second > t ? merged[k - 1].second - t : 0);
+  };
+  uint64_t total = 0;
+  for (const auto& [from, to] : spans)
+    if (to > from) total += (to - from) - (covered_below(to) - covered_below(from));
   return total;
 }
 
