@@ -28,7 +28,8 @@ MOVED_VALUES_SENT = 1 << 26
 # counts are (red-team round 52: a cumsum that combined its chunks' totals by a Blelloch scan, right
 # for 1, 2 and 4 threads, was 24 off on 3, `correct` when the plain trials always had 4; round 53: a
 # ReLU wrong on 2 threads and on threads numbered 8 or more, `correct` on 3 to 8). Ten counts for the
-# plain runner's eleven calls then; now every count from 2 to 16, which its sixteen calls beside the one-thread call meet every evaluation.
+# plain runner's eleven calls then; now every count from 2 to 16, which its sixteen calls beside the
+# one-thread call meet every evaluation.
 PLAIN_THREADS = tuple(range(2, 17))
 # ... and one of the plain runner's last calls (strided inputs, a user's modes), drawn, on one thread:
 # red-team round 60's ReLU was wrong on one thread in a user's modes or on strided inputs, which only
