@@ -526,10 +526,12 @@ struct TimeAccount {
 TimeAccount* g_account = nullptr;
 void* g_other = nullptr;  // a function in a memfd: a short counted loop
 
-__attribute__((noinline)) void own_chunk() {
-  for (volatile int i = 0; i < 100; i = i + 1) {
-  }
-}
+// The same loop as the other code's, so that the accounting around each chunk (its clock read and
+// sum, in this file's code whichever chunk ran) is a small part of either. With 200 steps of the other
+// code it was about a fifth of the other code's time, which the truth named the other's and the sampler
+// rightly this file's: weighed own +0.07 to +0.19 above the truth, no fault of the sampler's. With 2000
+// steps, +0.03 to +0.04 idle and +0.04 to +0.06 with both cores busy elsewhere (2026-12-02).
+__attribute__((noinline)) void own_chunk() { asm volatile("mov $2000, %%ecx\n1: dec %%ecx\njnz 1b" ::: "ecx", "cc"); }
 
 // Accounts its time by its wall clock between interruptions, which is user time: a CPU clock read
 // would itself be kernel time, which the sampler names the kernel's.
@@ -551,8 +553,8 @@ void dodge_after_interruptions() {
 TEST_P(CpuSampler, AThreadThatTimesItselfAgainstTheSamplesIsWeighedAsItRan) {
   if (!perf()) GTEST_SKIP() << "ptrace's stops are noticed and dodged (round 10): perf's sampler replaces them";
   const int fd = ::memfd_create("other", MFD_CLOEXEC);
-  // mov ecx, 200; dec ecx; jnz -4; ret
-  const unsigned char loop[] = {0xB9, 0xC8, 0x00, 0x00, 0x00, 0xFF, 0xC9, 0x75, 0xFC, 0xC3};
+  // mov ecx, 2000; dec ecx; jnz -4; ret: a chunk well under the 1.5 us that marks an interruption
+  const unsigned char loop[] = {0xB9, 0xD0, 0x07, 0x00, 0x00, 0xFF, 0xC9, 0x75, 0xFC, 0xC3};
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::write(fd, loop, sizeof loop), static_cast<ssize_t>(sizeof loop));
   g_other = ::mmap(nullptr, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
@@ -562,7 +564,12 @@ TEST_P(CpuSampler, AThreadThatTimesItselfAgainstTheSamplesIsWeighedAsItRan) {
   void* shared = ::mmap(nullptr, sizeof(TimeAccount), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(shared, MAP_FAILED);
   g_account = new (shared) TimeAccount;
-  {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  // The truth is the child's own wall clock, which a busy host skews (the child's clock then holds time
+  // that was not its own). A sampler the dodging defeats is off by +0.3 to +0.4 (ptrace's stops) on
+  // every attempt, so the bounds must hold on one of three attempts.
+  std::string attempts;
+  for (int attempt = 0; attempt < 3; ++attempt) {
     const Child child(dodge_after_interruptions);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     uint64_t own0 = 0, other0 = 0;
@@ -575,7 +582,6 @@ TEST_P(CpuSampler, AThreadThatTimesItselfAgainstTheSamplesIsWeighedAsItRan) {
     if (!s.error.empty()) GTEST_SKIP() << s.error;
     ASSERT_GT(own + other, 1e8) << "the child barely ran";
     uint64_t own_weight = 0, other_weight = 0;
-    const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
     for (const auto& [object, t] : s.by_object) {
       if (object.inode == other_file.st_ino) other_weight += t.cpu_ns;
       if (object.path == self) own_weight += t.cpu_ns;
@@ -587,11 +593,11 @@ TEST_P(CpuSampler, AThreadThatTimesItselfAgainstTheSamplesIsWeighedAsItRan) {
     const double truth_own = own / (own + other);
     const double weighed_own =
         static_cast<double>(own_weight) / static_cast<double>(own_weight + other_weight + s.unseen_ns);
-    EXPECT_LT(truth_own, 0.9) << "the child should have run the other code after its interruptions";
-    // Measured: +0.025 on an idle 2-core machine, up to +0.11 with both cores busy elsewhere (the
-    // child's wall clock then holds time that was not its own); ptrace's stops, +0.3 to +0.4.
-    EXPECT_LT(weighed_own, truth_own + 0.15) << s.total << " samples, " << s.unseen_ns << " ns unseen";
-    EXPECT_GT(weighed_own, truth_own - 0.2) << s.total << " samples, " << s.unseen_ns << " ns unseen";
+    ASSERT_LT(truth_own, 0.9) << "the child should have run the other code after its interruptions";
+    attempts += fmt::format(" [truth {:.3f}, weighed {:.3f}, {} samples, {} ns unseen]", truth_own, weighed_own,
+                            s.total, s.unseen_ns);
+    if (weighed_own < truth_own + 0.15 && weighed_own > truth_own - 0.2) break;
+    if (attempt == 2) ADD_FAILURE() << "weighed outside truth -0.2..+0.15 on every attempt:" << attempts;
   }
   ::munmap(shared, sizeof(TimeAccount));
   ::munmap(g_other, 4096);
