@@ -17,7 +17,7 @@ from vinci_worker import compare, sandbox  # noqa: E402
 from vinci_worker.call_window import input_layout  # noqa: E402
 from vinci_worker.judge import DEFAULTS, Judge  # noqa: E402
 from vinci_worker.judge_state import TaskState  # noqa: E402
-from vinci_worker.timed_windows import calls_per_window, paired_baseline, sampling_hopeless  # noqa: E402
+from vinci_worker.timed_windows import DrawsPairs, calls_per_window, paired_baseline, sampling_hopeless  # noqa: E402
 from vinci_worker.outcome import Outcome  # noqa: E402
 from vinci_worker.trusted_sampling import (FOREIGN_EAGER_SHARE, FOREIGN_GLUE_SAMPLES,  # noqa: E402
                                            LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, MAX_EXTRA_WINDOWS,
@@ -199,6 +199,18 @@ check((slow, calls) == ([], 6), f"uniform windows are all sampled: {slow} {calls
 # 2 windows for the minimum of 5; a sample in a hundred windows, capped.
 # The extra windows end early only where the rate so far cannot come near `enough` within the limit:
 # ok_add's slowest round recorded, 47 samples after 33 s of windows (30 extra), projects 47 * 63 / 33 = 89.7.
+# --- the timed windows' draws kinds: each pair holds one of each, the reference's window follows a pair's
+# first, so the window right after it is of either kind (round 61: always plain made plain the speed).
+pairs = DrawsPairs(random.Random(61), plain=True)
+kinds = [pairs.draws(i) for i in range(400)]
+check(all({kinds[i], kinds[i + 1]} == {"biased", "plain"} for i in range(0, 400, 2)), "each pair holds both kinds")
+after_reference = [kinds[i] for i in range(1, 400, 2)]
+check(60 <= after_reference.count("plain") <= 140, f"the kind after the reference's window is drawn: "
+      f"{after_reference.count('plain')} of 200 plain")
+check([pairs.draws(i) for i in range(400)] == kinds, "a window's kind, asked again, is the same")
+check({DrawsPairs(random.Random(61), plain=False).draws(i) for i in range(10)} == {"biased"},
+      "without the rounding bias every window is biased")
+
 check(not sampling_hopeless(47, 33.0, 30.0, 60.0, 100), "47 samples in 33 s go on")
 check(sampling_hopeless(5, 18.0, 15.0, 60.0, 100), "5 samples in 18 s (15 extra) project 17.5 of 100: hopeless")
 check(not sampling_hopeless(0, 14.0, 14.9, 60.0, 100), "never before 15 s of extra windows")
