@@ -228,7 +228,7 @@ HELD_SHARE = 1 / 32
 
 
 def perturb(state: list[tuple[str, torch.Tensor]], key: int, rounding: bool, only: torch.Tensor | None = None,
-            held: torch.Tensor | None = None) -> list[str]:
+            held: torch.Tensor | None = None, factor: float | None = None) -> list[str]:
     """Moves the floating tensors of state (floating_state) in place, as a new checkpoint loaded into the
     model would: each value x becomes x * (1 + h(x)/2), h a hash of x and key in [-1, 1),
     rounding-biased again where the judge's draws are (inputs._rounding). With only (sorted int32
@@ -247,30 +247,77 @@ def perturb(state: list[tuple[str, torch.Tensor]], key: int, rounding: bool, onl
     An fp64 tensor moves as an fp32 one and keeps fp32 values: a kernel's fp64 master copy of an fp32
     model's weights holds the reference's values exactly after a checkpoint load, and moved in fp64 it
     drifted from the reference's fp32 values, then hashed differently at the next move (red-team round
-    52: 0.44% a move, incorrect/mismatch, where a real load is 6e-7 off)."""
+    52: 0.44% a move, incorrect/mismatch, where a real load is 6e-7 off).
+
+    With factor, each moved value is multiplied by it instead (spike_plan's move, far outside the
+    state's range, so that it shows in any output the value reaches)."""
     moved = []
     with torch.no_grad():
         for name, t in state:
             if left_alone(t):
                 continue
-            picked = None
-            if only is not None:
-                bits = _bits(t)
-                picked = torch.isin(bits, only.to(t.device))
-                if held is not None:
-                    in_held = picked if held is only else torch.isin(bits, held.to(t.device))
-                    if float(in_held.float().mean()) < HELD_SHARE:
-                        continue
-                if not bool(picked.any()):
-                    continue
-            work = t.to(torch.float32) if t.dtype == torch.float64 else t
-            new = (work.to(torch.float64) * (1 + _value_hash(work, key) / 2)).to(work.dtype)
-            if rounding and new.dtype in (torch.float32, torch.float16, torch.bfloat16):
-                new = inputs._rounding(new)
-            new = new.to(t.dtype)
+            picked = _picked(t, only, held)
+            if picked is False:
+                continue
+            new = _moved_values(t, key, rounding, factor)
             t.copy_(new if picked is None else torch.where(picked, new, t))
             moved.append(name)
     return moved
+
+
+def _picked(t: torch.Tensor, only: torch.Tensor | None, held: torch.Tensor | None):
+    """Where t's values move: None for everywhere, False for nowhere, else a mask (perturb's only, held)."""
+    if only is None:
+        return None
+    bits = _bits(t)
+    picked = torch.isin(bits, only.to(t.device))
+    if held is not None:
+        in_held = picked if held is only else torch.isin(bits, held.to(t.device))
+        if float(in_held.float().mean()) < HELD_SHARE:
+            return False
+    return picked if bool(picked.any()) else False
+
+
+def _moved_values(t: torch.Tensor, key: int, rounding: bool, factor: float | None) -> torch.Tensor:
+    work = t.to(torch.float32) if t.dtype == torch.float64 else t
+    if factor is not None:
+        return (work.to(torch.float64) * factor).to(work.dtype).to(t.dtype)
+    new = (work.to(torch.float64) * (1 + _value_hash(work, key) / 2)).to(work.dtype)
+    if rounding and new.dtype in (torch.float32, torch.float16, torch.bfloat16):
+        new = inputs._rounding(new)
+    return new.to(t.dtype)
+
+
+# A spiked value's factor: a power of two (exact in every floating dtype), negative, and large, so that
+# a value's old share of any output it reaches is far outside the tolerance.
+SPIKE_FACTOR = -256.0
+
+
+def spike_plan(state: list[tuple[str, torch.Tensor]], only: torch.Tensor, held: torch.Tensor | None) -> list:
+    """perturb's move of the values in only, by SPIKE_FACTOR, worked out now and made later by
+    apply_spikes: an index store a tensor, microseconds, so that it can come between two calls with no
+    gap a candidate could time (red-team round 62 kept a Linear's column sums while calls came within
+    300 us of each other: right in every window the judge ran, wrong after a user's in-place update).
+    In place, as an optimizer's step is: the tensors and their data pointers stay, their versions move."""
+    plan = []
+    with torch.no_grad():
+        for _, t in state:
+            if left_alone(t):
+                continue
+            picked = _picked(t, only, held)
+            if picked is False or picked is None:
+                continue
+            at = picked.nonzero(as_tuple=True)
+            plan.append((t, at, _moved_values(t, 0, False, SPIKE_FACTOR)[at].clone()))
+    return plan
+
+
+def apply_spikes(plan: list, _store=torch.Tensor.index_put_, _no_grad=torch.no_grad) -> None:
+    """What it calls is bound when it was defined: it runs after the candidate's code has run since the
+    judge's checks."""
+    with _no_grad():
+        for t, at, values in plan:
+            _store(t, at, values)
 
 
 def load_positional(state: list[tuple[str, torch.Tensor]], manifest: list[dict], data: bytes) -> list[str]:

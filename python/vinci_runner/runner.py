@@ -30,12 +30,15 @@ Requests (JSON lines on the control socket) and replies:
                                              would be loaded, or its parameters alone as an optimizer's
                                              step moves them: model_state.perturb; with assign, into
                                              new tensors put in the old ones' places, as a load with
-                                             assign=True does: model_state.assign_moved)
+                                             assign=True does: model_state.assign_moved; with
+                                             "stage_at": j, the values to move are spiked in place by
+                                             the next call, before its set j: model_state.spike_plan)
 While loading, the runner may ask {"op": "compile", "args"} and waits for {"ok", "name", "reason"?, "log"?}
 with the built library as a descriptor. A failure is {"ok": false, "class", "reason", "message"}.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -253,7 +256,7 @@ class Runner:
             raise Failure("runtime_error", "protocol", f"no input set {k}")
         return [v if v is not None else value for v, value in zip(self.input_views[k], values)]
 
-    def call(self, req):
+    def call(self, req, spikes: list | None = None):
         if self.model is None:
             raise Failure("runtime_error", "protocol", "call before load")
         sets, values = req.get("sets") or [0], req.get("values") or []
@@ -267,17 +270,27 @@ class Runner:
         self.kept = []
         results = []
         mode = req.get("mode") if req.get("mode") in model_state.CALL_MODES else None
+
+        def spike() -> None:
+            spikes.pop()[1]()
+
         try:
-            with model_state.called_in(self.model, mode):
-                for j, k in enumerate(sets):
-                    args = self._arguments(k, values[j] if j < len(values) else [None] * len(self.input_views[0]))
-                    if strided:
-                        args = [strided_copy(a, strided) for a in args]
-                    if monitor and j == 0:
-                        out, signals = self._monitored(args, profile)
-                    else:
-                        out = self.model(*args)
-                    results.append([o.detach() if isinstance(o, torch.Tensor) else o for o in outputs.flatten(out)])
+            try:
+                with model_state.called_in(self.model, mode):
+                    for j, k in enumerate(sets):
+                        if spikes and j == spikes[0][0]:
+                            spike()
+                        args = self._arguments(k, values[j] if j < len(values) else [None] * len(self.input_views[0]))
+                        if strided:
+                            args = [strided_copy(a, strided) for a in args]
+                        if monitor and j == 0:
+                            out, signals = self._monitored(args, profile)
+                        else:
+                            out = self.model(*args)
+                        results.append([o.detach() if isinstance(o, torch.Tensor) else o for o in outputs.flatten(out)])
+            finally:
+                if spikes:
+                    spike()  # the judge's reference has moved: so does the model, whatever ran
             if self.cuda:
                 torch.cuda.synchronize(self.device)
         except Failure:
@@ -425,7 +438,7 @@ class Runner:
                 calls += 1
         return {"ok": True, "calls": calls}
 
-    def perturb(self, req, watchers: unobserved.Watchers):
+    def perturb(self, req, watchers: unobserved.Watchers, spikes: list | None = None):
         """Moves the model's floating state in place between calls, as the judge moves its reference's
         with the same key (model_state.perturb): state derived from the weights and kept goes stale.
         The tensors are the ones taken at load; a descriptor, where one comes, holds the int32 bit
@@ -454,7 +467,14 @@ class Runner:
                     for data in loads[:2]]
             only = sets[0] if sets else None
             held = sets[-1] if sets else None
-            if req.get("assign"):
+            stage_at = req.get("stage_at")
+            if isinstance(stage_at, int) and only is not None and spikes is not None:
+                # Worked out now, made by the next call before its set stage_at (model_state.spike_plan),
+                # with the function taken now, after the checks that nothing watches it.
+                plan = model_state.spike_plan(self.state, only, held)
+                spikes[:] = [(stage_at, functools.partial(model_state.apply_spikes, plan))]
+                moved = plan
+            elif req.get("assign"):
                 self.state = model_state.assign_moved(self.model, self.state, int(req["key"]), bool(req.get("rounding")),
                                                       only, held)
                 moved = self.state
@@ -553,6 +573,7 @@ def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
     channel = Channel.from_fd(control_fd)
     runner = Runner(channel, buffer_fd, inputs_fd, device, refuse)
     watchers = runner.watchers  # this frame's: the runner's attribute is where a candidate would swap it
+    spikes: list = []  # a move worked out ahead for the next call to make (Runner.perturb's stage_at)
     while True:
         try:
             req = channel.receive()
@@ -566,7 +587,12 @@ def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
             if op not in OPS:
                 raise Failure("runtime_error", "protocol", f"unknown op {op!r}")
             # The class's methods: an instance attribute is the candidate's.
-            reply = Runner.perturb(runner, req, watchers) if op == "perturb" else getattr(Runner, op)(runner, req)
+            if op == "perturb":
+                reply = Runner.perturb(runner, req, watchers, spikes)
+            elif op == "call":
+                reply = Runner.call(runner, req, spikes)
+            else:
+                reply = getattr(Runner, op)(runner, req)
             if isinstance(reply, tuple):
                 reply, fds = reply
         except Failure as f:

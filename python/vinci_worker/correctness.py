@@ -20,6 +20,12 @@ from .outcome import Outcome
 
 
 MOVED_VALUES_SENT = 1 << 26
+# The values a spike moves (_spike_state): one in SPIKED_VALUES_PER of the state's distinct values, from
+# SPIKED_VALUES_MIN to SPIKED_VALUES_MAX (each a few elements, so that the stores between two calls take
+# microseconds on any state).
+SPIKED_VALUES_PER = 64
+SPIKED_VALUES_MIN = 4
+SPIKED_VALUES_MAX = 256
 
 
 # The plain trials' intra-op threads on the CPU, each count in turn, one a call: more than the CI
@@ -179,7 +185,7 @@ class Correctness:
         # candidate's parameters alone, and half of them only some of its values (below).
         picked = [t for _, t in tensors] if part is None else [tensors[part % len(tensors)][1]]
         key, rounding = self.rng.getrandbits(62), self._rounding(cfg)
-        only, fds = None, []
+        only = None
         # Only the reference's values move, wherever the candidate holds them: a table of its own
         # (a cos/sin cache the reference computes in forward) stays as it made it. Past 2^26 values
         # of state (256 MB to send) a whole move moves all of the candidate's floating state instead,
@@ -231,6 +237,24 @@ class Correctness:
             positional = [{"name": n, "shape": list(t.shape), "dtype": str(t.dtype).removeprefix("torch.")}
                           for n, t in tensors]
             sent.append(b"".join(t.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes() for _, t in tensors))
+        # A lone move of a parameter moves the candidate's parameters alone, as an optimizer's step does:
+        # a copy of the weight kept in a buffer (round 47: persistent, so round 46's checkpoint rule
+        # moved it) goes stale. A buffer's move (running statistics) moves whatever holds its values.
+        parameters = part is not None and isinstance(picked[0], torch.nn.Parameter)
+        request = {"op": "perturb", "key": key, "rounding": rounding, "parameters": parameters,
+                   "assign": assign and part is None}
+        if positional is not None:
+            request["positional"] = positional
+        self._ask_move(loaded, cfg, label, request, sent)
+        if assign and part is None:
+            return (", after the model's parameters were replaced by new ones holding new values (as a "
+                    "checkpoint load with assign=True does; state kept from earlier calls must follow)")
+        return (", after the model's parameters changed in place (as a checkpoint load or a training step "
+                "changes them; state kept from earlier calls must follow)")
+
+    def _ask_move(self, loaded: Loaded, cfg, label: str, request: dict, sent: list[bytes]) -> None:
+        """The runner's move (Runner.perturb), with sent's value sets as descriptors, its runner thawed."""
+        fds = []
         for payload in sent:
             fd = os.memfd_create("vinci-values")
             fds.append(fd)
@@ -238,29 +262,44 @@ class Correctness:
             while data:
                 data = data[os.write(fd, data):]
             os.lseek(fd, 0, os.SEEK_SET)
-        # A lone move of a parameter moves the candidate's parameters alone, as an optimizer's step does:
-        # a copy of the weight kept in a buffer (round 47: persistent, so round 46's checkpoint rule
-        # moved it) goes stale. A buffer's move (running statistics) moves whatever holds its values.
-        parameters = part is not None and isinstance(picked[0], torch.nn.Parameter)
         window = loaded.window
         window.gate.freeze()
         window.thaw()
         try:
-            request = {"op": "perturb", "key": key, "rounding": rounding, "parameters": parameters,
-                       "assign": assign and part is None}
-            if positional is not None:
-                request["positional"] = positional
             reply = self._ask(loaded.runner, request, cfg["run_timeout_s"], "run_timeout", fds=fds)
         finally:
             for fd in fds:
                 os.close(fd)
         window.gate.freeze()
         self._accept(reply, "moving the model's state", label)
-        if assign and part is None:
-            return (", after the model's parameters were replaced by new ones holding new values (as a "
-                    "checkpoint load with assign=True does; state kept from earlier calls must follow)")
-        return (", after the model's parameters changed in place (as a checkpoint load or a training step "
-                "changes them; state kept from earlier calls must follow)")
+
+    def _spike_state(self, loaded: Loaded, task: TaskState, cfg, label: str, stage_at: int) -> str:
+        """Some of the reference's values, wherever either model holds them, multiplied in place by
+        model_state.SPIKE_FACTOR: in the reference's now, and in the candidate's by its next window, between
+        its calls stage_at - 1 and stage_at, an index store that leaves no gap a candidate could time.
+        Red-team round 62 kept a Linear's column sums while calls came within 300 us of each other (and
+        the weight's data pointer stayed), correct in every window the judge ran, since every other move
+        comes between windows, after milliseconds; wrong after a user's in-place update and a call."""
+        tensors = movable(task) if cfg["ood_trials"] else []
+        if not tensors or sum(t.numel() for _, t in tensors) > MOVED_VALUES_SENT:
+            return ""
+        held = model_state.value_set([t for _, t in tensors])
+        # Values a spike keeps in range in every floating dtype (fp16's largest is 65,504), and not zero.
+        values = held.view(torch.float32)
+        fit = held[(values.abs() > 0) & (values.abs() < 64)]
+        if fit.numel() == 0:
+            return ""
+        # A share of them drawn, enough to move a reduction's output past any tolerance: each value is held
+        # by one element or a few, and one element's spike is lost in a long sum.
+        count = min(fit.numel(), max(SPIKED_VALUES_MIN, min(SPIKED_VALUES_MAX, fit.numel() // SPIKED_VALUES_PER)))
+        draw = torch.Generator(device="cpu").manual_seed(self.rng.getrandbits(62))
+        only = torch.sort(fit[torch.randperm(fit.numel(), generator=draw)[:count]]).values
+        perturb_state(task, 0, False, only, factor=model_state.SPIKE_FACTOR)
+        self._ask_move(loaded, cfg, label, {"op": "perturb", "key": 0, "rounding": False, "stage_at": stage_at},
+                       [only.numpy().tobytes(), held.numpy().tobytes()])
+        return (f", after {count} of the model's values were multiplied by {model_state.SPIKE_FACTOR:g} in place "
+                f"between calls {stage_at - 1} and {stage_at} of the window, with no pause (as an optimizer's "
+                "step right before a call does; state kept from earlier calls must follow)")
 
     def _check(self, loaded: Loaded, task: TaskState, cfg) -> dict:
         worst, mean_sum, counted, warnings, skipped = 0.0, 0.0, 0, [], []

@@ -65,9 +65,10 @@ def movable(task: TaskState) -> list[tuple[str, torch.Tensor]]:
     return [(n, t) for n, t in model_state.floating_state(task.ref) if not model_state.left_alone(t)]
 
 
-def perturb_state(task: TaskState, key: int, rounding: bool, only: torch.Tensor | None = None) -> None:
+def perturb_state(task: TaskState, key: int, rounding: bool, only: torch.Tensor | None = None,
+                  factor: float | None = None) -> None:
     """The reference's state moved as the runner's is (model_state.perturb, one key, the same values)."""
-    model_state.perturb(model_state.floating_state(task.ref), key, rounding, only)
+    model_state.perturb(model_state.floating_state(task.ref), key, rounding, only, factor=factor)
     _sync_exact(task)
 
 

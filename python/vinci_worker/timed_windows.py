@@ -390,14 +390,21 @@ class Timing:
             # calls' kind and count, untimed and opened: a cache that a move leaves stale is found
             # in the windows it is timed among. The trials passed after such moves, so a wrong answer
             # is timed_output, as in an opened timed window.
+            # And a spike of some values, worked out ahead, between two of the window's calls, with a call
+            # after it opened: a cache kept while calls come close together (red-team round 62: a Linear's
+            # column sums while calls came within 300 us) meets a move it cannot time.
             label = f"moved window {checks['moved']}"
             started = time.monotonic_ns()
             moved = self._any_move(loaded, task, cfg, f"before {label}")
+            stage_at = self.rng.randrange(1, r) if r > 1 else None
+            if stage_at is not None:
+                moved += self._spike_state(loaded, task, cfg, f"ahead of {label}", stage_at)
             calls = self._fresh(r, task.timed_kind)
             reply, _, args_of = self._window(loaded, task, cfg, calls, label)
             untimed.append((started, time.monotonic_ns()))
             checks["moved"] += 1
-            opened(reply, calls, args_of, label + moved, "rejected")
+            opened(reply, calls, args_of, label + moved, "rejected",
+                   None if stage_at is None else self.rng.randrange(stage_at, r))
 
         def sampled_window() -> None:
             # GPU: a window like the timed ones (their kind of inputs, their count of calls) under the

@@ -22,6 +22,9 @@ dropped them was correct. Checked against values written by hand:
 - assign_moved (round 47's Parameter objects kept from __init__): the moved values in new tensors
   where the old ones sat, tied ones in every place, version 0, the old tensors untouched, the values
   an in-place move's, and with only just those values;
+- spike_plan and apply_spikes (round 62's cache kept while calls come close together): the values in
+  only, multiplied by -256 in place when the plan is applied and not before, in a transposed copy too,
+  the pointer kept and the version moved, as the reference's perturb with the factor moves them;
 - the judge's side (judge_state): its fp64 reference follows the moved fp32 one exactly, and each
   evaluation starts again from the state as built;
 - end to end: with the reference varied, a LayerNorm without its affine part is now far from it,
@@ -352,6 +355,33 @@ def main() -> int:
     check(written == ["linear.weight"] and torch.equal(kept_transposed, reference), f"the named tensor is loaded: {written}")
     check(torch.equal(renamed, reference.t()) and torch.equal(other_shape, torch.zeros(2, DIM)),
           "a renamed copy and a tensor of another shape stay")
+
+    # spike_plan and apply_spikes (round 62): the values in only, wherever a tensor mostly holding the
+    # state's values has them, multiplied by -256 in place when the plan is applied, not before; the same
+    # tensors and data pointers, their versions moved; perturb with the same factor moves a reference alike.
+    weight = nn.Parameter(torch.tensor([[0.5, -0.25, 3.0], [0.5, 2.0, 0.0]]))
+    copy_t = weight.detach().t().contiguous()  # a transposed copy of the reference's weight
+    own = torch.tensor([0.5, 7.0, 9.0, 11.0])  # a table of its own, a quarter of it the state's values
+    only = value_set([torch.tensor([0.5, 2.0])])
+    held = value_set([weight])
+    check(model_state.SPIKE_FACTOR == -256.0, "the spike's factor is -256")
+    pointer, version = weight.data_ptr(), weight._version
+    plan = model_state.spike_plan([("w", weight), ("wt", copy_t), ("own", own)], only, held)
+    check(torch.equal(weight.detach(), torch.tensor([[0.5, -0.25, 3.0], [0.5, 2.0, 0.0]])), "a plan changes nothing")
+    model_state.apply_spikes(plan)
+    check(torch.equal(weight.detach(), torch.tensor([[-128.0, -0.25, 3.0], [-128.0, -512.0, 0.0]])),
+          f"0.5 and 2.0 spiked in the weight: {weight.detach().tolist()}")
+    check(torch.equal(copy_t, weight.detach().t()), "its transposed copy alike")
+    check(torch.equal(own, torch.tensor([-128.0, 7.0, 9.0, 11.0])),
+          f"a table a quarter of which is the state's values moves too (HELD_SHARE, 1/32): {own.tolist()}")
+    check(weight.data_ptr() == pointer and weight._version > version, "in place: the pointer stays, the version moves")
+    reference_weight = torch.tensor([[0.5, -0.25, 3.0], [0.5, 2.0, 0.0]])
+    perturb([("w", reference_weight)], 0, False, only, factor=model_state.SPIKE_FACTOR)
+    check(torch.equal(reference_weight, weight.detach()), "the reference's perturb with the factor moves it alike")
+    sparse = torch.tensor([1.0, 2.0, 3.0, 5.0] * 16)
+    model_state.apply_spikes(model_state.spike_plan([("sparse", sparse)], only, value_set([torch.tensor([0.0])])))
+    check(torch.equal(sparse, torch.tensor([1.0, 2.0, 3.0, 5.0] * 16)),
+          "a tensor holding under 1/32 of the state's values stays (HELD_SHARE)")
 
     x = torch.rand(8, DIM)
     with torch.no_grad():
