@@ -253,29 +253,30 @@ def perturb(state: list[tuple[str, torch.Tensor]], key: int, rounding: bool, onl
     state's range, so that it shows in any output the value reaches)."""
     moved = []
     with torch.no_grad():
-        for name, t in state:
-            if left_alone(t):
-                continue
-            picked = _picked(t, only, held)
-            if picked is False:
-                continue
+        for name, t, picked in _moving(state, only, held):
             new = _moved_values(t, key, rounding, factor)
             t.copy_(new if picked is None else torch.where(picked, new, t))
             moved.append(name)
     return moved
 
 
-def _picked(t: torch.Tensor, only: torch.Tensor | None, held: torch.Tensor | None):
-    """Where t's values move: None for everywhere, False for nowhere, else a mask (perturb's only, held)."""
-    if only is None:
-        return None
-    bits = _bits(t)
-    picked = torch.isin(bits, only.to(t.device))
-    if held is not None:
-        in_held = picked if held is only else torch.isin(bits, held.to(t.device))
-        if float(in_held.float().mean()) < HELD_SHARE:
-            return False
-    return picked if bool(picked.any()) else False
+def _moving(state: list[tuple[str, torch.Tensor]], only: torch.Tensor | None, held: torch.Tensor | None):
+    """(name, tensor, where) for each tensor of state whose values move: where is None for everywhere,
+    else a mask of the values in only (perturb's only and held)."""
+    for name, t in state:
+        if left_alone(t):
+            continue
+        if only is None:
+            yield name, t, None
+            continue
+        bits = _bits(t)
+        picked = torch.isin(bits, only.to(t.device))
+        if held is not None:
+            in_held = picked if held is only else torch.isin(bits, held.to(t.device))
+            if float(in_held.float().mean()) < HELD_SHARE:
+                continue
+        if bool(picked.any()):
+            yield name, t, picked
 
 
 def _moved_values(t: torch.Tensor, key: int, rounding: bool, factor: float | None) -> torch.Tensor:
@@ -301,14 +302,9 @@ def spike_plan(state: list[tuple[str, torch.Tensor]], only: torch.Tensor, held: 
     In place, as an optimizer's step is: the tensors and their data pointers stay, their versions move."""
     plan = []
     with torch.no_grad():
-        for _, t in state:
-            if left_alone(t):
-                continue
-            picked = _picked(t, only, held)
-            if picked is False or picked is None:
-                continue
+        for _, t, picked in _moving(state, only, held):
             at = picked.nonzero(as_tuple=True)
-            plan.append((t, at, _moved_values(t, 0, False, SPIKE_FACTOR)[at].clone()))
+            plan.append((t, at, _moved_values(t[at], 0, False, SPIKE_FACTOR)))  # indexing copies
     return plan
 
 
