@@ -117,6 +117,15 @@ class Runner:
         self.watchers = unobserved.Watchers(self.device, (refuse,) if refuse else ())
         self.watchers.guard(("runner", self, ("channel", "watchers", "calls")), ("channel", channel, ()))
 
+    @staticmethod
+    def _set_threads(n: int) -> None:
+        """torch's intra-op thread count, set only where it changes: setting it runs MKL's service code
+        (mkl_set_num_threads_local, mkl_set_dynamic) inside the call's window, where the trusted sampler
+        weighs it as a math library's CPU time against the candidate (an honest GELU and a native-thread
+        file of two CI runs were rejected as library_compute for 3-4 samples there)."""
+        if torch.get_num_threads() != n:
+            torch.set_num_threads(n)
+
     def _warm_up(self):
         """Done on start, before any load: the CUDA context costs seconds that would otherwise sit
         in the first load."""
@@ -152,7 +161,7 @@ class Runner:
         torch.backends.cudnn.allow_tf32 = bool(numerics.get("allow_tf32_cudnn", False))
         torch.set_float32_matmul_precision("high" if numerics.get("allow_tf32_matmul") else "highest")
         if not self.cuda:
-            torch.set_num_threads(max(1, int(req.get("threads", 1))))
+            self._set_threads(max(1, int(req.get("threads", 1))))
         self._attach_inputs(req)
         task = self._materialize("task", req["task_name"], req["task_source"])
         try:
@@ -265,7 +274,7 @@ class Runner:
         strided = req.get("strided") if req.get("strided") in STRIDED_LAYOUTS else None
         self.strided_call = strided is not None
         if req.get("threads") is not None and not self.cuda:
-            torch.set_num_threads(max(1, int(req["threads"])))
+            self._set_threads(max(1, int(req["threads"])))
         signals: dict = {}
         self.kept = []
         results = []
