@@ -55,6 +55,15 @@ from torch.utils._python_dispatch import TorchDispatchMode
 KINDS = ("task", "signed", "negative", "offset", "scaled", "specials", "rows", "edges")
 _ROW_KINDS = ("offset", "scaled", "signed", "negative", "shrunk", "zero", "spread")
 OUT_OF_DISTRIBUTION = KINDS[1:]
+# A kind's draw with every floating value negated: mirrored(kind) beside kind puts each position's
+# value on both sides of zero, so a kernel wrong at some positions only where its answer happens to
+# be right on the drawn sign (a ReLU that zeroes a misaligned head: right wherever the head's inputs
+# are at most 0, one evaluation in 128 with a 7-element head on signed values) is wrong on one of them.
+MIRRORED = "mirrored "
+
+
+def mirrored(kind: str) -> str:
+    return MIRRORED + kind
 
 
 def seed_everything(seed: int) -> None:
@@ -84,7 +93,8 @@ def make_inputs(task, seed: int, kind: str, device: torch.device, rounding: bool
     every kind's transform keeps) and fill the bits of their own ulp as a user's values do: the
     plain trials' draws, which must not be told from a user's (red-team round 22 recognised them by
     that grid)."""
-    if kind not in KINDS:
+    base = kind.removeprefix(MIRRORED)
+    if base not in KINDS:
         raise ValueError(f"unknown input kind {kind!r}")
     seed_everything(seed)
     with device:  # torch.rand & co. then fill device memory directly: gigabytes take milliseconds
@@ -96,10 +106,12 @@ def make_inputs(task, seed: int, kind: str, device: torch.device, rounding: bool
     for x in raw:
         if isinstance(x, torch.Tensor):
             x = x.to(device)
-            if kind == "rows" and x.is_floating_point() and x.numel() > 0:
+            if base == "rows" and x.is_floating_point() and x.numel() > 0:
                 x = _rows(x, seed)
-            elif kind != "task" and x.is_floating_point() and x.numel() > 0:
-                x = _transform(x, kind)
+            elif base != "task" and x.is_floating_point() and x.numel() > 0:
+                x = _transform(x, base)
+            if base != kind and x.is_floating_point():
+                x = x.neg()
             if plain and x.is_floating_point() and x.numel() > 0:
                 x = (x.to(torch.float64) * factor).to(x.dtype)
             if rounding and x.dtype in (torch.float32, *_HALF_ROUNDING) and x.numel() > 0:

@@ -318,6 +318,22 @@ for shaped in (torch.arange(12.0).reshape(3, 4), torch.arange(24.0).reshape(2, 3
 check(inputs.strided_copy(torch.arange(12.0).reshape(3, 4), "padded").stride() == (7, 1), "padded: rows 3 apart")
 check(inputs.strided_copy(torch.arange(12.0).reshape(3, 4), "offset").is_contiguous(), "offset: contiguous")
 
+# A mirrored kind is its kind's draw with every floating value negated, biased alike (the rounding moves
+# magnitudes, whatever the sign), and integers left alone: every position takes both signs over the two.
+for kind in ("task", "signed", "rows", "edges"):
+    for rounding, plain in ((False, False), (True, False), (True, True)):
+        a = inputs.make_inputs(Task, 11, kind, torch.device("cpu"), rounding=rounding, plain=plain)
+        b = inputs.make_inputs(Task, 11, inputs.mirrored(kind), torch.device("cpu"), rounding=rounding, plain=plain)
+        check(torch.equal(b[0], -a[0]) and torch.equal(b[1], -a[1]) and torch.equal(b[2], a[2]) and b[3] == a[3],
+              f"mirrored {kind} (rounding {rounding}, plain {plain}) negates the floating draws alone")
+signed = inputs.make_inputs(Task, 11, "signed", torch.device("cpu"))[0]
+check(bool((signed < 0).any() and (signed > 0).any()), "a signed draw has both signs, so its mirror differs")
+try:
+    inputs.make_inputs(Task, 11, "mirrored nothing", torch.device("cpu"))
+    check(False, "an unknown kind under the mirror is refused")
+except ValueError:
+    pass
+
 for f in failures:
     print("FAILED:", f)
 print(f"{'FAIL' if failures else 'ok'}: rounding-biased inputs")
