@@ -14,7 +14,7 @@ from .judge_state import Loaded, ReferenceFailed, TaskState, movable
 from .openings import Openings
 from .outcome import Outcome
 from .timing import speedup_interval, summarize
-from .trusted_sampling import counted_rounds, extra_windows, kind_windows, slower_draws
+from .trusted_sampling import CLAIM_LADDER, counted_rounds, extra_windows, kind_windows, slower_draws
 
 # A timing whose kernels kept the GPU busy for under this share of the timed window is flagged
 # launch_bound. The window starts on an idle GPU (nothing may overlap it), so the rest of it the GPU
@@ -494,30 +494,37 @@ class Timing:
             # each, outvoted ten planned ones, and passed in a third of its runs at up to 0.99x
             # (honest 0.2-0.3x).
             planned = len(per_call)
-            sampled_before = 0
-            # each sampler round's medians of each kind's windows when it ended, and its counts by kind
-            rounds: list[tuple[dict[str, float], dict]] = []
+            # each sampler round's steps (counted_rounds): its counts by kind over the windows at or below
+            # each rung of CLAIM_LADDER under each kind's median when it ended, the highest rung first
+            rounds: list[list[tuple[dict[str, float], dict]]] = []
             sampling_start = time.monotonic()
             while sampled and not self.cuda:
                 medians = draws_medians()
-                tallies = kind_windows(watched, medians)
-                kinds = sorted(tallies)
+                rungs = [{k: ms * f for k, ms in medians.items()} for f in CLAIM_LADDER]
+                steps = [kind_windows(watched, rung) for rung in rungs]
+                kinds = sorted(medians)
                 watched.clear()
-                founds = self._stop_sampler(sampler, loaded, [untimed + tallies[k][0] for k in kinds])
-                round_windows = len(per_call) - sampled_before
-                sampled_before = len(per_call)
+                # One sampling tallied once for each distinct set of spans left out (rungs that claim the
+                # same windows share a tally).
+                def left_out(spans: list) -> tuple:
+                    return tuple(sorted(untimed + spans))
+
+                sets = {left_out(tallies[k][0]): None for tallies in steps for k in kinds}
+                founds = dict(zip(sets, self._stop_sampler(sampler, loaded, [list(spans) for spans in sets])))
                 sampler = None
-                if founds[0].get("unanswered"):
+                first = next(iter(founds.values()))
+                if first.get("unanswered"):
                     self._unanswered(cfg, "timed calls")
-                if founds[0].get("error"):
-                    rounds.append((medians, {"error": founds[0]["error"]}))
+                if first.get("error"):
+                    rounds.append([(medians, {"error": first["error"]})])
                     break
-                rounds.append((medians, {k: dict(f, calls=tallies[k][1]) for k, f in zip(kinds, founds)}))
+                rounds.append([(rung, {k: dict(founds[left_out(tallies[k][0])], calls=tallies[k][1]) for k in kinds})
+                               for rung, tallies in zip(rungs, steps)])
                 # Every kind is judged (round 57: a library on the faster kind, which is not the speed),
                 # so the rounds go on until the kind with the fewest samples that count has enough.
                 seen_by_kind = {k: sum(counted_rounds(rounds, medians, k)[c] for c in ("own", "library")) for k in kinds}
                 kind = min(kinds, key=lambda k: (seen_by_kind[k], k))
-                found, seen = rounds[-1][1][kind], seen_by_kind[kind]
+                seen = seen_by_kind[kind]
                 if seen >= self.COVERAGE["cpu"]["enough"] or time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:
                     break
                 if cfg["torch_ops"] == "forbid" and sampling_hopeless(seen, time.monotonic() - start,
@@ -526,7 +533,7 @@ class Timing:
                                                                       self.COVERAGE["cpu"]["enough"]):
                     break
                 sampler = self._start_sampler(loaded, cfg)
-                for _ in range(extra_windows(found["own"] + found["library"], round_windows,
+                for _ in range(extra_windows(seen, len(per_call),
                                              self.COVERAGE["cpu"]["enough"] - seen, int(tc["min_trials"]))):
                     window(len(per_call), extra=True)
                     if time.monotonic() - sampling_start > self.TIMED_SAMPLING_S:

@@ -19,7 +19,7 @@ from vinci_worker.judge import DEFAULTS, Judge  # noqa: E402
 from vinci_worker.judge_state import TaskState  # noqa: E402
 from vinci_worker.timed_windows import DrawsPairs, calls_per_window, paired_baseline, sampling_hopeless  # noqa: E402
 from vinci_worker.outcome import Outcome  # noqa: E402
-from vinci_worker.trusted_sampling import (FOREIGN_EAGER_SHARE, FOREIGN_GLUE_SAMPLES,  # noqa: E402
+from vinci_worker.trusted_sampling import (CLAIM_LADDER, FOREIGN_EAGER_SHARE, FOREIGN_GLUE_SAMPLES,  # noqa: E402
                                            LIBRARY_CALL_SHARE, LIBRARY_EAGER_SHARE, MAX_EXTRA_WINDOWS,
                                            claimed_windows, computing_part, counted_rounds, extra_windows,
                                            kind_windows)
@@ -227,15 +227,26 @@ check(extra_windows(1, 100, 100, 5) == 400, "a sample a hundred windows: capped 
 # One planned window of 160 ms a call (own loops, 88 samples) judged against itself, then two rounds of
 # library windows at about 2 ms: the first round is left out, the other two summed.
 one = "biased"
-rounds = [({one: 160.0}, {one: {"own": 88, "library": 0, "own_ns": 22, "library_ns": 0, "unseen_ns": 0, "calls": 1}}),
-          ({one: 2.0}, {one: {"own": 10, "library": 20, "own_ns": 3, "library_ns": 5, "unseen_ns": 1, "calls": 40}}),
-          ({one: 2.1}, {one: {"own": 30, "library": 40, "own_ns": 7, "library_ns": 9, "unseen_ns": 0, "calls": 60}})]
+rounds = [[({one: 160.0}, {one: {"own": 88, "library": 0, "own_ns": 22, "library_ns": 0, "unseen_ns": 0, "calls": 1}})],
+          [({one: 2.0}, {one: {"own": 10, "library": 20, "own_ns": 3, "library_ns": 5, "unseen_ns": 1, "calls": 40}})],
+          [({one: 2.1}, {one: {"own": 30, "library": 40, "own_ns": 7, "library_ns": 9, "unseen_ns": 0, "calls": 60}})]]
 got = counted_rounds(rounds, {one: 2.1}, one)
 check((got["own"], got["library"], got["own_ns"], got["library_ns"], got["unseen_ns"], got["calls"]) ==
       (40, 60, 10, 14, 1, 100), f"the slow planned round is left out: {got}")
 check(counted_rounds(rounds, {one: 160.0}, one)["own"] == 128, "a final median at the slowest round's counts them all")
-check(counted_rounds(rounds + [({}, {"error": "refused"})], {one: 2.1}, one).get("error") == "refused",
+check(counted_rounds(rounds + [[({}, {"error": "refused"})]], {one: 2.1}, one).get("error") == "refused",
       "a failed round fails all")
+# A round's steps, highest first (CLAIM_LADDER): its windows at or below its median of 2.2 when it ended
+# (50 own samples), and at or below 0.95 of it, 2.09 (20). A final median of 2.1 takes the second step:
+# the windows between 2.1 and 2.2 are slower than the speed. At 1.5 no step qualifies and it is left out.
+laddered = [[({one: 2.2}, {one: {"own": 50, "library": 0, "calls": 30}}),
+             ({one: 2.09}, {one: {"own": 20, "library": 0, "calls": 12}}),
+             ({one: 1.76}, {one: {"own": 5, "library": 0, "calls": 3}})]]
+check(counted_rounds(laddered, {one: 2.1}, one)["own"] == 20, "the highest step at or below the final median counts")
+check(counted_rounds(laddered, {one: 2.3}, one)["calls"] == 30, "a final median above the round's own counts it whole")
+check(counted_rounds(laddered, {one: 1.5}, one)["own"] == 0, "no step at or below the final median: none counts")
+check(CLAIM_LADDER[0] == 1.0 and list(CLAIM_LADDER) == sorted(CLAIM_LADDER, reverse=True),
+      f"the ladder starts at the median and descends: {CLAIM_LADDER}")
 
 # Round 56: own code on the biased draws, a library on the plain ones, which are slower and make the speed.
 # Each kind is tallied on its own windows at or below its own median: for the plain kind every biased
@@ -250,9 +261,9 @@ check(kind_windows(watched[:1], {"biased": 0.5}) == {"biased": ([], 4)}, "one ki
 # The speed's kind flips between rounds (an honest kernel's medians are equal) and no round is lost: each
 # round holds both kinds' counts, and the final kind's are summed where its median then was at most the
 # final one. The library's plain counts are never mixed with the own code's biased ones.
-ten_own, thirty_own = rounds[1][1][one], rounds[2][1][one]
-kinds = [({"plain": 2.0, "biased": 2.1}, {"plain": thirty_own, "biased": ten_own}),
-         ({"plain": 2.0, "biased": 1.9}, {"plain": thirty_own, "biased": ten_own})]
+ten_own, thirty_own = rounds[1][0][1][one], rounds[2][0][1][one]
+kinds = [[({"plain": 2.0, "biased": 2.1}, {"plain": thirty_own, "biased": ten_own})],
+         [({"plain": 2.0, "biased": 1.9}, {"plain": thirty_own, "biased": ten_own})]]
 check(counted_rounds(kinds, {"plain": 2.0, "biased": 1.95}, "plain")["own"] == 60,
       "both rounds count for the plain kind, whichever kind was slower when each ended")
 check(counted_rounds(kinds, {"plain": 2.0, "biased": 1.95}, "biased")["own"] == 10,
