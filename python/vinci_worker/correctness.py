@@ -37,7 +37,7 @@ SPIKED_VALUES_MAX = 256
 # plain runner's eleven calls then; now every count from 2 to 16, which its sixteen calls beside the
 # one-thread call meet every evaluation.
 PLAIN_THREADS = tuple(range(2, 17))
-# ... and one of the plain runner's last calls (strided inputs, a user's modes), drawn, on one thread:
+# ... and each of the plain runner's last calls (strided inputs, a user's modes) again on one thread:
 # red-team round 60's ReLU was wrong on one thread in a user's modes or on strided inputs, which only
 # this runner makes, on 2-16 threads, and on 10, 11, 13, 14 or 15 threads, which no runner used.
 
@@ -410,7 +410,7 @@ class Correctness:
         sizes = shapes.grown_sizes(self._task(req, cfg).scaled or {}, self.rng)
         # Every count of PLAIN_THREADS in turn, in an order drawn anew, one a call (the runner sets it
         # before each call): each evaluation computes on every count from 2 to 16, and on one thread
-        # in one of its last calls.
+        # in each of its last calls' second call.
         counts = [1] if self.cuda else self.rng.sample(PLAIN_THREADS, len(PLAIN_THREADS))
         plain = {**cfg, "plain_draws": True, "threads": counts[0], "sizes": sizes}
         task = self._task(req, plain)
@@ -450,18 +450,17 @@ class Correctness:
             # A reference that reads its training flag gives no outputs for training mode to be held to.
             last += [(model_state.MODE_VIEWS[mode], "", {"mode": mode}) for mode in model_state.CALL_MODES
                      if mode == "grad" or not task.reads_training_flag]
-            one_thread = self.rng.randrange(len(last))
-            for i, (what, view, how) in enumerate(last):
-                at, where = next_call(1 if i == one_thread and not self.cuda else None)
-                self._last_call(loaded, task, at, what, view, where + moved, **how)
+            for what, view, how in last:
+                calls = [next_call(), next_call(None if self.cuda else 1)]
+                self._last_call(loaded, task, calls, what, view, moved, **how)
                 moved = ""
         finally:
             if loaded is not None:
                 loaded.window.close()
             runner.close()
 
-    def _last_call(self, loaded: Loaded, task: TaskState, cfg, what: str, view: str, where: str,
-                   strided: str | None = None, mode: str | None = None) -> None:
+    def _last_call(self, loaded: Loaded, task: TaskState, calls: list[tuple[dict, str]], what: str, view: str,
+                   moved: str, strided: str | None = None, mode: str | None = None) -> None:
         """One of the plain runner's last calls, made as a user's may be and held to the reference: on
         inputs laid out as a user's views may be (strided: transposed, padded rows, or contiguous from a
         misaligned start; inputs.strided_copy), or in a user's mode (model_state.CALL_MODES: training
@@ -471,18 +470,27 @@ class Correctness:
         round 59's were wrong with gradients on or in training mode, which no other call is made in. A
         kernel may refuse such a call (its forward raises: a check of is_contiguous, of the grad
         mode), as KernelBench's contract allows; answering wrongly is the hole. Last, so that a failure
-        inside the kernel's context ends nothing the judge still needs."""
+        inside the kernel's context ends nothing the judge still needs.
+
+        calls: (config, where) of each of its calls, the first on a thread count of the cycle and the
+        second on one thread (_plain_trials), so that every layout and mode meets one thread: round 60's
+        ReLU, wrong on one thread in a user's modes or on non-contiguous inputs, escaped when the one
+        one-thread call was drawn on the misaligned layout, which is contiguous (session 44's CI, one
+        evaluation in six). Both calls draw the same values, the second negated where the timed kind is
+        signed (inputs.mirrored): a misaligned head peeled wrongly into zeros is right on a ReLU's
+        non-positive inputs and escaped one CI run of inputs__relu_wrong_head_when_misaligned (all 7
+        head inputs at most 0); negated, each nonzero value is positive in one of the two."""
         # The timed calls' kind (signed wherever the reference is finite): values that vary as much as
         # their size, so a permutation of them is no answer (offset inputs, 1,000 plus a little,
-        # passed a transposed read within the tolerance).
-        # A layout's call is made again on the same values negated (inputs.mirrored): a misaligned head
-        # peeled wrongly into zeros is right on a ReLU's non-positive inputs, and escaped one CI run of
-        # inputs__relu_wrong_head_when_misaligned (all 7 head inputs at most 0).
-        kinds = (task.timed_kind, inputs_mod.mirrored(task.timed_kind)) if strided else (task.timed_kind,)
-        for kind in kinds:
-            label = f"the plain call {what} ({kind} inputs{', ' + view if view else ''}{where})"
+        # passed a transposed read within the tolerance). Only signed values keep a finite reference
+        # negated; another kind is drawn again as it is.
+        kind = task.timed_kind
+        kinds = (kind, inputs_mod.mirrored(kind) if kind == "signed" else kind)
+        seed = self.rng.getrandbits(62)
+        for i, ((cfg, where), drawn) in enumerate(zip(calls, kinds)):
+            label = f"the plain call {what} ({drawn} inputs{', ' + view if view else ''}{where}){moved if i == 0 else ''}"
             try:
-                self._unwatched(loaded, task, cfg, kind, label, strided=strided, mode=mode)
+                self._unwatched(loaded, task, cfg, drawn, label, strided=strided, mode=mode, seed=seed)
             except Outcome as o:
                 if o.reply["class"] == "runtime_error" and "forward raised" in o.reply["message"]:
                     return  # a refusal, as a user would see it
@@ -499,10 +507,11 @@ class Correctness:
         return self._move_state(loaded, task, cfg, label, self.rng.getrandbits(16))
 
     def _unwatched(self, loaded: Loaded, task: TaskState, cfg, kind: str, label: str, cls: str = "incorrect",
-                   strided: str | None = None, mode: str | None = None) -> None:
+                   strided: str | None = None, mode: str | None = None, seed: int | None = None) -> None:
         """One call made as a timed call is (no monitors, no profiler), untimed, its outputs held to
-        the reference; raises Outcome(cls, ...) when they differ."""
-        reply, _, args_of = self._window(loaded, task, cfg, [(self.rng.getrandbits(62), kind)], label,
+        the reference; raises Outcome(cls, ...) when they differ. seed: its inputs' draw, else a new one."""
+        seed = self.rng.getrandbits(62) if seed is None else seed
+        reply, _, args_of = self._window(loaded, task, cfg, [(seed, kind)], label,
                                          strided=strided, mode=mode)
         got = self._read(loaded, reply, 0, label)
         self._inputs_untouched(loaded, 0, args_of[0], label)

@@ -1,0 +1,110 @@
+"""The plain runner's calls as Correctness._plain_trials makes them, recorded by hand-written stubs in
+place of the runner (issue 18): every count of PLAIN_THREADS met each evaluation, and each last call
+(a strided layout, a user's mode) made twice, on a count of the cycle and on one thread, on one draw
+of values, the second negated where the timed kind is signed. Red-team round 60's ReLU, wrong on one
+thread in a user's modes or on non-contiguous inputs, escaped one evaluation in six while a single
+last call, drawn, ran on one thread.
+
+    python3 tests/eval/plain_calls_test.py REPO_ROOT
+"""
+import random
+import sys
+import types
+
+sys.path.insert(0, f"{sys.argv[1]}/python")
+
+from vinci_runner import inputs  # noqa: E402
+from vinci_runner import model_state  # noqa: E402
+from vinci_worker import correctness  # noqa: E402
+from vinci_worker.correctness import PLAIN_THREADS, Correctness  # noqa: E402
+
+failures = []
+
+
+def check(ok: bool, what: str) -> None:
+    if not ok:
+        failures.append(what)
+
+
+correctness.reset_state = lambda task: None  # the stub task holds no reference model
+
+
+class Recorder(Correctness):
+    """Correctness with the runner replaced: each call's threads, kind, seed, layout and mode kept."""
+
+    def __init__(self, seed: int, timed_kind: str, cuda: bool = False, reads_training_flag: bool = False):
+        self.rng = random.Random(seed)
+        self.cuda = cuda
+        self.compiler = None
+        self.task = types.SimpleNamespace(scaled={"N": [4096, 200]}, reads_training_flag=reads_training_flag,
+                                          timed_kind=timed_kind)
+        self.calls = []
+
+    def _rounding(self, cfg):
+        return True
+
+    def _task(self, req, cfg):
+        return self.task
+
+    def _candidate_process(self, cfg):
+        return types.SimpleNamespace(close=lambda: None)
+
+    def _load(self, runner, task, cfg, n, req, compiler=None):
+        return types.SimpleNamespace(window=types.SimpleNamespace(close=lambda: None))
+
+    def _trials(self, cfg):
+        return [None] * 12
+
+    def _trial(self, loaded, task, cfg, t, seed, kind, label, warnings, skipped):
+        self.calls.append({"threads": cfg["threads"], "kind": kind, "seed": seed, "strided": None, "mode": None,
+                           "last": False})
+
+    def _any_move(self, loaded, task, cfg, label):
+        return ""
+
+    def _unwatched(self, loaded, task, cfg, kind, label, cls="incorrect", strided=None, mode=None, seed=None):
+        self.calls.append({"threads": cfg["threads"], "kind": kind, "seed": seed, "strided": strided, "mode": mode,
+                           "last": strided is not None or mode is not None, "label": label})
+
+
+for seed in range(40):
+    for timed in ("signed", "offset"):
+        judge = Recorder(seed, timed)
+        judge._plain_trials({}, {"strict_layout": True})
+        last = [c for c in judge.calls if c["last"]]
+        conditions = [("strided", layout) for layout in inputs.STRIDED_LAYOUTS] + \
+                     [("mode", mode) for mode in model_state.CALL_MODES]
+        check(len(last) == 2 * len(conditions), f"seed {seed}: two calls a layout or mode, got {len(last)}")
+        for field, value in conditions:
+            pair = [c for c in last if c[field] == value]
+            threads = sorted(c["threads"] for c in pair)
+            check(len(pair) == 2 and threads[0] == 1 and threads[1] in PLAIN_THREADS,
+                  f"seed {seed}, {value}: once on one thread and once on a count of the cycle, got {threads}")
+            if len(pair) == 2:
+                first, second = pair
+                check(first["seed"] is not None and first["seed"] == second["seed"],
+                      f"seed {seed}, {value}: both calls draw the same values")
+                want = inputs.mirrored(timed) if timed == "signed" else timed
+                check(first["kind"] == timed and second["kind"] == want,
+                      f"seed {seed}, {value}: {timed} then {want}, got {first['kind']} then {second['kind']}")
+        met = {c["threads"] for c in judge.calls}
+        check(met == set(PLAIN_THREADS) | {1}, f"seed {seed}: every count from 1 to 16 met, got {sorted(met)}")
+        check(all(c["threads"] == 1 for c in judge.calls if c["last"] and c["threads"] not in PLAIN_THREADS),
+              f"seed {seed}: no count outside the cycle but one")
+
+# A reference that reads its training flag gives no training-mode outputs: gradients alone, still twice.
+judge = Recorder(3, "signed", reads_training_flag=True)
+judge._plain_trials({}, {"strict_layout": True})
+modes = [c["mode"] for c in judge.calls if c["mode"]]
+check(modes == ["grad", "grad"], f"a training-flag reference: the grad mode alone, twice; got {modes}")
+
+# On a GPU the thread count is never set: both calls on the runner's one, the second still mirrored.
+judge = Recorder(5, "signed", cuda=True)
+judge._plain_trials({}, {"strict_layout": True})
+check({c["threads"] for c in judge.calls} == {1}, "on a GPU every call keeps one host thread")
+check(sum(c["kind"] == inputs.mirrored("signed") for c in judge.calls) == 6, "on a GPU each last call is mirrored once")
+
+for f in failures:
+    print("FAILED:", f)
+print(f"{'FAIL' if failures else 'ok'}: the plain runner's calls")
+sys.exit(1 if failures else 0)
