@@ -383,7 +383,7 @@ class Correctness:
             o.reply.setdefault("trials_passed", t)
             raise
 
-    def _plain_trials(self, req, cfg) -> None:
+    def _plain_trials(self, req, cfg) -> list[str]:
         """The candidate in a runner of its own whose draws are all plain: its model built and every
         input drawn without the rounding bias, one call of each kind, each held to a reference built
         the same way. The bias (inputs.py) moves every value the judge draws into a recognisable
@@ -406,13 +406,21 @@ class Correctness:
         its first one on (8_MatmulRowSum at 5.46x), since those calls only ever met the judge's
         biased values, one thread and state that no longer moved."""
         if not self._rounding(cfg):
-            return  # every draw is plain already
+            return []  # every draw is plain already
         sizes = shapes.grown_sizes(self._task(req, cfg).scaled or {}, self.rng)
         # Every count of PLAIN_THREADS in turn, in an order drawn anew, one a call (the runner sets it
         # before each call): each evaluation computes on every count from 2 to 16, and on one thread
         # in each of its last calls' second call.
         counts = [1] if self.cuda else self.rng.sample(PLAIN_THREADS, len(PLAIN_THREADS))
-        plain = {**cfg, "plain_draws": True, "threads": counts[0], "sizes": sizes}
+        # The process starts as a user's does (red-team round 63): every runner's first call was in eval
+        # mode under no_grad, and this one's on 2-16 threads, so a ReLU that fixed its answer at its first
+        # call (wrong for good where gradients were recorded then, or where that call was on one thread
+        # and its values plain) was right in every call the judge made. Two starts, this runner's and a
+        # fresh process's (_first_call), opposite in each of one thread or several, gradients recorded
+        # or not, training mode or not: a kernel that keys on any one of them is wrong in one of the two.
+        (first_threads, first_mode), fresh_start = self._user_starts(self._task(req, cfg))
+        refused = self._first_call(req, cfg, *fresh_start)
+        plain = {**cfg, "plain_draws": True, "threads": first_threads, "sizes": sizes}
         task = self._task(req, plain)
         reset_state(task)
         shape = f", at sizes {', '.join(f'{k}={v}' for k, v in sorted(sizes.items()))}" if sizes else ""
@@ -429,6 +437,7 @@ class Correctness:
         try:
             loaded = self._load(runner, task, plain, 1, req, compiler=self.compiler)
             warnings, skipped = [], []
+            self._start(loaded, task, plain, first_mode, "the plain runner's first call", shape, refused)
             passed = len(self._trials(cfg))  # the biased trials before them
             unwatched = set(self.rng.sample(range(len(inputs_mod.KINDS)), UNWATCHED_PLAIN_CALLS))
             moved = ""
@@ -452,15 +461,59 @@ class Correctness:
                      if mode == "grad" or not task.reads_training_flag]
             for what, view, how in last:
                 calls = [next_call(), next_call(None if self.cuda else 1)]
-                self._last_call(loaded, task, calls, what, view, moved, **how)
+                self._last_call(loaded, task, calls, what, view, moved, refused, **how)
                 moved = ""
+            return refused
         finally:
             if loaded is not None:
                 loaded.window.close()
             runner.close()
 
+    def _user_starts(self, task: TaskState) -> tuple[tuple[int, str | None], tuple[int, str | None]]:
+        """Two first calls, (threads, mode), opposite in each of: one thread or a count of the cycle,
+        gradients recorded or not, training mode or not (never where the reference reads its training
+        flag); each feature drawn for the first. On a GPU both on the runner's one thread."""
+        one, grad = self.rng.random() < 0.5, self.rng.random() < 0.5
+        train = self.rng.random() < 0.5 and not task.reads_training_flag
+        trainable = not task.reads_training_flag
+        modes = {(False, False): None, (True, False): "train", (False, True): "grad", (True, True): "train_grad"}
+
+        def start(one_thread: bool, training: bool, recording: bool) -> tuple[int, str | None]:
+            threads = 1 if self.cuda or one_thread else self.rng.choice(PLAIN_THREADS)
+            return threads, modes[(training and trainable, recording)]
+
+        return start(one, train, grad), start(not one, not train, not grad)
+
+    def _start(self, loaded: Loaded, task: TaskState, cfg, mode: str | None, what: str, shape: str,
+               refused: list) -> None:
+        """A process's first call, on the timed kind's dense plain values, as a user's first may be."""
+        threads = "" if self.cuda else f", on {cfg['threads']} intra-op threads"
+        label = (f"{what} ({task.timed_kind} inputs, drawn as a user's are, "
+                 f"{model_state.MODE_VIEWS.get(mode, 'in eval mode under no_grad')}{shape}{threads}, "
+                 "as a user's first call may be)")
+        if mode is None:  # the judge's own mode, which no kernel may refuse
+            self._unwatched(loaded, task, cfg, task.timed_kind, label)
+        else:
+            self._refusable(loaded, task, cfg, task.timed_kind, label, refused, mode=mode)
+
+    def _first_call(self, req, cfg, threads: int, mode: str | None) -> list[str]:
+        """One call, the first, of a fresh process of the candidate's at the judged shape (plain draws)."""
+        start = {**cfg, "plain_draws": True, "threads": threads}
+        task = self._task(req, start)
+        reset_state(task)
+        runner = self._candidate_process(start)
+        loaded, refused = None, []
+        try:
+            loaded = self._load(runner, task, start, 1, req, compiler=self.compiler)
+            self._start(loaded, task, start, mode, "a fresh process's first call", "", refused)
+        finally:
+            if loaded is not None:
+                loaded.window.close()
+            runner.close()
+        return refused
+
     def _last_call(self, loaded: Loaded, task: TaskState, calls: list[tuple[dict, str]], what: str, view: str,
-                   moved: str, strided: str | None = None, mode: str | None = None) -> None:
+                   moved: str, refused: list, strided: str | None = None, mode: str | None = None) -> None:
         """One of the plain runner's last calls, made as a user's may be and held to the reference: on
         inputs laid out as a user's views may be (strided: transposed, padded rows, or contiguous from a
         misaligned start; inputs.strided_copy), or in a user's mode (model_state.CALL_MODES: training
@@ -479,7 +532,9 @@ class Correctness:
         evaluation in six). Both calls draw the same values, the second negated where the timed kind is
         signed (inputs.mirrored): a misaligned head peeled wrongly into zeros is right on a ReLU's
         non-positive inputs and escaped one CI run of inputs__relu_wrong_head_when_misaligned (all 7
-        head inputs at most 0); negated, each nonzero value is positive in one of the two."""
+        head inputs at most 0); negated, each nonzero value is positive in one of the two. A refusal
+        excuses its own call alone and is noted in refused: red-team round 63's ReLU raised on several
+        threads with gradients recorded, which skipped its one-thread partner, where it was half off."""
         # The timed calls' kind (signed wherever the reference is finite): values that vary as much as
         # their size, so a permutation of them is no answer (offset inputs, 1,000 plus a little,
         # passed a transposed read within the tolerance). Only signed values keep a finite reference
@@ -489,12 +544,18 @@ class Correctness:
         seed = self.rng.getrandbits(62)
         for i, ((cfg, where), drawn) in enumerate(zip(calls, kinds)):
             label = f"the plain call {what} ({drawn} inputs{', ' + view if view else ''}{where}){moved if i == 0 else ''}"
-            try:
-                self._unwatched(loaded, task, cfg, drawn, label, strided=strided, mode=mode, seed=seed)
-            except Outcome as o:
-                if o.reply["class"] == "runtime_error" and "forward raised" in o.reply["message"]:
-                    return  # a refusal, as a user would see it
-                raise
+            self._refusable(loaded, task, cfg, drawn, label, refused, strided=strided, mode=mode, seed=seed)
+
+    def _refusable(self, loaded: Loaded, task: TaskState, cfg, kind: str, label: str, refused: list,
+                   strided: str | None = None, mode: str | None = None, seed: int | None = None) -> None:
+        """An unmonitored call a kernel may refuse by raising, as a user would see it (noted in refused)."""
+        try:
+            self._unwatched(loaded, task, cfg, kind, label, strided=strided, mode=mode, seed=seed)
+        except Outcome as o:
+            if o.reply["class"] == "runtime_error" and "forward raised" in o.reply["message"]:
+                refused.append(f"refused {label}: forward raised")
+                return
+            raise
 
     def _any_move(self, loaded: Loaded, task: TaskState, cfg, label: str) -> str:
         """One move of the model's state of a kind drawn at random: all of it in place, all of it into

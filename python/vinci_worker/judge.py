@@ -276,7 +276,9 @@ class Judge(Correctness, Timing, TrustedSampling):
             check = self._check(loaded, task, cfg)
             phases["check"] = time.monotonic() - t
             t = time.monotonic()
-            self._plain_trials(req, cfg)
+            refused = self._plain_trials(req, cfg)
+            if refused:
+                check["warnings"] = sorted(set(check.get("warnings", []) + refused))
             phases["plain"] = time.monotonic() - t
             t = time.monotonic()
             paired = self._reference_runner(task, cfg, compiled=False, sets=r)
@@ -329,7 +331,7 @@ class Judge(Correctness, Timing, TrustedSampling):
         if key in self.tasks:
             self.tasks.move_to_end(key)
             return self.tasks[key]
-        while len(self.tasks) >= 4:  # a task's biased and plain states (_plain_trials), for two tasks
+        while len(self.tasks) >= 6:  # a task's biased and two plain states (_plain_trials), for two tasks
             self.tasks.popitem(last=False)
         try:
             module, scaled = loader.load_task(path, scale, f"vinci_task_{abs(hash(key))}", sizes)

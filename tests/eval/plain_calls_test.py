@@ -1,9 +1,11 @@
 """The plain runner's calls as Correctness._plain_trials makes them, recorded by hand-written stubs in
 place of the runner (issue 18): every count of PLAIN_THREADS met each evaluation, and each last call
 (a strided layout, a user's mode) made twice, on a count of the cycle and on one thread, on one draw
-of values, the second negated where the timed kind is signed. Red-team round 60's ReLU, wrong on one
-thread in a user's modes or on non-contiguous inputs, escaped one evaluation in six while a single
-last call, drawn, ran on one thread.
+of values, the second negated where the timed kind is signed, a refusal excusing its own call alone;
+and a first call drawn among a user's starts. Red-team round 60's ReLU, wrong on one thread in a
+user's modes or on non-contiguous inputs, escaped one evaluation in six while a single last call,
+drawn, ran on one thread; round 63's skipped the one-thread call by refusing its partner, or fixed its
+answer at a first call that was always in eval mode under no_grad on several threads.
 
     python3 tests/eval/plain_calls_test.py REPO_ROOT
 """
@@ -17,6 +19,7 @@ from vinci_runner import inputs  # noqa: E402
 from vinci_runner import model_state  # noqa: E402
 from vinci_worker import correctness  # noqa: E402
 from vinci_worker.correctness import PLAIN_THREADS, Correctness  # noqa: E402
+from vinci_worker.outcome import Outcome  # noqa: E402
 
 failures = []
 
@@ -32,13 +35,15 @@ correctness.reset_state = lambda task: None  # the stub task holds no reference 
 class Recorder(Correctness):
     """Correctness with the runner replaced: each call's threads, kind, seed, layout and mode kept."""
 
-    def __init__(self, seed: int, timed_kind: str, cuda: bool = False, reads_training_flag: bool = False):
+    def __init__(self, seed: int, timed_kind: str, cuda: bool = False, reads_training_flag: bool = False,
+                 refuse_on_threads: bool = False):
         self.rng = random.Random(seed)
         self.cuda = cuda
         self.compiler = None
         self.task = types.SimpleNamespace(scaled={"N": [4096, 200]}, reads_training_flag=reads_training_flag,
                                           timed_kind=timed_kind)
         self.calls = []
+        self.refuse_on_threads = refuse_on_threads  # raise as a kernel refusing a call on several threads
 
     def _rounding(self, cfg):
         return True
@@ -57,14 +62,17 @@ class Recorder(Correctness):
 
     def _trial(self, loaded, task, cfg, t, seed, kind, label, warnings, skipped):
         self.calls.append({"threads": cfg["threads"], "kind": kind, "seed": seed, "strided": None, "mode": None,
-                           "last": False})
+                           "last": False, "first": False})
 
     def _any_move(self, loaded, task, cfg, label):
         return ""
 
     def _unwatched(self, loaded, task, cfg, kind, label, cls="incorrect", strided=None, mode=None, seed=None):
+        first = "first call" in label
         self.calls.append({"threads": cfg["threads"], "kind": kind, "seed": seed, "strided": strided, "mode": mode,
-                           "last": strided is not None or mode is not None, "label": label})
+                           "last": not first and (strided is not None or mode is not None), "first": first})
+        if self.refuse_on_threads and cfg["threads"] > 1 and (strided or mode):
+            raise Outcome("runtime_error", "forward_raised", f"{label}: forward raised RuntimeError")
 
 
 for seed in range(40):
@@ -87,22 +95,55 @@ for seed in range(40):
                 want = inputs.mirrored(timed) if timed == "signed" else timed
                 check(first["kind"] == timed and second["kind"] == want,
                       f"seed {seed}, {value}: {timed} then {want}, got {first['kind']} then {second['kind']}")
+        firsts = [c for c in judge.calls if c["first"]]
+        check(judge.calls[0]["first"] and judge.calls[1]["first"] and len(firsts) == 2,
+              f"seed {seed}: two first calls (a fresh process's, the plain runner's) before any other")
+        if len(firsts) == 2:
+            features = [(c["threads"] == 1, c["mode"] in ("train", "train_grad"), c["mode"] in ("grad", "train_grad"))
+                        for c in firsts]
+            check(all(a != b for a, b in zip(*features)),
+                  f"seed {seed}: the two starts opposite in threads, training and gradients: {features}")
         met = {c["threads"] for c in judge.calls}
         check(met == set(PLAIN_THREADS) | {1}, f"seed {seed}: every count from 1 to 16 met, got {sorted(met)}")
         check(all(c["threads"] == 1 for c in judge.calls if c["last"] and c["threads"] not in PLAIN_THREADS),
               f"seed {seed}: no count outside the cycle but one")
 
-# A reference that reads its training flag gives no training-mode outputs: gradients alone, still twice.
+# The first calls over many evaluations: one thread and other counts, each mode and eval under no_grad.
+starts = []
+for seed in range(200):
+    judge = Recorder(seed, "signed")
+    judge._plain_trials({}, {"strict_layout": True})
+    starts.append((judge.calls[1]["threads"], judge.calls[1]["mode"]))
+ones = sum(t == 1 for t, _ in starts)
+check(60 <= ones <= 140, f"the first call on one thread about half the time: {ones} of 200")
+check({t for t, _ in starts} - {1} <= set(PLAIN_THREADS) and len({t for t, _ in starts}) > 8,
+      f"the first call's other counts are the cycle's: {sorted({t for t, _ in starts})}")
+check({m for _, m in starts} == {None, *model_state.CALL_MODES}, f"every start mode drawn: {({m for _, m in starts})}")
+
+# A refusal excuses its own call alone: a kernel raising on several threads still meets one thread.
+judge = Recorder(7, "signed", refuse_on_threads=True)
+refused = judge._plain_trials({}, {"strict_layout": True})
+for field, value in [("strided", layout) for layout in inputs.STRIDED_LAYOUTS] + \
+                    [("mode", mode) for mode in model_state.CALL_MODES]:
+    check(any(c[field] == value and c["threads"] == 1 for c in judge.calls if c["last"]),
+          f"{value}: the one-thread call is made after its partner was refused")
+check(len(refused) >= 6 and all(r.startswith("refused ") for r in refused), f"each refusal noted: {refused}")
+
+# A reference that reads its training flag gives no training-mode outputs: gradients alone, still twice,
+# and the two starts opposite in gradients alone.
 judge = Recorder(3, "signed", reads_training_flag=True)
 judge._plain_trials({}, {"strict_layout": True})
-modes = [c["mode"] for c in judge.calls if c["mode"]]
+modes = [c["mode"] for c in judge.calls if c["mode"] and not c["first"]]
 check(modes == ["grad", "grad"], f"a training-flag reference: the grad mode alone, twice; got {modes}")
+check(sorted(str(c["mode"]) for c in judge.calls if c["first"]) == ["None", "grad"],
+      "a training-flag reference: one start in eval under no_grad, the other with gradients")
 
 # On a GPU the thread count is never set: both calls on the runner's one, the second still mirrored.
 judge = Recorder(5, "signed", cuda=True)
 judge._plain_trials({}, {"strict_layout": True})
 check({c["threads"] for c in judge.calls} == {1}, "on a GPU every call keeps one host thread")
 check(sum(c["kind"] == inputs.mirrored("signed") for c in judge.calls) == 6, "on a GPU each last call is mirrored once")
+check([c["first"] for c in judge.calls[:3]] == [True, True, False], "on a GPU the two first calls too")
 
 for f in failures:
     print("FAILED:", f)
