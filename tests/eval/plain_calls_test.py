@@ -14,20 +14,14 @@ import sys
 import types
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
+sys.path.insert(0, f"{sys.argv[1]}/tests/support")
 
 from vinci_runner import inputs  # noqa: E402
 from vinci_runner import model_state  # noqa: E402
 from vinci_worker import correctness  # noqa: E402
 from vinci_worker.correctness import PLAIN_THREADS, Correctness  # noqa: E402
 from vinci_worker.outcome import Outcome  # noqa: E402
-
-failures = []
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(what)
-
+from checks import check, finish  # noqa: E402
 
 correctness.reset_state = lambda task: None  # the stub task holds no reference model
 
@@ -145,7 +139,4 @@ check({c["threads"] for c in judge.calls} == {1}, "on a GPU every call keeps one
 check(sum(c["kind"] == inputs.mirrored("signed") for c in judge.calls) == 6, "on a GPU each last call is mirrored once")
 check([c["first"] for c in judge.calls[:3]] == [True, True, False], "on a GPU the two first calls too")
 
-for f in failures:
-    print("FAILED:", f)
-print(f"{'FAIL' if failures else 'ok'}: the plain runner's calls")
-sys.exit(1 if failures else 0)
+sys.exit(finish("ok: the plain runner's calls"))
