@@ -473,8 +473,7 @@ class Correctness:
         """Two first calls, (threads, mode), opposite in each of: one thread or a count of the cycle,
         gradients recorded or not, training mode or not (never where the reference reads its training
         flag); each feature drawn for the first. On a GPU both on the runner's one thread."""
-        one, grad = self.rng.random() < 0.5, self.rng.random() < 0.5
-        train = self.rng.random() < 0.5 and not task.reads_training_flag
+        one, grad, train = self.rng.random() < 0.5, self.rng.random() < 0.5, self.rng.random() < 0.5
         trainable = not task.reads_training_flag
         modes = {(False, False): None, (True, False): "train", (False, True): "grad", (True, True): "train_grad"}
 
