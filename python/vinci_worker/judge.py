@@ -37,7 +37,7 @@ from vinci_runner.channel import ChannelClosed, ChannelTimeout, ProtocolError, f
 from vinci_runner.logs import trim_log
 from vinci_runner.static_check import is_low_precision_task
 
-from . import compare, gpu_drain, protocol
+from . import compare, gpu_drain, heap, protocol
 from .build_limits import BuildLimits
 from .call_window import CallWindow, Flush, WindowError, cache_bytes
 from .correctness import Correctness
@@ -603,6 +603,7 @@ def serve(device: str, cache_dir: str, sandbox_binary: str, limits: dict) -> int
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    heap.keep_freed_memory()
     judge = Judge(device, cache_dir, sandbox_binary, limits)
     try:
         for line in sys.stdin:

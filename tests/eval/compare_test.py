@@ -150,16 +150,34 @@ flip[0] = 1.0
 check(compare.relative_error([c], [e], [e], tol, [flip]) is not None,
       "relative_error: one element's large movement excuses no other element")
 
-# ulp_moved: every value one ulp up, one down, or where it was, by its neighbours in the dtype.
+# ulp_moved: every finite value one ulp up, one down, or where it was (bit for bit, so a -0.0 that
+# stays is still -0.0), by its neighbours in the dtype, at the edges too (zeros, the largest finite
+# value, the smallest normal, subnormals); infinities and NaNs stay.
 g = torch.Generator().manual_seed(3)
+
+
+def bits(t: torch.Tensor) -> list:
+    return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]).tolist()
+
+
 for dtype in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
-    x = torch.tensor([0.0, 1.0, -1.0, 3e-3, -7.5, 1e4], dtype=dtype).repeat(50)
+    fi = torch.finfo(dtype)
+    edges = [0.0, -0.0, 1.0, -1.0, 3e-3, -7.5, 1e4, fi.max, -fi.max, fi.smallest_normal, -fi.smallest_normal,
+             fi.smallest_normal / 4, -fi.smallest_normal / 4]
+    x = torch.tensor(edges, dtype=dtype).repeat(60)
     moved = compare.ulp_moved(x, g)
     up = torch.nextafter(x, torch.full_like(x, math.inf))
     down = torch.nextafter(x, torch.full_like(x, -math.inf))
-    which = [(m == u) + 2 * (m == d) + 4 * (m == v) for m, u, d, v in zip(moved.tolist(), up.tolist(), down.tolist(), x.tolist())]
+    which = [(m == u) + 2 * (m == d) + 4 * (m == v)
+             for m, u, d, v in zip(bits(moved), bits(up), bits(down), bits(x))]
     check(all(w in (1, 2, 4) for w in which), f"ulp_moved, {dtype}: a value is not one of its neighbours or itself")
-    check({1, 2, 4} <= set(which), f"ulp_moved, {dtype}: not every move was drawn: {sorted(set(which))}")
+    for i in range(len(edges)):
+        seen = set(which[i::len(edges)])
+        check({1, 2, 4} <= seen, f"ulp_moved, {dtype}: not every move of {edges[i]} was drawn: {sorted(seen)}")
+    odd = torch.tensor([math.inf, -math.inf, math.nan], dtype=dtype).repeat(20)
+    kept = compare.ulp_moved(odd, g)
+    check(kept[odd.isinf()].tolist() == [math.inf, -math.inf] * 20 and bool(kept[2::3].isnan().all()),
+          f"ulp_moved, {dtype}: an infinity or a NaN moved: {kept[:3].tolist()}")
 
 # sensitivity by hand: the largest |moved - exact| per element, NaN and inf counted as zero.
 exact = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
