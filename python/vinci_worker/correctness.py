@@ -432,10 +432,7 @@ class Correctness:
                 threads, made = counts[made % len(counts)], made + 1
             return {**plain, "threads": threads}, shape + ("" if self.cuda else f", on {threads} intra-op threads")
 
-        runner = self._candidate_process(plain)
-        loaded = None
-        try:
-            loaded = self._load(runner, task, plain, 1, req, compiler=self.compiler)
+        with self._candidate_loaded(req, task, plain) as loaded:
             warnings, skipped = [], []
             self._start(loaded, task, plain, first_mode, "the plain runner's first call", shape, refused)
             passed = len(self._trials(cfg))  # the biased trials before them
@@ -464,10 +461,6 @@ class Correctness:
                 self._last_call(loaded, task, calls, what, view, moved, refused, **how)
                 moved = ""
             return refused
-        finally:
-            if loaded is not None:
-                loaded.window.close()
-            runner.close()
 
     def _user_starts(self, task: TaskState) -> tuple[tuple[int, str | None], tuple[int, str | None]]:
         """Two first calls, (threads, mode), opposite in each of: one thread or a count of the cycle,
@@ -500,15 +493,9 @@ class Correctness:
         start = {**cfg, "plain_draws": True, "threads": threads}
         task = self._task(req, start)
         reset_state(task)
-        runner = self._candidate_process(start)
-        loaded, refused = None, []
-        try:
-            loaded = self._load(runner, task, start, 1, req, compiler=self.compiler)
+        refused: list[str] = []
+        with self._candidate_loaded(req, task, start) as loaded:
             self._start(loaded, task, start, mode, "a fresh process's first call", "", refused)
-        finally:
-            if loaded is not None:
-                loaded.window.close()
-            runner.close()
         return refused
 
     def _last_call(self, loaded: Loaded, task: TaskState, calls: list[tuple[dict, str]], what: str, view: str,

@@ -266,42 +266,35 @@ class Judge(Correctness, Timing, TrustedSampling):
         r = int(req.get("calls_per_window") or 1)
         r = max(1, min(r, self._window_cap(task, cfg)))
         phases: dict = {}
-        loaded = None
-        runner = self._candidate_process(cfg)
         try:
             t = time.monotonic()
-            loaded = self._load(runner, task, cfg, r, req, compiler=self.compiler)
-            phases["load"] = time.monotonic() - t
-            t = time.monotonic()
-            check = self._check(loaded, task, cfg)
-            phases["check"] = time.monotonic() - t
-            t = time.monotonic()
-            refused = self._plain_trials(req, cfg)
-            if refused:
-                check["warnings"] = sorted(set(check.get("warnings", []) + refused))
-            phases["plain"] = time.monotonic() - t
-            t = time.monotonic()
-            paired = self._reference_runner(task, cfg, compiled=False, sets=r)
-            phases["reference"] = time.monotonic() - t
-            self._move_state(loaded, task, cfg, "before the timed calls")
-            t = time.monotonic()
-            timed = self._time(loaded, task, cfg, check, r, req, paired)
-            if self.cuda:
-                self._hold_watched_calls(check, timed, paired, task, cfg)
-                check.update(self._profiled_call(loaded, task, cfg))
-                timed["external"]["profiled_ms"] = check.pop("profiled_ms")
-                flag_launch_bound(check, timed)
-                require_timed_work_as_profiled(check, timed)
-            phases["time"] = time.monotonic() - t
+            with self._candidate_loaded(req, task, cfg, r, log=req.get("log")) as loaded:
+                phases["load"] = time.monotonic() - t
+                t = time.monotonic()
+                check = self._check(loaded, task, cfg)
+                phases["check"] = time.monotonic() - t
+                t = time.monotonic()
+                refused = self._plain_trials(req, cfg)
+                if refused:
+                    check["warnings"] = sorted(set(check.get("warnings", []) + refused))
+                phases["plain"] = time.monotonic() - t
+                t = time.monotonic()
+                paired = self._reference_runner(task, cfg, compiled=False, sets=r)
+                phases["reference"] = time.monotonic() - t
+                self._move_state(loaded, task, cfg, "before the timed calls")
+                t = time.monotonic()
+                timed = self._time(loaded, task, cfg, check, r, req, paired)
+                if self.cuda:
+                    self._hold_watched_calls(check, timed, paired, task, cfg)
+                    check.update(self._profiled_call(loaded, task, cfg))
+                    timed["external"]["profiled_ms"] = check.pop("profiled_ms")
+                    flag_launch_bound(check, timed)
+                    require_timed_work_as_profiled(check, timed)
+                phases["time"] = time.monotonic() - t
             check.pop("watched_ms", None)  # the trials' times: held on a GPU, nothing to report
             result = {"ok": True, "class": "correct", **check, **timed}
         except Outcome as o:
             result = o.reply
-        finally:
-            if loaded is not None:
-                loaded.window.close()
-            runner.close()
-            runner.log.save(req.get("log"))
         result["phase_seconds"] = phases
         result.pop("signals", None)
         if self.warnings:
@@ -433,6 +426,22 @@ class Judge(Correctness, Timing, TrustedSampling):
         while len(self.spares) < self.SPARES["cuda" if self.cuda else "cpu"]:
             self.spares.append((self._spawn_runner(cfg), key))
         return runner
+
+    @contextlib.contextmanager
+    def _candidate_loaded(self, req, task: TaskState, cfg, sets: int = 1, log: str | None = None):
+        """A fresh process of the candidate's, the candidate loaded into it through a window of `sets`
+        input sets; the window and the process are closed when the block ends, however it ends (and
+        the process's log saved to log, where one is given)."""
+        runner = self._candidate_process(cfg)
+        loaded = None
+        try:
+            loaded = self._load(runner, task, cfg, sets, req, compiler=self.compiler)
+            yield loaded
+        finally:
+            if loaded is not None:
+                loaded.window.close()
+            runner.close()
+            runner.log.save(log)
 
     def _load(self, runner: Sandboxed, task: TaskState, cfg, sets: int, req=None, compiled=False,
               compiler=None) -> Loaded:

@@ -498,6 +498,10 @@ class Timing:
             # each rung of CLAIM_LADDER under each kind's median when it ended, the highest rung first
             rounds: list[list[tuple[dict[str, float], dict]]] = []
             sampling_start = time.monotonic()
+
+            def left_out(spans: list) -> tuple:
+                return tuple(sorted(untimed + spans))
+
             while sampled and not self.cuda:
                 medians = draws_medians()
                 rungs = [{k: ms * f for k, ms in medians.items()} for f in CLAIM_LADDER]
@@ -506,9 +510,6 @@ class Timing:
                 watched.clear()
                 # One sampling tallied once for each distinct set of spans left out (rungs that claim the
                 # same windows share a tally).
-                def left_out(spans: list) -> tuple:
-                    return tuple(sorted(untimed + spans))
-
                 sets = {left_out(tallies[k][0]): None for tallies in steps for k in kinds}
                 founds = dict(zip(sets, self._stop_sampler(sampler, loaded, [list(spans) for spans in sets])))
                 sampler = None

@@ -9,6 +9,7 @@ answer at a first call that was always in eval mode under no_grad on several thr
 
     python3 tests/eval/plain_calls_test.py REPO_ROOT
 """
+import contextlib
 import random
 import sys
 import types
@@ -45,11 +46,9 @@ class Recorder(Correctness):
     def _task(self, req, cfg):
         return self.task
 
-    def _candidate_process(self, cfg):
-        return types.SimpleNamespace(close=lambda: None)
-
-    def _load(self, runner, task, cfg, n, req, compiler=None):
-        return types.SimpleNamespace(window=types.SimpleNamespace(close=lambda: None))
+    @contextlib.contextmanager
+    def _candidate_loaded(self, req, task, cfg, sets=1, log=None):
+        yield types.SimpleNamespace()
 
     def _trials(self, cfg):
         return [None] * 12
