@@ -19,16 +19,10 @@ import tempfile
 import time
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
+sys.path.insert(0, f"{sys.argv[1]}/tests/support")
 from vinci_worker import gpu_drain, process_tree  # noqa: E402
 from vinci_worker.call_window import Gate, WindowError  # noqa: E402
-
-failures = []
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(what)
-
+from checks import check, finish  # noqa: E402
 
 calls = []
 refuse = {"lock": False}
@@ -170,7 +164,4 @@ for mapped in (False, True):
         os.killpg(helped.proc.pid, signal.SIGKILL)
         helped.proc.wait()
 
-for f in failures:
-    print("FAILED:", f)
-print(f"{'FAIL' if failures else 'ok'}: the call window's gate")
-sys.exit(1 if failures else 0)
+sys.exit(finish("ok: the call window's gate"))

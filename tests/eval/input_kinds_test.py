@@ -11,19 +11,13 @@ bit values are worked by hand; the bound is compare.relative_error's.
 import sys
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
+sys.path.insert(0, f"{sys.argv[1]}/tests/support")
 import torch  # noqa: E402
 
 from vinci_runner import inputs  # noqa: E402
 from vinci_worker import compare  # noqa: E402
 from vinci_worker.judge import DEFAULTS, Judge, merged  # noqa: E402
-
-failures = []
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(what)
-
+from checks import check, finish  # noqa: E402
 
 x = torch.tensor([0.0, 1.0, 3.0, -0.5, float("inf"), float("-inf"), 0.99999])
 y = inputs._rounding(x)
@@ -334,7 +328,4 @@ try:
 except ValueError:
     pass
 
-for f in failures:
-    print("FAILED:", f)
-print(f"{'FAIL' if failures else 'ok'}: rounding-biased inputs")
-sys.exit(1 if failures else 0)
+sys.exit(finish("ok: rounding-biased inputs"))

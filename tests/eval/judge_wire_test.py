@@ -10,6 +10,7 @@ import socket
 import sys
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
+sys.path.insert(0, f"{sys.argv[1]}/tests/support")
 import torch  # noqa: E402
 
 from vinci_runner.channel import FDS_PER_SEND, MAX_DEPTH, MAX_FDS, Channel, ProtocolError  # noqa: E402
@@ -25,14 +26,7 @@ from vinci_worker.trusted_sampling import (CLAIM_LADDER, FOREIGN_EAGER_SHARE, FO
                                            kind_windows)
 from vinci_worker.library_symbols import LibrarySymbols, glue_function  # noqa: E402
 from vinci_worker.timing import speedup_interval  # noqa: E402
-
-failures = []
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(what)
-
+from checks import check, finish  # noqa: E402
 
 # --- descriptors: a GPU output of 2 GB is 100 pages of 20 MB, one descriptor each; the kernel passes at
 # most 253 with one piece of data, so a line's descriptors ride on its first bytes, 250 at a time.
@@ -354,7 +348,4 @@ check(len(verdicts["honest"]) >= 3, f"near-tie softmax: only {len(verdicts['hone
 check(set(verdicts["honest"]) == {"correct"}, f"near-tie softmax, honest roundings: {verdicts['honest']}")
 check(set(verdicts["off"]) == {"timed_output"}, f"near-tie softmax, 1% off: {verdicts['off']}")
 
-for f in failures:
-    print("FAILED:", f)
-print(f"{'FAIL' if failures else 'ok'}: the judge's wire, windows, intervals, error norm and view")
-sys.exit(1 if failures else 0)
+sys.exit(finish("ok: the judge's wire, windows, intervals, error norm and view"))

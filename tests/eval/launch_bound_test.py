@@ -10,19 +10,13 @@ judge's own step over scripted windows. Values worked by hand.
 import sys
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
+sys.path.insert(0, f"{sys.argv[1]}/tests/support")
 from vinci_worker.outcome import Outcome  # noqa: E402
 from vinci_worker.timed_windows import (LAUNCH_BOUND_BUSY_SHARE, PROFILED_BUSY_MARGIN,  # noqa: E402
                                         PROFILED_BUSY_SLACK_MS, WATCHED_MARGIN, WATCHED_SLACK_MS, Timing,
                                         gpu_busy_share, require_timed_work_as_profiled,
                                         require_watched_calls_as_timed)
-
-failures = []
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(what)
-
+from checks import check, finish  # noqa: E402
 
 # bench (d)'s 18_ShiftScaleTanh on an H200: 0.021 ms of kernels in a 0.107 ms call -> 0.196, launch-bound
 share = gpu_busy_share(0.021, 0.107)
@@ -138,7 +132,4 @@ check(reason is None and ext["watched_ms"] == 3.95, f"an honest kernel's trials 
 reason, ext, asked, _ = hold([], [6.4])
 check(reason is None and ext == {} and asked == [], "no trial: nothing held, no reference window run")
 
-for f in failures:
-    print("FAILED:", f)
-print(f"{'FAIL' if failures else 'ok'}: the launch_bound share")
-sys.exit(1 if failures else 0)
+sys.exit(finish("ok: the launch_bound share"))

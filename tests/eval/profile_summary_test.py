@@ -10,17 +10,11 @@ import sys
 from types import SimpleNamespace
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
+sys.path.insert(0, f"{sys.argv[1]}/tests/support")
 import torch  # noqa: E402
 
 from vinci_runner.runner import _profile_summary  # noqa: E402
-
-failures = []
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(what)
-
+from checks import check, finish  # noqa: E402
 
 CUBLAS = "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas"
 ATEN_REDUCE = "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float>, unsigned int, float, 4> >(at::native::ReduceOp<float>)"
@@ -57,7 +51,4 @@ custom = {k["name"]: k["custom"] for k in kernels}
 check(custom[CUBLAS] is False and custom["reduce_kernel(float const*, float*, int)"] is True,
       f"the gemm is the library's, the own reduce_kernel its own: {custom}")
 
-for f in failures:
-    print("FAILED:", f)
-print(f"{'FAIL' if failures else 'ok'}: the profiled call's own kernels")
-sys.exit(1 if failures else 0)
+sys.exit(finish("ok: the profiled call's own kernels"))

@@ -8,7 +8,9 @@ import sys
 import types
 
 sys.path.insert(0, f"{sys.argv[1]}/python")
+sys.path.insert(0, f"{sys.argv[1]}/tests/support")
 from vinci_runner.loader import TaskError, apply_scale  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 
 def task(**constants) -> types.ModuleType:
@@ -16,14 +18,6 @@ def task(**constants) -> types.ModuleType:
     for name, value in constants.items():
         setattr(module, name, value)
     return module
-
-
-failures = []
-
-
-def check(ok: bool, what: str) -> None:
-    if not ok:
-        failures.append(what)
 
 
 m = task(ROWS=4096, COLS=2048, SCALABLE=("ROWS", "COLS"))
@@ -43,7 +37,4 @@ try:
 except TaskError as e:
     check(e.reason == "bad_scalable" and "FLAG" in str(e), f"a bool named in SCALABLE: {e}")
 
-for f in failures:
-    print("FAILED:", f)
-print(f"{'FAIL' if failures else 'ok'}: task sizes under --scale")
-sys.exit(1 if failures else 0)
+sys.exit(finish("ok: task sizes under --scale"))
