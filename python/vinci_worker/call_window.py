@@ -142,6 +142,8 @@ class Gate:
             try:
                 gpu_drain.lock(self.pid)
             except gpu_drain.DrainError as e:
+                if e.fault:
+                    raise WindowError("gpu_fault", f"the runner's GPU work faulted: {e}") from None
                 if self.sandboxed.proc.poll() is None:
                     raise WindowError("gpu_drain_failed", f"the judge could not drain the runner's GPU work: {e}") \
                         from None

@@ -22,8 +22,19 @@ from vinci_runner.device_memory import DeviceMemoryError, driver
 LOCK_TIMEOUT_MS = 60_000
 
 
+# What a lock answers when the process's own GPU work faulted: CUDA's sticky kernel errors, which
+# leave its context unusable. Then the candidate's kernel failed (a float4 read of an input that
+# starts one element past an aligned address: CUDA_ERROR_MISALIGNED_ADDRESS on an H200), not the
+# drain, and the call ends as the candidate's runtime error, not the host's.
+KERNEL_FAULTS = frozenset({"CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+                           "CUDA_ERROR_INVALID_ADDRESS_SPACE", "CUDA_ERROR_INVALID_PC", "CUDA_ERROR_HARDWARE_STACK_ERROR",
+                           "CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_LAUNCH_TIMEOUT", "CUDA_ERROR_ASSERT"})
+
+
 class DrainError(RuntimeError):
-    pass
+    def __init__(self, message: str, fault: bool = False):
+        super().__init__(message)
+        self.fault = fault  # the driver's answer is one of KERNEL_FAULTS
 
 
 class _LockArgs(ctypes.Structure):
@@ -64,7 +75,8 @@ def lock(pid: int, timeout_ms: int = LOCK_TIMEOUT_MS) -> None:
     args.timeoutMs = timeout_ms
     rc = driver().cuCheckpointProcessLock(ctypes.c_int(pid), ctypes.byref(args))
     if rc != 0:
-        raise DrainError(f"cuCheckpointProcessLock of process {pid}: {_name(rc)} ({_describe(pid)})")
+        name = _name(rc)
+        raise DrainError(f"cuCheckpointProcessLock of process {pid}: {name} ({_describe(pid)})", fault=name in KERNEL_FAULTS)
 
 
 _STATES = {0: "running", 1: "locked", 2: "checkpointed", 3: "failed"}

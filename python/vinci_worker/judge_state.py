@@ -16,7 +16,8 @@ from .sandbox import Sandboxed
 # How a window's failure to show the judge the runner's outputs is classified.
 WINDOW_CLASSES = {"unreadable_output": "incorrect", "shape_mismatch": "incorrect", "protocol_violation": "rejected",
                   "output_aliases_input": "rejected",
-                  "gpu_drain_failed": "rejected", "gpu_helper_process": "rejected", "runner_lost": "runtime_error"}
+                  "gpu_drain_failed": "rejected", "gpu_helper_process": "rejected", "runner_lost": "runtime_error",
+                  "gpu_fault": "runtime_error"}
 
 
 class ReferenceFailed(Exception):

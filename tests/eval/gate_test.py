@@ -4,7 +4,8 @@ continued child, with the driver's lock and unlock recorded instead of called (C
 - after stop_draining, the next thaw still unlocks, and no freeze or thaw after it touches the
   driver (the profiled call: a process that has used CUPTI can never be locked again);
 - a lock refused while the runner lives is the window's gpu_drain_failed, one refused after the
-  runner ended is not (its next call answers for itself);
+  runner ended is not (its next call answers for itself), and one that reports a kernel fault of the
+  runner's (a sticky CUDA error) is gpu_fault, the runner's runtime error;
 - a process of the sandbox other than the interpreter that holds a GPU node open (here a file named
   like one), or only a mapping of it, ends the freeze as gpu_helper_process (red-team round 36's
   helper contexts); the interpreter holding it does not.
@@ -25,11 +26,13 @@ from vinci_worker.call_window import Gate, WindowError  # noqa: E402
 from checks import check, finish  # noqa: E402
 
 calls = []
-refuse = {"lock": False}
+refuse = {"lock": False, "fault": False}
 
 
 def fake_lock(pid):
     calls.append(("lock", pid, process_state(pid) != "T"))
+    if refuse["fault"]:
+        raise gpu_drain.DrainError("cuCheckpointProcessLock: CUDA_ERROR_MISALIGNED_ADDRESS", fault=True)
     if refuse["lock"]:
         raise gpu_drain.DrainError("cuCheckpointProcessLock: CUDA_ERROR_NOT_SUPPORTED")
 
@@ -111,6 +114,13 @@ try:
     except WindowError as e:
         check(e.reason == "gpu_drain_failed", f"the refusal's reason: {e.reason}")
         check("CUDA_ERROR_NOT_SUPPORTED" in str(e), f"the driver's answer is in the message: {e}")
+    refuse["fault"] = True
+    try:
+        Gate(box, runner, drain=True, freezer=False).freeze()
+        check(False, "a lock that reports the runner's kernel fault ends the window")
+    except WindowError as e:
+        check(e.reason == "gpu_fault" and "MISALIGNED" in str(e), f"a kernel fault is the runner's: {e.reason}: {e}")
+    refuse["fault"] = False
     os.killpg(box.proc.pid, signal.SIGKILL)
     box.proc.wait()
     ended = Gate(box, runner, drain=True, freezer=False)
