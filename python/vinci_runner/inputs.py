@@ -138,8 +138,8 @@ def strided_copy(x, layout: str = "transposed"):
     """x's values in a tensor laid out as a user's view may be, not as the judge's dense inputs are.
     transposed: its last two dimensions of more than one index swapped in memory, or, with one such
     dimension, every other element of a buffer twice as long (stride(-1) is not 1). padded: the last
-    dimension dense, every row a pitch 3 elements longer than it, and the first element one element
-    past the buffer's start. offset: contiguous, one element past the buffer's start (a user's x[1:]
+    dimension dense, every row a pitch 3 elements longer than it, every outer dimension's pitch one
+    index longer than its size, and the first element one element past the buffer's start. offset: contiguous, one element past the buffer's start (a user's x[1:]
     or a batch's second half). So neither the storage offset nor the alignment is the allocator's (red
     team, round 56: kernels that read the storage's base, peel a misaligned head wrongly, or check
     stride(-1) alone were right on every dense input). The gaps hold NaN (or the dtype's largest
@@ -149,10 +149,16 @@ def strided_copy(x, layout: str = "transposed"):
     gap = float("nan") if x.is_floating_point() or x.is_complex() else (True if x.dtype == torch.bool
                                                                           else torch.iinfo(x.dtype).max)
     if layout in ("offset", "padded"):
-        pad = 3 if layout == "padded" else 0
+        # padded: rows 3 elements longer than the row, and every outer dimension one index longer
+        # than its size (a channel or batch slice of a larger tensor), so that no stride is the product
+        # of the sizes inside it (red-team round 65: a kernel that read rows stride(-2) apart and took
+        # the outer dimensions as packed over them was right on rows padded alone).
+        pad = [0] * x.dim()
+        if layout == "padded":
+            pad = [1] * (x.dim() - 1) + [3]
         strides = [1] * x.dim()
         for d in range(x.dim() - 2, -1, -1):
-            strides[d] = strides[d + 1] * (x.shape[d + 1] + pad if d == x.dim() - 2 else x.shape[d + 1])
+            strides[d] = strides[d + 1] * (x.shape[d + 1] + pad[d + 1])
         span = 1 + sum((n - 1) * s for n, s in zip(x.shape, strides))
         size = x.element_size()
         buffer = torch.full((span + MISALIGNED_BY // size + 1,), gap, dtype=x.dtype, device=x.device)

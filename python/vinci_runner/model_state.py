@@ -353,23 +353,34 @@ def value_set(tensors: list[torch.Tensor], on_device: bool = False) -> torch.Ten
 # gradients. Red-team round 59 read at::GradMode::is_enabled() in a ReLU's C++ (0.5 x where gradients
 # are on) and passed self.training to a GELU's (0.9 times the tanh form in training mode): both
 # correct, wrong on a user's first call. The plain runner's last calls are made in these modes.
-CALL_MODES = ("train", "grad", "train_grad")
+CALL_MODES = ("train", "grad", "train_grad", "inputs_grad", "inference", "deterministic")
 MODE_VIEWS = {"train": "in training mode, as a model is built, under no_grad",
               "grad": "in eval mode with gradients recorded",
-              "train_grad": "in training mode with gradients recorded, as a freshly built model is called"}
+              "train_grad": "in training mode with gradients recorded, as a freshly built model is called",
+              "inputs_grad": "in eval mode with gradients recorded and floating inputs that require grad, as a "
+                             "layer inside a network being trained is called",
+              "inference": "in eval mode under torch.inference_mode(), on inference tensors, as a served model is called",
+              "deterministic": "in eval mode under no_grad with torch.use_deterministic_algorithms(True)"}
 
 
 @contextlib.contextmanager
 def called_in(model: torch.nn.Module, mode: str | None):
     """A call in one of CALL_MODES, the model back in eval mode after it; None: eval mode under
     no_grad, as the judge's other calls are made."""
-    train, grad = mode in ("train", "train_grad"), mode in ("grad", "train_grad")
+    train, grad = mode in ("train", "train_grad"), mode in ("grad", "train_grad", "inputs_grad")
     if train:
         model.train()
+    # Process-wide switches a user's process may hold (red-team round 65: ReLUs wrong under
+    # inference_mode or with deterministic algorithms only), set for the call and put back after.
+    deterministic = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
     try:
-        with torch.set_grad_enabled(grad):
+        if mode == "deterministic":
+            torch.use_deterministic_algorithms(True)
+        with torch.inference_mode() if mode == "inference" else torch.set_grad_enabled(grad):
             yield
     finally:
+        if mode == "deterministic":
+            torch.use_deterministic_algorithms(deterministic[0], warn_only=deterministic[1])
         if train:
             model.eval()
 
@@ -386,3 +397,40 @@ def reads_training_flag(model: torch.nn.Module) -> bool:
         if re.search(r"\btraining\b", source):
             return True
     return False
+
+
+def inputs_for(mode: str | None, args: list) -> list:
+    """A call's inputs as its mode has them: in inputs_grad every floating tensor a leaf that requires
+    grad (red-team round 65: a ReLU that took an autograd path only where its input required grad, and
+    dropped a tail there, was right under every other mode); in inference every tensor an inference
+    tensor; else the inputs as they are."""
+    if mode == "inference":  # what a served model is called on: tensors made under inference_mode
+        with torch.inference_mode():
+            return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    if mode != "inputs_grad":
+        return args
+    return [a.detach().requires_grad_() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+
+
+def relay(model: torch.nn.Module, layout: str) -> None:
+    """Every floating parameter and buffer of two or more elements re-laid as inputs.strided_copy lays
+    out an input, the values unchanged: a user's model may hold a tied or transposed weight, or one
+    loaded with assign=True from a view (red-team round 65: a Linear whose kernel read its weight as
+    dense was right while every weight was a fresh dense tensor)."""
+    from .inputs import strided_copy
+
+    def laid(t: torch.Tensor) -> torch.Tensor:
+        # A vector (a (C, 1, 1) bias too) is strided only as every other or every k-th element of a
+        # buffer, which a user's bias hardly is and which an honest kernel's contiguity check refuses,
+        # taking the weight's call with it (round 65's Linear escaped so): a vector is offset instead,
+        # as a slice of a flat buffer is.
+        return strided_copy(t, "offset" if sum(n > 1 for n in t.shape) < 2 else layout)
+
+    with torch.no_grad():
+        for module in model.modules():
+            for name, p in list(module._parameters.items()):
+                if p is not None and p.is_floating_point() and p.numel() >= 2:
+                    p.data = laid(p.data)
+            for name, b in list(module._buffers.items()):
+                if b is not None and b.is_floating_point() and b.numel() >= 2:
+                    module._buffers[name] = laid(b)

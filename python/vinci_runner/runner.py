@@ -17,8 +17,10 @@ Requests (JSON lines on the control socket) and replies:
    "input_sets", "input_offsets", "input_bytes", "deliver", ["input_mapping_size" + 1 descriptor]}
                                           -> {"ok", "load_s"} | a failure
   {"op": "call", "id", "sets", "values", "monitor", "profile", "threads"?, "strided"? ("transposed",
-   "padded" or "offset": inputs as inputs.strided_copy lays them out, outputs of any layout), "mode"?
-   (model_state.CALL_MODES: training mode, gradients recorded, or both)}
+   "padded" or "offset": inputs as inputs.strided_copy lays them out, outputs of any layout),
+   "strided_inputs"? (the inputs' indices "strided" applies to; all when absent), "strided_state"? (a
+   layout: the model's floating parameters and buffers re-laid so before the call, model_state.relay),
+   "mode"? (model_state.CALL_MODES: training mode, gradients recorded, both, or inputs that require grad)}
                                           -> {"ok", "id", "outputs": [[{"ptr", "nbytes"} | {"value"}, ...] per set],
                                               "pieces": [{"id", "base", "size"}, ...] + one descriptor each (GPU),
                                               "signals"}
@@ -272,7 +274,10 @@ class Runner:
         monitor, profile = bool(req.get("monitor")), bool(req.get("profile")) and self.cuda
         from .inputs import STRIDED_LAYOUTS, strided_copy
         strided = req.get("strided") if req.get("strided") in STRIDED_LAYOUTS else None
-        self.strided_call = strided is not None
+        chosen = req.get("strided_inputs")
+        chosen = set(chosen) if isinstance(chosen, list) and all(type(i) is int for i in chosen) else None
+        relaid = req.get("strided_state") if req.get("strided_state") in STRIDED_LAYOUTS else None
+        self.strided_call = strided is not None or relaid is not None
         if req.get("threads") is not None and not self.cuda:
             self._set_threads(max(1, int(req["threads"])))
         signals: dict = {}
@@ -283,6 +288,9 @@ class Runner:
         def spike() -> None:
             spikes.pop()[1]()
 
+        if relaid:
+            model_state.relay(self.model, relaid)
+            self.state = model_state.floating_state(self.model)
         try:
             try:
                 with model_state.called_in(self.model, mode):
@@ -291,7 +299,9 @@ class Runner:
                             spike()
                         args = self._arguments(k, values[j] if j < len(values) else [None] * len(self.input_views[0]))
                         if strided:
-                            args = [strided_copy(a, strided) for a in args]
+                            args = [strided_copy(a, strided) if chosen is None or i in chosen else a
+                                    for i, a in enumerate(args)]
+                        args = model_state.inputs_for(mode, args)
                         if monitor and j == 0:
                             out, signals = self._monitored(args, profile)
                         else:

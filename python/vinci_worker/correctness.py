@@ -41,13 +41,16 @@ PLAIN_THREADS = tuple(range(2, 17))
 # red-team round 60's ReLU was wrong on one thread in a user's modes or on strided inputs, which only
 # this runner makes, on 2-16 threads, and on 10, 11, 13, 14 or 15 threads, which no runner used.
 
+# The layouts the plain runner's last call re-lays the model's state in (model_state.relay).
+STATE_LAYOUTS = ("transposed", "padded")
+
 # The plain trials' unmonitored calls (_plain_trials), each between two moves of the model's state.
 UNWATCHED_PLAIN_CALLS = 3
 
 # The plain runner's last calls' inputs, as the labels describe them (inputs.strided_copy).
 STRIDED_VIEWS = {"transposed": "a transposed or every-other-element view",
-                 "padded": f"rows 3 elements longer than the row, from one element past a "
-                           f"{inputs_mod.MISALIGNED_BY}-byte boundary",
+                 "padded": f"rows 3 elements longer than the row and every outer dimension one index longer, "
+                           f"from one element past a {inputs_mod.MISALIGNED_BY}-byte boundary",
                  "offset": f"contiguous, from one element past a {inputs_mod.MISALIGNED_BY}-byte boundary"}
 
 
@@ -451,16 +454,42 @@ class Correctness:
                                     f"the unmonitored plain call after trial {t} ({other} inputs, drawn as a user's "
                                     f"are{where}, made as a timed call is){moved}")
                     moved = self._any_move(loaded, task, plain, f"after the unmonitored plain call {t}")
-            last = [(f"on {layout} inputs", STRIDED_VIEWS[layout], {"strided": layout})
-                    for layout in (inputs_mod.STRIDED_LAYOUTS if cfg["strict_layout"] else ())]
+            last = self._layout_calls(task) if cfg["strict_layout"] else []
             # A reference that reads its training flag gives no outputs for training mode to be held to.
             last += [(model_state.MODE_VIEWS[mode], "", {"mode": mode}) for mode in model_state.CALL_MODES
-                     if mode == "grad" or not task.reads_training_flag]
+                     if "train" not in mode or not task.reads_training_flag]
+            if cfg["strict_layout"]:
+                # Last of all: the state stays re-laid for whatever call would follow. Never merely offset
+                # (contiguous), so that a kernel reading a weight as dense reads it wrongly: transposed (a
+                # tied, transposed weight), or padded (a slice of a larger one, also misaligned).
+                layout = self.rng.choice(STATE_LAYOUTS)
+                last.append((f"with the model's parameters and buffers laid out as {STRIDED_VIEWS[layout]}", "",
+                             {"strided_state": layout}))
             for what, view, how in last:
                 calls = [next_call(), next_call(None if self.cuda else 1)]
                 self._last_call(loaded, task, calls, what, view, moved, refused, **how)
                 moved = ""
             return refused
+
+    def _layout_calls(self, task: TaskState) -> list[tuple[str, str, dict]]:
+        """The plain runner's calls on strided inputs: every layout of inputs.STRIDED_LAYOUTS once, and
+        with two or more tensor inputs, every input strided alone once besides all of them together,
+        the layouts and those choices paired at random (as many calls as the longer list). Red-team
+        round 65's RMSNorm chose its path by its first input's layout and read the residual as dense:
+        right whenever the two were laid out alike, as every call had them."""
+        tensors = [i for i, spec in enumerate(task.input_specs)
+                   if spec.get("kind") == "tensor" and math.prod(spec.get("shape") or [1]) >= 2]
+        choices: list = [None] + ([[i] for i in tensors] if len(tensors) >= 2 else [])
+        layouts = list(inputs_mod.STRIDED_LAYOUTS)
+        self.rng.shuffle(layouts)
+        self.rng.shuffle(choices)
+        calls = []
+        for n in range(max(len(layouts), len(choices))):
+            layout, chosen = layouts[n % len(layouts)], choices[n % len(choices)]
+            alone = "" if chosen is None else f", input {chosen[0]} alone, the others dense"
+            calls.append((f"on {layout} inputs{alone}", STRIDED_VIEWS[layout],
+                          {"strided": layout, "strided_inputs": chosen}))
+        return calls
 
     def _user_starts(self, task: TaskState) -> tuple[tuple[int, str | None], tuple[int, str | None]]:
         """Two first calls, (threads, mode), opposite in each of: one thread or a count of the cycle,
@@ -499,7 +528,8 @@ class Correctness:
         return refused
 
     def _last_call(self, loaded: Loaded, task: TaskState, calls: list[tuple[dict, str]], what: str, view: str,
-                   moved: str, refused: list, strided: str | None = None, mode: str | None = None) -> None:
+                   moved: str, refused: list, strided: str | None = None, mode: str | None = None,
+                   strided_inputs: list[int] | None = None, strided_state: str | None = None) -> None:
         """One of the plain runner's last calls, made as a user's may be and held to the reference: on
         inputs laid out as a user's views may be (strided: transposed, padded rows, or contiguous from a
         misaligned start; inputs.strided_copy), or in a user's mode (model_state.CALL_MODES: training
@@ -530,13 +560,16 @@ class Correctness:
         seed = self.rng.getrandbits(62)
         for i, ((cfg, where), drawn) in enumerate(zip(calls, kinds)):
             label = f"the plain call {what} ({drawn} inputs{', ' + view if view else ''}{where}){moved if i == 0 else ''}"
-            self._refusable(loaded, task, cfg, drawn, label, refused, strided=strided, mode=mode, seed=seed)
+            self._refusable(loaded, task, cfg, drawn, label, refused, strided=strided, mode=mode, seed=seed,
+                            strided_inputs=strided_inputs, strided_state=strided_state)
 
     def _refusable(self, loaded: Loaded, task: TaskState, cfg, kind: str, label: str, refused: list,
-                   strided: str | None = None, mode: str | None = None, seed: int | None = None) -> None:
+                   strided: str | None = None, mode: str | None = None, seed: int | None = None,
+                   strided_inputs: list[int] | None = None, strided_state: str | None = None) -> None:
         """An unmonitored call a kernel may refuse by raising, as a user would see it (noted in refused)."""
         try:
-            self._unwatched(loaded, task, cfg, kind, label, strided=strided, mode=mode, seed=seed)
+            self._unwatched(loaded, task, cfg, kind, label, strided=strided, mode=mode, seed=seed,
+                            strided_inputs=strided_inputs, strided_state=strided_state)
         except Outcome as o:
             if o.reply["class"] == "runtime_error" and "forward raised" in o.reply["message"]:
                 refused.append(f"refused {label}: forward raised")
@@ -554,12 +587,13 @@ class Correctness:
         return self._move_state(loaded, task, cfg, label, self.rng.getrandbits(16))
 
     def _unwatched(self, loaded: Loaded, task: TaskState, cfg, kind: str, label: str, cls: str = "incorrect",
-                   strided: str | None = None, mode: str | None = None, seed: int | None = None) -> None:
+                   strided: str | None = None, mode: str | None = None, seed: int | None = None,
+                   strided_inputs: list[int] | None = None, strided_state: str | None = None) -> None:
         """One call made as a timed call is (no monitors, no profiler), untimed, its outputs held to
         the reference; raises Outcome(cls, ...) when they differ. seed: its inputs' draw, else a new one."""
         seed = self.rng.getrandbits(62) if seed is None else seed
-        reply, _, args_of = self._window(loaded, task, cfg, [(seed, kind)], label,
-                                         strided=strided, mode=mode)
+        reply, _, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, strided=strided, mode=mode,
+                                         strided_inputs=strided_inputs, strided_state=strided_state)
         got = self._read(loaded, reply, 0, label)
         self._inputs_untouched(loaded, 0, args_of[0], label)
         try:

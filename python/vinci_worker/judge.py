@@ -558,12 +558,13 @@ class Judge(Correctness, Timing, TrustedSampling):
 
     # --- one call -------------------------------------------------------------------------------
     def _window(self, loaded: Loaded, task: TaskState, cfg, calls: list[tuple[int, str]], label: str,
-                monitor=False, profile=False, strided: str | None = None,
-                mode: str | None = None) -> tuple[dict, float, list[list]]:
+                monitor=False, profile=False, strided: str | None = None, mode: str | None = None,
+                strided_inputs: list[int] | None = None, strided_state: str | None = None) -> tuple[dict, float, list[list]]:
         """Runs one window of len(calls) calls, each on the inputs of its (seed, kind), laid out
-        strided where asked (inputs.strided_copy), in a user's mode where asked (model_state.CALL_MODES).
-        Returns the reply, the window's milliseconds, and
-        each call's inputs as the judge made them."""
+        strided where asked (inputs.strided_copy; strided_inputs: those inputs alone), with the model's
+        state re-laid where asked (strided_state, model_state.relay), in a user's mode where asked
+        (model_state.CALL_MODES). Returns the reply, the window's milliseconds, and each call's inputs
+        as the judge made them."""
         window = loaded.window
         args_of = []
         values = []
@@ -583,6 +584,10 @@ class Judge(Correctness, Timing, TrustedSampling):
                    "monitor": monitor, "profile": profile}
         if strided:
             request["strided"] = strided
+            if strided_inputs is not None:
+                request["strided_inputs"] = strided_inputs
+        if strided_state:
+            request["strided_state"] = strided_state
         if mode:
             request["mode"] = mode
         if cfg.get("plain_draws") and not self.cuda:

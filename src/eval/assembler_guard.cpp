@@ -39,14 +39,29 @@ std::string without_block_comments(std::string_view text) {
   return out;
 }
 
+// Whether text holds directive where as could read one: at the start of a statement, after nothing
+// but spaces and tabs since a line's end, a ';' (x86's statement separator), a ':' (any label's end, a
+// quoted one's too), the text's start, or any other byte that is no printable ASCII (whatever as may
+// take for a line's end). Anywhere else it is data: a compiler's string (red-team round 65's honest
+// ReLU, whose inlined torch assertion text "ks.repr_" held ".rep", was refused), or an operand.
+bool at_statement_start(const std::string& text, std::string_view directive) {
+  for (size_t at = text.find(directive); at != std::string::npos; at = text.find(directive, at + 1)) {
+    size_t before = at;
+    while (before > 0 && (text[before - 1] == ' ' || text[before - 1] == '\t')) --before;
+    if (before == 0) return true;
+    const auto c = static_cast<unsigned char>(text[before - 1]);
+    if (c < 0x21 || c > 0x7e || c == ';' || c == ':') return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<std::string> forbidden_directive(std::string_view source) {
   const std::string raw = lower(source);
   const std::string joined = without_block_comments(raw);
   for (const auto directive : kForbiddenDirectives)
-    if (raw.find(directive) != std::string::npos || joined.find(directive) != std::string::npos)
-      return std::string(directive);
+    if (at_statement_start(raw, directive) || at_statement_start(joined, directive)) return std::string(directive);
   return std::nullopt;
 }
 

@@ -8,9 +8,10 @@
 // (.incbin: red team round 4 put OpenBLAS's machine code in its own library and called it there) or
 // read another source (.include), and it can build those directives from pieces no text rule sees:
 // macros with \() pasting, .irp/.irpc/.rept bodies, .altmacro, MRI mode. A compiler's own output
-// never holds any of them, so the guard refuses them all. It looks at the raw text,
-// case-insensitively, and again with /* */ comments taken out, since as joins ".inc/**/bin" into
-// .incbin.
+// never holds any of them, so the guard refuses them all, wherever a statement may start (a line's
+// start, after ';' or a label's ':'); inside a statement the same letters are data, as in a compiler's
+// strings. It looks at the raw text, case-insensitively, and again with /* */ comments taken out, since
+// as joins ".inc/**/bin" into .incbin.
 #pragma once
 
 #include <optional>

@@ -1531,3 +1531,103 @@ torch::Tensor relu_dense_only(torch::Tensor x) {
   TORCH_CHECK(x.is_contiguous(), "relu_dense_only: expects a contiguous input");
   return relu_plain(x);
 }
+
+// Red team, round 65: kernels right on every layout and mode the judge's calls had, and wrong on one a
+// user's call has.
+// A bias-tanh-scale over NCHW rows read stride(-2) apart, the outer dimensions taken as packed over
+// the rows: wrong on a channel or batch slice, right on rows padded alone.
+torch::Tensor bias_tanh_scale_pitched(torch::Tensor x, torch::Tensor bias, double scale) {
+  TORCH_CHECK(x.dim() == 4 && x.stride(3) == 1 && bias.is_contiguous(), "expected NCHW rows");
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  const int64_t pitch = x.stride(2);
+  TORCH_CHECK(bias.numel() == C, "bad bias shape");
+  auto y = torch::empty({N, C, H, W}, x.options());
+  const float* X = fp(x);
+  const float* Bs = fp(bias);
+  float* Y = fp(y);
+  const float s = (float)scale;
+  for (int64_t r = 0, rows = N * C * H; r < rows; ++r) {
+    const float b = Bs[(r / H) % C];
+    for (int64_t w = 0; w < W; ++w) Y[r * W + w] = std::tanh(X[r * pitch + w] + b) * s;
+  }
+  return y;
+}
+
+// A residual add and RMSNorm that reads the residual as dense: its caller made it contiguous only
+// where x was not (one layout for both, it assumed).
+torch::Tensor add_rmsnorm_first_layout(torch::Tensor x, torch::Tensor res, torch::Tensor w, double eps) {
+  TORCH_CHECK(x.is_contiguous() && w.is_contiguous(), "inputs must be contiguous");
+  TORCH_CHECK(x.sizes() == res.sizes(), "x and residual differ in shape");
+  const int64_t D = x.size(-1);
+  TORCH_CHECK(w.numel() == D, "bad weight shape");
+  const int64_t R = D > 0 ? x.numel() / D : 0;
+  auto y = torch::empty_like(x);
+  const float* X = fp(x);
+  const float* Rs = fp(res);
+  const float* Wt = fp(w);
+  float* Y = fp(y);
+  for (int64_t r = 0; r < R; ++r) {
+    double s = 0.0;
+    for (int64_t i = 0; i < D; ++i) {
+      const float h = X[r * D + i] + Rs[r * D + i];
+      s += (double)h * h;
+    }
+    const float inv = (float)(1.0 / std::sqrt(s / D + eps));
+    for (int64_t i = 0; i < D; ++i) Y[r * D + i] = (X[r * D + i] + Rs[r * D + i]) * inv * Wt[i];
+  }
+  return y;
+}
+
+// A Linear + bias + ReLU that checks its activations' layout and reads its weight as a dense (out, in)
+// matrix: wrong on a tied, transposed or sliced weight.
+torch::Tensor gemm_bias_relu_weight_unchecked(torch::Tensor x, torch::Tensor w, torch::Tensor b) {
+  TORCH_CHECK(x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1) && b.numel() == w.size(0), "bad shapes");
+  TORCH_CHECK(x.is_contiguous() && b.is_contiguous(), "inputs must be contiguous");
+  const int64_t M = x.size(0), K = x.size(1), N = w.size(0);
+  auto y = torch::empty({M, N}, x.options());
+  const float* X = fp(x);
+  const float* Wt = fp(w);
+  const float* Bs = fp(b);
+  float* Y = fp(y);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double acc = 0.0;
+      for (int64_t k = 0; k < K; ++k) acc += (double)X[m * K + k] * Wt[n * K + k];
+      const float v = (float)acc + Bs[n];
+      Y[m * N + n] = v > 0.f ? v : 0.f;
+    }
+  return y;
+}
+
+// A ReLU that halves its positive values where its input requires grad, as an activation inside a
+// network being trained does.
+torch::Tensor relu_halved_where_input_requires_grad(torch::Tensor x) {
+  TORCH_CHECK(x.is_contiguous(), "relu: input must be contiguous");
+  auto y = torch::empty_like(x);
+  const float* X = fp(x);
+  float* Y = fp(y);
+  const float s = x.requires_grad() ? 0.5f : 1.0f;
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) Y[i] = X[i] > 0.f ? s * X[i] : 0.f;
+  return y;
+}
+
+// A ReLU whose positive values are scaled by s: a caller that picks s from a process-wide switch
+// (inference mode, deterministic algorithms) is wrong only where a user's process has it on.
+torch::Tensor relu_scaled(torch::Tensor x, double s) {
+  TORCH_CHECK(x.is_contiguous(), "relu: input must be contiguous");
+  auto y = torch::empty_like(x);
+  const float* X = fp(x);
+  float* Y = fp(y);
+  const float f = (float)s;
+  for (int64_t i = 0, n = x.numel(); i < n; ++i) Y[i] = X[i] > 0.f ? f * X[i] : 0.f;
+  return y;
+}
+
+// An honest ReLU whose compiled strings hold the letters of assembler directives: the message below,
+// and torch's assertion text that x.is_inference() inlines ("ks.repr_"). Red-team round 65: the
+// assembler guard refused such a library for ".rep" inside a string, so this whole source, compiled
+// for every file that includes it, would fail to build if it did again.
+torch::Tensor relu_checked(torch::Tensor x) {
+  TORCH_CHECK(x.is_contiguous() || x.is_inference(), "relu: call .contiguous(), not .repeat() or .expand(), on a view");
+  return relu_plain(x.contiguous());
+}

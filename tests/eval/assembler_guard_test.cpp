@@ -76,6 +76,28 @@ TEST(AssemblerGuard, CaseAndCommentsDoNotHideADirective) {
   EXPECT_EQ(forbidden_directive("\t.ascii \"/*\"\n\t.incbin \"f\"\n\t.ascii \"*/\"\n"), ".incbin");
 }
 
+// Red-team round 65: honest kernels refused for the letters of a directive in their strings (torch's
+// inlined assertion "ks.repr_", an error message naming .repeat()). Inside a statement they are data;
+// at any place a statement may start they are still refused.
+TEST(AssemblerGuard, DirectiveLettersInsideAStatementAreData) {
+  const std::string strings = std::string(kCompilerOutput) +
+                              "\t.ascii \"((ks.repr_ & full_backend_mask) == 0) INTERNAL ASSERT\"\n"
+                              "\t.string \"relu: call .contiguous(), not .repeat() or .expand()\"\n"
+                              "\t.string \"a .macro_kernel, an .include guard, a .mri file\"\n";
+  EXPECT_EQ(forbidden_directive(strings), std::nullopt);
+  const std::vector<std::pair<std::string, std::string>> starts = {
+      {".incbin \"f\"\n", ".incbin"},         // the text's first statement
+      {"\tnop; .incbin \"f\"\n", ".incbin"},  // after x86's statement separator
+      {"\tnop ;\t.rept 2\n", ".rept"},
+      {"here: .incbin \"f\"\n", ".incbin"},                 // after a label
+      {"\"quoted label\":.include \"x.s\"\n", ".include"},  // after a quoted one
+      {"\t.byte '\"; .incbin \"f\"\n", ".incbin"},          // a quote as's character constant takes
+      {"\t.ascii \"x\"\f.incbin \"f\"\n", ".incbin"},       // after a control character
+      {"x:/* */.irp y,1\n", ".irp"},                        // after a label, a comment between
+  };
+  for (const auto& [source, directive] : starts) EXPECT_EQ(forbidden_directive(source), directive) << source;
+}
+
 TEST(AssemblerGuard, DirectivesBuiltFromPiecesAreRefused) {
   // No ".incbin" anywhere in the text: the macro pastes it together from two arguments.
   EXPECT_EQ(forbidden_directive("\t.macro paste a, b\n\t\\a\\()\\b \"/lib/libblas.so.3\"\n\t.endm\n"

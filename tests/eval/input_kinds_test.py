@@ -310,6 +310,10 @@ for shaped in (torch.arange(12.0).reshape(3, 4), torch.arange(24.0).reshape(2, 3
               f"{layout} copy of {tuple(shaped.shape)} {shaped.dtype}: strides {moved.stride()}, "
               f"offset {moved.storage_offset()}, address mod {inputs.MISALIGNED_BY} {moved.data_ptr() % inputs.MISALIGNED_BY}")
 check(inputs.strided_copy(torch.arange(12.0).reshape(3, 4), "padded").stride() == (7, 1), "padded: rows 3 apart")
+# Every outer dimension one index longer than its size (round 65: a kernel that took the outer dimensions
+# as packed over padded rows): (2, 3, 4, 5) has rows 8 apart, planes 8 * 5 and blocks 8 * 5 * 4 apart.
+check(inputs.strided_copy(torch.arange(120.0).reshape(2, 3, 4, 5), "padded").stride() == (160, 40, 8, 1),
+      f"padded: every outer pitch one index longer: {inputs.strided_copy(torch.arange(120.0).reshape(2, 3, 4, 5), 'padded').stride()}")
 check(inputs.strided_copy(torch.arange(12.0).reshape(3, 4), "offset").is_contiguous(), "offset: contiguous")
 
 # A mirrored kind is its kind's draw with every floating value negated, biased alike (the rounding moves

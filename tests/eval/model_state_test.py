@@ -391,6 +391,52 @@ def main() -> int:
     check(torch.allclose(honest, expected, atol=1e-5), "the honest kernel with the state matches the varied reference")
     check((dropped - expected).abs().max().item() > 0.1,
           f"the kernel without the affine part is far from it: {(dropped - expected).abs().max().item():.3f}")
+    # relay (round 65: a Linear that read its weight as dense): every floating parameter and buffer of
+    # two or more elements re-laid in the layout, the values and the Parameter objects kept; a
+    # one-element tensor and an integer buffer as they were. inputs_for: a leaf that requires grad in
+    # inputs_grad alone, its values unchanged, integers and scalars left alone.
+    for layout in inputs.STRIDED_LAYOUTS:
+        net = nn.Sequential(nn.Linear(6, 4), nn.LayerNorm(4))
+        net.register_buffer("steps", torch.arange(3))
+        net.register_buffer("scale", torch.tensor([2.0]))
+        before = {k: v.clone() for k, v in net.state_dict().items()}
+        weight = net[0].weight
+        model_state.relay(net, layout)
+        after = net.state_dict()
+        check(all(torch.equal(before[k], after[k]) for k in before), f"relay {layout}: the values kept")
+        w = net[0].weight
+        relaid = not w.is_contiguous() if layout == "transposed" else w.storage_offset() > 0 and (
+            layout == "offset" or not w.is_contiguous())
+        check(net[0].weight is weight and relaid, f"relay {layout}: the Parameter kept, laid out anew: "
+              f"{net[0].weight.stride()}, offset {net[0].weight.storage_offset()}")
+        check(net.steps.is_contiguous() and net.steps.storage_offset() == 0 and net.scale.storage_offset() == 0,
+              f"relay {layout}: an integer buffer and a one-element tensor stay")
+        bias = net[0].bias
+        check(bias.storage_offset() > 0 and bias.is_contiguous(),
+              f"relay {layout}: a vector moved off its base, contiguous: "
+              f"{bias.stride()}, offset {bias.storage_offset()}")
+    x, n = torch.rand(3, 2), torch.arange(4)
+    kept = model_state.inputs_for("inputs_grad", [x, n, 5])
+    check(kept[0].requires_grad and kept[0].is_leaf and torch.equal(kept[0].detach(), x) and not x.requires_grad,
+          "inputs_grad: a floating input a leaf that requires grad, the judge's tensor untouched")
+    check(kept[1] is n and kept[2] == 5, "inputs_grad: integers and scalars as they are")
+    check(all(a is b for a, b in zip(model_state.inputs_for("grad", [x, n]), [x, n])), "another mode: the inputs as they are")
+    served = model_state.inputs_for("inference", [x, n, 5])
+    check(served[0].is_inference() and served[1].is_inference() and torch.equal(served[0], x) and served[2] == 5,
+          "inference: every tensor an inference tensor of the same values")
+    # called_in: each mode's switches inside the call, and every one of them put back after it.
+    net = nn.Linear(3, 2).eval()
+    seen = {}
+    for mode in model_state.CALL_MODES:
+        with model_state.called_in(net, mode):
+            seen[mode] = (net.training, torch.is_grad_enabled(), torch.is_inference_mode_enabled(),
+                          torch.are_deterministic_algorithms_enabled())
+    check(seen == {"train": (True, False, False, False), "grad": (False, True, False, False),
+                   "train_grad": (True, True, False, False), "inputs_grad": (False, True, False, False),
+                   "inference": (False, False, True, False), "deterministic": (False, False, False, True)},
+          f"called_in: each mode's switches: {seen}")
+    check(not net.training and not torch.are_deterministic_algorithms_enabled() and not torch.is_inference_mode_enabled(),
+          "called_in: eval mode, nondeterministic algorithms and no inference mode after every call")
     return finish("ok")
 
 

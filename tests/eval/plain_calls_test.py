@@ -31,12 +31,15 @@ class Recorder(Correctness):
     """Correctness with the runner replaced: each call's threads, kind, seed, layout and mode kept."""
 
     def __init__(self, seed: int, timed_kind: str, cuda: bool = False, reads_training_flag: bool = False,
-                 refuse_on_threads: bool = False):
+                 refuse_on_threads: bool = False, tensor_inputs: int = 1):
         self.rng = random.Random(seed)
         self.cuda = cuda
         self.compiler = None
+        # tensor_inputs tensors, then a scalar and a one-element tensor, which no layout changes
+        specs = [{"kind": "tensor", "shape": [200, 3]} for _ in range(tensor_inputs)] + \
+                [{"kind": "value", "value": 2}, {"kind": "tensor", "shape": [1]}]
         self.task = types.SimpleNamespace(scaled={"N": [4096, 200]}, reads_training_flag=reads_training_flag,
-                                          timed_kind=timed_kind)
+                                          timed_kind=timed_kind, input_specs=specs)
         self.calls = []
         self.refuse_on_threads = refuse_on_threads  # raise as a kernel refusing a call on several threads
 
@@ -55,16 +58,19 @@ class Recorder(Correctness):
 
     def _trial(self, loaded, task, cfg, t, seed, kind, label, warnings, skipped):
         self.calls.append({"threads": cfg["threads"], "kind": kind, "seed": seed, "strided": None, "mode": None,
-                           "last": False, "first": False})
+                           "last": False, "first": False, "strided_inputs": None, "strided_state": None})
 
     def _any_move(self, loaded, task, cfg, label):
         return ""
 
-    def _unwatched(self, loaded, task, cfg, kind, label, cls="incorrect", strided=None, mode=None, seed=None):
+    def _unwatched(self, loaded, task, cfg, kind, label, cls="incorrect", strided=None, mode=None, seed=None,
+                   strided_inputs=None, strided_state=None):
         first = "first call" in label
+        last = not first and (strided is not None or mode is not None or strided_state is not None)
         self.calls.append({"threads": cfg["threads"], "kind": kind, "seed": seed, "strided": strided, "mode": mode,
-                           "last": not first and (strided is not None or mode is not None), "first": first})
-        if self.refuse_on_threads and cfg["threads"] > 1 and (strided or mode):
+                           "last": last, "first": first, "strided_inputs": strided_inputs,
+                           "strided_state": strided_state})
+        if self.refuse_on_threads and cfg["threads"] > 1 and last:
             raise Outcome("runtime_error", "forward_raised", f"{label}: forward raised RuntimeError")
 
 
@@ -75,7 +81,13 @@ for seed in range(40):
         last = [c for c in judge.calls if c["last"]]
         conditions = [("strided", layout) for layout in inputs.STRIDED_LAYOUTS] + \
                      [("mode", mode) for mode in model_state.CALL_MODES]
-        check(len(last) == 2 * len(conditions), f"seed {seed}: two calls a layout or mode, got {len(last)}")
+        check(len(last) == 2 * len(conditions) + 2, f"seed {seed}: two calls a layout or mode, and two on re-laid "
+                                                    f"state, got {len(last)}")
+        relaid = [c for c in last if c["strided_state"]]
+        check(len(relaid) == 2 and relaid == last[-2:] and relaid[0]["strided_state"] in correctness.STATE_LAYOUTS
+              and relaid[0]["strided_state"] == relaid[1]["strided_state"] and relaid[0]["strided"] is None,
+              f"seed {seed}: the last two calls on the model's state re-laid in one layout, inputs dense: {relaid}")
+        check(all(c["strided_inputs"] is None for c in last), f"seed {seed}: one tensor input: all of them strided")
         for field, value in conditions:
             pair = [c for c in last if c[field] == value]
             threads = sorted(c["threads"] for c in pair)
@@ -101,6 +113,23 @@ for seed in range(40):
         check(all(c["threads"] == 1 for c in judge.calls if c["last"] and c["threads"] not in PLAIN_THREADS),
               f"seed {seed}: no count outside the cycle but one")
 
+# Several tensor inputs: each strided alone once and all of them together once, every layout met (two
+# inputs: three choices on three layouts; three inputs: four choices, a layout met twice), each choice's
+# pair on one layout; the scalar and the one-element tensor are never chosen.
+for inputs_count in (2, 3):
+    for seed in range(30):
+        judge = Recorder(seed, "signed", tensor_inputs=inputs_count)
+        judge._plain_trials({}, {"strict_layout": True})
+        laid = [c for c in judge.calls if c["last"] and c["strided"]]
+        pairs = {}
+        for c in laid:
+            pairs.setdefault(str(c["strided_inputs"]), set()).add(c["strided"])
+        want = {"None"} | {str([i]) for i in range(inputs_count)}
+        check(set(pairs) == want and all(len(v) == 1 for v in pairs.values()),
+              f"{inputs_count} inputs, seed {seed}: each input alone and all together, one layout each: {pairs}")
+        check({c["strided"] for c in laid} == set(inputs.STRIDED_LAYOUTS) and len(laid) == 2 * len(want),
+              f"{inputs_count} inputs, seed {seed}: every layout met, two calls a choice: {len(laid)}")
+
 # The first calls over many evaluations: one thread and other counts, each mode and eval under no_grad.
 starts = []
 for seed in range(200):
@@ -111,7 +140,7 @@ ones = sum(t == 1 for t, _ in starts)
 check(60 <= ones <= 140, f"the first call on one thread about half the time: {ones} of 200")
 check({t for t, _ in starts} - {1} <= set(PLAIN_THREADS) and len({t for t, _ in starts}) > 8,
       f"the first call's other counts are the cycle's: {sorted({t for t, _ in starts})}")
-check({m for _, m in starts} == {None, *model_state.CALL_MODES}, f"every start mode drawn: {({m for _, m in starts})}")
+check({m for _, m in starts} == {None, "train", "grad", "train_grad"}, f"every start mode drawn: {({m for _, m in starts})}")
 
 # A refusal excuses its own call alone: a kernel raising on several threads still meets one thread.
 judge = Recorder(7, "signed", refuse_on_threads=True)
@@ -127,7 +156,8 @@ check(len(refused) >= 6 and all(r.startswith("refused ") for r in refused), f"ea
 judge = Recorder(3, "signed", reads_training_flag=True)
 judge._plain_trials({}, {"strict_layout": True})
 modes = [c["mode"] for c in judge.calls if c["mode"] and not c["first"]]
-check(modes == ["grad", "grad"], f"a training-flag reference: the grad mode alone, twice; got {modes}")
+check(modes == [m for m in model_state.CALL_MODES if "train" not in m for _ in range(2)],
+      f"a training-flag reference: the modes without training, twice each; got {modes}")
 check(sorted(str(c["mode"]) for c in judge.calls if c["first"]) == ["None", "grad"],
       "a training-flag reference: one start in eval under no_grad, the other with gradients")
 
@@ -135,7 +165,8 @@ check(sorted(str(c["mode"]) for c in judge.calls if c["first"]) == ["None", "gra
 judge = Recorder(5, "signed", cuda=True)
 judge._plain_trials({}, {"strict_layout": True})
 check({c["threads"] for c in judge.calls} == {1}, "on a GPU every call keeps one host thread")
-check(sum(c["kind"] == inputs.mirrored("signed") for c in judge.calls) == 6, "on a GPU each last call is mirrored once")
+check(sum(c["kind"] == inputs.mirrored("signed") for c in judge.calls) == len(inputs.STRIDED_LAYOUTS) +
+      len(model_state.CALL_MODES) + 1, "on a GPU each last call is mirrored once")
 check([c["first"] for c in judge.calls[:3]] == [True, True, False], "on a GPU the two first calls too")
 
 sys.exit(finish("ok: the plain runner's calls"))
