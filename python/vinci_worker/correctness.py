@@ -41,7 +41,8 @@ PLAIN_THREADS = tuple(range(2, 17))
 # red-team round 60's ReLU was wrong on one thread in a user's modes or on strided inputs, which only
 # this runner makes, on 2-16 threads, and on 10, 11, 13, 14 or 15 threads, which no runner used.
 
-# The layouts the plain runner's last call re-lays the model's state in (model_state.relay).
+# The layouts that read wrongly as dense (not offset, which is contiguous): the model's state is
+# re-laid in one of them (model_state.relay), and an input strided alone is laid out in one.
 STATE_LAYOUTS = ("transposed", "padded")
 
 # The plain trials' unmonitored calls (_plain_trials), each between two moves of the model's state.
@@ -472,23 +473,22 @@ class Correctness:
             return refused
 
     def _layout_calls(self, task: TaskState) -> list[tuple[str, str, dict]]:
-        """The plain runner's calls on strided inputs: every layout of inputs.STRIDED_LAYOUTS once, and
-        with two or more tensor inputs, every input strided alone once besides all of them together,
-        the layouts and those choices paired at random (as many calls as the longer list). Red-team
-        round 65's RMSNorm chose its path by its first input's layout and read the residual as dense:
-        right whenever the two were laid out alike, as every call had them."""
+        """The plain runner's calls on strided inputs: every layout of inputs.STRIDED_LAYOUTS with all
+        inputs strided, in a drawn order, then, with two or more tensor inputs, each input strided alone,
+        the others dense, transposed or padded (drawn; never merely offset, which is contiguous and reads
+        as dense). Red-team round 65's RMSNorm chose its path by its first input's layout and read the
+        residual as dense: right whenever the two were laid out alike, as every call had them, and right
+        too where the residual alone was offset."""
         tensors = [i for i, spec in enumerate(task.input_specs)
                    if spec.get("kind") == "tensor" and math.prod(spec.get("shape") or [1]) >= 2]
-        choices: list = [None] + ([[i] for i in tensors] if len(tensors) >= 2 else [])
         layouts = list(inputs_mod.STRIDED_LAYOUTS)
         self.rng.shuffle(layouts)
-        self.rng.shuffle(choices)
-        calls = []
-        for n in range(max(len(layouts), len(choices))):
-            layout, chosen = layouts[n % len(layouts)], choices[n % len(choices)]
-            alone = "" if chosen is None else f", input {chosen[0]} alone, the others dense"
-            calls.append((f"on {layout} inputs{alone}", STRIDED_VIEWS[layout],
-                          {"strided": layout, "strided_inputs": chosen}))
+        calls = [(f"on {layout} inputs", STRIDED_VIEWS[layout], {"strided": layout, "strided_inputs": None})
+                 for layout in layouts]
+        for i in tensors if len(tensors) >= 2 else []:
+            layout = self.rng.choice(STATE_LAYOUTS)
+            calls.append((f"on {layout} inputs, input {i} alone, the others dense", STRIDED_VIEWS[layout],
+                          {"strided": layout, "strided_inputs": [i]}))
         return calls
 
     def _user_starts(self, task: TaskState) -> tuple[tuple[int, str | None], tuple[int, str | None]]:
