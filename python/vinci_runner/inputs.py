@@ -139,7 +139,8 @@ def strided_copy(x, layout: str = "transposed"):
     transposed: its last two dimensions of more than one index swapped in memory, or, with one such
     dimension, every other element of a buffer twice as long (stride(-1) is not 1). padded: the last
     dimension dense, every row a pitch 3 elements longer than it, every outer dimension's pitch one
-    index longer than its size, and the first element one element past the buffer's start. offset: contiguous, one element past the buffer's start (a user's x[1:]
+    index longer than its size, and the first element one element past the buffer's start. offset:
+    contiguous, one element past the buffer's start (a user's x[1:]
     or a batch's second half). So neither the storage offset nor the alignment is the allocator's (red
     team, round 56: kernels that read the storage's base, peel a misaligned head wrongly, or check
     stride(-1) alone were right on every dense input). The gaps hold NaN (or the dtype's largest

@@ -20,7 +20,8 @@ Requests (JSON lines on the control socket) and replies:
    "padded" or "offset": inputs as inputs.strided_copy lays them out, outputs of any layout),
    "strided_inputs"? (the inputs' indices "strided" applies to; all when absent), "strided_state"? (a
    layout: the model's floating parameters and buffers re-laid so before the call, model_state.relay),
-   "mode"? (model_state.CALL_MODES: training mode, gradients recorded, both, or inputs that require grad)}
+   "mode"? (one of model_state.CALL_MODES, a user's mode: training, gradients, inputs that require grad,
+   inference mode, deterministic algorithms)}
                                           -> {"ok", "id", "outputs": [[{"ptr", "nbytes"} | {"value"}, ...] per set],
                                               "pieces": [{"id", "base", "size"}, ...] + one descriptor each (GPU),
                                               "signals"}
