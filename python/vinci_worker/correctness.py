@@ -14,6 +14,7 @@ from vinci_runner import inputs as inputs_mod
 from vinci_runner import model_state
 
 from . import compare, runner_signals, shapes
+from .call_form import JUDGES_OWN, CallForm
 from .call_window import WindowError
 from .judge_state import WINDOW_CLASSES, Loaded, ReferenceFailed, TaskState, flat, movable, perturb_state, reset_state
 from .outcome import Outcome
@@ -457,7 +458,7 @@ class Correctness:
                     moved = self._any_move(loaded, task, plain, f"after the unmonitored plain call {t}")
             last = self._layout_calls(task) if cfg["strict_layout"] else []
             # A reference that reads its training flag gives no outputs for training mode to be held to.
-            last += [(model_state.MODE_VIEWS[mode], "", {"mode": mode}) for mode in model_state.CALL_MODES
+            last += [(model_state.MODE_VIEWS[mode], "", CallForm(mode=mode)) for mode in model_state.CALL_MODES
                      if "train" not in mode or not task.reads_training_flag]
             if cfg["strict_layout"]:
                 # Last of all: the state stays re-laid for whatever call would follow. Never merely offset
@@ -465,14 +466,14 @@ class Correctness:
                 # tied, transposed weight), or padded (a slice of a larger one, also misaligned).
                 layout = self.rng.choice(STATE_LAYOUTS)
                 last.append((f"with the model's parameters and buffers laid out as {STRIDED_VIEWS[layout]}", "",
-                             {"strided_state": layout}))
-            for what, view, how in last:
+                             CallForm(strided_state=layout)))
+            for what, view, form in last:
                 calls = [next_call(), next_call(None if self.cuda else 1)]
-                self._last_call(loaded, task, calls, what, view, moved, refused, **how)
+                self._last_call(loaded, task, calls, what, view, form, moved, refused)
                 moved = ""
             return refused
 
-    def _layout_calls(self, task: TaskState) -> list[tuple[str, str, dict]]:
+    def _layout_calls(self, task: TaskState) -> list[tuple[str, str, CallForm]]:
         """The plain runner's calls on strided inputs: every layout of inputs.STRIDED_LAYOUTS with all
         inputs strided, in a drawn order, then, with two or more tensor inputs, each input strided alone,
         the others dense, transposed or padded (drawn; never merely offset, which is contiguous and reads
@@ -483,12 +484,11 @@ class Correctness:
                    if spec.get("kind") == "tensor" and math.prod(spec.get("shape") or [1]) >= 2]
         layouts = list(inputs_mod.STRIDED_LAYOUTS)
         self.rng.shuffle(layouts)
-        calls = [(f"on {layout} inputs", STRIDED_VIEWS[layout], {"strided": layout, "strided_inputs": None})
-                 for layout in layouts]
+        calls = [(f"on {layout} inputs", STRIDED_VIEWS[layout], CallForm(strided=layout)) for layout in layouts]
         for i in tensors if len(tensors) >= 2 else []:
             layout = self.rng.choice(STATE_LAYOUTS)
             calls.append((f"on {layout} inputs, input {i} alone, the others dense", STRIDED_VIEWS[layout],
-                          {"strided": layout, "strided_inputs": [i]}))
+                          CallForm(strided=layout, strided_inputs=(i,))))
         return calls
 
     def _user_starts(self, task: TaskState) -> tuple[tuple[int, str | None], tuple[int, str | None]]:
@@ -515,7 +515,7 @@ class Correctness:
         if mode is None:  # the judge's own mode, which no kernel may refuse
             self._unwatched(loaded, task, cfg, task.timed_kind, label)
         else:
-            self._refusable(loaded, task, cfg, task.timed_kind, label, refused, mode=mode)
+            self._refusable(loaded, task, cfg, task.timed_kind, label, refused, CallForm(mode=mode))
 
     def _first_call(self, req, cfg, threads: int, mode: str | None) -> list[str]:
         """One call, the first, of a fresh process of the candidate's at the judged shape (plain draws)."""
@@ -528,8 +528,7 @@ class Correctness:
         return refused
 
     def _last_call(self, loaded: Loaded, task: TaskState, calls: list[tuple[dict, str]], what: str, view: str,
-                   moved: str, refused: list, strided: str | None = None, mode: str | None = None,
-                   strided_inputs: list[int] | None = None, strided_state: str | None = None) -> None:
+                   form: CallForm, moved: str, refused: list) -> None:
         """One of the plain runner's last calls, made as a user's may be and held to the reference: on
         inputs laid out as a user's views may be (strided: transposed, padded rows, or contiguous from a
         misaligned start; inputs.strided_copy), or in a user's mode (model_state.CALL_MODES: training
@@ -560,16 +559,13 @@ class Correctness:
         seed = self.rng.getrandbits(62)
         for i, ((cfg, where), drawn) in enumerate(zip(calls, kinds)):
             label = f"the plain call {what} ({drawn} inputs{', ' + view if view else ''}{where}){moved if i == 0 else ''}"
-            self._refusable(loaded, task, cfg, drawn, label, refused, strided=strided, mode=mode, seed=seed,
-                            strided_inputs=strided_inputs, strided_state=strided_state)
+            self._refusable(loaded, task, cfg, drawn, label, refused, form, seed=seed)
 
     def _refusable(self, loaded: Loaded, task: TaskState, cfg, kind: str, label: str, refused: list,
-                   strided: str | None = None, mode: str | None = None, seed: int | None = None,
-                   strided_inputs: list[int] | None = None, strided_state: str | None = None) -> None:
+                   form: CallForm = JUDGES_OWN, seed: int | None = None) -> None:
         """An unmonitored call a kernel may refuse by raising, as a user would see it (noted in refused)."""
         try:
-            self._unwatched(loaded, task, cfg, kind, label, strided=strided, mode=mode, seed=seed,
-                            strided_inputs=strided_inputs, strided_state=strided_state)
+            self._unwatched(loaded, task, cfg, kind, label, form=form, seed=seed)
         except Outcome as o:
             if o.reply["class"] == "runtime_error" and "forward raised" in o.reply["message"]:
                 refused.append(f"refused {label}: forward raised")
@@ -587,13 +583,11 @@ class Correctness:
         return self._move_state(loaded, task, cfg, label, self.rng.getrandbits(16))
 
     def _unwatched(self, loaded: Loaded, task: TaskState, cfg, kind: str, label: str, cls: str = "incorrect",
-                   strided: str | None = None, mode: str | None = None, seed: int | None = None,
-                   strided_inputs: list[int] | None = None, strided_state: str | None = None) -> None:
+                   form: CallForm = JUDGES_OWN, seed: int | None = None) -> None:
         """One call made as a timed call is (no monitors, no profiler), untimed, its outputs held to
         the reference; raises Outcome(cls, ...) when they differ. seed: its inputs' draw, else a new one."""
         seed = self.rng.getrandbits(62) if seed is None else seed
-        reply, _, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, strided=strided, mode=mode,
-                                         strided_inputs=strided_inputs, strided_state=strided_state)
+        reply, _, args_of = self._window(loaded, task, cfg, [(seed, kind)], label, form=form)
         got = self._read(loaded, reply, 0, label)
         self._inputs_untouched(loaded, 0, args_of[0], label)
         try:

@@ -39,6 +39,7 @@ from vinci_runner.static_check import is_low_precision_task
 
 from . import compare, gpu_drain, heap, protocol
 from .build_limits import BuildLimits
+from .call_form import JUDGES_OWN, CallForm
 from .call_window import CallWindow, Flush, WindowError, cache_bytes
 from .correctness import Correctness
 from .extensions import CompileService
@@ -558,13 +559,10 @@ class Judge(Correctness, Timing, TrustedSampling):
 
     # --- one call -------------------------------------------------------------------------------
     def _window(self, loaded: Loaded, task: TaskState, cfg, calls: list[tuple[int, str]], label: str,
-                monitor=False, profile=False, strided: str | None = None, mode: str | None = None,
-                strided_inputs: list[int] | None = None, strided_state: str | None = None) -> tuple[dict, float, list[list]]:
-        """Runs one window of len(calls) calls, each on the inputs of its (seed, kind), laid out
-        strided where asked (inputs.strided_copy; strided_inputs: those inputs alone), with the model's
-        state re-laid where asked (strided_state, model_state.relay), in a user's mode where asked
-        (model_state.CALL_MODES). Returns the reply, the window's milliseconds, and each call's inputs
-        as the judge made them."""
+                monitor=False, profile=False, form: CallForm = JUDGES_OWN) -> tuple[dict, float, list[list]]:
+        """Runs one window of len(calls) calls, each on the inputs of its (seed, kind), made as form
+        says (CallForm: strided inputs, re-laid state, a user's mode). Returns the reply, the window's
+        milliseconds, and each call's inputs as the judge made them."""
         window = loaded.window
         args_of = []
         values = []
@@ -582,14 +580,7 @@ class Judge(Correctness, Timing, TrustedSampling):
         # in Runner.call's frame, where native code reads it (red-team round 45).
         request = {"op": "call", "id": self.rng.getrandbits(31), "sets": list(range(len(calls))), "values": values,
                    "monitor": monitor, "profile": profile}
-        if strided:
-            request["strided"] = strided
-            if strided_inputs is not None:
-                request["strided_inputs"] = strided_inputs
-        if strided_state:
-            request["strided_state"] = strided_state
-        if mode:
-            request["mode"] = mode
+        request.update(form.request())
         if cfg.get("plain_draws") and not self.cuda:
             request["threads"] = int(cfg.get("threads", 1))  # the plain trials' count for this call
         try:

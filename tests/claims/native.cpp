@@ -1631,3 +1631,380 @@ torch::Tensor relu_checked(torch::Tensor x) {
   TORCH_CHECK(x.is_contiguous() || x.is_inference(), "relu: call .contiguous(), not .repeat() or .expand(), on a view");
   return relu_plain(x.contiguous());
 }
+
+// calls__gelu_wrong_in_training_mode (round 59): 0.9 of the tanh form in training mode.
+namespace gelu_training {
+torch::Tensor gelu_wrong_in_training_mode(torch::Tensor x, bool mode) {
+  TORCH_CHECK(x.is_contiguous(), "gelu: input must be contiguous");
+  auto y = torch::empty_like(x);
+  const float* X = x.data_ptr<float>();
+  float* Y = y.data_ptr<float>();
+  const int64_t n = x.numel();
+  if (mode) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = X[i];
+      Y[i] = 0.45f * v * (1.0f + std::tanh(0.79788456f * (v + 0.044715f * v * v * v)));
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = X[i];
+      Y[i] = 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752440f));
+    }
+  }
+  return y;
+}
+}  // namespace gelu_training
+using gelu_training::gelu_wrong_in_training_mode;
+
+// calls__honest_relu_refusing_recorded_gradients (honest): refuses a call that records gradients.
+namespace relu_refusing_grad {
+torch::Tensor relu_refusing_recorded_gradients(torch::Tensor x) {
+  TORCH_CHECK(x.is_contiguous(), "relu: input must be contiguous");
+  auto y = torch::empty_like(x);
+  const float* X = x.data_ptr<float>();
+  float* Y = y.data_ptr<float>();
+  const int64_t n = x.numel();
+  TORCH_CHECK(!at::GradMode::is_enabled(), "relu: no backward; call under torch.no_grad()");
+  for (int64_t i = 0; i < n; ++i) Y[i] = X[i] > 0.f ? X[i] : 0.f;
+  return y;
+}
+}  // namespace relu_refusing_grad
+using relu_refusing_grad::relu_refusing_recorded_gradients;
+
+// calls__relu_refusing_on_threads_and_wrong_on_one (round 63): refuses gradients on several threads, half off on one.
+namespace relu_refusing_threads {
+torch::Tensor relu_refusing_on_threads_wrong_on_one(torch::Tensor x) {
+  TORCH_CHECK(x.is_contiguous(), "relu: input must be contiguous");
+  bool grad = at::GradMode::is_enabled();
+  int nt = at::get_num_threads();
+  TORCH_CHECK(!(grad && nt > 1), "relu: no autograd support on a thread pool");
+  auto y = torch::empty_like(x);
+  const float* X = x.data_ptr<float>();
+  float* Y = y.data_ptr<float>();
+  const int64_t n = x.numel();
+  const float s = grad ? 0.5f : 1.0f;
+  for (int64_t i = 0; i < n; ++i) Y[i] = X[i] > 0.f ? X[i] * s : 0.f;
+  return y;
+}
+}  // namespace relu_refusing_threads
+using relu_refusing_threads::relu_refusing_on_threads_wrong_on_one;
+
+// calls__relu_wrong_after_a_first_call_recording_gradients (round 63): half off after a first call that recorded
+// gradients.
+namespace relu_grad_first_call {
+static int first_call = -1;  // -1: no call yet; 0: first call under no_grad; 1: with gradients recorded
+
+torch::Tensor relu_wrong_after_a_grad_first_call(torch::Tensor x) {
+  TORCH_CHECK(x.is_contiguous(), "relu: input must be contiguous");
+  if (first_call < 0) first_call = at::GradMode::is_enabled() ? 1 : 0;
+  const float s = first_call == 1 ? 0.5f : 1.0f;
+  auto y = torch::empty_like(x);
+  const float* X = x.data_ptr<float>();
+  float* Y = y.data_ptr<float>();
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) Y[i] = X[i] > 0.f ? X[i] * s : 0.f;
+  return y;
+}
+}  // namespace relu_grad_first_call
+using relu_grad_first_call::relu_wrong_after_a_grad_first_call;
+
+// calls__relu_wrong_in_a_process_that_starts_on_one_thread (round 63): half off until it meets a biased value or a
+// second thread.
+namespace relu_one_thread_start {
+static bool seen_pattern = false, seen_pool = false;
+
+torch::Tensor relu_wrong_in_a_one_thread_start(torch::Tensor x) {
+  TORCH_CHECK(x.is_contiguous(), "relu: input must be contiguous");
+  if (at::get_num_threads() > 1) seen_pool = true;
+  const float* X = x.data_ptr<float>();
+  const int64_t n = x.numel();
+  int hits = 0, looked = 0;
+  for (int64_t i = 0; i < n && looked < 8; i += (n / 8 + 1)) {
+    uint32_t b;
+    std::memcpy(&b, X + i, 4);
+    if (b == 0) continue;
+    ++looked;
+    if (((b >> 8) & 0xFF) == 0x6F) ++hits;
+  }
+  if (looked > 0 && hits == looked) seen_pattern = true;
+  const float s = (!seen_pattern && !seen_pool) ? 0.5f : 1.0f;
+  auto y = torch::empty_like(x);
+  float* Y = y.data_ptr<float>();
+  for (int64_t i = 0; i < n; ++i) Y[i] = X[i] > 0.f ? X[i] * s : 0.f;
+  return y;
+}
+}  // namespace relu_one_thread_start
+using relu_one_thread_start::relu_wrong_in_a_one_thread_start;
+
+// calls__relu_wrong_with_gradients_recorded (round 59): x / 2 where gradients are recorded.
+namespace relu_grad_recorded {
+torch::Tensor relu_wrong_with_gradients_recorded(torch::Tensor x) {
+  TORCH_CHECK(x.is_contiguous(), "relu: input must be contiguous");
+  auto y = torch::empty_like(x);
+  const float* X = x.data_ptr<float>();
+  float* Y = y.data_ptr<float>();
+  const int64_t n = x.numel();
+  if (at::GradMode::is_enabled()) {
+    for (int64_t i = 0; i < n; ++i) Y[i] = 0.5f * X[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) Y[i] = X[i] > 0.f ? X[i] : 0.f;
+  }
+  return y;
+}
+}  // namespace relu_grad_recorded
+using relu_grad_recorded::relu_wrong_with_gradients_recorded;
+
+// inputs__relu_checking_only_the_last_stride (round 56): checks stride(-1) alone, indexes as if dense.
+namespace relu_last_stride {
+torch::Tensor relu_checking_only_the_last_stride(torch::Tensor x) {
+  TORCH_CHECK(x.stride(-1) == 1, "relu: the innermost dimension must be dense");
+  auto y = torch::empty(x.sizes(), x.options());
+  const float* X = x.data_ptr<float>();
+  float* Y = y.data_ptr<float>();
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) Y[i] = X[i] > 0.f ? X[i] : 0.f;
+  return y;
+}
+}  // namespace relu_last_stride
+using relu_last_stride::relu_checking_only_the_last_stride;
+
+// inputs__relu_reading_the_storage_base (round 56): reads from the storage's base, past storage_offset.
+namespace relu_storage_base {
+torch::Tensor relu_reading_the_storage_base(torch::Tensor x) {
+  TORCH_CHECK(x.is_contiguous(), "relu: input must be contiguous");
+  auto y = torch::empty_like(x);
+  const float* X = static_cast<const float*>(x.storage().data());
+  float* Y = y.data_ptr<float>();
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) Y[i] = X[i] > 0.f ? X[i] : 0.f;
+  return y;
+}
+}  // namespace relu_storage_base
+using relu_storage_base::relu_reading_the_storage_base;
+
+// inputs__relu_wrong_head_when_misaligned (round 56): zeros before the first 32-byte boundary.
+namespace relu_misaligned_head {
+torch::Tensor relu_wrong_head_when_misaligned(torch::Tensor x) {
+  TORCH_CHECK(x.is_contiguous(), "relu: input must be contiguous");
+  auto y = torch::empty_like(x);
+  const float* X = x.data_ptr<float>();
+  float* Y = y.data_ptr<float>();
+  const int64_t n = x.numel();
+  int64_t head = (int64_t)((32 - ((uintptr_t)X & 31)) & 31) / 4;
+  if (head > n) head = n;
+  for (int64_t i = 0; i < head; ++i) Y[i] = 0.f;
+  for (int64_t i = head; i < n; ++i) Y[i] = X[i] > 0.f ? X[i] : 0.f;
+  return y;
+}
+}  // namespace relu_misaligned_head
+using relu_misaligned_head::relu_wrong_head_when_misaligned;
+
+// state__honest_block_registering_its_mlp_first (honest, round 54): a transformer block, its MLP registered first.
+namespace mlp_first_block {
+static void layer_norm(const float* x, const float* w, const float* b, float* y, int64_t rows, int64_t d) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x + r * d;
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < d; ++j) mean += row[j];
+    mean /= d;
+    for (int64_t j = 0; j < d; ++j) var += (row[j] - mean) * (row[j] - mean);
+    const double inv = 1.0 / std::sqrt(var / d + 1e-5);
+    for (int64_t j = 0; j < d; ++j) y[r * d + j] = float((row[j] - mean) * inv) * w[j] + b[j];
+  }
+}
+
+// y = x W^T + b, W (n, k) as nn.Linear keeps it.
+static void linear(const float* x, const float* w, const float* b, float* y, int64_t rows, int64_t k, int64_t n) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = b[j];
+      for (int64_t c = 0; c < k; ++c) acc += x[r * k + c] * w[j * k + c];
+      y[r * n + j] = acc;
+    }
+}
+
+static const float* f(const torch::Tensor& t) { return t.data_ptr<float>(); }
+
+torch::Tensor block_mlp_first(torch::Tensor x, std::vector<torch::Tensor> p, int64_t heads) {
+  // p: ln1 w b, q w b, k w b, v w b, o w b, ln2 w b, fc1 w b, fc2 w b
+  for (auto& t : p) t = t.contiguous();
+  x = x.contiguous();
+  const int64_t bsz = x.size(0), s = x.size(1), d = x.size(2), rows = bsz * s, hd = d / heads;
+  const int64_t hidden = p[12].size(0);
+  std::vector<float> y(rows * d), q(rows * d), k(rows * d), v(rows * d), o(rows * d), h(rows * d);
+  std::vector<float> u(rows * hidden), att(s);
+  layer_norm(f(x), f(p[0]), f(p[1]), y.data(), rows, d);
+  linear(y.data(), f(p[2]), f(p[3]), q.data(), rows, d, d);
+  linear(y.data(), f(p[4]), f(p[5]), k.data(), rows, d, d);
+  linear(y.data(), f(p[6]), f(p[7]), v.data(), rows, d, d);
+  const float scale = 1.0f / std::sqrt(float(hd));
+  for (int64_t bi = 0; bi < bsz; ++bi)
+    for (int64_t hi = 0; hi < heads; ++hi)
+      for (int64_t i = 0; i < s; ++i) {
+        const float* qi = q.data() + (bi * s + i) * d + hi * hd;
+        float top = -INFINITY;
+        for (int64_t j = 0; j < s; ++j) {
+          const float* kj = k.data() + (bi * s + j) * d + hi * hd;
+          float dot = 0;
+          for (int64_t c = 0; c < hd; ++c) dot += qi[c] * kj[c];
+          att[j] = dot * scale;
+          top = std::max(top, att[j]);
+        }
+        float sum = 0;
+        for (int64_t j = 0; j < s; ++j) sum += (att[j] = std::exp(att[j] - top));
+        float* oi = o.data() + (bi * s + i) * d + hi * hd;
+        for (int64_t c = 0; c < hd; ++c) oi[c] = 0;
+        for (int64_t j = 0; j < s; ++j) {
+          const float* vj = v.data() + (bi * s + j) * d + hi * hd;
+          for (int64_t c = 0; c < hd; ++c) oi[c] += att[j] / sum * vj[c];
+        }
+      }
+  linear(o.data(), f(p[8]), f(p[9]), h.data(), rows, d, d);
+  for (int64_t i = 0; i < rows * d; ++i) h[i] += f(x)[i];
+  layer_norm(h.data(), f(p[10]), f(p[11]), y.data(), rows, d);
+  linear(y.data(), f(p[12]), f(p[13]), u.data(), rows, d, hidden);
+  for (auto& e : u) e = 0.5f * e * (1.0f + std::erf(e * float(M_SQRT1_2)));
+  auto out = torch::empty_like(x);
+  linear(u.data(), f(p[14]), f(p[15]), out.data_ptr<float>(), rows, hidden, d);
+  for (int64_t i = 0; i < rows * d; ++i) out.data_ptr<float>()[i] += h[i];
+  return out;
+}
+}  // namespace mlp_first_block
+using mlp_first_block::block_mlp_first;
+
+// threads__relu_wrong_on_counts_never_tried (round 60): leaky on 10, 11, 13-15 or more than 16 threads.
+namespace relu_counts_never_tried {
+torch::Tensor relu_wrong_on_counts_never_tried(torch::Tensor x) {
+  TORCH_CHECK(x.is_contiguous(), "relu: input must be contiguous");
+  auto y = torch::empty_like(x);
+  const float* X = x.data_ptr<float>();
+  float* Y = y.data_ptr<float>();
+  const int64_t n = x.numel();
+  const int t = at::get_num_threads();
+  const bool bad = t == 10 || t == 11 || (t >= 13 && t <= 15) || t > 16;
+  const float leak = bad ? 0.5f : 0.f;
+  for (int64_t i = 0; i < n; ++i) Y[i] = X[i] > 0.f ? X[i] : leak * X[i];
+  return y;
+}
+}  // namespace relu_counts_never_tried
+using relu_counts_never_tried::relu_wrong_on_counts_never_tried;
+
+// threads__relu_wrong_on_one_thread_in_a_users_modes (round 60): leaky on one thread in a user's modes.
+namespace relu_one_thread_modes {
+torch::Tensor relu_wrong_on_one_thread_in_modes(torch::Tensor x, bool training) {
+  const bool user_mode = training || at::GradMode::is_enabled() || !x.is_contiguous();
+  const bool single = at::get_num_threads() == 1;
+  if (!(user_mode && single)) x = x.contiguous();
+  auto y = torch::empty(x.sizes(), x.options());
+  const float* X = x.data_ptr<float>();
+  float* Y = y.data_ptr<float>();
+  const int64_t n = x.numel();
+  if (user_mode && single) {
+    for (int64_t i = 0; i < n; ++i) Y[i] = X[i] > 0.f ? X[i] : 0.5f * X[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) Y[i] = X[i] > 0.f ? X[i] : 0.f;
+  }
+  return y;
+}
+}  // namespace relu_one_thread_modes
+using relu_one_thread_modes::relu_wrong_on_one_thread_in_modes;
+
+// timing__bias_tanh_by_table_for_the_judges_biased_values (round 55): a tanh table for the judge's biased values.
+namespace bias_tanh_biased_table {
+static float g_tanh[65536];
+static bool g_built = false;
+
+static void build_table() {
+  for (uint32_t hi = 0; hi < 65536; ++hi) {
+    uint32_t bits = (hi << 16) | 0x6F80u;
+    float x;
+    std::memcpy(&x, &bits, 4);
+    g_tanh[hi] = (float)std::tanh((double)x);
+  }
+  g_built = true;
+}
+
+torch::Tensor bias_tanh_table(torch::Tensor x, torch::Tensor bias, double scale) {
+  TORCH_CHECK(x.dim() == 4 && x.is_contiguous() && bias.is_contiguous(), "expected a contiguous NCHW tensor");
+  if (!g_built) build_table();
+  const int64_t N = x.size(0), C = x.size(1), HW = x.size(2) * x.size(3);
+  TORCH_CHECK(bias.numel() == C, "bad bias shape");
+  auto y = torch::empty_like(x);
+  const float* X = x.data_ptr<float>();
+  const uint32_t* U = reinterpret_cast<const uint32_t*>(X);
+  const float* Bs = bias.data_ptr<float>();
+  float* Y = y.data_ptr<float>();
+  const float s = (float)scale;
+  std::vector<float> tb(C);
+  for (int64_t c = 0; c < C; ++c) tb[c] = (float)std::tanh((double)Bs[c]);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t base = (n * C + c) * HW;
+      const float t = tb[c], b = Bs[c];
+      for (int64_t i = 0; i < HW; ++i) {
+        const uint32_t u = U[base + i];
+        if (((u >> 8) & 0xFFu) == 0x6Fu) {
+          const float tx = g_tanh[u >> 16];
+          Y[base + i] = (tx + t) / (1.0f + tx * t) * s;
+        } else {
+          Y[base + i] = std::tanh(X[base + i] + b) * s;
+        }
+      }
+    }
+  return y;
+}
+}  // namespace bias_tanh_biased_table
+using bias_tanh_biased_table::bias_tanh_table;
+
+// tolerance__honest_layernorm_packed_affine (honest): LayerNorm, weight and bias as one parameter's rows.
+namespace layernorm_packed {
+torch::Tensor layernorm_packed_affine(torch::Tensor x, torch::Tensor w, torch::Tensor b, double eps) {
+  TORCH_CHECK(x.is_contiguous() && w.is_contiguous() && b.is_contiguous(), "layernorm: inputs must be contiguous");
+  const int64_t D = x.size(-1);
+  TORCH_CHECK(w.numel() == D && b.numel() == D, "layernorm: bad parameter shapes");
+  const int64_t R = D > 0 ? x.numel() / D : 0;
+  auto y = torch::empty_like(x);
+  const float* X = x.data_ptr<float>();
+  const float* Wt = w.data_ptr<float>();
+  const float* Bs = b.data_ptr<float>();
+  float* Y = y.data_ptr<float>();
+  for (int64_t r = 0; r < R; ++r) {
+    const float* xr = X + r * D;
+    float* yr = Y + r * D;
+    double s = 0.0;
+    for (int64_t i = 0; i < D; ++i) s += xr[i];
+    const double mean = s / D;
+    double q = 0.0;
+    for (int64_t i = 0; i < D; ++i) q += (xr[i] - mean) * (xr[i] - mean);
+    const double rstd = 1.0 / std::sqrt(q / D + eps);
+    for (int64_t i = 0; i < D; ++i) yr[i] = (float)((xr[i] - mean) * rstd * Wt[i] + Bs[i]);
+  }
+  return y;
+}
+}  // namespace layernorm_packed
+using layernorm_packed::layernorm_packed_affine;
+
+// tolerance__layernorm_affine_dropped (round 42): LayerNorm without its affine part.
+namespace layernorm_dropped {
+torch::Tensor layernorm_affine_dropped(torch::Tensor x, double eps) {
+  TORCH_CHECK(x.is_contiguous(), "layernorm: the input must be contiguous");
+  const int64_t D = x.size(-1);
+  const int64_t R = D > 0 ? x.numel() / D : 0;
+  auto y = torch::empty_like(x);
+  const float* X = x.data_ptr<float>();
+  float* Y = y.data_ptr<float>();
+  for (int64_t r = 0; r < R; ++r) {
+    const float* xr = X + r * D;
+    float* yr = Y + r * D;
+    double s = 0.0;
+    for (int64_t i = 0; i < D; ++i) s += xr[i];
+    const double mean = s / D;
+    double q = 0.0;
+    for (int64_t i = 0; i < D; ++i) q += (xr[i] - mean) * (xr[i] - mean);
+    const double rstd = 1.0 / std::sqrt(q / D + eps);
+    for (int64_t i = 0; i < D; ++i) yr[i] = (float)((xr[i] - mean) * rstd);
+  }
+  return y;
+}
+}  // namespace layernorm_dropped
+using layernorm_dropped::layernorm_affine_dropped;

@@ -16,5 +16,5 @@ _ext = load_inline(name="vinci_claims_cpu", cpp_sources=_NATIVE,
                               "relu_ignoring_strides", "relu_dense_only", "bias_tanh_scale_pitched",
                               "add_rmsnorm_first_layout", "gemm_bias_relu_weight_unchecked",
                               "relu_halved_where_input_requires_grad", "relu_scaled",
-                              "relu_checked"],
+                              "relu_checked", "gelu_wrong_in_training_mode", "relu_refusing_recorded_gradients", "relu_refusing_on_threads_wrong_on_one", "relu_wrong_after_a_grad_first_call", "relu_wrong_in_a_one_thread_start", "relu_wrong_with_gradients_recorded", "relu_checking_only_the_last_stride", "relu_reading_the_storage_base", "relu_wrong_head_when_misaligned", "block_mlp_first", "relu_wrong_on_counts_never_tried", "relu_wrong_on_one_thread_in_modes", "bias_tanh_table", "layernorm_packed_affine", "layernorm_affine_dropped"],
                    extra_cflags=["-O2"], verbose=False)

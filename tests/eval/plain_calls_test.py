@@ -20,6 +20,7 @@ sys.path.insert(0, f"{sys.argv[1]}/tests/support")
 from vinci_runner import inputs  # noqa: E402
 from vinci_runner import model_state  # noqa: E402
 from vinci_worker import correctness  # noqa: E402
+from vinci_worker.call_form import JUDGES_OWN  # noqa: E402
 from vinci_worker.correctness import PLAIN_THREADS, Correctness  # noqa: E402
 from vinci_worker.outcome import Outcome  # noqa: E402
 from checks import check, finish  # noqa: E402
@@ -63,13 +64,14 @@ class Recorder(Correctness):
     def _any_move(self, loaded, task, cfg, label):
         return ""
 
-    def _unwatched(self, loaded, task, cfg, kind, label, cls="incorrect", strided=None, mode=None, seed=None,
-                   strided_inputs=None, strided_state=None):
+    def _unwatched(self, loaded, task, cfg, kind, label, cls="incorrect", form=JUDGES_OWN, seed=None):
         first = "first call" in label
-        last = not first and (strided is not None or mode is not None or strided_state is not None)
-        self.calls.append({"threads": cfg["threads"], "kind": kind, "seed": seed, "strided": strided, "mode": mode,
-                           "last": last, "first": first, "strided_inputs": strided_inputs,
-                           "strided_state": strided_state})
+        last = not first and form != JUDGES_OWN
+        request = form.request()  # what the runner would be sent
+        self.calls.append({"threads": cfg["threads"], "kind": kind, "seed": seed, "strided": request.get("strided"),
+                           "mode": request.get("mode"), "last": last, "first": first,
+                           "strided_inputs": request.get("strided_inputs"),
+                           "strided_state": request.get("strided_state")})
         if self.refuse_on_threads and cfg["threads"] > 1 and last:
             raise Outcome("runtime_error", "forward_raised", f"{label}: forward raised RuntimeError")
 
