@@ -168,11 +168,21 @@ def _x87_arithmetic() -> str:
     return f"{numpy.format_float_scientific(two / three)} {numpy.format_float_scientific(-two / three)}"
 
 
+def read_switch(getter) -> str:
+    """A switch's value as text; a getter that raises (torch's float32 matmul precision where the newer
+    fp32_precision settings were set apart from it) reads as that error, so that a change to it shows
+    as one instead of ending the call that reads it."""
+    try:
+        return str(getter())
+    except Exception as e:  # noqa: BLE001 - any failure to read is a state of its own
+        return f"unreadable ({type(e).__name__})"
+
+
 def precision_flags(pool: bool = False) -> dict:
     flags = {
         "cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
         "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
-        "matmul_precision": torch.get_float32_matmul_precision(),
+        "matmul_precision": read_switch(torch.get_float32_matmul_precision),
         "cuda.matmul.allow_fp16_reduced": torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
         "cuda.matmul.allow_bf16_reduced": torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
         **fp_environment(pool),

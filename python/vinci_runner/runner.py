@@ -26,6 +26,9 @@ Requests (JSON lines on the control socket) and replies:
                                               "pieces": [{"id", "base", "size"}, ...] + one descriptor each (GPU),
                                               "signals"}
   {"op": "coverage", "seconds"}           -> {"ok", "calls"} (CPU: forward on input set 0, for the sampler)
+  {"op": "state"}                         -> {"ok", "changes": [{"what", "was", "now", "precision"}, ...]}
+                                             (what calls left changed in the process since the load or
+                                             the last "state": process_state.Mark)
   {"op": "perturb", "key", "rounding", "parameters"?, "assign"?, "positional"?: [{"name", "shape", "dtype"}],
    [descriptors: the values to move; for a lone move the whole state's values; with
    positional, the reference's moved tensors' bytes, in its order]}
@@ -49,7 +52,7 @@ import traceback
 
 import torch
 
-from . import device_memory, loader, model_state, monitors, outputs, unobserved
+from . import device_memory, loader, model_state, monitors, outputs, process_state, unobserved
 from .channel import Channel, SharedBuffer
 from .logs import trim_log
 
@@ -583,7 +586,7 @@ def _poison_free_memory(device, like) -> None:
     del junk
 
 
-OPS = ("load", "call", "coverage", "perturb")
+OPS = ("load", "call", "coverage", "perturb", "state")
 
 
 def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
@@ -594,6 +597,7 @@ def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
     runner = Runner(channel, buffer_fd, inputs_fd, device, refuse)
     watchers = runner.watchers  # this frame's: the runner's attribute is where a candidate would swap it
     spikes: list = []  # a move worked out ahead for the next call to make (Runner.perturb's stage_at)
+    mark = None  # the process's state once the model was built (process_state), in this frame as watchers are
     while True:
         try:
             req = channel.receive()
@@ -611,10 +615,18 @@ def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
                 reply = Runner.perturb(runner, req, watchers, spikes)
             elif op == "call":
                 reply = Runner.call(runner, req, spikes)
+            elif op == "state":
+                if mark is None:
+                    raise Failure("runtime_error", "protocol", "state before load")
+                now = process_state.Mark()
+                reply = {"ok": True, "changes": mark.changes(now)}
+                mark = now
             else:
                 reply = getattr(Runner, op)(runner, req)
             if isinstance(reply, tuple):
                 reply, fds = reply
+            if op == "load" and reply.get("ok"):
+                mark = process_state.Mark()
         except Failure as f:
             reply = f.reply
         except BaseException as e:  # noqa: BLE001 - the runner reports, the trusted side decides

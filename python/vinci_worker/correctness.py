@@ -376,8 +376,9 @@ class Correctness:
         got = self._read(loaded, reply, 0, label)
         self._inputs_untouched(loaded, 0, args_of[0], label)
         try:
-            return signals, self._judge_outputs(task, cfg, got, args_of[0], kind, label, "incorrect",
-                                                {"trials_passed": t}), ms
+            result = self._judge_outputs(task, cfg, got, args_of[0], kind, label, "incorrect", {"trials_passed": t})
+            self._state_left(loaded, task, cfg, label)
+            return signals, result, ms
         except ReferenceFailed as e:
             if kind == "task":
                 raise Outcome("invalid_task", "reference_failed", f"{label}: the reference forward raised {e}") \
@@ -595,3 +596,33 @@ class Correctness:
         except ReferenceFailed as e:
             if kind == "task":
                 raise Outcome("invalid_task", "reference_failed", f"{label}: the reference raised {e}") from None
+        self._state_left(loaded, task, cfg, label)
+
+    def _state_left(self, loaded: Loaded, task: TaskState, cfg, label: str) -> None:
+        """What the candidate's calls left changed in its process for the caller's later code since its
+        load or the last look (the runner's op "state": process_state), asked while no call runs; raises
+        Outcome(rejected, process_state), or precision_drop for a precision switch where precision may not
+        drop. Red-team round 66's exact ReLUs left CPU autocast on (a user's next nn.Linear returned
+        bfloat16) or reseeded torch's generator on every call (a user's dropout masks repeated)."""
+        if not loaded.candidate:
+            return
+        window = loaded.window
+        window.gate.freeze()
+        window.thaw()
+        try:
+            reply = self._ask(loaded.runner, {"op": "state"}, cfg["run_timeout_s"], "run_timeout")
+        finally:
+            window.gate.freeze()
+        self._accept(reply, "reading the process's state", label)
+        changes = reply.get("changes")
+        if not isinstance(changes, list) or not all(
+                isinstance(c, dict) and all(isinstance(c.get(k), str) for k in ("what", "was", "now"))
+                and isinstance(c.get("precision"), bool) for c in changes):
+            raise Outcome("rejected", "protocol_violation", f"{label}: the runner's state reply is malformed")
+        precision_may_drop = cfg["allow_precision_drop"] or task.low_precision
+        counted = [c for c in changes if not (c["precision"] and precision_may_drop)]
+        if counted:
+            reason = "process_state" if any(not c["precision"] for c in counted) else "precision_drop"
+            left = "; ".join(f"{c['what']}: {c['was']} -> {c['now']}"[:200] for c in counted[:4])
+            raise Outcome("rejected", reason, f"after {label}: the candidate's calls left its process changed for "
+                          f"the caller's later code: {left}")

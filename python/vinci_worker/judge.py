@@ -507,7 +507,7 @@ class Judge(Correctness, Timing, TrustedSampling):
             else:
                 window.close()
                 raise Outcome(WINDOW_CLASSES.get(e.reason, "runtime_error"), e.reason, str(e)) from None
-        return Loaded(runner, window)
+        return Loaded(runner, window, candidate=req is not None)
 
     def _reference_runner(self, task: TaskState, cfg, compiled: bool, sets: int) -> Loaded:
         """The trusted runner: the task's Model through the very windows candidates run in, for the

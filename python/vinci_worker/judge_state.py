@@ -84,9 +84,11 @@ def _sync_exact(task: TaskState) -> None:
 
 @dataclass
 class Loaded:
-    """A runner with a task loaded, and the window its calls go through."""
+    """A runner with a task loaded, and the window its calls go through; candidate: a candidate's
+    runner (else the trusted reference's)."""
     runner: Sandboxed
     window: CallWindow
+    candidate: bool = True
 
 
 def flat(out) -> list:

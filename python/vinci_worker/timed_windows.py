@@ -378,6 +378,7 @@ class Timing:
             label = f"check window {checks['ood']}"
             started = time.monotonic_ns()
             reply, _, args_of = self._window(loaded, task, cfg, calls, label)
+            self._state_left(loaded, task, cfg, label)  # its samples are the runner's: untimed too
             untimed.append((started, time.monotonic_ns()))
             checks["ood"] += 1
             for kind in sorted({kind for _, kind in calls}):
@@ -401,6 +402,7 @@ class Timing:
                 moved += self._spike_state(loaded, task, cfg, f"ahead of {label}", stage_at)
             calls = self._fresh(r, task.timed_kind)
             reply, _, args_of = self._window(loaded, task, cfg, calls, label)
+            self._state_left(loaded, task, cfg, label)  # its samples are the runner's: untimed too
             untimed.append((started, time.monotonic_ns()))
             checks["moved"] += 1
             opened(reply, calls, args_of, label + moved, "rejected",

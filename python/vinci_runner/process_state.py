@@ -1,0 +1,178 @@
+"""What a call leaves changed in its process for its caller: switches, random generators.
+
+A kernel exact in itself can still be wrong for its user by what it leaves changed: red-team round 66's
+ReLUs left CPU autocast on (the user's next nn.Linear returned bfloat16) or reseeded torch's generator
+on every call (the user's dropout masks repeated). The runner marks this state once its model is
+built, and the judge asks it for what changed since (op "state") after its correctness calls and its
+check and moved windows, which a candidate cannot tell from timed ones: a change a call leaves is met
+whenever the window's last call leaves it, and the judge refuses the candidate for it
+(`rejected/process_state`, or `rejected/precision_drop` for a precision switch). The check runs in the
+candidate's process, as the other monitors do: a kernel that rewrites it is named in
+docs/threat_model.md.
+
+Switches must read as they did. Generators may only move forward: torch's, Python's and NumPy's
+Mersenne Twisters to a state their own draws reach (the same seed, a later position or words some
+number of twists on), CUDA's Philox generators to the same seed at a later offset. A call may draw
+(dropout), never reseed or rewind."""
+
+from __future__ import annotations
+
+import random
+import struct
+
+import numpy as np
+import torch
+
+from . import monitors
+
+# How far a generator may move between two looks: 2^17 twists of 624 words, 81M 32-bit draws, more than
+# a dropout over the judge's largest inputs takes; a walk of about a second where none reaches.
+MAX_TWISTS = 1 << 17
+
+_AUTOCAST_DEVICES = ("cpu", "cuda")
+_FP32_PRECISION = ("fp32_precision", "cuda.matmul.fp32_precision", "cudnn.fp32_precision",
+                   "cudnn.conv.fp32_precision", "cudnn.rnn.fp32_precision", "mkldnn.fp32_precision",
+                   "mkldnn.matmul.fp32_precision", "mkldnn.conv.fp32_precision", "mkldnn.rnn.fp32_precision")
+
+
+def _backend(path: str):
+    def get():
+        obj = torch.backends
+        for part in path.split("."):
+            obj = getattr(obj, part)
+        return obj
+    return get
+
+
+def precision_switches() -> dict[str, str]:
+    """The switches that lower the precision of the caller's later arithmetic: monitors.precision_flags
+    (TF32, the float32 matmul precision, reduced-precision reductions, the floating-point environment of
+    this thread) and the ones it does not read."""
+    found = {k: str(v) for k, v in monitors.precision_flags(False).items()}
+    found.update({
+        "cuda.matmul.allow_fp16_accumulation": monitors.read_switch(_backend("cuda.matmul.allow_fp16_accumulation")),
+        "cpu.allow_fp16_reduced": monitors.read_switch(torch._C._get_cpu_allow_fp16_reduced_precision_reduction),
+        **{f"backends.{p}": monitors.read_switch(_backend(p)) for p in _FP32_PRECISION},
+    })
+    return found
+
+
+def other_switches() -> dict[str, str]:
+    """Switches that change what the caller's later code computes, returns or records: autocast (the
+    dtype of its matmuls' outputs), the default dtype, grad and inference mode as they stand between
+    calls (a call's own mode is a context the runner leaves, which undoes a change made inside it),
+    anomaly detection, deterministic algorithms."""
+    found = {}
+    for device in _AUTOCAST_DEVICES:
+        found[f"autocast.{device}"] = monitors.read_switch(lambda d=device: torch.is_autocast_enabled(d))
+        found[f"autocast.{device}.dtype"] = monitors.read_switch(lambda d=device: torch.get_autocast_dtype(d))
+    return found | {
+        "default_dtype": monitors.read_switch(torch.get_default_dtype),
+        "grad_enabled": monitors.read_switch(torch.is_grad_enabled),
+        "inference_mode": monitors.read_switch(torch.is_inference_mode_enabled),
+        "deterministic_algorithms": monitors.read_switch(torch.are_deterministic_algorithms_enabled),
+        "deterministic_warn_only": monitors.read_switch(torch.is_deterministic_algorithms_warn_only_enabled),
+        "anomaly_detection": monitors.read_switch(torch.is_anomaly_enabled),
+        "anomaly_check_nan": monitors.read_switch(torch.is_anomaly_check_nan_enabled),
+        "autocast.cache": monitors.read_switch(torch.is_autocast_cache_enabled),
+        "cudnn.deterministic": monitors.read_switch(_backend("cudnn.deterministic")),
+    }
+
+
+class Twister:
+    """A Mersenne Twister's state: its 624 words and its position among them."""
+
+    def __init__(self, words, position: int, seed: int | None = None):
+        self.words = np.asarray(words, dtype=np.uint32)
+        self.position = position
+        self.seed = seed
+
+    def reached_by_draws_from(self, earlier: Twister) -> bool:
+        """Whether draws from earlier lead here: the same seed (where one is kept), and the same words at
+        a position no earlier, or the words of some number of twists on."""
+        if self.seed != earlier.seed:
+            return False
+        if np.array_equal(self.words, earlier.words):
+            return self.position >= earlier.position
+        return twisted_from(earlier.words, self.words)
+
+
+def twisted_from(earlier: np.ndarray, later: np.ndarray) -> bool:
+    """Whether later's words are earlier's after 1 to MAX_TWISTS regenerations. CPython's own Mersenne
+    Twister walks them, set to earlier's words: the block of 624 outputs after each regeneration is those
+    words tempered, so later's tempered words are looked for among the blocks, a chunk of blocks a draw."""
+    walker = random.Random()
+    walker.setstate((3, tuple(int(w) for w in earlier) + (624,), None))
+    target = _tempered(later)
+    chunk = 1024  # blocks a draw: 2.5 MiB of outputs
+    for _ in range(0, MAX_TWISTS, chunk):
+        block = np.frombuffer(walker.getrandbits(32 * 624 * chunk).to_bytes(4 * 624 * chunk, "little"),
+                              dtype=np.uint32).reshape(chunk, 624)
+        if (block == target).all(axis=1).any():
+            return True
+    return False
+
+
+def _tempered(words: np.ndarray) -> np.ndarray:
+    """MT19937's output function, word by word."""
+    y = words.astype(np.uint32)
+    y = y ^ (y >> 11)
+    y = y ^ ((y << 7) & np.uint32(0x9D2C5680))
+    y = y ^ ((y << 15) & np.uint32(0xEFC60000))
+    return y ^ (y >> 18)
+
+
+def _torch_cpu() -> Twister:
+    # CPUGeneratorImplState: the initial seed (u64), left (i32), seeded (i32), next (u64), then the 624
+    # words each in a u64; what follows is the normal distribution's cache, no position of the stream.
+    raw = torch.default_generator.get_state().numpy().tobytes()
+    seed, _, _, position = struct.unpack_from("<QiiQ", raw)
+    words = np.frombuffer(raw, dtype=np.uint64, count=624, offset=24).astype(np.uint32)
+    return Twister(words, position, seed)
+
+
+def _python() -> Twister:
+    state = random.getstate()[1]
+    return Twister(state[:624], state[624])
+
+
+def _numpy() -> Twister:
+    _, words, position, *_ = np.random.get_state()
+    return Twister(words, int(position))
+
+
+def _cuda() -> dict[int, tuple[int, int]]:
+    """Each initialised CUDA device's Philox generator: (seed, offset)."""
+    if not torch.cuda.is_initialized():
+        return {}
+    return {i: struct.unpack_from("<QQ", g.get_state().numpy().tobytes())
+            for i, g in enumerate(torch.cuda.default_generators)}
+
+
+class Mark:
+    """The process's state at one moment, to be compared with a later one (changes)."""
+
+    def __init__(self):
+        self.precision = precision_switches()
+        self.other = other_switches()
+        self.twisters = {"torch.default_generator": _torch_cpu(), "random": _python(), "numpy.random": _numpy()}
+        self.cuda = _cuda()
+
+    def changes(self, now: Mark) -> list[dict]:
+        """What differs in now (a later mark) from this one, each {"what", "was", "now", "precision"}."""
+        found = [{"what": k, "was": v, "now": now.precision.get(k), "precision": True}
+                 for k, v in self.precision.items() if now.precision.get(k) != v]
+        found += [{"what": k, "was": v, "now": now.other.get(k), "precision": False}
+                  for k, v in self.other.items() if now.other.get(k) != v]
+        for name, before in self.twisters.items():
+            after = now.twisters[name]
+            if not after.reached_by_draws_from(before):
+                found.append({"what": name, "was": f"seed {before.seed}, position {before.position}",
+                              "now": f"seed {after.seed}, position {after.position}, reached by no draws from it",
+                              "precision": False})
+        for device, (seed, offset) in self.cuda.items():
+            later = now.cuda.get(device, (seed, offset))
+            if later[0] != seed or later[1] < offset:
+                found.append({"what": f"torch.cuda.default_generators[{device}]", "was": f"seed {seed}, offset {offset}",
+                              "now": f"seed {later[0]}, offset {later[1]}", "precision": False})
+        return found
