@@ -112,6 +112,9 @@ def _watched_objects():
             objs.append((name, mod))
     objs += [("torch.Tensor", torch.Tensor), ("torch.nn.Module", torch.nn.Module),
              ("torch.nn.Parameter", torch.nn.Parameter)]  # round 49: its methods patched to see a move
+    # Every module class torch.nn exports: red-team round 67 replaced nn.Linear.forward from a call.
+    objs += [(f"torch.nn.{name}", cls) for name, cls in sorted(vars(torch.nn).items())
+             if isinstance(cls, type) and issubclass(cls, torch.nn.Module) and cls is not torch.nn.Module]
     if torch.cuda.is_available():
         objs += [("torch.cuda.Event", torch.cuda.Event), ("torch.cuda.Stream", torch.cuda.Stream)]
     return objs

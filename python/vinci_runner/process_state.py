@@ -17,6 +17,7 @@ number of twists on), CUDA's Philox generators to the same seed at a later offse
 
 from __future__ import annotations
 
+import os
 import random
 import struct
 
@@ -44,11 +45,34 @@ def _backend(path: str):
     return get
 
 
-def precision_switches() -> dict[str, str]:
+def pool_threads() -> int:
+    """The threads the process holds (its /proc/self/task), at most 64: the size of the largest OpenMP
+    team it can have run, torch's or one a kernel opened, whose idle threads keep the floating-point
+    environment their last work left. Red-team round 67's kernel left rounding upward and flush-to-zero
+    in every pool thread but the caller's, after unmonitored calls alone."""
+    try:
+        return max(1, min(64, len(os.listdir("/proc/self/task"))))
+    except OSError:
+        return 1
+
+
+def _pool_environment(threads: int) -> str:
+    """The floating-point environment of the intra-op pool's threads, read on a team of threads."""
+    was = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return monitors.fp_environment(pool=True).get("fp.intra_op_threads", "unread")
+    finally:
+        torch.set_num_threads(was)
+
+
+def precision_switches(pool: int = 1) -> dict[str, str]:
     """The switches that lower the precision of the caller's later arithmetic: monitors.precision_flags
     (TF32, the float32 matmul precision, reduced-precision reductions, the floating-point environment of
-    this thread) and the ones it does not read."""
+    this thread), with pool > 1 that of a team of pool threads too, and the ones it does not read."""
     found = {k: str(v) for k, v in monitors.precision_flags(False).items()}
+    if pool > 1:
+        found["fp.intra_op_threads"] = _pool_environment(pool)
     found.update({
         "cuda.matmul.allow_fp16_accumulation": monitors.read_switch(_backend("cuda.matmul.allow_fp16_accumulation")),
         "cpu.allow_fp16_reduced": monitors.read_switch(torch._C._get_cpu_allow_fp16_reduced_precision_reduction),
@@ -77,6 +101,32 @@ def other_switches() -> dict[str, str]:
         "autocast.cache": monitors.read_switch(torch.is_autocast_cache_enabled),
         "cudnn.deterministic": monitors.read_switch(_backend("cudnn.deterministic")),
     }
+
+
+def python_state() -> dict[str, str]:
+    """State of torch's Python side that changes what the caller's later code computes: the global
+    module hooks (a forward hook over every module's outputs), the saved-tensor hooks autograd applies by
+    default (every later gradient), and Python kernels registered over aten's CPU and CUDA operators
+    (torch.library: F.gelu as another function). A fresh process has none of the first two; the third is
+    held to what torch itself had registered before any candidate ran (red-team round 67: all three, from
+    a ReLU's first call, exact itself)."""
+    module = torch.nn.modules.module
+    found = {name: str(len(getattr(module, name))) for name in _GLOBAL_HOOKS}
+    found["saved_tensors_default_hooks"] = monitors.read_switch(
+        lambda: torch._C._autograd._top_saved_tensors_default_hooks(False) is not None)
+    found["aten_python_kernels"] = ", ".join(sorted(_aten_python_kernels() - _ATEN_PYTHON_KERNELS_AT_START)) or "none"
+    return found
+
+
+def _aten_python_kernels() -> set[str]:
+    return {k for k in getattr(torch.library, "_impls", ())
+            if k.startswith("aten/") and k.rsplit("/", 1)[-1] in ("CPU", "CUDA", "AutogradCPU", "AutogradCUDA",
+                                                                 "CompositeImplicitAutograd", "Autograd")}
+
+
+_GLOBAL_HOOKS = tuple(sorted(n for n in vars(torch.nn.modules.module) if n.startswith("_global_")
+                             and n.endswith("hooks") and isinstance(getattr(torch.nn.modules.module, n), dict)))
+_ATEN_PYTHON_KERNELS_AT_START = frozenset(_aten_python_kernels())
 
 
 class Twister:
@@ -152,9 +202,10 @@ def _cuda() -> dict[int, tuple[int, int]]:
 class Mark:
     """The process's state at one moment, to be compared with a later one (changes)."""
 
-    def __init__(self):
-        self.precision = precision_switches()
-        self.other = other_switches()
+    def __init__(self, pool: int = 1):
+        """pool: the team of threads whose floating-point environment is read too (pool_threads)."""
+        self.precision = precision_switches(pool)
+        self.other = other_switches() | python_state()
         self.twisters = {"torch.default_generator": _torch_cpu(), "random": _python(), "numpy.random": _numpy()}
         self.cuda = _cuda()
 

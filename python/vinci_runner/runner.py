@@ -184,7 +184,9 @@ class Runner:
         self.snapshot = None
         if candidate:
             loader.install_compile_hook(self.compile_remote, wrap=self.calls.wrap_module)
-            self.snapshot = monitors.PatchSnapshot(pool=not self.cuda and torch.get_num_threads() > 1)
+            # The pool on every CPU runner, whatever its first count of threads: a runner whose first
+            # call was on one thread never read it (red-team round 67, one evaluation in two).
+            self.snapshot = monitors.PatchSnapshot(pool=not self.cuda)
             module = self._import_candidate(candidate)
             cls = getattr(module, "ModelNew", None)
             if not isinstance(cls, type):
@@ -618,15 +620,17 @@ def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
             elif op == "state":
                 if mark is None:
                     raise Failure("runtime_error", "protocol", "state before load")
-                now = process_state.Mark()
-                reply = {"ok": True, "changes": mark.changes(now)}
+                now = process_state.Mark(1 if runner.cuda else process_state.pool_threads())
+                patched = runner.snapshot.changes() if runner.snapshot else []
+                reply = {"ok": True, "changes": mark.changes(now) + [
+                    {"what": p, "was": "as imported", "now": "changed", "precision": False} for p in patched]}
                 mark = now
             else:
                 reply = getattr(Runner, op)(runner, req)
             if isinstance(reply, tuple):
                 reply, fds = reply
             if op == "load" and reply.get("ok"):
-                mark = process_state.Mark()
+                mark = process_state.Mark(1 if runner.cuda else process_state.pool_threads())
         except Failure as f:
             reply = f.reply
         except BaseException as e:  # noqa: BLE001 - the runner reports, the trusted side decides

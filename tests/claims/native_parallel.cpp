@@ -1,7 +1,9 @@
 // Kernels split over at::parallel_for (OpenMP), with the slips of parallel code that one thread never
 // shows: on one intra-op thread every range is one chunk, [begin, end) = [0, n), and both are exact.
 #include <ATen/Parallel.h>
+#include <omp.h>
 #include <torch/extension.h>
+#include <xmmintrin.h>
 
 #include <algorithm>
 #include <vector>
@@ -112,4 +114,23 @@ torch::Tensor relu_wrong_on_two_threads_or_past_eight(torch::Tensor x) {
     for (int64_t i = skipped; i < end; ++i) o[i] = a[i] > 0.f ? a[i] : 0.f;
   });
   return y;
+}
+
+// state__relu_leaving_the_idle_pool_rounding_upward (red team, round 67): the floating-point environment
+// of every thread of an OpenMP team but the caller's, set to rounding upward with flush-to-zero (poison)
+// or put back to nearest. The team is as large as the pool, so its idle threads keep what was set.
+static void set_csr(bool poison) {
+  unsigned m = _mm_getcsr() & ~(0x6000u | 0x8000u);
+  if (poison) m |= 0x4000u | 0x8000u;
+  _mm_setcsr(m);
+}
+
+void pool_env(bool poison) {
+  const int n = omp_get_max_threads();
+  if (n <= 1) return;
+  const int team = poison ? n : (n > 16 ? n : 16);
+#pragma omp parallel num_threads(team)
+  {
+    if (omp_get_thread_num() != 0) set_csr(poison);
+  }
 }

@@ -99,6 +99,34 @@ def main() -> int:
           f"oneDNN's fp32 matmul precision lowered: {sorted(found)}")
     torch.backends.mkldnn.matmul.fp32_precision = "none"
     check(changed(lambda: torch.set_autocast_enabled("cpu", False)) == [], "a switch set to what it was")
+
+    # Torch's Python side (red-team round 67): a global module hook, autograd's default saved-tensor
+    # hooks, a Python kernel over an aten operator; each named, and gone again once removed.
+    handle = None
+
+    def global_hook():
+        nonlocal handle
+        handle = torch.nn.modules.module.register_module_forward_hook(lambda m, i, o: None)
+    check(changed(global_hook) == ["_global_forward_hooks"], "a global forward hook left registered")
+    check(changed(handle.remove) == ["_global_forward_hooks"], "and its removal is a change back")
+    hooks = torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+    check(changed(hooks.__enter__) == ["saved_tensors_default_hooks"], "default saved-tensor hooks left pushed")
+    hooks.__exit__(None, None, None)
+    libraries = []
+
+    def gelu_override():
+        libraries.append(torch.library.Library("aten", "IMPL"))
+        libraries[-1].impl("gelu", lambda x, approximate="none": x, "CPU")
+    check(changed(gelu_override) == ["aten_python_kernels"], "a Python kernel over aten::gelu on the CPU")
+
+    # The pool: a team as large as the process's threads is read; flush-to-zero set in it through torch's
+    # own switch, which sets it in every thread that runs the switch's parallel region.
+    torch.set_num_threads(4)
+    torch.ones(1 << 20).add_(1)  # the pool started
+    threads = process_state.pool_threads()
+    check(threads >= 4, f"the pool's threads are the process's: {threads}")
+    before = process_state.Mark(threads)
+    check(before.precision.get("fp.intra_op_threads") == "nearest, subnormals kept", f"a clean pool: {before.precision}")
     return finish("what a call leaves changed in its process")
 
 
