@@ -26,9 +26,10 @@ Requests (JSON lines on the control socket) and replies:
                                               "pieces": [{"id", "base", "size"}, ...] + one descriptor each (GPU),
                                               "signals"}
   {"op": "coverage", "seconds"}           -> {"ok", "calls"} (CPU: forward on input set 0, for the sampler)
-  {"op": "state"}                         -> {"ok", "changes": [{"what", "was", "now", "precision"}, ...]}
+  {"op": "state", "dispatch"?}            -> {"ok", "changes": [{"what", "was", "now", "precision"}, ...]}
                                              (what calls left changed in the process since the load or
-                                             the last "state": process_state.Mark)
+                                             the last "state": process_state.Mark; with dispatch,
+                                             aten's dispatch tables since the process started too)
   {"op": "perturb", "key", "rounding", "parameters"?, "assign"?, "positional"?: [{"name", "shape", "dtype"}],
    [descriptors: the values to move; for a lone move the whole state's values; with
    positional, the reference's moved tensors' bytes, in its order]}
@@ -622,6 +623,8 @@ def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
                     raise Failure("runtime_error", "protocol", "state before load")
                 now = process_state.Mark(1 if runner.cuda else process_state.pool_threads())
                 patched = runner.snapshot.changes() if runner.snapshot else []
+                if req.get("dispatch"):
+                    patched += [f"aten dispatch of {op}" for op in process_state.dispatch_changes()[:4]]
                 reply = {"ok": True, "changes": mark.changes(now) + [
                     {"what": p, "was": "as imported", "now": "changed", "precision": False} for p in patched]}
                 mark = now

@@ -89,6 +89,7 @@ class Loaded:
     runner: Sandboxed
     window: CallWindow
     candidate: bool = True
+    looked: bool = False  # the judge has looked at its process's state (Correctness._state_left)
 
 
 def flat(out) -> list:

@@ -6,6 +6,7 @@ and each generator's moves are made as a kernel or a user makes them: torch's an
 
     python3 tests/eval/process_state_test.py REPO_ROOT
 """
+import importlib
 import random
 import sys
 
@@ -118,6 +119,17 @@ def main() -> int:
         libraries.append(torch.library.Library("aten", "IMPL"))
         libraries[-1].impl("gelu", lambda x, approximate="none": x, "CPU")
     check(changed(gelu_override) == ["aten_python_kernels"], "a Python kernel over aten::gelu on the CPU")
+
+    # aten's dispatch tables, read whole (red-team round 68): a kernel at a key no list names is a change;
+    # torch's own lazily imported registrations (dynamo, inductor) are not.
+    importlib.import_module("torch._dynamo")
+    importlib.import_module("torch._inductor")
+    before_tanh = set(process_state.dispatch_changes())
+    libraries.append(torch.library.Library("aten", "IMPL"))
+    libraries[-1].impl("tanh", lambda x: x, "ADInplaceOrView")
+    check(set(process_state.dispatch_changes()) - before_tanh == {"aten::tanh"},
+          f"a kernel over aten::tanh at ADInplaceOrView: {process_state.dispatch_changes()}")
+    check(before_tanh == {"aten::gelu"}, f"only the earlier gelu kernel, torch's imports none: {before_tanh}")
 
     # The pool: a team as large as the process's threads is read; flush-to-zero set in it through torch's
     # own switch, which sets it in every thread that runs the switch's parallel region.
