@@ -235,8 +235,10 @@ class Mark:
 
     def changes(self, now: Mark) -> list[dict]:
         """What differs in now (a later mark) from this one, each {"what", "was", "now", "precision"}."""
-        found = [{"what": k, "was": v, "now": now.precision.get(k), "precision": True}
-                 for k, v in self.precision.items() if now.precision.get(k) != v]
+        found = [{"what": k, "was": v, "now": now.precision[k], "precision": True}
+                 for k, v in self.precision.items() if k in now.precision and now.precision[k] != v]
+        if "fp.intra_op_threads" not in now.precision and "fp.intra_op_threads" in self.precision:
+            now.precision["fp.intra_op_threads"] = self.precision["fp.intra_op_threads"]  # unread: kept
         found += [{"what": k, "was": v, "now": now.other.get(k), "precision": False}
                   for k, v in self.other.items() if now.other.get(k) != v]
         for name, before in self.twisters.items():

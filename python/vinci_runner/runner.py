@@ -621,9 +621,12 @@ def serve(control_fd: int, buffer_fd: int, inputs_fd: int, device: str) -> int:
             elif op == "state":
                 if mark is None:
                     raise Failure("runtime_error", "protocol", "state before load")
-                now = process_state.Mark(1 if runner.cuda else process_state.pool_threads())
+                # A deep look (the judge's draw) also reads the pool and aten's dispatch tables: each
+                # costs 100-450 ms on a loaded 2-core host, too much for every look.
+                deep = bool(req.get("dispatch"))
+                now = process_state.Mark(process_state.pool_threads() if deep and not runner.cuda else 1)
                 patched = runner.snapshot.changes() if runner.snapshot else []
-                if req.get("dispatch"):
+                if deep:
                     patched += [f"aten dispatch of {op}" for op in process_state.dispatch_changes()[:4]]
                 reply = {"ok": True, "changes": mark.changes(now) + [
                     {"what": p, "was": "as imported", "now": "changed", "precision": False} for p in patched]}

@@ -56,8 +56,10 @@ STRIDED_VIEWS = {"transposed": "a transposed or every-other-element view",
                  "offset": f"contiguous, from one element past a {inputs_mod.MISALIGNED_BY}-byte boundary"}
 
 
-# The share of looks at a candidate's process (_state_left) that read aten's dispatch tables too.
-DISPATCH_LOOK_SHARE = 0.25
+# The share of looks at a candidate's process (_state_left) that are deep: they read aten's dispatch
+# tables and the OpenMP pool's floating-point environment too (100-450 ms each on a loaded 2-core host:
+# at a quarter of the looks and the pool at every one, the CI's reference solutions took 2.4 times longer).
+DISPATCH_LOOK_SHARE = 0.1
 
 
 class Correctness:
@@ -614,8 +616,8 @@ class Correctness:
         window.gate.freeze()
         window.thaw()
         try:
-            # aten's dispatch tables cost 130 ms a look: read on each runner's first look (a kernel
-            # registered as the extension loaded) and on a drawn share of the rest.
+            # Deep on each runner's first look (a kernel registered as the extension loaded, a pool left
+            # changed by the first call) and on a drawn share of the rest.
             dispatch = not loaded.looked or self.rng.random() < DISPATCH_LOOK_SHARE
             loaded.looked = True
             reply = self._ask(loaded.runner, {"op": "state", "dispatch": dispatch}, cfg["run_timeout_s"],
